@@ -1,0 +1,109 @@
+/*
+ * cli/cdsgate.c — entry point of the cdsgate command-line tool for
+ * custodians and auditors: looks the command up in cmd_table[] and runs
+ * it.  Runs as the invoking user; all input is untrusted.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+
+static const struct cmd_entry *const cmd_table[] = {
+	&cmd_deid_assess_entry,
+	&cmd_deid_anonymize_entry,
+	&cmd_sample_generate_entry,
+	NULL
+};
+
+int
+cli_usage_error(const char *usage, const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "cdsgate: ");
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "\n");
+	if (usage != NULL)
+		fprintf(stderr, "usage: cdsgate %s\n", usage);
+	return EXIT_BAD_INPUT;
+}
+
+int
+cli_parse_number(const char *s, double *out)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(s, &end);
+	if (end == s || errno != 0 || !isfinite(v))
+		return -1;
+	if (*end == '%') {
+		v /= 100;
+		end++;
+	}
+	if (*end != '\0')
+		return -1;
+	*out = v;
+	return 0;
+}
+
+size_t
+cli_split(char *s, char **out, size_t max)
+{
+	size_t n = 0;
+	char *p;
+
+	while (s != NULL && n < max) {
+		p = strchr(s, ',');
+		if (p != NULL)
+			*p++ = '\0';
+		out[n++] = s;
+		s = p;
+	}
+	return n;
+}
+
+static void
+usage_all(FILE *f)
+{
+	const struct cmd_entry *const *c;
+
+	fprintf(f, "usage: cdsgate <command> [options]\n\ncommands:\n");
+	for (c = cmd_table; *c != NULL; c++)
+		fprintf(f, "  %-20s %s\n", (*c)->usage, (*c)->help);
+}
+
+int
+main(int argc, char **argv)
+{
+	const struct cmd_entry *const *c;
+
+	if (argc < 2 || strcmp(argv[1], "--help") == 0 ||
+	    strcmp(argv[1], "help") == 0) {
+		usage_all(argc < 2 ? stderr : stdout);
+		return argc < 2 ? EXIT_BAD_INPUT : 0;
+	}
+	if (strcmp(argv[1], "--version") == 0) {
+		printf("cdsgate %s\n", PACKAGE_VERSION);
+		return 0;
+	}
+	for (c = cmd_table; *c != NULL; c++) {
+		if (strcmp(argv[1], (*c)->noun) != 0)
+			continue;
+		if (argc >= 3 && strcmp(argv[2], (*c)->verb) == 0)
+			return (*c)->exec(argc - 2, argv + 2);
+	}
+	fprintf(stderr, "cdsgate: unknown command '%s%s%s'\n", argv[1],
+	    argc >= 3 ? " " : "", argc >= 3 ? argv[2] : "");
+	usage_all(stderr);
+	return EXIT_BAD_INPUT;
+}

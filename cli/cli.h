@@ -1,0 +1,38 @@
+/*
+ * cli/cli.h — the cdsgate command table and shared helpers.
+ *
+ * Commands register in cmd_table[] (cli/cdsgate.c), tmux-style: one
+ * entry per "noun verb" with its usage line; each lives in a cmd-*.c.
+ */
+#ifndef CLI_CLI_H
+#define CLI_CLI_H
+
+#include <stddef.h>
+
+/* Exit codes: a contract with scripts (docs/deid.md). */
+#define EXIT_GATE_PASSED	0
+#define EXIT_INTERNAL		1
+#define EXIT_BAD_INPUT		2
+#define EXIT_GATE_FAILED	3
+
+struct cmd_entry {
+	const char	*noun;
+	const char	*verb;
+	const char	*usage;
+	const char	*help;
+	int		(*exec)(int argc, char **argv);
+};
+
+extern const struct cmd_entry cmd_deid_assess_entry;
+extern const struct cmd_entry cmd_deid_anonymize_entry;
+extern const struct cmd_entry cmd_sample_generate_entry;
+
+/* Print "cdsgate: msg" to stderr; returns EXIT_BAD_INPUT. */
+int	cli_usage_error(const char *usage, const char *fmt, ...)
+	    __attribute__((format(printf, 2, 3)));
+/* "0.01", "1%", "3.189e8": a finite number; percent divides by 100. */
+int	cli_parse_number(const char *s, double *out);
+/* Split a comma-separated list in place; returns the count (<= max). */
+size_t	cli_split(char *s, char **out, size_t max);
+
+#endif

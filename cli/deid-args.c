@@ -1,0 +1,357 @@
+/*
+ * cli/deid-args.c — options and input loading shared by the `deid`
+ * commands: parses the command line, reads the untrusted CSV and
+ * hierarchies, types the columns and builds the engine.  Bad input
+ * becomes a message naming file, line and problem, and exit code 2.
+ */
+#include "config.h"
+
+#include <dirent.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cli/cli.h"
+#include "cli/deid-args.h"
+#include "deid/dataset.h"
+#include "deid/output.h"
+#include "deid/report.h"
+#include "deid/risk.h"
+#include "deid/search.h"
+#include "deid/summary.h"
+
+enum {
+	OPT_DATA = 256, OPT_QI, OPT_IDENT, OPT_SENS, OPT_HDIR, OPT_HIER,
+	OPT_SEP, OPT_POP, OPT_JSON, OPT_OUTPUT, OPT_REPORT, OPT_PUT,
+	OPT_PUMODEL, OPT_K, OPT_SUPP, OPT_QUALITY, OPT_RESID, OPT_THREADS
+};
+
+static const struct option deid_longopts[] = {
+	{ "data", required_argument, NULL, OPT_DATA },
+	{ "qi", required_argument, NULL, OPT_QI },
+	{ "identifying", required_argument, NULL, OPT_IDENT },
+	{ "sensitive", required_argument, NULL, OPT_SENS },
+	{ "hierarchies", required_argument, NULL, OPT_HDIR },
+	{ "hierarchy", required_argument, NULL, OPT_HIER },
+	{ "separator", required_argument, NULL, OPT_SEP },
+	{ "population", required_argument, NULL, OPT_POP },
+	{ "json", no_argument, NULL, OPT_JSON },
+	{ "output", required_argument, NULL, OPT_OUTPUT },
+	{ "report", required_argument, NULL, OPT_REPORT },
+	{ "pu-threshold", required_argument, NULL, OPT_PUT },
+	{ "pu-model", required_argument, NULL, OPT_PUMODEL },
+	{ "k", required_argument, NULL, OPT_K },
+	{ "suppression-limit", required_argument, NULL, OPT_SUPP },
+	{ "quality", required_argument, NULL, OPT_QUALITY },
+	{ "residual", required_argument, NULL, OPT_RESID },
+	{ "threads", required_argument, NULL, OPT_THREADS },
+	{ NULL, 0, NULL, 0 }
+};
+
+/* --hierarchy ATTR=FILE */
+static int
+args_hierarchy(struct deid_args *a, char *arg)
+{
+	char *eq = strrchr(arg, '=');
+
+	if (eq == NULL || eq == arg || eq[1] == '\0')
+		return cli_usage_error(a->usage, "--hierarchy wants ATTR=FILE, "
+		    "got '%s'", arg);
+	if (a->nhier == MAX_LIST)
+		return cli_usage_error(a->usage, "too many --hierarchy options");
+	*eq = '\0';
+	a->hattr[a->nhier] = arg;
+	a->hfile[a->nhier++] = eq + 1;
+	return 0;
+}
+
+/* --residual N=BOUND */
+static int
+args_residual(struct deid_args *a, char *arg)
+{
+	char *eq = strchr(arg, '=');
+
+	if (eq == NULL || a->nresid == MAX_LIST)
+		return cli_usage_error(a->usage, "--residual wants N=BOUND, got "
+		    "'%s'", arg);
+	*eq = '\0';
+	if (cli_parse_number(arg, &a->resid_n[a->nresid]) != 0 ||
+	    a->resid_n[a->nresid] < 1 ||
+	    cli_parse_number(eq + 1, &a->resid_b[a->nresid]) != 0 ||
+	    a->resid_b[a->nresid] < 0 || a->resid_b[a->nresid] > 1)
+		return cli_usage_error(a->usage, "--residual: bad population "
+		    "or bound in '%s=%s'", arg, eq + 1);
+	a->nresid++;
+	return 0;
+}
+
+/* Options with a numeric argument. */
+static int
+args_number(struct deid_args *a, int opt, const char *arg)
+{
+	double v;
+
+	if (cli_parse_number(arg, &v) != 0)
+		return cli_usage_error(a->usage, "not a number: '%s'", arg);
+	switch (opt) {
+	case OPT_POP:
+		if (v < 1 || a->npop == MAX_LIST)
+			return cli_usage_error(a->usage, "bad --population");
+		a->pop[a->npop++] = v;
+		break;
+	case OPT_PUT:
+		if (v < 0 || v > 1)
+			return cli_usage_error(a->usage, "--pu-threshold must be "
+			    "within 0..1 (or 0%%..100%%)");
+		a->sopts.crit.pu_threshold = v;
+		a->pu_set = 1;
+		break;
+	case OPT_K:
+		if (v < 1 || v > 1e9 || v != floor(v))
+			return cli_usage_error(a->usage, "--k must be a whole "
+			    "number >= 1");
+		a->sopts.crit.k = (unsigned)v;
+		break;
+	case OPT_SUPP:
+		if (v < 0 || v > 1)
+			return cli_usage_error(a->usage, "--suppression-limit "
+			    "must be within 0..1 (or 0%%..100%%)");
+		a->sopts.crit.suppression_limit = v;
+		break;
+	case OPT_THREADS:
+		if (v < 1 || v > 8 || v != floor(v))
+			return cli_usage_error(a->usage, "--threads: 1..8");
+		a->sopts.threads = (unsigned)v;
+		break;
+	}
+	return 0;
+}
+
+/* Options naming things (lists, files, models). */
+static int
+args_named(struct deid_args *a, int opt, char *arg)
+{
+	switch (opt) {
+	case OPT_DATA:	a->data = arg; break;
+	case OPT_QI:	a->nqi = cli_split(arg, a->qi, MAX_LIST); break;
+	case OPT_IDENT:	a->nident = cli_split(arg, a->ident, MAX_LIST); break;
+	case OPT_SENS:	a->nsens = cli_split(arg, a->sens, MAX_LIST); break;
+	case OPT_HDIR:	a->hdir = arg; break;
+	case OPT_HIER:	return args_hierarchy(a, arg);
+	case OPT_RESID:	return args_residual(a, arg);
+	case OPT_JSON:	a->json = 1; break;
+	case OPT_OUTPUT: a->output = arg; break;
+	case OPT_REPORT: a->report = arg; break;
+	case OPT_SEP:
+		if (strlen(arg) != 1 || arg[0] == '"' || arg[0] == '\n' ||
+		    arg[0] == '\r')
+			return cli_usage_error(a->usage, "--separator wants one "
+			    "character");
+		a->csv.separator = arg[0];
+		break;
+	case OPT_PUMODEL:
+		if (deid_model_parse(arg, &a->sopts.crit.pu_model) != DEID_OK)
+			return cli_usage_error(a->usage, "--pu-model: dankar, "
+			    "pitman, zayatz or snb");
+		break;
+	case OPT_QUALITY:
+		if (deid_quality_parse(arg, &a->sopts.quality) != DEID_OK)
+			return cli_usage_error(a->usage, "--quality: loss or "
+			    "entropy");
+		break;
+	default:
+		return cli_usage_error(a->usage, "unknown option");
+	}
+	return 0;
+}
+
+int
+dargs_parse(struct deid_args *a, int argc, char **argv)
+{
+	int opt, r;
+
+	a->sopts.crit.suppression_limit = 1;
+	a->sopts.crit.pu_model = DEID_MODEL_DANKAR;
+	optind = 1;
+	opterr = 0;
+	while ((opt = getopt_long(argc, argv, "", deid_longopts, NULL)) != -1) {
+		if (opt == '?')
+			return cli_usage_error(a->usage, "unknown or incomplete "
+			    "option '%s'", argv[optind - 1]);
+		if (opt == OPT_POP || opt == OPT_PUT || opt == OPT_K ||
+		    opt == OPT_SUPP || opt == OPT_THREADS)
+			r = args_number(a, opt, optarg);
+		else
+			r = args_named(a, opt, optarg);
+		if (r != 0)
+			return r;
+	}
+	if (optind < argc)
+		return cli_usage_error(a->usage, "unexpected argument '%s'",
+		    argv[optind]);
+	if (a->data == NULL || a->nqi == 0)
+		return cli_usage_error(a->usage, "--data and --qi are required");
+	return 0;
+}
+
+/* Print a library error as "cdsgate: file:line: msg"; map to exit code. */
+int
+dargs_error(int r, const struct deid_error *err, int reading)
+{
+	char msg[1400];
+
+	if (err->msg[0] != '\0')
+		deid_error_format(err, msg, sizeof(msg));
+	else
+		snprintf(msg, sizeof(msg), "%s", deid_strerror(r));
+	fprintf(stderr, "cdsgate: %s\n", msg);
+	if (r == DEID_EINPUT || r == DEID_ELIMIT || (reading && r == DEID_EIO))
+		return EXIT_BAD_INPUT;
+	return EXIT_INTERNAL;
+}
+
+/* Find DIR/<anything>hierarchy_<attr>.csv; exactly one must match. */
+static int
+find_hierarchy(const char *dir, const char *attr, char **path,
+    struct deid_error *err)
+{
+	char want[600];
+	struct dirent *de;
+	size_t wl, nl;
+	DIR *d;
+	int n = 0;
+
+	*path = NULL;
+	snprintf(want, sizeof(want), "hierarchy_%s.csv", attr);
+	wl = strlen(want);
+	if ((d = opendir(dir)) == NULL)
+		return deid_error_set(err, DEID_EINPUT, dir, 0, 0,
+		    "cannot open hierarchy directory");
+	while ((de = readdir(d)) != NULL) {
+		nl = strlen(de->d_name);
+		if (nl < wl || strcmp(de->d_name + nl - wl, want) != 0)
+			continue;
+		if (n++ == 0 && asprintf(path, "%s/%s", dir, de->d_name) < 0)
+			*path = NULL;
+	}
+	closedir(d);
+	if (n == 1 && *path != NULL)
+		return DEID_OK;
+	free(*path);
+	*path = NULL;
+	return deid_error_set(err, DEID_EINPUT, dir, 0, 0, n == 0 ?
+	    "no hierarchy for quasi-identifier \"%s\" (want *%s)" :
+	    "several files match *hierarchy_%s.csv", n == 0 ? attr : attr,
+	    n == 0 ? want : "");
+}
+
+/* Which hierarchy file, if any, belongs to QI attr. */
+static int
+hierarchy_path(const struct deid_args *a, const char *attr, char **path,
+    struct deid_error *err)
+{
+	size_t i;
+
+	*path = NULL;
+	for (i = 0; i < a->nhier; i++)
+		if (strcmp(a->hattr[i], attr) == 0)
+			return (*path = strdup(a->hfile[i])) ? DEID_OK :
+			    DEID_ENOMEM;
+	if (a->hdir != NULL)
+		return find_hierarchy(a->hdir, attr, path, err);
+	return DEID_OK;
+}
+
+/* Set one list of columns to a type; unknown names are input errors. */
+static int
+set_types(struct deid_dataset *ds, char **names, size_t n,
+    enum deid_attr_type type, struct deid_error *err)
+{
+	size_t i;
+	long c;
+
+	for (i = 0; i < n; i++) {
+		if ((c = deid_dataset_column(ds, names[i])) < 0)
+			return deid_error_set(err, DEID_EINPUT, ds->path, 1, 0,
+			    "no column named \"%s\" in the header", names[i]);
+		if (ds->cols[c].type != DEID_ATTR_INSENSITIVE)
+			return deid_error_set(err, DEID_EINPUT, NULL, 0, 0,
+			    "column \"%s\" is given two attribute types",
+			    names[i]);
+		ds->cols[c].type = type;
+	}
+	return DEID_OK;
+}
+
+/* Bind every QI to its hierarchy (or the flat one when allowed). */
+static int
+bind_qis(const struct deid_args *a, struct deid_dataset *ds, int need,
+    struct deid_error *err)
+{
+	struct deid_hierarchy *h;
+	char *path;
+	size_t i;
+	long c;
+	int r;
+
+	for (i = 0; i < a->nqi; i++) {
+		c = deid_dataset_column(ds, a->qi[i]);
+		if ((r = hierarchy_path(a, a->qi[i], &path, err)) != DEID_OK)
+			return r;
+		if (path == NULL && need)
+			return deid_error_set(err, DEID_EINPUT, NULL, 0, 0,
+			    "no hierarchy for quasi-identifier \"%s\" (use "
+			    "--hierarchies DIR or --hierarchy %s=FILE)",
+			    a->qi[i], a->qi[i]);
+		if (path == NULL) {
+			r = deid_dataset_bind_flat(ds, (size_t)c, err);
+			continue;
+		}
+		r = deid_hierarchy_read(path, &a->csv, &h, err);
+		free(path);
+		if (r != DEID_OK ||
+		    (r = deid_dataset_bind(ds, (size_t)c, h, err)) != DEID_OK)
+			return r;
+	}
+	return DEID_OK;
+}
+
+/* Load the data, type its columns, bind hierarchies, build the engine. */
+int
+dargs_load(const struct deid_args *a, int need_hier, struct deid_dataset **dsp,
+    struct deid_engine **ep, struct deid_error *err)
+{
+	int r;
+
+	*dsp = NULL;
+	*ep = NULL;
+	if ((r = deid_dataset_read(a->data, &a->csv, dsp, err)) != DEID_OK)
+		return r;
+	if ((r = set_types(*dsp, (char **)a->qi, a->nqi, DEID_ATTR_QUASI,
+	    err)) != DEID_OK ||
+	    (r = set_types(*dsp, (char **)a->ident, a->nident,
+	    DEID_ATTR_IDENTIFYING, err)) != DEID_OK ||
+	    (r = set_types(*dsp, (char **)a->sens, a->nsens,
+	    DEID_ATTR_SENSITIVE, err)) != DEID_OK ||
+	    (r = bind_qis(a, *dsp, need_hier, err)) != DEID_OK)
+		return r;
+	return deid_engine_alloc(*dsp, ep, err);
+}
+
+/* Histogram of the bottom classes: the table as it is. */
+int
+dargs_bottom_hist(const struct deid_engine *e, struct deid_hist *h)
+{
+	size_t b;
+	int r;
+
+	deid_hist_clear(h);
+	for (b = 0; b < e->nbottom; b++)
+		if ((r = deid_hist_add(h, e->bcount[b], 1)) != DEID_OK)
+			return r;
+	return DEID_OK;
+}
+

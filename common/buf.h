@@ -1,0 +1,61 @@
+/*
+ * common/buf.h — the one bounded buffer type for all parsing.
+ *
+ * Modelled on OpenSSH's sshbuf: a parser never does pointer arithmetic
+ * on raw input; it reads through typed getters that check bounds and
+ * return a status.  A struct buf is a read cursor over bytes it does not
+ * own; a struct wbuf is a growable output buffer with a hard maximum.
+ * Used for CSV and hierarchy input now, RFB/HTTP/IPC later.
+ */
+#ifndef COMMON_BUF_H
+#define COMMON_BUF_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+enum buf_status {
+	BUF_OK = 0,
+	BUF_ESHORT,	/* not enough bytes left */
+	BUF_ELIMIT,	/* write would pass the buffer's maximum */
+	BUF_ENOMEM
+};
+
+struct buf {
+	const uint8_t	*d;
+	size_t		 len;
+	size_t		 off;
+};
+
+void	 buf_init(struct buf *b, const void *d, size_t len);
+size_t	 buf_remaining(const struct buf *b);
+int	 buf_eof(const struct buf *b);
+/* Pointer to the unread bytes; valid while the underlying memory is. */
+const uint8_t *buf_ptr(const struct buf *b);
+int	 buf_peek_u8(const struct buf *b, uint8_t *v);
+int	 buf_get_u8(struct buf *b, uint8_t *v);
+int	 buf_get_u16(struct buf *b, uint16_t *v);	/* big-endian */
+int	 buf_get_u32(struct buf *b, uint32_t *v);	/* big-endian */
+int	 buf_get_bytes(struct buf *b, void *dst, size_t n);
+int	 buf_skip(struct buf *b, size_t n);
+/* Length of the run of unread bytes (at most max) whose stop[] entry is
+ * 0: lets a parser find a field's end without touching raw pointers. */
+size_t	 buf_span(const struct buf *b, const uint8_t stop[256], size_t max);
+
+struct wbuf {
+	uint8_t		*d;
+	size_t		 len;
+	size_t		 cap;
+	size_t		 max;	/* hard limit on len */
+};
+
+void	 wbuf_init(struct wbuf *w, size_t max);
+void	 wbuf_free(struct wbuf *w);		/* wipes, then frees */
+void	 wbuf_reset(struct wbuf *w);		/* len = 0, keeps memory */
+int	 wbuf_put_u8(struct wbuf *w, uint8_t v);
+int	 wbuf_put(struct wbuf *w, const void *src, size_t n);
+/* Move n bytes from the read cursor b to the end of w (both checked). */
+int	 wbuf_put_buf(struct wbuf *w, struct buf *b, size_t n);
+/* NUL-terminates without counting the NUL in len. */
+int	 wbuf_cstr(struct wbuf *w, const char **s);
+
+#endif

@@ -1,0 +1,217 @@
+/*
+ * deid/report.c — build the assessment and anonymization reports.
+ * Trusted data; jansson does the escaping and number formatting.
+ */
+#include "config.h"
+
+#include <math.h>
+
+#include "deid/dataset.h"
+#include "deid/report.h"
+
+json_t *
+deid_json_real(double x)
+{
+	return isfinite(x) ? json_real(x) : json_null();
+}
+
+json_t *
+deid_report_estimate(const struct deid_estimate *est)
+{
+	json_t *o = json_object();
+
+	if (est->status != DEID_OK) {
+		json_object_set_new(o, "fraction", json_null());
+		json_object_set_new(o, "error", json_string(est->error[0] ?
+		    est->error : deid_strerror(est->status)));
+		return o;
+	}
+	json_object_set_new(o, "fraction", deid_json_real(est->fraction));
+	json_object_set_new(o, "uniques", deid_json_real(est->pu));
+	json_object_set_new(o, "path", json_string(deid_path_name(est->path)));
+	return o;
+}
+
+/* Pitman adds its parameters to the common fields. */
+static json_t *
+report_pitman(const struct deid_hist *h, double N)
+{
+	struct deid_estimate est;
+	json_t *o;
+
+	deid_pitman_estimate(h, N, &est);
+	o = deid_report_estimate(&est);
+	if (est.status == DEID_OK) {
+		json_object_set_new(o, "theta", deid_json_real(est.theta));
+		json_object_set_new(o, "alpha", deid_json_real(est.alpha));
+	}
+	return o;
+}
+
+/* The Dankar rule also names the model it chose. */
+static json_t *
+report_dankar(const struct deid_hist *h, double N)
+{
+	struct deid_estimate est;
+	json_t *o;
+
+	deid_dankar_estimate(h, N, &est);
+	o = deid_report_estimate(&est);
+	json_object_set_new(o, "model", json_string(
+	    deid_model_name(est.model)));
+	if (est.status == DEID_OK && est.note[0] != '\0')
+		json_object_set_new(o, "note", json_string(est.note));
+	return o;
+}
+
+json_t *
+deid_report_population(const struct deid_hist *h, double N)
+{
+	struct deid_estimate est;
+	json_t *o = json_object();
+
+	json_object_set_new(o, "population", json_real(N));
+	json_object_set_new(o, "sampling_fraction",
+	    json_real((double)h->n / N));
+	json_object_set_new(o, "pitman", report_pitman(h, N));
+	deid_zayatz_estimate(h, N, &est);
+	json_object_set_new(o, "zayatz", deid_report_estimate(&est));
+	deid_snb_estimate(h, N, &est);
+	json_object_set_new(o, "snb", deid_report_estimate(&est));
+	json_object_set_new(o, "dankar", report_dankar(h, N));
+	return o;
+}
+
+static json_t *
+report_residual(const struct deid_residual *rs)
+{
+	json_t *o = json_object();
+
+	json_object_set_new(o, "population", json_real(rs->population));
+	json_object_set_new(o, "pu", deid_json_real(rs->pu_fraction));
+	json_object_set_new(o, "su", json_real(rs->su_fraction));
+	json_object_set_new(o, "ratio", deid_json_real(rs->ratio));
+	json_object_set_new(o, "bound", json_real(rs->bound));
+	json_object_set_new(o, "passed", json_boolean(rs->passed));
+	json_object_set_new(o, "model", json_string(
+	    deid_model_name(rs->est.model)));
+	if (rs->est.status != DEID_OK)
+		json_object_set_new(o, "error", json_string(rs->est.error));
+	return o;
+}
+
+static json_t *
+report_side(const struct deid_risk_side *s)
+{
+	json_t *o = json_object(), *a = json_array(), *atk = json_object();
+	size_t i;
+
+	json_object_set_new(o, "records", json_integer((json_int_t)s->records));
+	json_object_set_new(o, "classes", json_integer((json_int_t)s->classes));
+	json_object_set_new(o, "sample_uniques",
+	    json_integer((json_int_t)s->sample_uniques));
+	if (s->has_pu) {
+		json_object_set_new(o, "pu_fraction", s->pu.status == DEID_OK ?
+		    deid_json_real(s->pu.fraction) : json_null());
+		json_object_set_new(o, "pu_model", json_string(
+		    deid_model_name(s->pu.model)));
+		if (s->pu.status != DEID_OK)
+			json_object_set_new(o, "pu_error",
+			    json_string(s->pu.error));
+	} else {
+		json_object_set_new(o, "pu_fraction", json_null());
+		json_object_set_new(o, "pu_model", json_null());
+	}
+	for (i = 0; i < s->nresidual; i++)
+		json_array_append_new(a, report_residual(&s->residual[i]));
+	json_object_set_new(o, "residual", a);
+	json_object_set_new(atk, "prosecutor", json_real(s->attack.prosecutor));
+	json_object_set_new(atk, "prosecutor_max",
+	    json_real(s->attack.prosecutor_max));
+	json_object_set_new(atk, "journalist",
+	    deid_json_real(s->attack.journalist));
+	json_object_set_new(atk, "marketer", json_real(s->attack.marketer));
+	json_object_set_new(o, "attack", atk);
+	return o;
+}
+
+/* The options the search ran with, so a report is self-describing. */
+static json_t *
+report_criteria(const struct deid_search_opts *opts)
+{
+	const struct deid_criteria *c = &opts->crit;
+	json_t *o = json_object();
+
+	json_object_set_new(o, "k", c->k > 1 ? json_integer(c->k) :
+	    json_null());
+	if (c->pu) {
+		json_object_set_new(o, "pu_threshold",
+		    json_real(c->pu_threshold));
+		json_object_set_new(o, "population", json_real(c->population));
+		json_object_set_new(o, "pu_model",
+		    json_string(deid_model_name(c->pu_model)));
+	}
+	json_object_set_new(o, "suppression_limit",
+	    json_real(c->suppression_limit));
+	json_object_set_new(o, "quality_model",
+	    json_string(deid_quality_name(opts->quality)));
+	return o;
+}
+
+static json_t *
+report_transformation(const struct deid_anon_report *r)
+{
+	const struct deid_engine *e = r->e;
+	json_t *o = json_object();
+	size_t j;
+
+	for (j = 0; j < e->nqi; j++)
+		json_object_set_new(o, e->ds->cols[e->qi[j].col].name,
+		    json_integer(r->res->levels[j]));
+	return o;
+}
+
+json_t *
+deid_report_anonymize(const struct deid_anon_report *r)
+{
+	json_t *o = json_object(), *q = json_object(), *risk = json_object();
+	json_t *gate = json_object(), *reasons = json_array();
+	json_t *lat = json_object();
+	size_t i;
+
+	json_object_set_new(o, "transformation", r->res->found ?
+	    report_transformation(r) : json_null());
+	json_object_set_new(o, "records",
+	    json_integer((json_int_t)r->e->ds->nrows));
+	json_object_set_new(o, "suppressed_records",
+	    json_integer((json_int_t)r->res->eval.suppressed_records));
+	json_object_set_new(q, "loss", deid_json_real(1 - r->loss.geometric));
+	json_object_set_new(q, "loss_arithmetic",
+	    deid_json_real(1 - r->loss.arithmetic));
+	json_object_set_new(q, "nu_entropy", deid_json_real(1 - r->loss.entropy));
+	json_object_set_new(o, "quality", q);
+	json_object_set_new(risk, "before", report_side(&r->before));
+	json_object_set_new(risk, "after", report_side(&r->after));
+	json_object_set_new(o, "risk", risk);
+	json_object_set_new(gate, "passed", json_boolean(r->gate_passed));
+	for (i = 0; i < r->nreasons; i++)
+		json_array_append_new(reasons, json_string(r->reasons[i]));
+	json_object_set_new(gate, "reasons", reasons);
+	json_object_set_new(o, "gate", gate);
+	json_object_set_new(o, "criteria", report_criteria(r->opts));
+	json_object_set_new(lat, "nodes", json_integer((json_int_t)r->res->nodes));
+	json_object_set_new(lat, "evaluated",
+	    json_integer((json_int_t)r->res->evaluated));
+	json_object_set_new(lat, "pruned",
+	    json_integer((json_int_t)(r->res->nodes - r->res->evaluated)));
+	json_object_set_new(lat, "rollups",
+	    json_integer((json_int_t)r->res->rollups));
+	json_object_set_new(lat, "model_calls",
+	    json_integer((json_int_t)r->res->model_calls));
+	json_object_set_new(o, "lattice", lat);
+	json_object_set_new(o, "elapsed_ms", json_real(r->elapsed_ms));
+	json_object_set_new(o, "search_ms", json_real(r->search_ms));
+	json_object_set_new(o, "output", r->output ? json_string(r->output) :
+	    json_null());
+	return o;
+}

@@ -1,0 +1,55 @@
+/*
+ * deid/report.h — the JSON documents the CLI prints and stores: the
+ * assessment of a table as it is, and the anonymization report whose
+ * "gate" decides whether a dataset may ever be mounted.  Field names are
+ * a contract with scripts (docs/deid.md): add, don't rename.
+ */
+#ifndef DEID_REPORT_H
+#define DEID_REPORT_H
+
+#include <jansson.h>
+
+#include "deid/quality.h"
+#include "deid/search.h"
+#include "deid/summary.h"
+
+/* {"fraction", "uniques", ...} of one estimate; failures give
+ * {"fraction": null, "error": "..."}. */
+json_t	*deid_report_estimate(const struct deid_estimate *est);
+
+/* One "populations" entry of `deid assess`: all four models at N. */
+json_t	*deid_report_population(const struct deid_hist *h, double N);
+
+struct deid_risk_side {
+	uint64_t		 records;
+	uint64_t		 classes;
+	uint64_t		 sample_uniques;
+	int			 has_pu;
+	struct deid_estimate	 pu;
+	size_t			 nresidual;
+	struct deid_residual	*residual;
+	struct deid_attack_risk	 attack;
+};
+
+#define DEID_MAX_REASONS	16
+
+struct deid_anon_report {
+	const struct deid_engine	*e;
+	const struct deid_search_opts	*opts;
+	const struct deid_search_result	*res;
+	struct deid_loss		 loss;	/* both objectives, final node */
+	struct deid_risk_side		 before, after;
+	int				 gate_passed;
+	size_t				 nreasons;
+	char				 reasons[DEID_MAX_REASONS][256];
+	double				 elapsed_ms;	/* whole command */
+	double				 search_ms;	/* lattice search alone */
+	const char			*output;	/* path or NULL */
+};
+
+json_t	*deid_report_anonymize(const struct deid_anon_report *r);
+
+/* JSON number, or null when x is not finite. */
+json_t	*deid_json_real(double x);
+
+#endif

@@ -1,0 +1,70 @@
+/*
+ * deid/summary.c — risk figures for reports.  Trusted input.
+ */
+#include "config.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "deid/summary.h"
+
+int
+deid_summary_hist(const struct deid_classes *c, const uint8_t *suppressed,
+    struct deid_hist *h)
+{
+	size_t k;
+	int r;
+
+	deid_hist_clear(h);
+	for (k = 0; k < c->n; k++) {
+		if (suppressed != NULL && suppressed[k])
+			continue;
+		if ((r = deid_hist_add(h, c->count[k], 1)) != DEID_OK)
+			return r;
+	}
+	return DEID_OK;
+}
+
+void
+deid_residual_check(const struct deid_hist *h, enum deid_model m,
+    double population, double bound, struct deid_residual *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->population = population;
+	out->bound = bound;
+	if (h->n == 0 || h->c1 == 0) {
+		out->passed = 1;
+		out->est.path = DEID_PATH_TRIVIAL;
+		out->est.model = m;
+		return;
+	}
+	out->su_fraction = (double)h->c1 / (double)h->n;
+	if (deid_model_estimate(m, h, population, &out->est) != DEID_OK) {
+		out->pu_fraction = out->ratio = NAN;
+		out->passed = 0;
+		return;
+	}
+	out->pu_fraction = out->est.fraction;
+	out->ratio = out->pu_fraction / out->su_fraction;
+	out->passed = out->ratio <= bound;
+}
+
+void
+deid_attack_risk(const struct deid_hist *h, double population,
+    struct deid_attack_risk *out)
+{
+	struct deid_estimate est;
+
+	memset(out, 0, sizeof(*out));
+	if (h->n == 0)
+		return;
+	out->prosecutor = (double)h->c1 / (double)h->n;
+	out->prosecutor_max = 1.0 / (double)h->size[0];
+	out->marketer = (double)h->u / (double)h->n;
+	if (h->c1 == 0)
+		out->journalist = 0;
+	else if (deid_pitman_estimate(h, population, &est) == DEID_OK)
+		out->journalist = est.fraction;
+	else
+		out->journalist = NAN;
+}

@@ -1,0 +1,47 @@
+/*
+ * deid/summary.h — risk figures of a released table: sample uniques,
+ * population uniqueness per model, the PU/SU residual check (DEID.md §3)
+ * and the prosecutor / journalist / marketer summary (DEID.md §7, for an
+ * attacker who knows every quasi-identifier).
+ */
+#ifndef DEID_SUMMARY_H
+#define DEID_SUMMARY_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "deid/groupify.h"
+#include "deid/risk.h"
+
+/* Histogram of class sizes of the classes not suppressed (all when
+ * suppressed is NULL). */
+int	deid_summary_hist(const struct deid_classes *c,
+	    const uint8_t *suppressed, struct deid_hist *h);
+
+struct deid_residual {
+	double			population;
+	double			bound;
+	double			pu_fraction;	/* PU / N (NaN: model failed) */
+	double			su_fraction;	/* c1 / n */
+	double			ratio;		/* PU/SU, NaN when failed */
+	int			passed;
+	struct deid_estimate	est;
+};
+
+/* PU/SU = (PU/N)/(c1/n): the share of sample uniques expected to be
+ * population uniques.  c1 = 0 passes with ratio 0; a failed model fails
+ * the check (fail closed). */
+void	deid_residual_check(const struct deid_hist *h, enum deid_model m,
+	    double population, double bound, struct deid_residual *out);
+
+struct deid_attack_risk {
+	double	prosecutor;	/* share of records unique in the sample */
+	double	prosecutor_max;	/* 1 / smallest class */
+	double	journalist;	/* PU / N by Pitman; NaN when it failed */
+	double	marketer;	/* classes / records */
+};
+
+void	deid_attack_risk(const struct deid_hist *h, double population,
+	    struct deid_attack_risk *out);
+
+#endif

@@ -1,0 +1,66 @@
+/*
+ * deid/suppress.h — privacy criteria and record suppression (DEID.md §2
+ * last part, §5).
+ *
+ * For a grouped transformation, decide which classes to suppress so the
+ * criteria hold: every class smaller than k (k-anonymity), then the
+ * smallest prefix of the classes ordered by (size ascending, own loss
+ * descending, first record) whose removal brings population uniqueness
+ * to <= t, found by binary search (risk only falls as classes go).  The
+ * transformation is infeasible if that needs more records than the
+ * suppression limit allows.
+ */
+#ifndef DEID_SUPPRESS_H
+#define DEID_SUPPRESS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "deid/groupify.h"
+#include "deid/risk.h"
+
+struct deid_criteria {
+	unsigned	 k;		/* k-anonymity; 0 or 1 = off */
+	int		 pu;		/* population uniqueness on? */
+	double		 pu_threshold;	/* t, fraction of N */
+	double		 population;	/* N */
+	enum deid_model	 pu_model;
+	double		 suppression_limit;	/* fraction of records */
+	int		 linear;	/* test hook: linear, not binary, search */
+};
+
+struct deid_suppress_ws {
+	size_t			 cap;
+	uint32_t		*order;		/* [cap] classes of the cut size */
+	double			*ownloss;	/* [cap] */
+	uint8_t			*suppressed;	/* [cap] per class */
+	uint64_t		*gstart;	/* [cap+1] size-group starts */
+	uint64_t		*gsize;		/* [cap] size of each group */
+	uint64_t		*gcount;	/* [cap] classes of each size */
+	size_t			 ngroups;
+	struct deid_hist	*hist;
+};
+
+struct deid_node_eval {
+	int			 feasible;
+	int			 top;		/* all QIs at the root */
+	size_t			 suppressed_classes;
+	uint64_t		 suppressed_records;
+	unsigned		 model_calls;
+	struct deid_estimate	 est;		/* PU of the released part */
+};
+
+struct deid_suppress_ws	*deid_suppress_ws_alloc(size_t cap);
+void			 deid_suppress_ws_free(struct deid_suppress_ws *w);
+
+/* Decide suppression for the node grouped in c; fills w->suppressed. */
+void	deid_suppress(const struct deid_engine *e, const struct deid_classes *c,
+	    const struct deid_criteria *crit, int top,
+	    struct deid_suppress_ws *w, struct deid_node_eval *ev);
+
+/* Is the released histogram within the PU threshold?  A failed model
+ * with c1 > 0 is not (conservative rule); an empty one is. */
+int	deid_pu_fulfilled(const struct deid_hist *h,
+	    const struct deid_criteria *crit, struct deid_estimate *est);
+
+#endif

@@ -1,0 +1,46 @@
+# tests/regress/lib.sh — shared helpers for the shell scenarios (TAP).
+# Sourced by tests/regress/NNN-*.sh; automake's TAP driver reads the output.
+
+: "${top_srcdir:=$(cd "$(dirname "$0")/../.." && pwd)}"
+: "${top_builddir:=$top_srcdir/build}"
+CDSGATE=${CDSGATE:-$top_builddir/cdsgate}
+
+tap_n=0
+tap_failed=0
+
+ok() { tap_n=$((tap_n + 1)); echo "ok $tap_n - $*"; }
+not_ok() { tap_n=$((tap_n + 1)); tap_failed=$((tap_failed + 1)); echo "not ok $tap_n - $*"; }
+diag() { printf '# %s\n' "$@"; }
+skip() { tap_n=$((tap_n + 1)); echo "ok $tap_n # SKIP $*"; }
+skip_all() { echo "1..0 # SKIP $*"; exit 0; }
+done_testing() { echo "1..$tap_n"; [ "$tap_failed" -eq 0 ]; }
+
+# check DESCRIPTION COMMAND...: ok when the command succeeds.
+check() {
+	local d=$1; shift
+	if "$@"; then ok "$d"; else not_ok "$d"; fi
+}
+
+# quiet COMMAND...: run it with its output discarded (for check).
+quiet() { "$@" >/dev/null 2>&1; }
+
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/cdsgate-test.XXXXXX")
+trap 'rm -rf "$TMP"' EXIT
+
+# The benchmark data lives beside the checkout in ../shared/data (never
+# copied into the repository).  Set CDSGATE_SHARED to point elsewhere.
+find_shared() {
+	local d
+	for d in "${CDSGATE_SHARED:-}" "$top_srcdir/../shared" \
+	    "$top_srcdir/../../shared" "$top_srcdir/../../../shared" \
+	    "$top_srcdir/../../../../shared"; do
+		[ -n "$d" ] && [ -f "$d/data/SOURCES.md" ] &&
+			{ (cd "$d" && pwd); return 0; }
+	done
+	return 1
+}
+
+# json FILE PYTHON-EXPR: evaluate an expression over the parsed JSON `j`.
+json() {
+	python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' "$1" "$2"
+}

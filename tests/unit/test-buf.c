@@ -1,0 +1,194 @@
+/*
+ * tests/unit/test-buf.c — the bounded read cursor and capped write
+ * buffer (common/buf.c): bounds, byte order, caps, and the wrap-around
+ * at max = SIZE_MAX that used to shrink the allocation to nothing.
+ */
+#include "config.h"
+
+#include <stdint.h>
+#include <string.h>
+
+#include "common/buf.h"
+#include "tests/tap.h"
+
+static void
+test_getters(void)
+{
+	static const uint8_t d[] = { 0x01, 0x02, 0x03, 0x04, 0x05, 0x06,
+	    0x07 };
+	struct buf b;
+	uint8_t u8 = 0, out[4];
+	uint16_t u16 = 0;
+	uint32_t u32 = 0;
+	int r;
+
+	buf_init(&b, d, sizeof(d));
+	tap_ok(buf_remaining(&b) == 7 && !buf_eof(&b), "fresh buf: 7 left");
+	tap_ok(buf_peek_u8(&b, &u8) == BUF_OK && u8 == 0x01 &&
+	    buf_remaining(&b) == 7, "peek does not consume");
+	tap_ok(buf_get_u8(&b, &u8) == BUF_OK && u8 == 0x01, "get_u8");
+	r = buf_get_u16(&b, &u16);
+	tap_ok(r == BUF_OK && u16 == 0x0203, "get_u16 is big-endian "
+	    "(0x%04x)", u16);
+	r = buf_get_u32(&b, &u32);
+	tap_ok(r == BUF_OK && u32 == 0x04050607u, "get_u32 is big-endian "
+	    "(0x%08x)", u32);
+	tap_ok(buf_eof(&b) && buf_remaining(&b) == 0, "eof after 7 bytes");
+	tap_ok(buf_get_u8(&b, &u8) == BUF_ESHORT, "get_u8 at eof: ESHORT");
+	tap_ok(buf_peek_u8(&b, &u8) == BUF_ESHORT, "peek at eof: ESHORT");
+
+	buf_init(&b, d, 3);
+	tap_ok(buf_get_u32(&b, &u32) == BUF_ESHORT && b.off == 0,
+	    "short u32 fails without consuming");
+	tap_ok(buf_get_bytes(&b, out, 4) == BUF_ESHORT && b.off == 0,
+	    "short get_bytes fails without consuming");
+	tap_ok(buf_get_bytes(&b, out, 3) == BUF_OK &&
+	    memcmp(out, d, 3) == 0 && buf_eof(&b), "get_bytes exact");
+	buf_init(&b, d, 3);
+	tap_ok(buf_skip(&b, 4) == BUF_ESHORT && buf_skip(&b, 3) == BUF_OK &&
+	    buf_eof(&b), "skip is bounded");
+	buf_init(&b, d, 2);
+	tap_ok(buf_get_u16(&b, &u16) == BUF_OK && buf_get_u16(&b, &u16) ==
+	    BUF_ESHORT, "u16 exactly at the end, then ESHORT");
+}
+
+/* An empty cursor over NULL must be usable (a zero-length file). */
+static void
+test_null_empty(void)
+{
+	struct buf b;
+	uint8_t u8;
+
+	buf_init(&b, NULL, 0);
+	tap_ok(buf_eof(&b) && buf_remaining(&b) == 0, "NULL/0 buf is at eof");
+	tap_ok(buf_ptr(&b) == NULL, "buf_ptr of NULL/0 is NULL (no NULL+0)");
+	tap_ok(buf_get_bytes(&b, NULL, 0) == BUF_OK,
+	    "get_bytes(NULL, 0) on empty buf is OK");
+	tap_ok(buf_get_u8(&b, &u8) == BUF_ESHORT, "get_u8 on empty: ESHORT");
+}
+
+static void
+test_span(void)
+{
+	static const char s[] = "abc;de\nf";
+	uint8_t stop[256];
+	struct buf b;
+
+	memset(stop, 0, sizeof(stop));
+	stop[';'] = stop['\n'] = 1;
+	buf_init(&b, s, strlen(s));
+	tap_ok(buf_span(&b, stop, SIZE_MAX) == 3, "span stops at ';'");
+	tap_ok(buf_span(&b, stop, 2) == 2, "span honours max");
+	tap_ok(buf_remaining(&b) == strlen(s), "span does not consume");
+	buf_skip(&b, 4);
+	tap_ok(buf_span(&b, stop, SIZE_MAX) == 2, "span stops at LF");
+	buf_skip(&b, 3);
+	tap_ok(buf_span(&b, stop, SIZE_MAX) == 1, "span stops at end");
+	buf_skip(&b, 1);
+	tap_ok(buf_span(&b, stop, SIZE_MAX) == 0, "span at eof is 0");
+}
+
+static void
+test_wbuf(void)
+{
+	struct wbuf w;
+	const char *s = NULL;
+	size_t i;
+	int ok = 1;
+
+	wbuf_init(&w, 1000);
+	tap_ok(wbuf_cstr(&w, &s) == BUF_OK && s != NULL && *s == '\0' &&
+	    w.len == 0, "cstr of empty wbuf is \"\"");
+	for (i = 0; i < 1000; i++)
+		ok &= wbuf_put_u8(&w, (uint8_t)('a' + i % 26)) == BUF_OK;
+	tap_ok(ok && w.len == 1000, "1000 bytes fit max 1000");
+	tap_ok(w.cap >= 1001 && w.cap <= 1001, "cap clamped to max + 1 "
+	    "(%zu)", w.cap);
+	tap_ok(wbuf_put_u8(&w, 'x') == BUF_ELIMIT && w.len == 1000,
+	    "byte 1001: ELIMIT, len unchanged");
+	tap_ok(wbuf_put(&w, "x", 1) == BUF_ELIMIT, "put past max: ELIMIT");
+	tap_ok(wbuf_cstr(&w, &s) == BUF_OK && strlen(s) == 1000 &&
+	    s[999] == 'a' + 999 % 26, "cstr at max still NUL-terminates");
+	wbuf_reset(&w);
+	tap_ok(w.len == 0 && w.d != NULL, "reset keeps the memory");
+	tap_ok(wbuf_put(&w, "hello", 5) == BUF_OK &&
+	    wbuf_put(&w, NULL, 0) == BUF_OK && wbuf_cstr(&w, &s) == BUF_OK &&
+	    strcmp(s, "hello") == 0, "put, put(NULL,0), cstr");
+	wbuf_free(&w);
+	tap_ok(w.d == NULL && w.len == 0 && w.cap == 0, "free clears");
+	wbuf_free(&w);
+	tap_ok(1, "double free is harmless");
+
+	wbuf_init(&w, 0);
+	tap_ok(wbuf_put_u8(&w, 'x') == BUF_ELIMIT, "max 0: no byte fits");
+	tap_ok(wbuf_cstr(&w, &s) == BUF_OK && *s == '\0',
+	    "max 0: cstr still works");
+	wbuf_free(&w);
+}
+
+/*
+ * max = SIZE_MAX ("unbounded") wrapped max + 1 to 0: the buffer was
+ * clamped to a zero-byte allocation and the first put wrote past it
+ * (a heap overflow under ASan/valgrind, garbage otherwise).
+ */
+static void
+test_wbuf_unbounded(void)
+{
+	struct wbuf w;
+	const char *s = NULL;
+	size_t i;
+	int ok = 1;
+
+	wbuf_init(&w, SIZE_MAX);
+	for (i = 0; i < 300; i++)
+		ok &= wbuf_put_u8(&w, 'z') == BUF_OK;
+	tap_ok(ok && w.len == 300 && w.cap >= 301,
+	    "max SIZE_MAX: buffer grows (cap %zu)", w.cap);
+	tap_ok(wbuf_cstr(&w, &s) == BUF_OK && strlen(s) == 300,
+	    "max SIZE_MAX: cstr");
+	/* These never read src: both are refused before any copy. */
+	tap_ok(wbuf_put(&w, "x", SIZE_MAX - 300) == BUF_ELIMIT &&
+	    w.len == 300, "put filling to SIZE_MAX (no room for NUL): "
+	    "ELIMIT");
+	tap_ok(wbuf_put(&w, "x", SIZE_MAX - 301) == BUF_ENOMEM &&
+	    w.len == 300 && w.d != NULL, "huge put: ENOMEM, no doubling "
+	    "overflow loop, buffer intact");
+	tap_ok(wbuf_put(&w, "x", SIZE_MAX) == BUF_ELIMIT && w.len == 300,
+	    "put of SIZE_MAX bytes: ELIMIT");
+	wbuf_free(&w);
+}
+
+static void
+test_put_buf(void)
+{
+	static const char s[] = "0123456789";
+	struct buf b;
+	struct wbuf w;
+	const char *c;
+
+	buf_init(&b, s, 10);
+	wbuf_init(&w, 8);
+	tap_ok(wbuf_put_buf(&w, &b, 4) == BUF_OK && b.off == 4 && w.len == 4,
+	    "put_buf moves 4 bytes");
+	tap_ok(wbuf_put_buf(&w, &b, 7) == BUF_ESHORT && b.off == 4,
+	    "put_buf beyond input: ESHORT, nothing consumed");
+	tap_ok(wbuf_put_buf(&w, &b, 5) == BUF_ELIMIT && b.off == 4 &&
+	    w.len == 4, "put_buf beyond max: ELIMIT, nothing consumed");
+	tap_ok(wbuf_put_buf(&w, &b, 0) == BUF_OK && b.off == 4,
+	    "put_buf of 0 bytes");
+	tap_ok(wbuf_put_buf(&w, &b, 4) == BUF_OK && wbuf_cstr(&w, &c) ==
+	    BUF_OK && strcmp(c, "01234567") == 0, "put_buf content");
+	wbuf_free(&w);
+}
+
+int
+main(void)
+{
+	test_getters();
+	test_null_empty();
+	test_span();
+	test_wbuf();
+	test_wbuf_unbounded();
+	test_put_buf();
+	return tap_done();
+}
