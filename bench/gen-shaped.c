@@ -37,6 +37,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/rng.h"
+
 #define EXIT_IO		1
 #define EXIT_INPUT	2
 
@@ -75,101 +77,11 @@ struct gen {
 /* The temporary output file, removed if a signal ends us. */
 static char tmp_path[4096];
 
-/* ---- deterministic PRNG: xoshiro256** seeded by splitmix64 ---- */
-
-struct rng {
-	uint64_t	s[4];
-};
-
-/* Spread one 64-bit seed over the four state words. */
-static uint64_t
-splitmix64(uint64_t *x)
-{
-	uint64_t z;
-
-	z = (*x += 0x9e3779b97f4a7c15ULL);
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
-}
-
-static void
-rng_seed(struct rng *r, uint64_t seed)
-{
-	size_t i;
-
-	for (i = 0; i < nitems(r->s); i++)
-		r->s[i] = splitmix64(&seed);
-}
-
-static uint64_t
-rotl(uint64_t x, int k)
-{
-	return (x << k) | (x >> (64 - k));
-}
-
-static uint64_t
-rng_next(struct rng *r)
-{
-	uint64_t *s = r->s, result, t;
-
-	result = rotl(s[1] * 5, 7) * 9;
-	t = s[1] << 17;
-	s[2] ^= s[0];
-	s[3] ^= s[1];
-	s[1] ^= s[2];
-	s[0] ^= s[3];
-	s[2] ^= t;
-	s[3] = rotl(s[3], 45);
-	return result;
-}
-
-/* Uniform in [0, n) without modulo bias (Lemire's multiply and reject). */
-static uint32_t
-rng_below(struct rng *r, uint32_t n)
-{
-	uint64_t m;
-	uint32_t threshold;
-
-	m = (rng_next(r) >> 32) * n;
-	if ((uint32_t)m < n) {
-		threshold = (uint32_t)(0u - n) % n;
-		while ((uint32_t)m < threshold)
-			m = (rng_next(r) >> 32) * n;
-	}
-	return (uint32_t)(m >> 32);
-}
-
-/* Uniform in [0, 1) with 53 random bits. */
-static double
-rng_unit(struct rng *r)
-{
-	return (double)(rng_next(r) >> 11) * 0x1.0p-53;
-}
-
 /* Uniform in [lo, hi). */
 static double
 rng_range(struct rng *r, double lo, double hi)
 {
 	return lo + (hi - lo) * rng_unit(r);
-}
-
-/* Index drawn in proportion to weights given as a cumulative array. */
-static size_t
-cdf_pick(struct rng *r, const uint32_t *cum, size_t n)
-{
-	uint32_t u;
-	size_t lo = 0, hi = n - 1, mid;
-
-	u = rng_below(r, cum[n - 1]);
-	while (lo < hi) {
-		mid = lo + (hi - lo) / 2;
-		if (cum[mid] > u)
-			hi = mid;
-		else
-			lo = mid + 1;
-	}
-	return lo;
 }
 
 /* ---- small helpers ---- */
@@ -1029,10 +941,10 @@ put_row(const struct gen *g, struct rng *r, char *buf)
 	const struct attr *a;
 	size_t i, k, leaf, len = 0;
 
-	k = cdf_pick(r, g->profile_cum, NPROFILES);
+	k = rng_cdf_pick(r, g->profile_cum, NPROFILES);
 	for (i = 0; i < g->nattrs; i++) {
 		a = &g->attr[i];
-		leaf = cdf_pick(r, a->cum[a->correlated ? k : 0], a->nleaves);
+		leaf = rng_cdf_pick(r, a->cum[a->correlated ? k : 0], a->nleaves);
 		if (i > 0)
 			buf[len++] = g->sep;
 		memcpy(buf + len, a->field[leaf], a->flen[leaf]);

@@ -21,6 +21,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/rng.h"
 #include "deid/synth.h"
 
 #define nitems(a)	(sizeof(a) / sizeof((a)[0]))
@@ -207,89 +208,6 @@ struct synth_tables {
 	uint32_t	 zip_cum[NZIPS];
 	uint32_t	 race_cum[nitems(zip_areas)][NRACES];
 };
-
-/* ---- deterministic PRNG: xoshiro256** seeded by splitmix64 ---- */
-
-struct rng {
-	uint64_t	s[4];
-};
-
-/* Spread one 64-bit seed over the four state words. */
-static uint64_t
-splitmix64(uint64_t *x)
-{
-	uint64_t z;
-
-	z = (*x += 0x9e3779b97f4a7c15ULL);
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
-}
-
-static void
-rng_seed(struct rng *r, uint64_t seed)
-{
-	size_t i;
-
-	for (i = 0; i < nitems(r->s); i++)
-		r->s[i] = splitmix64(&seed);
-}
-
-static uint64_t
-rotl(uint64_t x, int k)
-{
-	return (x << k) | (x >> (64 - k));
-}
-
-static uint64_t
-rng_next(struct rng *r)
-{
-	uint64_t *s = r->s, result, t;
-
-	result = rotl(s[1] * 5, 7) * 9;
-	t = s[1] << 17;
-	s[2] ^= s[0];
-	s[3] ^= s[1];
-	s[1] ^= s[2];
-	s[0] ^= s[3];
-	s[2] ^= t;
-	s[3] = rotl(s[3], 45);
-	return result;
-}
-
-/* Uniform in [0, n) without modulo bias (Lemire's multiply and reject). */
-static uint32_t
-rng_below(struct rng *r, uint32_t n)
-{
-	uint64_t m;
-	uint32_t threshold;
-
-	m = (rng_next(r) >> 32) * n;
-	if ((uint32_t)m < n) {
-		threshold = (uint32_t)(0u - n) % n;
-		while ((uint32_t)m < threshold)
-			m = (rng_next(r) >> 32) * n;
-	}
-	return (uint32_t)(m >> 32);
-}
-
-/* Index drawn in proportion to weights given as a cumulative array. */
-static size_t
-cdf_pick(struct rng *r, const uint32_t *cum, size_t n)
-{
-	uint32_t u;
-	size_t lo = 0, hi = n - 1, mid;
-
-	u = rng_below(r, cum[n - 1]);
-	while (lo < hi) {
-		mid = lo + (hi - lo) / 2;
-		if (cum[mid] > u)
-			hi = mid;
-		else
-			lo = mid + 1;
-	}
-	return lo;
-}
 
 /* ---- domain tables ---- */
 
@@ -580,7 +498,7 @@ pick_diag(struct rng *r, unsigned age, unsigned male, unsigned month)
 		cum[i] = total;
 	}
 	/* C_FLAT entries cover every age and sex, so total > 0. */
-	return &diags[cdf_pick(r, cum, nitems(diags))];
+	return &diags[rng_cdf_pick(r, cum, nitems(diags))];
 }
 
 /* Stay in days: geometric with the diagnosis' mean, a day longer if old. */
@@ -604,12 +522,12 @@ put_record(FILE *fp, struct rng *r, const struct synth_tables *t, size_t id)
 	unsigned age, male, los;
 	char name[64];
 
-	day = cdf_pick(r, t->day_cum, t->ndays);
-	age = (unsigned)cdf_pick(r, t->age_cum, NAGES);
+	day = rng_cdf_pick(r, t->day_cum, t->ndays);
+	age = (unsigned)rng_cdf_pick(r, t->age_cum, NAGES);
 	male = rng_below(r, 1000) >= female_permille[age_band(age)];
-	zip = cdf_pick(r, t->zip_cum, NZIPS);
+	zip = rng_cdf_pick(r, t->zip_cum, NZIPS);
 	area = zip / ZIPS_PER_AREA;
-	race = cdf_pick(r, t->race_cum[area], NRACES);
+	race = rng_cdf_pick(r, t->race_cum[area], NRACES);
 	dg = pick_diag(r, age, male, t->month[day]);
 	los = pick_los(r, dg, age);
 	snprintf(name, sizeof(name), "%s %s",

@@ -20,6 +20,7 @@
 
 #include "deid/csv.h"
 #include "tests/tap.h"
+#include "tests/testdata.h"
 
 /* Records rendered as "line:f1|f2\n", CR and LF inside fields as \r \n. */
 struct coll {
@@ -530,39 +531,6 @@ test_file_read(void)
 	rmdir(dir);
 }
 
-/* ../shared/data as tests/regress/lib.sh finds it; NULL if absent. */
-static const char *
-shared_data(void)
-{
-	static char found[PATH_MAX + 32];
-	char cand[PATH_MAX + 32], probe[PATH_MAX + 48], src[PATH_MAX];
-	const char *env = getenv("CDSGATE_SHARED"), *top;
-	size_t n;
-	int i;
-
-	snprintf(src, sizeof(src), "%s", __FILE__);
-	n = strlen(src) > strlen("tests/unit/test-csv.c") ?
-	    strlen(src) - strlen("tests/unit/test-csv.c") : 0;
-	src[n] = '\0';
-	top = getenv("top_srcdir");
-	for (i = 0; i < 3; i++) {
-		if (i == 0 && env != NULL && *env != '\0')
-			snprintf(cand, sizeof(cand), "%s/data", env);
-		else if (i == 1 && top != NULL)
-			snprintf(cand, sizeof(cand), "%s/../shared/data", top);
-		else if (i == 2)
-			snprintf(cand, sizeof(cand), "%s../shared/data", src);
-		else
-			continue;
-		snprintf(probe, sizeof(probe), "%s/SOURCES.md", cand);
-		if (access(probe, R_OK) == 0) {
-			snprintf(found, sizeof(found), "%s", cand);
-			return found;
-		}
-	}
-	return NULL;
-}
-
 static double
 now_ms(void)
 {
@@ -624,7 +592,7 @@ real_dataset(const char *dir, const char *rel, unsigned long records,
 static void
 test_real(void)
 {
-	const char *dir = shared_data();
+	const char *dir = tests_shared_data();
 
 	if (dir == NULL) {
 		/* Visible, never a silent pass: one skipped check per file. */

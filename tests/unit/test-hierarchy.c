@@ -19,6 +19,7 @@
 #include "deid/csv.h"
 #include "deid/hierarchy.h"
 #include "tests/tap.h"
+#include "tests/testdata.h"
 
 static int
 hparse(const char *s, struct deid_hierarchy **h, struct deid_error *e)
@@ -261,39 +262,6 @@ test_big(void)
 	    h->leaves[1][7] == 200, "200,000 leaves: every lookup right");
 	deid_hierarchy_free(h);
 	free(d);
-}
-
-/* ../shared/data as tests/regress/lib.sh finds it; NULL if absent. */
-static const char *
-shared_data(void)
-{
-	static char found[PATH_MAX + 32];
-	char cand[PATH_MAX + 32], probe[PATH_MAX + 48], src[PATH_MAX];
-	const char *env = getenv("CDSGATE_SHARED"), *top;
-	size_t n;
-	int i;
-
-	snprintf(src, sizeof(src), "%s", __FILE__);
-	n = strlen(src) > strlen("tests/unit/test-hierarchy.c") ?
-	    strlen(src) - strlen("tests/unit/test-hierarchy.c") : 0;
-	src[n] = '\0';
-	top = getenv("top_srcdir");
-	for (i = 0; i < 3; i++) {
-		if (i == 0 && env != NULL && *env != '\0')
-			snprintf(cand, sizeof(cand), "%s/data", env);
-		else if (i == 1 && top != NULL)
-			snprintf(cand, sizeof(cand), "%s/../shared/data", top);
-		else if (i == 2)
-			snprintf(cand, sizeof(cand), "%s../shared/data", src);
-		else
-			continue;
-		snprintf(probe, sizeof(probe), "%s/SOURCES.md", cand);
-		if (access(probe, R_OK) == 0) {
-			snprintf(found, sizeof(found), "%s", cand);
-			return found;
-		}
-	}
-	return NULL;
 }
 
 /* Shapes counted independently (a Python script over the same files). */
@@ -547,7 +515,7 @@ test_real(void)
 	static const char *const fars[] = { "iage", "irace", "ideathmon",
 	    "ideathday", "isex", "ihispanic", "istatenum", "iinjury", NULL };
 	static const size_t fars_d[] = { 99, 20, 14, 33, 3, 10, 51, 8 };
-	const char *dir = shared_data();
+	const char *dir = tests_shared_data();
 	size_t i, found = 0;
 
 	if (dir == NULL) {
