@@ -1,0 +1,228 @@
+/*
+ * gateway/cdsgated.c — entry point of the gateway daemon: looks the
+ * command up in cmd_table[] and runs it.
+ *
+ * Runs as root for run-session (the supervisor, gateway/session.c);
+ * the other commands need no privilege.  Its input, the command line
+ * and the files it names, comes from the operator and is checked by
+ * policy/spec.c before anything starts.  Exit statuses: 0 ended
+ * normally, 1 a failure while running, 2 bad arguments, configuration
+ * or environment (gateway/session.h).
+ */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "gateway/session.h"
+#include "policy/chromium.h"
+#include "policy/spec.h"
+
+struct cmd_entry {
+	const char	*name;
+	const char	*args;
+	const char	*help;
+	int		(*exec)(int argc, char **argv);
+};
+
+static int	cmd_run_session(int, char **);
+static int	cmd_check_session(int, char **);
+static int	cmd_options(int, char **);
+static int	cmd_browser_policy(int, char **);
+
+static const struct cmd_entry cmd_table[] = {
+	{ "run-session",
+	  "--backend URL --listen ADDR:PORT --password-file FILE [options]",
+	  "run one session in the foreground; prints \"ready ADDR:PORT\"",
+	  cmd_run_session },
+	{ "check-session", "[the same options]",
+	  "check a session spec and its files; print the effective spec",
+	  cmd_check_session },
+	{ "options", "", "list every session option with bounds and default",
+	  cmd_options },
+	{ "browser-policy", "--backend URL",
+	  "print the managed Chromium policy a session would get",
+	  cmd_browser_policy },
+	{ NULL, NULL, NULL, NULL }
+};
+
+static void
+usage(FILE *f)
+{
+	const struct cmd_entry *c;
+
+	fprintf(f, "usage: cdsgated <command> [options]\n\ncommands:\n");
+	for (c = cmd_table; c->name != NULL; c++)
+		fprintf(f, "  %s %s\n      %s\n", c->name, c->args, c->help);
+	fprintf(f, "\n`cdsgated options` lists the session options.\n");
+}
+
+/* "--key-rate N" from "key_rate" and its placeholder. */
+static void
+flag_of(const struct spec_option *o, char *buf, size_t len)
+{
+	size_t i;
+
+	snprintf(buf, len, "--%s%s%s", o->name, o->arg != NULL ? " " : "",
+	    o->arg != NULL ? o->arg : "");
+	for (i = 2; buf[i] != '\0' && buf[i] != ' '; i++)
+		if (buf[i] == '_')
+			buf[i] = '-';
+}
+
+static int
+cmd_options(int argc, char **argv)
+{
+	const struct spec_option *o;
+	char flag[64];
+	size_t i;
+
+	(void)argc;
+	(void)argv;
+	printf("session options (command line; \"file\" = also a key of the "
+	    "--policy JSON object):\n\n");
+	for (i = 0; i < spec_noptions; i++) {
+		o = &spec_options[i];
+		flag_of(o, flag, sizeof(flag));
+		printf("  %-30s %s\n", flag, o->help);
+		printf("  %-30s", "");
+		if (o->type == SPEC_NUMBER || o->type == SPEC_UINT ||
+		    o->type == SPEC_GEOMETRY)
+			printf(" range %g..%g;", o->min, o->max);
+		printf(" default %s%s\n", o->def != NULL ? o->def : "none",
+		    (o->scope & SPEC_FILE) ? "; file" : "");
+	}
+	return 0;
+}
+
+/* Parse and check the arguments of a session command into *s. */
+static int
+session_args(int argc, char **argv, struct session_spec *s)
+{
+	struct policy_error e;
+	int i;
+
+	for (i = 0; i < argc; i++)
+		if (strcmp(argv[i], "--help") == 0) {
+			memset(s, 0, sizeof(*s));
+			usage(stdout);
+			printf("\n");
+			cmd_options(0, NULL);
+			return -1;
+		}
+	if (spec_init(s, &e) != POLICY_OK ||
+	    spec_from_args(s, argc, argv, &e) != POLICY_OK ||
+	    spec_check(s, &e) != POLICY_OK) {
+		fprintf(stderr, "cdsgated: %s\n", e.msg);
+		fprintf(stderr, "usage: cdsgated run-session --backend URL "
+		    "--listen ADDR:PORT --password-file FILE [options]\n"
+		    "       (`cdsgated options` lists them)\n");
+		return SESSION_EXIT_CONFIG;
+	}
+	return 0;
+}
+
+static int
+cmd_run_session(int argc, char **argv)
+{
+	struct session_spec s;
+	int r;
+
+	if ((r = session_args(argc, argv, &s)) == 0)
+		r = session_run(&s, stdout);
+	spec_free(&s);
+	return r < 0 ? 0 : r;
+}
+
+/* Like run-session up to the point where anything would start. */
+static int
+cmd_check_session(int argc, char **argv)
+{
+	struct session_spec s;
+	struct policy_error e;
+	char *secret = NULL;
+	json_t *j;
+	int r;
+
+	if ((r = session_args(argc, argv, &s)) != 0) {
+		r = r < 0 ? 0 : r;
+		goto out;
+	}
+	if (spec_read_secret(s.password_file, "password", 1,
+	    SPEC_PASSWORD_MAX, NULL, &secret, &e) != POLICY_OK) {
+		fprintf(stderr, "cdsgated: %s\n", e.msg);
+		r = SESSION_EXIT_CONFIG;
+		goto out;
+	}
+	explicit_bzero(secret, strlen(secret));
+	free(secret);
+	secret = NULL;
+	if (s.ws_token_file != NULL && spec_read_secret(s.ws_token_file,
+	    "websocket token", SPEC_TOKEN_MIN, SPEC_TOKEN_MAX,
+	    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+	    "0123456789-._~", &secret, &e) != POLICY_OK) {
+		fprintf(stderr, "cdsgated: %s\n", e.msg);
+		r = SESSION_EXIT_CONFIG;
+		goto out;
+	}
+	j = spec_to_json(&s);
+	json_dumpf(j, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+	printf("\n");
+	json_decref(j);
+out:
+	if (secret != NULL) {
+		explicit_bzero(secret, strlen(secret));
+		free(secret);
+	}
+	spec_free(&s);
+	return r;
+}
+
+static int
+cmd_browser_policy(int argc, char **argv)
+{
+	struct policy_error e;
+	json_t *j;
+
+	if (argc != 2 || strcmp(argv[0], "--backend") != 0) {
+		fprintf(stderr, "usage: cdsgated browser-policy --backend "
+		    "URL\n");
+		return SESSION_EXIT_CONFIG;
+	}
+	if (chromium_policy_build(argv[1], &j, &e) != POLICY_OK) {
+		fprintf(stderr, "cdsgated: --backend: %s\n", e.msg);
+		return SESSION_EXIT_CONFIG;
+	}
+	json_dumpf(j, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+	printf("\n");
+	json_decref(j);
+	return 0;
+}
+
+int
+main(int argc, char **argv)
+{
+	const struct cmd_entry *c;
+
+	if (argc < 2) {
+		usage(stderr);
+		return SESSION_EXIT_CONFIG;
+	}
+	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "help") == 0) {
+		usage(stdout);
+		return 0;
+	}
+	if (strcmp(argv[1], "--version") == 0) {
+		printf("cdsgated %s\n", PACKAGE_VERSION);
+		return 0;
+	}
+	for (c = cmd_table; c->name != NULL; c++)
+		if (strcmp(argv[1], c->name) == 0)
+			return c->exec(argc - 2, argv + 2);
+	fprintf(stderr, "cdsgated: unknown command '%s'\n", argv[1]);
+	usage(stderr);
+	return SESSION_EXIT_CONFIG;
+}

@@ -1,0 +1,1364 @@
+/*
+ * gateway/session.c — the session supervisor.
+ *
+ * Runs as root, single-threaded, one poll() loop on a signalfd.  Trust:
+ * it reads only the operator's spec and files (already checked by
+ * policy/spec.c) and the exit statuses of its children; it never parses
+ * network input and never connects to X.  Everything privileged happens
+ * here or in a child between fork() and its privilege drop.
+ *
+ * Lifecycle: set-up (users, secrets, session id, log, socket, session
+ * directory, policy, cookie) -> Xvfb, worker, browser -> "ready" ->
+ * supervise (restart the browser with back-off) -> stop every child
+ * (SIGTERM, then SIGKILL), reap all, remove the directory, log
+ * session_stop.  Whatever failed, the tear-down runs.
+ */
+#include "config.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <arpa/inet.h>
+#include <openssl/rand.h>
+
+#include "gateway/browser.h"
+#include "gateway/privdrop.h"
+#include "gateway/session.h"
+#include "gateway/slog.h"
+#include "gateway/worker.h"
+#include "gateway/xvfb.h"
+#include "policy/chromium.h"
+
+#define SESSION_ID_BYTES	8
+#define RESTART_HISTORY		128	/* >= browser_restart_max bound */
+#define LISTEN_BACKLOG		16
+#define STALE_AGE_S		10	/* unlocked and this old: stale */
+#define SESSION_LOCK_FILE	"supervisor.lock"	/* holds our pid */
+
+enum role { ROLE_XVFB, ROLE_WORKER, ROLE_BROWSER, ROLE_COUNT };
+
+struct child {
+	pid_t		 pid;		/* -1 = not running */
+	pid_t		 pgid;		/* its process group (= first pid) */
+	pid_t		 last_pid;	/* after it was reaped */
+	long		 started_ms;
+	int		 status;	/* last wait status */
+};
+
+struct session {
+	const struct session_spec *spec;
+	char		 id[SESSION_ID_BYTES * 2 + 1];
+	long		 start_ms;
+	int		 sigfd;
+	int		 verbose;
+
+	struct privdrop_user worker_user, browser_user;
+	char		*password, *ws_token;
+
+	int		 listen_fd;
+	char		 listen_desc[80];
+
+	char		 dir[PATH_MAX];		/* <run>/<id>, 0711 root */
+	char		 xdir[PATH_MAX];	/* x/, 0700 cdsgate */
+	char		 xauth[PATH_MAX];	/* x/Xauthority */
+	char		 bdir[PATH_MAX];	/* browser/, 0700 browser */
+	char		 bauth[PATH_MAX];	/* browser/Xauthority */
+	char		 profile[PATH_MAX];	/* browser/profile */
+	char		 policy_dir[PATH_MAX];	/* policy/, 0755 root */
+	int		 dir_made;
+	int		 dir_lock;		/* flock'd while we live */
+
+	int		 xvfb_pipe;		/* write end, for the child */
+	int		 display;
+	char		 display_name[16];
+	struct worker_config wcfg;
+	struct browser_cmd bcmd;
+
+	struct child	 child[ROLE_COUNT];
+	long		 restarts[RESTART_HISTORY];	/* ms, ring */
+	unsigned	 nrestarts;			/* total */
+	long		 restart_due_ms;		/* 0 = none */
+
+	int		 stopping;
+	const char	*stop_reason;
+	int		 stop_signal;
+	int		 exit_code;
+};
+
+static int	kill_strays(const struct session *);
+static int	role_of(const struct session *, pid_t);
+static int	role_prepare_xvfb(struct session *, const char **);
+static int	role_prepare_browser(struct session *, const char **);
+static void	role_run_xvfb(struct session *, int);
+static void	role_run_worker(struct session *, int);
+static void	role_run_browser(struct session *, int);
+
+/*
+ * The process table.  prepare runs in the child as root (after fork,
+ * before the drop); run runs unprivileged and never returns.  A role's
+ * exit either ends the session or (restart) brings it back with
+ * back-off.  The confinement work adds rlimits and a seccomp profile
+ * per row.
+ */
+static const struct role_entry {
+	const char	*name;
+	const char	*user;
+	int		 restart;
+	int		(*prepare)(struct session *, const char **);
+	void		(*run)(struct session *, int errfd);
+} roles[ROLE_COUNT] = {
+	[ROLE_XVFB] = { "xvfb", PRIVDROP_WORKER_USER, 0,
+	    role_prepare_xvfb, role_run_xvfb },
+	[ROLE_WORKER] = { "worker", PRIVDROP_WORKER_USER, 0,
+	    NULL, role_run_worker },
+	[ROLE_BROWSER] = { "browser", PRIVDROP_BROWSER_USER, 1,
+	    role_prepare_browser, role_run_browser },
+};
+
+/* ---- operator diagnostics ---- */
+
+static int log_verbose;
+
+static void
+log_vmsg(const char *fmt, va_list ap, int with_errno)
+{
+	char msg[1024];
+	int saved = errno;
+
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	if (with_errno)
+		fprintf(stderr, "cdsgated: %s: %s\n", msg, strerror(saved));
+	else
+		fprintf(stderr, "cdsgated: %s\n", msg);
+	errno = saved;
+}
+
+void
+log_warn(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	log_vmsg(fmt, ap, 1);
+	va_end(ap);
+}
+
+void
+log_warnx(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	log_vmsg(fmt, ap, 0);
+	va_end(ap);
+}
+
+void
+log_info(const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!log_verbose)
+		return;
+	va_start(ap, fmt);
+	log_vmsg(fmt, ap, 0);
+	va_end(ap);
+}
+
+/* ---- small helpers ---- */
+
+static long
+now_ms(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return t.tv_sec * 1000L + t.tv_nsec / 1000000L;
+}
+
+/* End the session with reason (first reason wins). */
+static void
+session_stop(struct session *s, const char *reason, int code)
+{
+	if (s->stop_reason != NULL)
+		return;
+	s->stop_reason = reason;
+	s->exit_code = code;
+}
+
+static int
+path_join(char *dst, const char *a, const char *b)
+{
+	int n = snprintf(dst, PATH_MAX, "%s/%s", a, b);
+
+	return n < 0 || n >= PATH_MAX ? -1 : 0;
+}
+
+/* "SIGTERM" for 15. */
+static const char *
+sig_name(int sig, char *buf, size_t len)
+{
+	const char *a = sigabbrev_np(sig);
+
+	if (a != NULL)
+		snprintf(buf, len, "SIG%s", a);
+	else
+		snprintf(buf, len, "%d", sig);
+	return buf;
+}
+
+static json_t *
+wait_status_json(int st)
+{
+	char sig[16];
+
+	if (WIFEXITED(st))
+		return json_pack("{s:s, s:i}", "status", "exited", "code",
+		    WEXITSTATUS(st));
+	if (WIFSIGNALED(st))
+		return json_pack("{s:s, s:i, s:s}", "status", "killed",
+		    "signal", WTERMSIG(st), "signal_name",
+		    sig_name(WTERMSIG(st), sig, sizeof(sig)));
+	return json_pack("{s:s}", "status", "unknown");
+}
+
+/*
+ * Remove name under dirfd recursively without following symlinks at
+ * any level: the tree holds directories owned by the browser user, and
+ * the same user runs other sessions' browsers.
+ */
+static int
+rm_tree_at(int dirfd, const char *name, int depth)
+{
+	struct dirent *de;
+	DIR *d;
+	int fd, r = 0;
+
+	if (unlinkat(dirfd, name, 0) == 0 || errno == ENOENT)
+		return 0;
+	if ((errno != EISDIR && errno != EPERM) || depth > 64)
+		return -1;
+	fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+	    O_CLOEXEC);
+	if (fd < 0 || (d = fdopendir(fd)) == NULL) {
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	while ((de = readdir(d)) != NULL) {
+		if (strcmp(de->d_name, ".") == 0 ||
+		    strcmp(de->d_name, "..") == 0)
+			continue;
+		if (rm_tree_at(fd, de->d_name, depth + 1) != 0)
+			r = -1;
+	}
+	closedir(d);
+	if (unlinkat(dirfd, name, AT_REMOVEDIR) != 0 && errno != ENOENT)
+		r = -1;
+	return r;
+}
+
+/* ---- the child side of spawning ---- */
+
+struct child_report {
+	int	err;
+	char	what[120];
+};
+
+/* Tell the supervisor what failed, then die.  Never returns. */
+static void __attribute__((noreturn))
+child_fail(int errfd, const char *what, int err)
+{
+	struct child_report rep;
+
+	memset(&rep, 0, sizeof(rep));
+	rep.err = err;
+	snprintf(rep.what, sizeof(rep.what), "%s", what);
+	if (write(errfd, &rep, sizeof(rep)) < 0) {
+		/* nothing more we can say */
+	}
+	_exit(127);
+}
+
+/* Close every fd >= 3 except the ones in keep[]. */
+static void
+close_except(const int *keep, size_t n)
+{
+	unsigned lo = 3, k;
+	size_t i, j;
+	int sorted[8];
+
+	for (i = 0; i < n && i < 8; i++)
+		sorted[i] = keep[i];
+	for (i = 1; i < n; i++)		/* tiny insertion sort */
+		for (j = i; j > 0 && sorted[j - 1] > sorted[j]; j--) {
+			int t = sorted[j];
+
+			sorted[j] = sorted[j - 1];
+			sorted[j - 1] = t;
+		}
+	for (i = 0; i < n; i++) {
+		if (sorted[i] < 3)
+			continue;
+		k = (unsigned)sorted[i];
+		if (k > lo)
+			close_range(lo, k - 1, 0);
+		lo = k + 1;
+	}
+	close_range(lo, ~0U, 0);
+}
+
+/* Signals as a fresh program expects them: none blocked, all default. */
+static void
+child_reset_signals(void)
+{
+	sigset_t none;
+	int sig;
+
+	for (sig = 1; sig < NSIG; sig++)
+		if (sig != SIGKILL && sig != SIGSTOP)
+			signal(sig, SIG_DFL);
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+}
+
+/* stdin from /dev/null; stdout never ours (it carries "ready"). */
+static int
+child_stdio(int quiet)
+{
+	int fd = open("/dev/null", O_RDWR | O_CLOEXEC);
+
+	if (fd < 0 || dup2(fd, STDIN_FILENO) < 0)
+		return -1;
+	if (dup2(quiet ? fd : STDERR_FILENO, STDOUT_FILENO) < 0)
+		return -1;
+	if (quiet && dup2(fd, STDERR_FILENO) < 0)
+		return -1;
+	if (fd > STDERR_FILENO)
+		close(fd);
+	return 0;
+}
+
+static void __attribute__((noreturn))
+child_main(struct session *s, enum role r, int errfd, pid_t parent)
+{
+	const struct role_entry *re = &roles[r];
+	const struct privdrop_user *u = strcmp(re->user,
+	    PRIVDROP_BROWSER_USER) == 0 ? &s->browser_user : &s->worker_user;
+	const struct rlimit no_core = { 0, 0 };
+	const char *what = NULL;
+	int keep[4], nkeep = 0;
+
+	/* Out of the supervisor's session and process group: a ^C in
+	   the terminal reaches only the supervisor, which stops us in
+	   order; and a browser's whole group can be killed at once. */
+	if (setsid() < 0)
+		child_fail(errfd, "setsid", errno);
+	child_reset_signals();
+	/* errfd must not sit on fd 3, which Xvfb's -displayfd takes. */
+	if ((errfd = fcntl(errfd, F_DUPFD_CLOEXEC, 10)) < 0)
+		_exit(127);
+	if (child_stdio(r != ROLE_WORKER && !s->verbose) != 0)
+		child_fail(errfd, "stdio", errno);
+	if (re->prepare != NULL && re->prepare(s, &what) != 0)
+		child_fail(errfd, what, errno);
+
+	keep[nkeep++] = errfd;
+	if (r == ROLE_XVFB)
+		keep[nkeep++] = XVFB_DISPLAYFD;
+	if (r == ROLE_WORKER) {
+		keep[nkeep++] = s->listen_fd;
+		keep[nkeep++] = slog_fd();
+	}
+	close_except(keep, (size_t)nkeep);
+	/* A crashing browser must not write what it showed into a core
+	   file (the confinement work sets the other limits). */
+	if (setrlimit(RLIMIT_CORE, &no_core) != 0)
+		child_fail(errfd, "RLIMIT_CORE", errno);
+
+	if (privdrop_to(u, &what) != 0)
+		child_fail(errfd, what, errno);
+	/* No setuid binary can give anything back from here on. */
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
+		child_fail(errfd, "PR_SET_NO_NEW_PRIVS", errno);
+	/* Set after the drop: a credential change clears it. */
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0)
+		child_fail(errfd, "PR_SET_PDEATHSIG", errno);
+	if (getppid() != parent)
+		_exit(127);	/* the supervisor is already gone */
+	re->run(s, errfd);
+	child_fail(errfd, "run returned", 0);
+}
+
+static int
+role_prepare_xvfb(struct session *s, const char **what)
+{
+	if (dup2(s->xvfb_pipe, XVFB_DISPLAYFD) < 0 ||
+	    fcntl(XVFB_DISPLAYFD, F_SETFD, 0) < 0) {
+		*what = "displayfd";
+		return -1;
+	}
+	return 0;
+}
+
+static void
+role_run_xvfb(struct session *s, int errfd)
+{
+	struct xvfb_params p = { s->spec->width, s->spec->height, s->xauth };
+
+	if (chdir("/") != 0)
+		child_fail(errfd, "chdir /", errno);
+	xvfb_exec(&p);
+	child_fail(errfd, "exec " XVFB_PATH, errno);
+}
+
+static int
+role_prepare_browser(struct session *s, const char **what)
+{
+	return browser_enter_namespace(&s->bcmd, what);
+}
+
+static void
+role_run_browser(struct session *s, int errfd)
+{
+	if (chdir(s->bdir) != 0)
+		child_fail(errfd, "chdir to the browser's home", errno);
+	browser_exec(&s->bcmd);
+	child_fail(errfd, "exec " BROWSER_PATH, errno);
+}
+
+static void
+role_run_worker(struct session *s, int errfd)
+{
+	if (chdir("/") != 0)
+		child_fail(errfd, "chdir /", errno);
+	/* Only what the worker needs from the environment: its display. */
+	if (clearenv() != 0 || setenv("PATH", "/usr/bin:/bin", 1) != 0 ||
+	    setenv("DISPLAY", s->display_name, 1) != 0 ||
+	    setenv("XAUTHORITY", s->xauth, 1) != 0)
+		child_fail(errfd, "environment", errno);
+	slog_set_proc("worker");
+	close(errfd);		/* "started": nothing is exec'd here */
+	_exit(worker_main(&s->wcfg));
+}
+
+/* ---- the supervisor side of spawning ---- */
+
+static int
+child_spawn(struct session *s, enum role r)
+{
+	struct child_report rep;
+	struct child *c = &s->child[r];
+	pid_t parent = getpid(), pid;
+	int p[2], st;
+	ssize_t n;
+
+	if (pipe2(p, O_CLOEXEC) != 0) {
+		log_warn("%s: pipe", roles[r].name);
+		return -1;
+	}
+	fflush(NULL);
+	if ((pid = fork()) < 0) {
+		log_warn("%s: fork", roles[r].name);
+		close(p[0]);
+		close(p[1]);
+		return -1;
+	}
+	if (pid == 0) {
+		close(p[0]);
+		child_main(s, r, p[1], parent);
+	}
+	close(p[1]);
+	/* EOF = exec'd (or, for the worker, about to run); a report =
+	   failed before that. */
+	do
+		n = read(p[0], &rep, sizeof(rep));
+	while (n < 0 && errno == EINTR);
+	close(p[0]);
+	if (n == (ssize_t)sizeof(rep)) {
+		rep.what[sizeof(rep.what) - 1] = '\0';
+		log_warnx("%s: %s: %s", roles[r].name, rep.what,
+		    rep.err != 0 ? strerror(rep.err) : "failed");
+		waitpid(pid, &st, 0);
+		slog_event("child_exit", json_pack("{s:s, s:i, s:s, s:o}",
+		    "role", roles[r].name, "pid", (int)pid, "error", rep.what,
+		    "wait", wait_status_json(st)));
+		return -1;
+	}
+	c->pid = pid;
+	c->pgid = pid;
+	c->started_ms = now_ms();
+	slog_event("child_start", json_pack("{s:s, s:i, s:s, s:i}", "role",
+	    roles[r].name, "pid", (int)pid, "user", roles[r].user, "uid",
+	    (int)(r == ROLE_BROWSER ? s->browser_user.uid :
+	    s->worker_user.uid)));
+	log_info("%s started, pid %d", roles[r].name, (int)pid);
+	return 0;
+}
+
+/* ---- browser restarts ---- */
+
+/* Restarts within the window, as of now. */
+static unsigned
+recent_restarts(const struct session *s, long now)
+{
+	long window = (long)s->spec->browser_restart_window * 1000L;
+	unsigned i, n = 0, have = s->nrestarts < RESTART_HISTORY ?
+	    s->nrestarts : RESTART_HISTORY;
+
+	for (i = 0; i < have; i++)
+		if (now - s->restarts[i] < window)
+			n++;
+	return n;
+}
+
+/*
+ * The browser exited (or could not be started): come back after a
+ * delay that doubles with every recent restart, or end the session if
+ * it keeps dying — a browser that cannot stay up is not a session.
+ */
+static void
+browser_schedule_restart(struct session *s)
+{
+	long now = now_ms(), delay;
+	unsigned recent = recent_restarts(s, now);
+
+	/* Leftovers of the old browser (zygote, renderers) go first. */
+	kill_strays(s);
+	if (recent >= s->spec->browser_restart_max) {
+		log_warnx("browser exited %u times within %u s; ending the "
+		    "session", recent + 1, s->spec->browser_restart_window);
+		session_stop(s, "browser_restart_limit", SESSION_EXIT_FAILED);
+		return;
+	}
+	delay = recent >= 16 ? SESSION_BACKOFF_MAX_MS :
+	    (long)SESSION_BACKOFF_MIN_MS << recent;
+	if (delay > SESSION_BACKOFF_MAX_MS)
+		delay = SESSION_BACKOFF_MAX_MS;
+	s->restarts[s->nrestarts % RESTART_HISTORY] = now;
+	s->nrestarts++;
+	s->restart_due_ms = now + delay;
+	slog_event("browser_restart", json_pack("{s:i, s:i, s:i, s:i}",
+	    "attempt", (int)s->nrestarts, "delay_ms", (int)delay,
+	    "recent", (int)recent + 1, "window_s",
+	    (int)s->spec->browser_restart_window));
+}
+
+static void
+browser_restart_now(struct session *s)
+{
+	int fd;
+
+	s->restart_due_ms = 0;
+	fd = open(s->profile, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+	    O_CLOEXEC);
+	if (fd >= 0) {
+		browser_clear_locks(fd);
+		close(fd);
+	}
+	if (child_spawn(s, ROLE_BROWSER) != 0)
+		browser_schedule_restart(s);
+}
+
+/* ---- reaping ---- */
+
+static int
+role_of(const struct session *s, pid_t pid)
+{
+	int r;
+
+	for (r = 0; r < ROLE_COUNT; r++)
+		if (s->child[r].pid == pid)
+			return r;
+	return -1;
+}
+
+static void
+child_exited(struct session *s, enum role r, int st)
+{
+	struct child *c = &s->child[r];
+
+	slog_event("child_exit", json_pack("{s:s, s:i, s:i, s:o}", "role",
+	    roles[r].name, "pid", (int)c->pid, "uptime_ms",
+	    (int)(now_ms() - c->started_ms), "wait", wait_status_json(st)));
+	log_info("%s (pid %d) ended", roles[r].name, (int)c->pid);
+	c->last_pid = c->pid;
+	c->pid = -1;
+	c->status = st;
+	if (s->stopping)
+		return;
+	if (roles[r].restart) {
+		browser_schedule_restart(s);
+		return;
+	}
+	if (r == ROLE_WORKER)
+		session_stop(s, "worker_exit", WIFEXITED(st) &&
+		    WEXITSTATUS(st) == 0 ? SESSION_EXIT_OK :
+		    SESSION_EXIT_FAILED);
+	else
+		session_stop(s, "xvfb_exit", SESSION_EXIT_FAILED);
+	if (!(WIFEXITED(st) && WEXITSTATUS(st) == 0))
+		log_warnx("%s exited abnormally; ending the session",
+		    roles[r].name);
+}
+
+/* Reap everything that has ended, ours or reparented to us. */
+static void
+reap(struct session *s)
+{
+	pid_t pid;
+	int st, r;
+
+	while ((pid = waitpid(-1, &st, WNOHANG)) > 0)
+		if ((r = role_of(s, pid)) >= 0)
+			child_exited(s, (enum role)r, st);
+}
+
+/* Drain the signalfd: SIGCHLD reaps, the others end the session. */
+static void
+handle_signals(struct session *s)
+{
+	struct signalfd_siginfo si;
+
+	while (read(s->sigfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
+		if (si.ssi_signo == SIGCHLD)
+			continue;
+		if (s->stop_reason == NULL)
+			s->stop_signal = (int)si.ssi_signo;
+		session_stop(s, "signal", SESSION_EXIT_OK);
+	}
+	reap(s);
+}
+
+/* ---- set-up ---- */
+
+/* Users, binaries, secrets: what "bad configuration" means. */
+static int
+setup_check(struct session *s)
+{
+	const struct session_spec *sp = s->spec;
+	struct policy_error e;
+	char msg[512];
+
+	if (privdrop_require_root(msg, sizeof(msg)) != 0 ||
+	    privdrop_lookup(PRIVDROP_WORKER_USER, NULL, &s->worker_user, msg,
+	    sizeof(msg)) != 0 ||
+	    privdrop_lookup(PRIVDROP_BROWSER_USER, &s->worker_user,
+	    &s->browser_user, msg, sizeof(msg)) != 0) {
+		log_warnx("%s", msg);
+		return -1;
+	}
+	if (access(XVFB_PATH, X_OK) != 0 || access(BROWSER_PATH, X_OK) != 0) {
+		log_warn("%s", access(XVFB_PATH, X_OK) != 0 ? XVFB_PATH :
+		    BROWSER_PATH);
+		return -1;
+	}
+	if (spec_read_secret(sp->password_file, "password", 1,
+	    SPEC_PASSWORD_MAX, NULL, &s->password, &e) != POLICY_OK ||
+	    (sp->ws_token_file != NULL && spec_read_secret(sp->ws_token_file,
+	    "websocket token", SPEC_TOKEN_MIN, SPEC_TOKEN_MAX,
+	    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+	    "0123456789-._~", &s->ws_token, &e) != POLICY_OK)) {
+		log_warnx("%s", e.msg);
+		return -1;
+	}
+	return 0;
+}
+
+/* Signals through a signalfd; children are reparented to us. */
+static int
+setup_signals(struct session *s)
+{
+	sigset_t set;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGCHLD);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGHUP);
+	if (sigprocmask(SIG_BLOCK, &set, NULL) != 0 ||
+	    (s->sigfd = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC)) < 0) {
+		log_warn("signalfd");
+		return -1;
+	}
+	signal(SIGPIPE, SIG_IGN);	/* a closed stdout must not kill us */
+	if (prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0) {
+		log_warn("PR_SET_CHILD_SUBREAPER");
+		return -1;
+	}
+	return 0;
+}
+
+static int
+setup_id(struct session *s)
+{
+	unsigned char b[SESSION_ID_BYTES];
+	size_t i;
+
+	if (RAND_bytes(b, sizeof(b)) != 1) {
+		log_warnx("RAND_bytes failed");
+		return -1;
+	}
+	for (i = 0; i < sizeof(b); i++)
+		snprintf(s->id + 2 * i, 3, "%02x", b[i]);
+	return 0;
+}
+
+/* Bind and listen ourselves; the worker gets the fd and no privilege. */
+static int
+setup_listen(struct session *s)
+{
+	struct spec_listen l;
+	struct sockaddr_storage ss;
+	struct sockaddr_in *in4 = (struct sockaddr_in *)&ss;
+	struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)&ss;
+	socklen_t len;
+	char host[INET6_ADDRSTRLEN];
+	int one = 1;
+
+	if (spec_listen_parse(s->spec->listen, &l, NULL) != POLICY_OK)
+		return -1;	/* spec_check already said why */
+	memset(&ss, 0, sizeof(ss));
+	if (l.family == AF_INET) {
+		in4->sin_family = AF_INET;
+		in4->sin_port = htons((uint16_t)l.port);
+		inet_pton(AF_INET, l.addr, &in4->sin_addr);
+		len = sizeof(*in4);
+	} else {
+		in6->sin6_family = AF_INET6;
+		in6->sin6_port = htons((uint16_t)l.port);
+		inet_pton(AF_INET6, l.addr, &in6->sin6_addr);
+		len = sizeof(*in6);
+	}
+	/* Non-blocking: the worker's event loop accepts until EAGAIN, and
+	   a client that resets between poll() and accept() must not
+	   block it. */
+	s->listen_fd = socket(l.family, SOCK_STREAM | SOCK_NONBLOCK |
+	    SOCK_CLOEXEC, 0);
+	if (s->listen_fd < 0 ||
+	    setsockopt(s->listen_fd, SOL_SOCKET, SO_REUSEADDR, &one,
+	    sizeof(one)) != 0 ||
+	    (l.family == AF_INET6 && setsockopt(s->listen_fd, IPPROTO_IPV6,
+	    IPV6_V6ONLY, &one, sizeof(one)) != 0) ||
+	    bind(s->listen_fd, (struct sockaddr *)&ss, len) != 0 ||
+	    listen(s->listen_fd, LISTEN_BACKLOG) != 0 ||
+	    getsockname(s->listen_fd, (struct sockaddr *)&ss, &len) != 0) {
+		log_warn("listen on %s", s->spec->listen);
+		return -1;
+	}
+	if (l.family == AF_INET) {
+		inet_ntop(AF_INET, &in4->sin_addr, host, sizeof(host));
+		snprintf(s->listen_desc, sizeof(s->listen_desc), "%s:%u", host,
+		    (unsigned)ntohs(in4->sin_port));
+	} else {
+		inet_ntop(AF_INET6, &in6->sin6_addr, host, sizeof(host));
+		snprintf(s->listen_desc, sizeof(s->listen_desc), "[%s]:%u",
+		    host, (unsigned)ntohs(in6->sin6_port));
+	}
+	return 0;
+}
+
+/* mkdir with an exact mode and owner; refuses to reuse anything. */
+static int
+mkdir_owned(const char *path, mode_t mode, uid_t uid, gid_t gid)
+{
+	if (mkdir(path, mode) != 0 || chmod(path, mode) != 0 ||
+	    chown(path, uid, gid) != 0) {
+		log_warn("%s", path);
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * Remove session directories whose supervisor died without cleaning up
+ * (SIGKILL, power loss): each live supervisor holds an flock on the
+ * lock file in its directory, so an unlocked one that is not brand new
+ * marks a stale directory.
+ */
+static void
+run_dir_sweep(void)
+{
+	char lock[300];
+	struct dirent *de;
+	struct stat st;
+	int dfd, fd;
+	DIR *d;
+
+	if ((dfd = open(SESSION_RUN_DIR, O_RDONLY | O_DIRECTORY |
+	    O_CLOEXEC)) < 0 || (d = fdopendir(dfd)) == NULL) {
+		if (dfd >= 0)
+			close(dfd);
+		return;
+	}
+	while ((de = readdir(d)) != NULL) {
+		if (strlen(de->d_name) != SESSION_ID_BYTES * 2 ||
+		    strspn(de->d_name, "0123456789abcdef") !=
+		    SESSION_ID_BYTES * 2)
+			continue;
+		snprintf(lock, sizeof(lock), "%s/" SESSION_LOCK_FILE,
+		    de->d_name);
+		fd = openat(dfd, lock, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+		if (fd < 0)
+			continue;	/* not ours to judge */
+		if (fstat(fd, &st) == 0 &&
+		    time(NULL) - st.st_ctime > STALE_AGE_S &&
+		    flock(fd, LOCK_EX | LOCK_NB) == 0) {
+			log_warnx("removing stale session directory %s/%s",
+			    SESSION_RUN_DIR, de->d_name);
+			rm_tree_at(dfd, de->d_name, 0);
+		}
+		close(fd);
+	}
+	closedir(d);
+}
+
+/* The run directory's ancestors must be root's alone. */
+static int
+run_dir_prepare(void)
+{
+	static const char *const dirs[] = { "/run/cdsgate", SESSION_RUN_DIR };
+	struct stat st;
+	size_t i;
+
+	for (i = 0; i < 2; i++) {
+		if (mkdir(dirs[i], 0711) != 0 && errno != EEXIST) {
+			log_warn("%s", dirs[i]);
+			return -1;
+		}
+		if (lstat(dirs[i], &st) != 0 || !S_ISDIR(st.st_mode) ||
+		    st.st_uid != 0 || (st.st_mode & (S_IWGRP | S_IWOTH))) {
+			log_warnx("%s must be a directory owned by root and "
+			    "writable only by it", dirs[i]);
+			return -1;
+		}
+		/* mkdir's mode went through the umask: the session users
+		   must still be able to traverse to their own directories. */
+		if ((st.st_mode & 07777) != 0711 && chmod(dirs[i], 0711) != 0) {
+			log_warn("chmod %s", dirs[i]);
+			return -1;
+		}
+	}
+	run_dir_sweep();
+	return 0;
+}
+
+/*
+ * <run>/<id>    0711 root             traversable, not listable
+ *   supervisor.lock 0600 root         flock'd by the live supervisor
+ *   x/          0700 cdsgate          Xauthority (Xvfb, worker)
+ *   browser/    0700 cdsgate-browser  Xauthority, profile/, HOME
+ *   policy/     0755 root             cdsgate.json, shown to Chromium
+ */
+static int
+setup_dir(struct session *s)
+{
+	const struct privdrop_user *w = &s->worker_user, *b = &s->browser_user;
+	char lock[PATH_MAX];
+
+	if (run_dir_prepare() != 0 ||
+	    path_join(s->dir, SESSION_RUN_DIR, s->id) != 0 ||
+	    path_join(s->xdir, s->dir, "x") != 0 ||
+	    path_join(s->xauth, s->xdir, "Xauthority") != 0 ||
+	    path_join(s->bdir, s->dir, "browser") != 0 ||
+	    path_join(s->bauth, s->bdir, "Xauthority") != 0 ||
+	    path_join(s->profile, s->bdir, "profile") != 0 ||
+	    path_join(s->policy_dir, s->dir, "policy") != 0)
+		return -1;
+	if (mkdir_owned(s->dir, 0711, 0, 0) != 0)
+		return -1;
+	s->dir_made = 1;
+	if (path_join(lock, s->dir, SESSION_LOCK_FILE) != 0)
+		return -1;
+	s->dir_lock = open(lock, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
+	    O_CLOEXEC, 0600);
+	if (s->dir_lock < 0 || flock(s->dir_lock, LOCK_EX | LOCK_NB) != 0) {
+		log_warn("%s", lock);
+		return -1;
+	}
+	dprintf(s->dir_lock, "%ld\n", (long)getpid());
+	if (mkdir_owned(s->xdir, 0700, w->uid, w->gid) != 0 ||
+	    mkdir_owned(s->bdir, 0700, b->uid, b->gid) != 0 ||
+	    mkdir_owned(s->profile, 0700, b->uid, b->gid) != 0 ||
+	    mkdir_owned(s->policy_dir, 0755, 0, 0) != 0)
+		return -1;
+	return 0;
+}
+
+/* The browser policy and the two cookie files. */
+static int
+setup_files(struct session *s)
+{
+	unsigned char cookie[XVFB_COOKIE_LEN];
+	struct policy_error e;
+	int r = -1;
+
+	if (chromium_policy_write(s->policy_dir, s->spec->backend, &e) !=
+	    POLICY_OK) {
+		log_warnx("browser policy: %s", e.msg);
+		return -1;
+	}
+	if (browser_host_prepare() != 0) {
+		log_warn("%s (needed as the policy mount point)",
+		    CHROMIUM_POLICY_DIR);
+		return -1;
+	}
+	if (xvfb_cookie_new(cookie) != 0) {
+		log_warnx("RAND_bytes failed");
+		return -1;
+	}
+	if (xvfb_write_xauth(s->xauth, cookie, s->worker_user.uid,
+	    s->worker_user.gid) != 0)
+		log_warn("%s", s->xauth);
+	else if (xvfb_write_xauth(s->bauth, cookie, s->browser_user.uid,
+	    s->browser_user.gid) != 0)
+		log_warn("%s", s->bauth);
+	else
+		r = 0;
+	explicit_bzero(cookie, sizeof(cookie));
+	return r;
+}
+
+static void
+log_session_start(struct session *s)
+{
+	const struct session_spec *sp = s->spec;
+	char geo[32];
+
+	snprintf(geo, sizeof(geo), "%ux%u", sp->width, sp->height);
+	slog_event("session_start", json_pack(
+	    "{s:s?, s:s, s:s, s:s, s:b, s:b, s:i, s:i, s:s?}",
+	    "recipient", sp->recipient, "backend", sp->backend,
+	    "geometry", geo, "listen", s->listen_desc,
+	    "observer", sp->observer, "websocket", s->ws_token != NULL,
+	    "idle_timeout", (int)sp->idle_timeout,
+	    "max_duration", (int)sp->max_duration, "policy_file",
+	    sp->policy));
+}
+
+/* Everything before the first child.  Returns an exit status or -1. */
+static int
+session_setup(struct session *s)
+{
+	const struct session_spec *sp = s->spec;
+
+	if (setup_check(s) != 0)
+		return SESSION_EXIT_CONFIG;
+	if (setup_signals(s) != 0 || setup_id(s) != 0)
+		return SESSION_EXIT_FAILED;
+	if (slog_open(sp->log, s->id, "supervisor") != 0) {
+		log_warn("session log %s", sp->log);
+		return SESSION_EXIT_CONFIG;
+	}
+	if (setup_listen(s) != 0)
+		return SESSION_EXIT_FAILED;
+	log_session_start(s);
+	if (setup_dir(s) != 0 || setup_files(s) != 0)
+		return SESSION_EXIT_FAILED;
+	return -1;
+}
+
+/* ---- starting the children ---- */
+
+static int
+start_xvfb(struct session *s)
+{
+	int p[2], r;
+
+	if (pipe2(p, O_CLOEXEC) != 0) {
+		log_warn("pipe");
+		return -1;
+	}
+	s->xvfb_pipe = p[1];
+	r = child_spawn(s, ROLE_XVFB);
+	close(p[1]);
+	s->xvfb_pipe = -1;
+	if (r != 0) {
+		close(p[0]);
+		return -1;
+	}
+	for (;;) {
+		r = xvfb_wait_ready(p[0], XVFB_READY_TIMEOUT_MS, s->sigfd,
+		    &s->display);
+		if (r != XVFB_INTERRUPTED)
+			break;
+		handle_signals(s);
+		if (s->stop_reason != NULL)
+			break;
+	}
+	close(p[0]);
+	if (r == XVFB_READY) {
+		snprintf(s->display_name, sizeof(s->display_name), ":%d",
+		    s->display);
+		slog_event("display_ready", json_pack("{s:s}", "display",
+		    s->display_name));
+		return 0;
+	}
+	if (r != XVFB_INTERRUPTED)
+		log_warnx("Xvfb did not become ready (%s)",
+		    r == XVFB_TIMEOUT ? "timed out" : "exited");
+	return -1;
+}
+
+static void
+worker_config_fill(struct session *s)
+{
+	const struct session_spec *sp = s->spec;
+	struct worker_config *w = &s->wcfg;
+
+	memset(w, 0, sizeof(*w));
+	w->session_id = s->id;
+	w->display = s->display_name;
+	w->xauthority = s->xauth;
+	w->listen_fd = s->listen_fd;
+	w->listen_desc = s->listen_desc;
+	w->password = s->password;
+	w->ws_token = s->ws_token;
+	w->ws_origins = (const char *const *)sp->ws_origins;
+	w->width = sp->width;
+	w->height = sp->height;
+	w->limits.key_rate = sp->key_rate;
+	w->limits.key_burst = sp->key_burst;
+	w->limits.button_rate = sp->button_rate;
+	w->limits.button_burst = sp->button_burst;
+	w->limits.motion_rate = sp->motion_rate;
+	w->limits.alarm_seconds = sp->alarm_seconds;
+	w->limits.alarm_disconnect = sp->alarm_disconnect;
+	w->idle_timeout = sp->idle_timeout;
+	w->max_duration = sp->max_duration;
+	w->allow_observer = sp->observer;
+}
+
+static int
+start_children(struct session *s)
+{
+	struct browser_params bp;
+
+	if (start_xvfb(s) != 0) {
+		session_stop(s, "xvfb_failed", SESSION_EXIT_FAILED);
+		return -1;
+	}
+	worker_config_fill(s);
+	if (child_spawn(s, ROLE_WORKER) != 0) {
+		session_stop(s, "worker_failed", SESSION_EXIT_FAILED);
+		return -1;
+	}
+	/* The worker has its copy; ours is not needed again. */
+	explicit_bzero(s->password, strlen(s->password));
+	if (s->ws_token != NULL)
+		explicit_bzero(s->ws_token, strlen(s->ws_token));
+
+	memset(&bp, 0, sizeof(bp));
+	bp.url = s->spec->backend;
+	bp.display = s->display_name;
+	bp.xauthority = s->bauth;
+	bp.home = s->bdir;
+	bp.profile = s->profile;
+	bp.policy_dir = s->policy_dir;
+	bp.width = s->spec->width;
+	bp.height = s->spec->height;
+	if (browser_cmd_build(&bp, &s->bcmd) != 0 ||
+	    child_spawn(s, ROLE_BROWSER) != 0) {
+		session_stop(s, "browser_failed", SESSION_EXIT_FAILED);
+		return -1;
+	}
+	return 0;
+}
+
+/* ---- the loop ---- */
+
+/* When the supervisor ends a session the worker should have ended at
+ * max_duration; 0 = never. */
+static long
+duration_deadline(const struct session *s)
+{
+	if (s->spec->max_duration == 0)
+		return 0;
+	return s->start_ms + ((long)s->spec->max_duration +
+	    SESSION_DURATION_GRACE_S) * 1000L;
+}
+
+/* ms until the next timed event (a browser restart, the max-duration
+ * backstop) for poll(); -1 = none. */
+static int
+poll_timeout(const struct session *s, long now)
+{
+	long next = s->restart_due_ms, d = duration_deadline(s);
+
+	if (d > 0 && (next == 0 || d < next))
+		next = d;
+	if (next == 0)
+		return -1;
+	if (next <= now)
+		return 0;
+	return next - now > INT_MAX ? INT_MAX : (int)(next - now);
+}
+
+static void
+session_loop(struct session *s)
+{
+	struct pollfd pfd;
+	long now;
+
+	while (s->stop_reason == NULL) {
+		pfd.fd = s->sigfd;
+		pfd.events = POLLIN;
+		if (poll(&pfd, 1, poll_timeout(s, now_ms())) < 0 &&
+		    errno != EINTR) {
+			log_warn("poll");
+			session_stop(s, "internal_error", SESSION_EXIT_FAILED);
+			break;
+		}
+		handle_signals(s);
+		if (s->stop_reason != NULL)
+			break;
+		now = now_ms();
+		if (duration_deadline(s) > 0 && now >= duration_deadline(s))
+			session_stop(s, "max_duration", SESSION_EXIT_OK);
+		else if (s->restart_due_ms > 0 && now >= s->restart_due_ms)
+			browser_restart_now(s);
+	}
+}
+
+/*
+ * Tell the caller clients can connect: the socket listens (connections
+ * queue in its backlog until the worker accepts) and every child has
+ * started.  Not if a stop signal came in meanwhile.
+ */
+static int
+session_announce(struct session *s, FILE *out)
+{
+	handle_signals(s);
+	if (s->stop_reason != NULL)
+		return 0;
+	fprintf(out, "ready %s\n", s->listen_desc);
+	fflush(out);
+	slog_event("ready", json_pack("{s:s, s:i}", "listen", s->listen_desc,
+	    "startup_ms", (int)(now_ms() - s->start_ms)));
+	return 1;
+}
+
+/* ---- tear-down ---- */
+
+static int
+roles_running(const struct session *s, unsigned mask)
+{
+	int r, n = 0;
+
+	for (r = 0; r < ROLE_COUNT; r++)
+		if ((mask & (1u << r)) && s->child[r].pid > 0)
+			n++;
+	return n;
+}
+
+static void
+roles_signal(struct session *s, unsigned mask, int sig)
+{
+	int r;
+
+	for (r = 0; r < ROLE_COUNT; r++) {
+		if (!(mask & (1u << r)) || s->child[r].pid <= 0)
+			continue;
+		/* The whole group (the browser's zygote and renderers too).
+		   Safe only while its leader is unreaped: until then no one
+		   else can hold that pid, nor a group of that number. */
+		if (kill(-s->child[r].pgid, sig) != 0)
+			kill(s->child[r].pid, sig);
+	}
+}
+
+/* Wait until the roles in mask are reaped or ms have passed. */
+static void
+roles_wait(struct session *s, unsigned mask, long ms)
+{
+	long end = now_ms() + ms, left;
+	struct pollfd pfd;
+
+	reap(s);
+	while (roles_running(s, mask) > 0 && (left = end - now_ms()) > 0) {
+		pfd.fd = s->sigfd;
+		pfd.events = POLLIN;
+		poll(&pfd, 1, (int)left);
+		handle_signals(s);
+	}
+}
+
+/* SIGTERM, a grace period, then SIGKILL for whatever is left. */
+static void
+roles_stop(struct session *s, unsigned mask)
+{
+	roles_signal(s, mask, SIGTERM);
+	roles_wait(s, mask, SESSION_TERM_GRACE_MS);
+	roles_signal(s, mask, SIGKILL);
+	roles_wait(s, mask, 2000);
+}
+
+/*
+ * SIGKILL every child of ours that is not a running role: what a dead
+ * browser left behind (zygote, GPU and utility processes), reparented to
+ * us as the subreaper.  Only our own unreaped children are signalled, so
+ * no pid can have been reused by someone else.  Returns how many.
+ */
+static int
+kill_strays(const struct session *s)
+{
+	char path[300], buf[512], *p;
+	struct dirent *de;
+	pid_t self = getpid(), pid;
+	long ppid;
+	int fd, n = 0;
+	ssize_t len;
+	DIR *d;
+
+	if ((d = opendir("/proc")) == NULL)
+		return -1;
+	while ((de = readdir(d)) != NULL) {
+		if (de->d_name[0] < '1' || de->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%s/stat", de->d_name);
+		if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+			continue;
+		len = read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+		if (len <= 0)
+			continue;
+		buf[len] = '\0';
+		/* "pid (comm) S ppid ...": comm may hold anything, but the
+		   last ')' ends it. */
+		if ((p = strrchr(buf, ')')) == NULL ||
+		    sscanf(p + 1, " %*c %ld", &ppid) != 1 || ppid != self)
+			continue;
+		pid = (pid_t)atol(de->d_name);
+		if (role_of(s, pid) >= 0)
+			continue;
+		kill(pid, SIGKILL);
+		n++;
+	}
+	closedir(d);
+	return n;
+}
+
+/* Kill and reap whatever is left until we have no children at all. */
+static void
+reap_everything(const struct session *s)
+{
+	long end = now_ms() + 3000;
+	pid_t pid;
+	int st;
+
+	for (;;) {
+		while ((pid = waitpid(-1, &st, WNOHANG)) > 0)
+			;
+		if (pid < 0 && errno == ECHILD)
+			return;
+		if (now_ms() > end) {
+			log_warnx("some processes would not die");
+			return;
+		}
+		kill_strays(s);
+		usleep(20000);
+	}
+}
+
+static void
+session_teardown(struct session *s)
+{
+	struct child *x = &s->child[ROLE_XVFB];
+	int dirfd;
+
+	s->stopping = 1;
+	/* Clients of X first, then X. */
+	roles_stop(s, (1u << ROLE_BROWSER) | (1u << ROLE_WORKER));
+	roles_stop(s, 1u << ROLE_XVFB);
+	reap_everything(s);
+	/* An Xvfb that was killed (not one that exited) leaves its files. */
+	if (x->last_pid > 0 && s->display_name[0] != '\0' &&
+	    WIFSIGNALED(x->status))
+		xvfb_remove_stale(s->display, x->last_pid);
+	if (s->listen_fd >= 0)
+		close(s->listen_fd);
+	s->listen_fd = -1;
+	if (s->dir_made) {
+		dirfd = open(SESSION_RUN_DIR, O_RDONLY | O_DIRECTORY |
+		    O_CLOEXEC);
+		if (dirfd < 0 || rm_tree_at(dirfd, s->id, 0) != 0)
+			log_warn("could not remove %s", s->dir);
+		if (dirfd >= 0)
+			close(dirfd);
+	}
+}
+
+static void
+session_free(struct session *s)
+{
+	if (s->password != NULL) {
+		explicit_bzero(s->password, strlen(s->password));
+		free(s->password);
+	}
+	if (s->ws_token != NULL) {
+		explicit_bzero(s->ws_token, strlen(s->ws_token));
+		free(s->ws_token);
+	}
+	if (s->sigfd >= 0)
+		close(s->sigfd);
+	if (s->dir_lock >= 0)
+		close(s->dir_lock);
+	free(s);
+}
+
+int
+session_run(const struct session_spec *spec, FILE *ready_out)
+{
+	struct session *s;
+	json_t *stop;
+	char sig[16];
+	int r, code;
+
+	if ((s = calloc(1, sizeof(*s))) == NULL) {
+		log_warn("calloc");
+		return SESSION_EXIT_FAILED;
+	}
+	umask(077);	/* anything made without an explicit mode is ours */
+	s->spec = spec;
+	s->verbose = log_verbose = spec->verbose;
+	s->sigfd = s->listen_fd = s->xvfb_pipe = s->dir_lock = -1;
+	for (r = 0; r < ROLE_COUNT; r++)
+		s->child[r].pid = s->child[r].pgid = -1;
+	s->start_ms = now_ms();
+
+	if ((r = session_setup(s)) >= 0)
+		session_stop(s, "setup_failed", r);
+	else if (start_children(s) == 0 && session_announce(s, ready_out))
+		session_loop(s);
+	session_teardown(s);
+	stop = json_pack("{s:s, s:i, s:i, s:i}", "reason", s->stop_reason,
+	    "exit", s->exit_code, "duration_s",
+	    (int)((now_ms() - s->start_ms) / 1000), "browser_restarts",
+	    (int)s->nrestarts);
+	if (s->stop_signal > 0)
+		json_object_set_new(stop, "signal",
+		    json_string(sig_name(s->stop_signal, sig, sizeof(sig))));
+	slog_event("session_stop", stop);
+	slog_close();
+	code = s->exit_code;
+	session_free(s);
+	return code;
+}

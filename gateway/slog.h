@@ -1,0 +1,33 @@
+/*
+ * gateway/slog.h — the session log: one JSON object per line.
+ *
+ * Every process of a session (supervisor and worker) appends to the same
+ * file, opened O_APPEND; each event is one write(2) of one line, so lines
+ * never interleave.  Untrusted content (typed keys, cut text) is never
+ * logged — only its size, counts and keysym numbers.  The evidence issue
+ * builds full recording on this.
+ *
+ * Every line: {"ts": RFC 3339 UTC with microseconds, "session": id,
+ *              "proc": "supervisor"|"worker", "event": name, ...fields}.
+ * Events: session_start, session_stop (reason), child_start, child_exit,
+ * browser_restart, connect, disconnect, auth_fail, key_filtered,
+ * rate_limited, rate_alarm, clipboard_dropped, client_refused,
+ * protocol_error, idle_timeout, max_duration.
+ */
+#ifndef GATEWAY_SLOG_H
+#define GATEWAY_SLOG_H
+
+#include <jansson.h>
+
+/* Open (create, mode 0600, O_APPEND|O_CLOEXEC) the log; path NULL =
+ * stderr.  Returns 0 or -1 with errno set. */
+int	slog_open(const char *path, const char *session, const char *proc);
+/* Re-tag after fork (the worker keeps the fd, changes proc). */
+void	slog_set_proc(const char *proc);
+int	slog_fd(void);
+/* Log one event; fields (may be NULL) is consumed (json_decref'd).
+ * Returns 0, or -1 if the line could not be written completely. */
+int	slog_event(const char *event, json_t *fields);
+void	slog_close(void);
+
+#endif

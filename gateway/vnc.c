@@ -1,0 +1,993 @@
+/*
+ * gateway/vnc.c — LibVNCServer behind a door of our own, driven from
+ * the worker's poll loop (never rfbRunEventLoop, no library threads:
+ * the seccomp filter is loaded before any thread could exist).
+ *
+ * Why a door: LibVNCServer blocks the whole process while it waits for
+ * a peer (the websocket sniff, a half-sent message), has no notion of
+ * how many strangers may connect, and does not check the websocket
+ * Origin.  So connections are accepted here, looked at with MSG_PEEK
+ * without blocking, and only the few that may proceed are handed to
+ * rfbNewClient.  After that the library speaks RFB; we hook
+ * authentication (role assignment, throttling, logging), the input
+ * callbacks and the cut-text callbacks.  Trust: unprivileged; untrusted
+ * network input.  The password is wiped when the server closes.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/select.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <jansson.h>
+#include <rfb/rfb.h>
+
+#include "gateway/clipboard.h"
+#include "gateway/ratelimit.h"
+#include "gateway/slog.h"
+#include "gateway/vnc.h"
+
+#define VNC_ACCEPT_BATCH	64	/* accepts per wake-up */
+#define VNC_RECHECK_US		20000	/* partial websocket request */
+#define VNC_LOG_LINE		512
+
+struct vnc_door {
+	int		 fd;		/* -1: free */
+	uint64_t	 t0;
+	int		 more;		/* partial request: re-check on a timer */
+	uint64_t	 recheck;
+	char		 addr[64];
+};
+
+struct vnc {
+	rfbScreenInfoPtr	 screen;
+	struct vnc_params	 prm;
+	struct vnc_ops		 ops;
+	char			*passwords[2];	/* authPasswdData list */
+	struct vnc_door		 door[VNC_MAX_PREAUTH];
+	struct vnc_peer		*peers;
+	struct vnc_peer		*interactive;
+	struct vnc_peer		*observer;
+	const char		*handing_addr;	/* set around rfbNewClient */
+	struct tbucket		 auth_bucket;	/* authentication attempts */
+	struct tbucket		 refuse_bucket;	/* client_refused lines */
+	unsigned long		 refused_quiet;	/* refusals not logged */
+};
+
+/* The one screen of this process: LibVNCServer's log hooks take no
+ * context, so they find the rate limiter here. */
+static struct vnc *vnc_current;
+static struct tbucket vnc_log_bucket;
+static unsigned long vnc_log_quiet;
+
+static uint64_t
+vnc_now(const struct vnc *v)
+{
+	return v->prm.clock();
+}
+
+/* Time since t; 0 if t is later (it may come from a fresher clock read). */
+static uint64_t
+vnc_since(uint64_t now, uint64_t t)
+{
+	return now > t ? now - t : 0;
+}
+
+const char *
+vnc_strerror(int status)
+{
+	switch (status) {
+	case VNC_OK:		return "ok";
+	case VNC_ENOMEM:	return "out of memory";
+	case VNC_ECONFIG:	return "bad VNC configuration";
+	case VNC_ELIB:		return "LibVNCServer set-up failed";
+	}
+	return "unknown VNC error";
+}
+
+/* ---- logging ---------------------------------------------------------- */
+
+/* Library messages go to the session log (rate limited: a flood of bad
+ * clients must not flood the log); trailing newlines are dropped. */
+static void
+vnc_log_line(const char *level, const char *fmt, va_list ap)
+{
+	char line[VNC_LOG_LINE];
+	size_t len;
+	uint64_t now = vnc_current ? vnc_now(vnc_current) : 0;
+
+	if (!tbucket_take(&vnc_log_bucket, now)) {
+		vnc_log_quiet++;
+		return;
+	}
+	vsnprintf(line, sizeof(line), fmt, ap);
+	len = strlen(line);
+	while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == ' '))
+		line[--len] = '\0';
+	if (len == 0)
+		return;
+	slog_event("vnc_log", json_pack("{s:s, s:s, s:I}", "level", level,
+	    "msg", line, "suppressed", (json_int_t)vnc_log_quiet));
+	vnc_log_quiet = 0;
+}
+
+static void vnc_log_info(const char *fmt, ...)
+    __attribute__((format(printf, 1, 2)));
+static void vnc_log_err(const char *fmt, ...)
+    __attribute__((format(printf, 1, 2)));
+
+static void
+vnc_log_info(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vnc_log_line("info", fmt, ap);
+	va_end(ap);
+}
+
+static void
+vnc_log_err(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vnc_log_line("error", fmt, ap);
+	va_end(ap);
+}
+
+/* client_refused, at most a few lines a second; the rest are counted
+ * and reported with the next line (10,000 attempts => a few lines). */
+static void
+vnc_refused(struct vnc *v, const char *addr, const char *reason)
+{
+	if (!tbucket_take(&v->refuse_bucket, vnc_now(v))) {
+		v->refused_quiet++;
+		return;
+	}
+	slog_event("client_refused", json_pack("{s:s, s:s, s:I}",
+	    "client", addr, "reason", reason,
+	    "suppressed", (json_int_t)v->refused_quiet));
+	v->refused_quiet = 0;
+}
+
+/* ---- the door: before LibVNCServer sees a connection ------------------ */
+
+static void
+vnc_addr(const struct sockaddr_storage *ss, socklen_t len, char *buf,
+    size_t size)
+{
+	char host[NI_MAXHOST], serv[NI_MAXSERV];
+
+	if (getnameinfo((const struct sockaddr *)ss, len, host, sizeof(host),
+	    serv, sizeof(serv), NI_NUMERICHOST | NI_NUMERICSERV) != 0) {
+		snprintf(buf, size, "?");
+		return;
+	}
+	snprintf(buf, size, ss->ss_family == AF_INET6 ? "[%s]:%s" : "%s:%s",
+	    host, serv);
+}
+
+static int
+vnc_preauth_count(const struct vnc *v)
+{
+	const struct vnc_peer *p;
+	int n = 0, i;
+
+	for (i = 0; i < VNC_MAX_PREAUTH; i++)
+		n += v->door[i].fd >= 0;
+	for (p = v->peers; p != NULL; p = p->next)
+		n += p->role == VNC_ROLE_PENDING;
+	return n;
+}
+
+/* Could an authenticated client still get a role? */
+static int
+vnc_role_free(const struct vnc *v)
+{
+	return v->interactive == NULL ||
+	    (v->prm.allow_observer && v->observer == NULL);
+}
+
+static void
+vnc_door_close(struct vnc_door *d)
+{
+	if (d->fd >= 0)
+		close(d->fd);
+	d->fd = -1;
+	d->more = 0;
+}
+
+/* Take one new connection into the door, or refuse it at once. */
+static void
+vnc_door_admit(struct vnc *v, int fd, const char *addr, uint64_t now)
+{
+	const char *why = NULL;
+	int i;
+
+	if (fd >= FD_SETSIZE)		/* LibVNCServer uses select() */
+		why = "descriptor limit";
+	else if (!vnc_role_free(v))
+		why = "session busy";
+	else if (vnc_preauth_count(v) >= VNC_MAX_PREAUTH)
+		why = "too many unauthenticated connections";
+	for (i = 0; why == NULL && i < VNC_MAX_PREAUTH; i++) {
+		if (v->door[i].fd >= 0)
+			continue;
+		v->door[i].fd = fd;
+		v->door[i].t0 = now;
+		v->door[i].more = 0;
+		snprintf(v->door[i].addr, sizeof(v->door[i].addr), "%s", addr);
+		return;
+	}
+	close(fd);
+	vnc_refused(v, addr, why != NULL ? why : "session busy");
+}
+
+static void
+vnc_accept(struct vnc *v, uint64_t now)
+{
+	struct sockaddr_storage ss;
+	socklen_t len;
+	char addr[64];
+	int fd, i;
+
+	for (i = 0; i < VNC_ACCEPT_BATCH; i++) {
+		len = sizeof(ss);
+		fd = accept4(v->prm.listen_fd, (struct sockaddr *)&ss, &len,
+		    SOCK_NONBLOCK | SOCK_CLOEXEC);
+		if (fd < 0)
+			return;	/* EAGAIN, or the peer already left */
+		vnc_addr(&ss, len, addr, sizeof(addr));
+		vnc_door_admit(v, fd, addr, now);
+	}
+}
+
+/* Constant-time comparison of two NUL-terminated strings' bytes. */
+static int
+vnc_secret_eq(const char *a, size_t alen, const char *b)
+{
+	size_t blen = strlen(b), i;
+	unsigned char d = alen != blen;
+
+	for (i = 0; i < alen && i < blen; i++)
+		d |= (unsigned char)(a[i] ^ b[i]);
+	return d == 0;
+}
+
+/* The token may be the whole path ("/T") or a query parameter
+ * ("/websockify?token=T", "/?a=b&token=T"). */
+static int
+vnc_path_has_token(const char *path, const char *token)
+{
+	const char *q, *p, *end;
+
+	if (path == NULL || token == NULL || *token == '\0' || *path != '/')
+		return 0;
+	if ((q = strchr(path, '?')) == NULL)
+		return vnc_secret_eq(path + 1, strlen(path + 1), token);
+	for (p = q + 1; *p != '\0'; p = *end ? end + 1 : end) {
+		end = p + strcspn(p, "&");
+		if ((size_t)(end - p) > 6 && strncmp(p, "token=", 6) == 0 &&
+		    vnc_secret_eq(p + 6, (size_t)(end - p - 6), token))
+			return 1;
+	}
+	return 0;
+}
+
+/* Copy header `name`'s value (trimmed) out of a complete HTTP request. */
+static int
+vnc_header(const char *req, const char *name, char *out, size_t size)
+{
+	const char *line = strstr(req, "\r\n"), *v, *e;
+	size_t nlen = strlen(name);
+
+	while (line != NULL && line[2] != '\r') {
+		line += 2;
+		e = strstr(line, "\r\n");
+		if (e == NULL)
+			return 0;
+		if ((size_t)(e - line) > nlen && line[nlen] == ':' &&
+		    strncasecmp(line, name, nlen) == 0) {
+			for (v = line + nlen + 1; *v == ' ' || *v == '\t'; v++)
+				;
+			while (e > v && (e[-1] == ' ' || e[-1] == '\t'))
+				e--;
+			if ((size_t)(e - v) >= size)
+				return 0;
+			memcpy(out, v, (size_t)(e - v));
+			out[e - v] = '\0';
+			return 1;
+		}
+		line = e;
+	}
+	return 0;
+}
+
+/* Origin allowed: listed exactly, or (no list) naming the host the
+ * request was sent to, so another web site cannot drive the session. */
+static int
+vnc_origin_ok(const struct vnc *v, const char *origin, const char *host)
+{
+	const char *const *o;
+	const char *auth;
+
+	if (v->prm.ws_origins != NULL) {
+		for (o = v->prm.ws_origins; *o != NULL; o++)
+			if (strcasecmp(*o, origin) == 0)
+				return 1;
+		return 0;
+	}
+	if ((auth = strstr(origin, "://")) == NULL)
+		return 0;
+	auth += 3;
+	return *host != '\0' && strcasecmp(auth, host) == 0;
+}
+
+/* Check a complete websocket request; returns NULL or why it fails. */
+static const char *
+vnc_ws_check(const struct vnc *v, char *req)
+{
+	char path[1024], origin[256], host[256];
+	size_t plen;
+
+	if (v->prm.ws_token == NULL)
+		return "websockets disabled";
+	plen = strcspn(req + 4, " \r\n");
+	if (plen == 0 || plen >= sizeof(path))
+		return "bad request line";
+	memcpy(path, req + 4, plen);
+	path[plen] = '\0';
+	if (!vnc_path_has_token(path, v->prm.ws_token))
+		return "websocket token missing or wrong";
+	if (!vnc_header(req, "Host", host, sizeof(host)))
+		host[0] = '\0';
+	if (!vnc_header(req, "Origin", origin, sizeof(origin)) &&
+	    !vnc_header(req, "Sec-WebSocket-Origin", origin, sizeof(origin)))
+		return "websocket origin missing";
+	if (!vnc_origin_ok(v, origin, host))
+		return "websocket origin not allowed";
+	return NULL;
+}
+
+/* Hand a connection that passed the door to LibVNCServer. */
+static void
+vnc_handover(struct vnc *v, struct vnc_door *d)
+{
+	const int one = 1;
+	int fd = d->fd;
+
+	d->fd = -1;
+	d->more = 0;
+	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	v->handing_addr = d->addr;
+	(void)rfbNewClient(v->screen, fd);	/* closes fd on failure */
+	v->handing_addr = NULL;
+}
+
+/* Look at what a waiting connection has sent, without consuming it. */
+static void
+vnc_door_check(struct vnc *v, struct vnc_door *d, uint64_t now)
+{
+	char buf[VNC_WS_MAX_REQUEST + 1];
+	const char *why;
+	ssize_t n;
+
+	n = recv(d->fd, buf, VNC_WS_MAX_REQUEST, MSG_PEEK | MSG_DONTWAIT);
+	if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+		/* RFB clients wait for the server to speak first. */
+		if (vnc_since(now, d->t0) >= VNC_SNIFF_US && !d->more)
+			vnc_handover(v, d);
+		return;
+	}
+	if (n <= 0) {
+		vnc_door_close(d);	/* gone before saying anything */
+		return;
+	}
+	buf[n] = '\0';
+	if (buf[0] == '\x16' || buf[0] == '\x80')
+		why = "TLS not offered here";
+	else if (strncmp(buf, "GET ", (size_t)n < 4 ? (size_t)n : 4) != 0)
+		why = "unexpected bytes before the server greeting";
+	else if (n < 4 || strstr(buf, "\r\n\r\n") == NULL) {
+		if (n == VNC_WS_MAX_REQUEST)
+			why = "websocket request too long";
+		else if (vnc_since(now, d->t0) > VNC_WS_HEADER_US)
+			why = "websocket request too slow";
+		else {
+			d->more = 1;	/* poll would spin on peeked data */
+			d->recheck = now + VNC_RECHECK_US;
+			return;
+		}
+	} else if ((why = vnc_ws_check(v, buf)) == NULL) {
+		vnc_handover(v, d);
+		return;
+	}
+	vnc_refused(v, d->addr, why);
+	vnc_door_close(d);
+}
+
+/* ---- LibVNCServer hooks ------------------------------------------------ */
+
+static struct vnc *
+vnc_of(rfbClientPtr cl)
+{
+	return cl->screen->screenData;
+}
+
+static void
+vnc_unlink(struct vnc *v, struct vnc_peer *p)
+{
+	struct vnc_peer **pp;
+
+	for (pp = &v->peers; *pp != NULL; pp = &(*pp)->next)
+		if (*pp == p) {
+			*pp = p->next;
+			break;
+		}
+	if (v->interactive == p)
+		v->interactive = NULL;
+	if (v->observer == p)
+		v->observer = NULL;
+}
+
+static void
+vnc_client_gone(rfbClientPtr cl)
+{
+	struct vnc_peer *p = cl->clientData;
+	struct vnc *v = vnc_of(cl);
+	uint64_t now = vnc_now(v);
+
+	/* LibVNCServer 0.9.14 never frees the websocket context (45 kB a
+	 * client); later versions free it after this hook unless NULL. */
+	free(cl->wsctx);
+	cl->wsctx = NULL;
+	if (p == NULL)
+		return;
+	vnc_unlink(v, p);
+	if (p->authed != 0) {
+		slog_event("disconnect", json_pack("{s:s, s:s, s:f}",
+		    "client", p->addr, "role",
+		    p->role == VNC_ROLE_INTERACTIVE ? "interactive" :
+		    "observer", "seconds",
+		    (double)vnc_since(now, p->authed) / 1e6));
+		if (v->ops.gone != NULL)
+			v->ops.gone(v->ops.arg, p);
+	}
+	cl->clientData = NULL;
+	free(p);
+}
+
+/* A connection the door let through: websocket peers must still carry
+ * the token (checked again on the library's parse), and a role must be
+ * free.  Roles are assigned only after authentication, so a stranger
+ * cannot take the interactive slot by connecting first. */
+static enum rfbNewClientAction
+vnc_new_client(rfbClientPtr cl)
+{
+	struct vnc *v = vnc_of(cl);
+	const char *addr = v->handing_addr ? v->handing_addr :
+	    (cl->host ? cl->host : "?");
+	struct vnc_peer *p;
+
+	cl->clientGoneHook = vnc_client_gone;	/* also for a refusal */
+	if (cl->wsctx != NULL && (v->prm.ws_token == NULL ||
+	    !vnc_path_has_token(cl->wspath, v->prm.ws_token))) {
+		vnc_refused(v, addr, "websocket token missing or wrong");
+		return RFB_CLIENT_REFUSE;
+	}
+	if (!vnc_role_free(v)) {
+		vnc_refused(v, addr, "session busy");
+		return RFB_CLIENT_REFUSE;
+	}
+	if ((p = calloc(1, sizeof(*p))) == NULL) {
+		vnc_refused(v, addr, "out of memory");
+		return RFB_CLIENT_REFUSE;
+	}
+	p->cl = cl;
+	snprintf(p->addr, sizeof(p->addr), "%s", addr);
+	p->websocket = cl->wsctx != NULL;
+	p->accepted = vnc_now(v);
+	kiosk_init(&p->kiosk);
+	p->next = v->peers;
+	v->peers = p;
+	cl->clientData = p;
+	cl->clientGoneHook = vnc_client_gone;
+	return RFB_CLIENT_ACCEPT;
+}
+
+/* Give an authenticated client its role, or refuse it (busy). */
+static int
+vnc_assign_role(struct vnc *v, rfbClientPtr cl, struct vnc_peer *p)
+{
+	if (v->interactive == NULL) {
+		p->role = VNC_ROLE_INTERACTIVE;
+		v->interactive = p;
+	} else if (v->prm.allow_observer && v->observer == NULL) {
+		p->role = VNC_ROLE_OBSERVER;
+		v->observer = p;
+		cl->viewOnly = TRUE;
+	} else {
+		vnc_refused(v, p->addr, "session busy");
+		return 0;
+	}
+	p->authed = vnc_now(v);
+	slog_event("connect", json_pack("{s:s, s:s, s:b}", "client", p->addr,
+	    "role", p->role == VNC_ROLE_INTERACTIVE ? "interactive" :
+	    "observer", "websocket", p->websocket));
+	if (v->ops.connected != NULL)
+		v->ops.connected(v->ops.arg, p);
+	return 1;
+}
+
+/* VNC authentication, throttled: a handful of attempts, then one every
+ * two seconds for the whole session. */
+static rfbBool
+vnc_check_password(rfbClientPtr cl, const char *response, int len)
+{
+	struct vnc *v = vnc_of(cl);
+	struct vnc_peer *p = cl->clientData;
+
+	if (p == NULL || p->role != VNC_ROLE_PENDING)
+		return FALSE;
+	if (!tbucket_take(&v->auth_bucket, vnc_now(v))) {
+		slog_event("auth_fail", json_pack("{s:s, s:s}", "client",
+		    p->addr, "reason", "throttled"));
+		return FALSE;
+	}
+	if (!rfbCheckPasswordByList(cl, response, len)) {
+		slog_event("auth_fail", json_pack("{s:s, s:s}", "client",
+		    p->addr, "reason", "wrong password"));
+		return FALSE;
+	}
+	cl->viewOnly = FALSE;
+	return vnc_assign_role(v, cl, p) ? TRUE : FALSE;
+}
+
+static void
+vnc_kbd(rfbBool down, rfbKeySym keysym, rfbClientPtr cl)
+{
+	struct vnc *v = vnc_of(cl);
+	struct vnc_peer *p = cl->clientData;
+
+	if (p == NULL || p->role != VNC_ROLE_INTERACTIVE || v->ops.key == NULL)
+		return;
+	v->ops.key(v->ops.arg, p, (uint32_t)keysym, down ? 1 : 0);
+}
+
+static void
+vnc_ptr(int mask, int x, int y, rfbClientPtr cl)
+{
+	struct vnc *v = vnc_of(cl);
+	struct vnc_peer *p = cl->clientData;
+
+	if (p == NULL || p->role != VNC_ROLE_INTERACTIVE)
+		return;
+	if (x < 0)
+		x = 0;
+	if (y < 0)
+		y = 0;
+	if (x >= v->screen->width)
+		x = v->screen->width - 1;
+	if (y >= v->screen->height)
+		y = v->screen->height - 1;
+	rfbDefaultPtrAddEvent(mask, x, y, cl);	/* cursor for observers */
+	if (v->ops.pointer != NULL)
+		v->ops.pointer(v->ops.arg, p, mask, x, y);
+}
+
+/* ---- set-up and teardown ---------------------------------------------- */
+
+static void
+vnc_screen_format(rfbScreenInfoPtr s, const struct vnc_params *prm)
+{
+	s->serverFormat.bitsPerPixel = 32;
+	s->serverFormat.depth = 24;
+	s->serverFormat.bigEndian = FALSE;
+	s->serverFormat.trueColour = TRUE;
+	s->serverFormat.redMax = 255;
+	s->serverFormat.greenMax = 255;
+	s->serverFormat.blueMax = 255;
+	s->serverFormat.redShift = (uint8_t)prm->red_shift;
+	s->serverFormat.greenShift = (uint8_t)prm->green_shift;
+	s->serverFormat.blueShift = (uint8_t)prm->blue_shift;
+}
+
+/* Everything the library would otherwise decide by default. */
+static void
+vnc_screen_policy(struct vnc *v, rfbScreenInfoPtr s)
+{
+	s->screenData = v;
+	s->desktopName = "cdsgate";
+	s->port = 0;			/* we accept; the library never listens */
+	s->ipv6port = 0;
+	s->httpPort = 0;
+	s->http6Port = 0;
+	s->httpDir = NULL;
+	s->autoPort = FALSE;
+	s->alwaysShared = TRUE;		/* a client cannot kick another out */
+	s->neverShared = FALSE;
+	s->dontDisconnect = TRUE;
+	s->deferUpdateTime = 0;		/* the worker paces frames itself */
+	s->handleEventsEagerly = FALSE;	/* one message per peer per wake-up */
+	s->ignoreSIGPIPE = TRUE;
+	s->permitFileTransfer = FALSE;
+	s->getFileTransferPermission = NULL;
+	s->setTextChat = NULL;
+	s->xvpHook = NULL;
+	s->setDesktopSizeHook = NULL;
+	s->maxClientWait = VNC_CLIENT_WAIT_MS;
+	s->authPasswdData = v->passwords;
+	s->passwordCheck = vnc_check_password;
+	s->newClientHook = vnc_new_client;
+	s->kbdAddEvent = vnc_kbd;
+	s->ptrAddEvent = vnc_ptr;
+	clipboard_install(s);
+}
+
+int
+vnc_open(struct vnc **vp, const struct vnc_params *prm,
+    const struct vnc_ops *ops)
+{
+	char arg0[] = "cdsgate-worker", *argv[] = { arg0, NULL };
+	int argc = 1, i, st, fl;
+	struct vnc *v;
+
+	*vp = NULL;
+	if (prm->password == NULL || prm->password[0] == '\0' ||
+	    prm->listen_fd < 0 || prm->width == 0 || prm->height == 0 ||
+	    prm->framebuffer == NULL || prm->clock == NULL)
+		return VNC_ECONFIG;
+	/* accept(2) in a batch must never block the loop. */
+	if ((fl = fcntl(prm->listen_fd, F_GETFL)) < 0 ||
+	    fcntl(prm->listen_fd, F_SETFL, fl | O_NONBLOCK) < 0)
+		return VNC_ECONFIG;
+	if ((v = calloc(1, sizeof(*v))) == NULL)
+		return VNC_ENOMEM;
+	v->prm = *prm;
+	v->ops = *ops;
+	for (i = 0; i < VNC_MAX_PREAUTH; i++)
+		v->door[i].fd = -1;
+	st = VNC_ENOMEM;
+	if ((v->passwords[0] = strdup(prm->password)) == NULL)
+		goto out;
+	tbucket_init(&v->auth_bucket, 0.5, 5, prm->clock());
+	tbucket_init(&v->refuse_bucket, 5, 20, prm->clock());
+	tbucket_init(&vnc_log_bucket, 20, 200, prm->clock());
+	vnc_current = v;
+	rfbLog = vnc_log_info;
+	rfbErr = vnc_log_err;
+	rfbMaxClientWait = VNC_CLIENT_WAIT_MS;
+	st = VNC_ELIB;
+	v->screen = rfbGetScreen(&argc, argv, (int)prm->width,
+	    (int)prm->height, 8, 3, 4);
+	if (v->screen == NULL)
+		goto out;
+	vnc_screen_format(v->screen, prm);
+	vnc_screen_policy(v, v->screen);
+	v->screen->frameBuffer = prm->framebuffer;
+	rfbSetServerVersionIdentity(v->screen, "cdsgate");  /* not the library's */
+	rfbInitServer(v->screen);
+	*vp = v;
+	v = NULL;	/* transferred */
+	st = VNC_OK;
+out:
+	vnc_close(v);
+	return st;
+}
+
+void
+vnc_close(struct vnc *v)
+{
+	int i;
+
+	if (v == NULL)
+		return;
+	for (i = 0; i < VNC_MAX_PREAUTH; i++)
+		vnc_door_close(&v->door[i]);
+	if (v->screen != NULL) {
+		rfbShutdownServer(v->screen, TRUE);
+		free(v->screen->versionString);	/* 0.9.14 leaks it */
+		v->screen->versionString = NULL;
+		rfbScreenCleanup(v->screen);
+	}
+	if (v->prm.listen_fd >= 0)
+		close(v->prm.listen_fd);
+	if (v->passwords[0] != NULL) {
+		explicit_bzero(v->passwords[0], strlen(v->passwords[0]));
+		free(v->passwords[0]);
+	}
+	if (vnc_current == v)
+		vnc_current = NULL;
+	free(v);
+}
+
+/* ---- the poll loop's side ----------------------------------------------- */
+
+/* Bytes LibVNCServer reads in one go in a pre-authentication state
+ * (plus the smallest masked frame header for a websocket peer). */
+static int
+vnc_preauth_need(rfbClientPtr cl)
+{
+	int need;
+
+	switch (cl->state) {
+	case RFB_PROTOCOL_VERSION:
+		need = sz_rfbProtocolVersionMsg;
+		break;
+	case RFB_AUTHENTICATION:
+		need = CHALLENGESIZE;	/* the VNC authentication response */
+		break;
+	default:
+		need = 1;		/* security type, ClientInit */
+		break;
+	}
+	return cl->wsctx != NULL ? need + 6 : need;
+}
+
+/* The library blocks (up to VNC_CLIENT_WAIT_MS) on a half-sent message.
+ * Before authentication every message has a fixed size, so a peer whose
+ * message is incomplete is kept out of the library's select set and
+ * looked at again on a timer (polling it would spin on the same bytes).
+ * Returns 1 if some peer became ready. */
+static int
+vnc_gate_preauth(struct vnc *v, uint64_t now)
+{
+	struct vnc_peer *p;
+	rfbClientPtr cl;
+	int avail, partial, ready = 0;
+
+	for (p = v->peers; p != NULL; p = p->next) {
+		cl = p->cl;
+		if (p->role != VNC_ROLE_PENDING || cl->sock == RFB_INVALID_SOCKET)
+			continue;
+		if (ioctl(cl->sock, FIONREAD, &avail) != 0)
+			avail = 0;	/* let the library find the error */
+		partial = avail > 0 && avail < vnc_preauth_need(cl) &&
+		    !(cl->wsctx != NULL && webSocketsHasDataInBuffer(cl));
+		if (partial) {
+			FD_CLR(cl->sock, &v->screen->allFds);
+			p->recheck = now + VNC_RECHECK_US;
+		} else {
+			FD_SET(cl->sock, &v->screen->allFds);
+			ready |= p->partial;
+		}
+		p->partial = partial;
+	}
+	return ready;
+}
+
+/* Every call into the library's reader goes through here. */
+static void
+vnc_process(struct vnc *v, uint64_t now)
+{
+	(void)vnc_gate_preauth(v, now);
+	rfbProcessEvents(v->screen, 0);
+}
+
+size_t
+vnc_pollfds(struct vnc *v, struct pollfd *pfd, size_t max)
+{
+	rfbClientIteratorPtr it;
+	rfbClientPtr cl;
+	size_t n = 0;
+	int i;
+
+	if (n < max)
+		pfd[n++] = (struct pollfd){ v->prm.listen_fd, POLLIN, 0 };
+	for (i = 0; i < VNC_MAX_PREAUTH && n < max; i++)
+		if (v->door[i].fd >= 0 && !v->door[i].more)
+			pfd[n++] = (struct pollfd){ v->door[i].fd, POLLIN, 0 };
+	it = rfbGetClientIterator(v->screen);
+	while ((cl = rfbClientIteratorNext(it)) != NULL && n < max) {
+		if (cl->sock == RFB_INVALID_SOCKET || (cl->clientData != NULL &&
+		    ((struct vnc_peer *)cl->clientData)->partial))
+			continue;
+		pfd[n++] = (struct pollfd){ cl->sock, POLLIN, 0 };
+	}
+	rfbReleaseClientIterator(it);
+	return n;
+}
+
+static struct vnc_door *
+vnc_door_of(struct vnc *v, int fd)
+{
+	int i;
+
+	for (i = 0; i < VNC_MAX_PREAUTH; i++)
+		if (v->door[i].fd == fd)
+			return &v->door[i];
+	return NULL;
+}
+
+void
+vnc_handle(struct vnc *v, const struct pollfd *pfd, size_t n, uint64_t now)
+{
+	struct vnc_door *d;
+	int clients = 0;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		if (pfd[i].revents == 0)
+			continue;
+		if (pfd[i].fd == v->prm.listen_fd)
+			vnc_accept(v, now);
+		else if ((d = vnc_door_of(v, pfd[i].fd)) != NULL)
+			vnc_door_check(v, d, now);
+		else
+			clients = 1;
+	}
+	if (clients)
+		vnc_process(v, now);
+}
+
+/* Close peers that have not authenticated within VNC_HANDSHAKE_US. */
+static int
+vnc_expire_handshakes(struct vnc *v, uint64_t now)
+{
+	struct vnc_peer *p;
+	int closed = 0;
+
+	for (p = v->peers; p != NULL; p = p->next) {
+		if (p->role != VNC_ROLE_PENDING ||
+		    vnc_since(now, p->accepted) < VNC_HANDSHAKE_US)
+			continue;
+		if (((rfbClientPtr)p->cl)->sock == RFB_INVALID_SOCKET)
+			continue;
+		vnc_refused(v, p->addr, "handshake timeout");
+		rfbCloseClient(p->cl);
+		closed = 1;
+	}
+	return closed;
+}
+
+void
+vnc_tick(struct vnc *v, uint64_t now)
+{
+	struct vnc_door *d;
+	int i;
+
+	for (i = 0; i < VNC_MAX_PREAUTH; i++) {
+		d = &v->door[i];
+		if (d->fd < 0)
+			continue;
+		if ((d->more && now >= d->recheck) ||
+		    (!d->more && vnc_since(now, d->t0) >= VNC_SNIFF_US))
+			vnc_door_check(v, d, now);
+	}
+	if (vnc_expire_handshakes(v, now) | vnc_gate_preauth(v, now))
+		vnc_process(v, now);
+}
+
+uint64_t
+vnc_next_deadline(const struct vnc *v)
+{
+	const struct vnc_peer *p;
+	uint64_t t = 0, d;
+	int i;
+
+	for (i = 0; i < VNC_MAX_PREAUTH; i++) {
+		if (v->door[i].fd < 0)
+			continue;
+		d = v->door[i].more ? v->door[i].recheck :
+		    v->door[i].t0 + VNC_SNIFF_US;
+		if (t == 0 || d < t)
+			t = d;
+	}
+	for (p = v->peers; p != NULL; p = p->next) {
+		if (p->role != VNC_ROLE_PENDING)
+			continue;
+		d = p->partial ? p->recheck : p->accepted + VNC_HANDSHAKE_US;
+		if (t == 0 || d < t)
+			t = d;
+	}
+	return t;
+}
+
+void
+vnc_mark(struct vnc *v, int x, int y, int w, int h)
+{
+	rfbMarkRectAsModified(v->screen, x, y, x + w, y + h);
+}
+
+void
+vnc_update(struct vnc *v)
+{
+	vnc_process(v, vnc_now(v));
+}
+
+void
+vnc_disconnect(struct vnc *v, struct vnc_peer *p, const char *reason)
+{
+	rfbClientPtr cl = p->cl;
+
+	if (cl->sock == RFB_INVALID_SOCKET)
+		return;
+	slog_event("client_refused", json_pack("{s:s, s:s}", "client",
+	    p->addr, "reason", reason));
+	rfbCloseClient(cl);
+	(void)v;
+}
+
+int
+vnc_viewers(const struct vnc *v)
+{
+	return (v->interactive != NULL) + (v->observer != NULL);
+}
+
+/* ---- cursor --------------------------------------------------------------- */
+
+static rfbCursorPtr
+vnc_cursor_alloc(unsigned w, unsigned h)
+{
+	rfbCursorPtr c;
+	size_t npix = (size_t)w * h;
+
+	if ((c = calloc(1, sizeof(*c))) == NULL)
+		return NULL;
+	c->cleanup = c->cleanupSource = c->cleanupMask = TRUE;
+	c->cleanupRichSource = TRUE;
+	c->width = (unsigned short)w;
+	c->height = (unsigned short)h;
+	c->richSource = malloc(npix * 4);
+	c->alphaSource = malloc(npix);
+	c->mask = calloc((w + 7) / 8, h);
+	if (c->richSource == NULL || c->alphaSource == NULL || c->mask == NULL) {
+		rfbFreeCursor(c);
+		return NULL;
+	}
+	return c;
+}
+
+/* Un-premultiply one channel. */
+static uint32_t
+vnc_unpremul(uint32_t c, uint32_t a)
+{
+	uint32_t v;
+
+	if (a == 0 || a == 255)
+		return c;
+	v = (c * 255 + a / 2) / a;
+	return v > 255 ? 255 : v;
+}
+
+int
+vnc_set_cursor(struct vnc *v, unsigned w, unsigned h, unsigned xhot,
+    unsigned yhot, const uint32_t *argb)
+{
+	const rfbPixelFormat *f = &v->screen->serverFormat;
+	rfbCursorPtr c;
+	uint32_t p, a, px;
+	size_t i, row = (w + 7) / 8;
+
+	if (w == 0 || h == 0 || (c = vnc_cursor_alloc(w, h)) == NULL)
+		return VNC_ENOMEM;
+	c->xhot = (unsigned short)xhot;
+	c->yhot = (unsigned short)yhot;
+	for (i = 0; i < (size_t)w * h; i++) {
+		p = argb[i];
+		a = p >> 24;
+		px = vnc_unpremul((p >> 16) & 0xff, a) << f->redShift |
+		    vnc_unpremul((p >> 8) & 0xff, a) << f->greenShift |
+		    vnc_unpremul(p & 0xff, a) << f->blueShift;
+		memcpy(c->richSource + i * 4, &px, 4);
+		c->alphaSource[i] = (unsigned char)a;
+		if (a >= 128)
+			c->mask[(i / w) * row + (i % w) / 8] |=
+			    (unsigned char)(0x80 >> ((i % w) % 8));
+	}
+	c->alphaPreMultiplied = FALSE;
+	rfbSetCursor(v->screen, c);
+	return VNC_OK;
+}

@@ -1,0 +1,118 @@
+/*
+ * gateway/vnc.h — the session's RFB server (LibVNCServer), driven from
+ * the worker's own poll loop.
+ *
+ * It serves the listening socket the supervisor handed over.  Every new
+ * connection first waits at a small door of our own (non-blocking, in the
+ * poll loop): websocket clients must show the session token in the
+ * request path and an allowed Origin, a TLS hello or any other bytes
+ * sent before the server greeting are refused, and at most
+ * VNC_MAX_PREAUTH unauthenticated connections exist at a time, so a
+ * flood of connections never reaches the library.  An unauthenticated
+ * peer is only handed to the library's reader once its whole (fixed
+ * size) handshake message has arrived, so a truncated handshake cannot
+ * stall the loop.  Behind the door:
+ * VNC password authentication, one interactive client, optionally one
+ * view-only observer.  Key and pointer events go to the callbacks in
+ * struct vnc_ops; cut text goes to gateway/clipboard.c and is dropped.
+ * Trust: unprivileged; parses untrusted network input.
+ */
+#ifndef GATEWAY_VNC_H
+#define GATEWAY_VNC_H
+
+#include <poll.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "gateway/kiosk.h"
+
+#define VNC_MAX_PREAUTH		2	/* connections before authentication */
+#define VNC_SNIFF_US		100000	/* wait for a websocket request */
+#define VNC_WS_HEADER_US	2000000	/* ... for the whole request */
+#define VNC_HANDSHAKE_US	10000000 /* connect to authenticated */
+#define VNC_CLIENT_WAIT_MS	2000	/* library: max stall on one peer */
+#define VNC_WS_MAX_REQUEST	4096
+
+enum vnc_status {
+	VNC_OK = 0,
+	VNC_ENOMEM,
+	VNC_ECONFIG,		/* no password, bad geometry, bad fd */
+	VNC_ELIB		/* LibVNCServer refused to set up */
+};
+
+enum vnc_role {
+	VNC_ROLE_PENDING = 0,	/* not yet authenticated */
+	VNC_ROLE_INTERACTIVE,
+	VNC_ROLE_OBSERVER	/* view-only */
+};
+
+struct vnc_peer {
+	void			*cl;		/* rfbClientPtr */
+	char			 addr[64];	/* "ip:port" */
+	enum vnc_role		 role;
+	int			 websocket;
+	uint64_t		 accepted;	/* us, monotonic */
+	uint64_t		 authed;	/* us, 0 = not yet */
+	int			 partial;	/* pre-auth message incomplete */
+	uint64_t		 recheck;	/* us: look at it again */
+	struct kiosk		 kiosk;		/* per-client modifier state */
+	struct vnc_peer		*next;
+};
+
+struct vnc_ops {
+	void	*arg;
+	/* A client authenticated and got a role. */
+	void	(*connected)(void *arg, struct vnc_peer *p);
+	/* An authenticated client is gone (called before it is freed). */
+	void	(*gone)(void *arg, struct vnc_peer *p);
+	/* Input from the interactive client only. */
+	void	(*key)(void *arg, struct vnc_peer *p, uint32_t keysym,
+		    int down);
+	void	(*pointer)(void *arg, struct vnc_peer *p, int mask, int x,
+		    int y);
+};
+
+struct vnc_params {
+	int			 listen_fd;
+	const char		*password;
+	const char		*ws_token;	/* NULL: websockets refused */
+	const char *const	*ws_origins;	/* NULL: same host only */
+	int			 allow_observer;
+	unsigned		 width, height;
+	int			 red_shift, green_shift, blue_shift;
+	char			*framebuffer;	/* width * height * 4 */
+	uint64_t		 (*clock)(void);	/* monotonic us */
+};
+
+struct vnc;
+
+int	 vnc_open(struct vnc **vp, const struct vnc_params *prm,
+	    const struct vnc_ops *ops);
+/* Disconnect everybody (logging each), close the listening socket. */
+void	 vnc_close(struct vnc *v);
+const char *vnc_strerror(int status);
+
+/* The descriptors to poll (listen socket, door, clients); returns the
+ * count written (never more than max). */
+size_t	 vnc_pollfds(struct vnc *v, struct pollfd *pfd, size_t max);
+/* Handle poll results for the descriptors vnc_pollfds gave. */
+void	 vnc_handle(struct vnc *v, const struct pollfd *pfd, size_t n,
+	    uint64_t now);
+/* Timers: door and handshake deadlines, log summaries. */
+void	 vnc_tick(struct vnc *v, uint64_t now);
+uint64_t vnc_next_deadline(const struct vnc *v);
+
+/* Framebuffer rows changed: tell the clients. */
+void	 vnc_mark(struct vnc *v, int x, int y, int w, int h);
+/* Send pending updates now (runs the library's event processing). */
+void	 vnc_update(struct vnc *v);
+/* New cursor image: ARGB words, alpha premultiplied. */
+int	 vnc_set_cursor(struct vnc *v, unsigned w, unsigned h, unsigned xhot,
+	    unsigned yhot, const uint32_t *argb);
+/* Close one client (takes effect at the next vnc_update). */
+void	 vnc_disconnect(struct vnc *v, struct vnc_peer *p,
+	    const char *reason);
+/* Authenticated clients right now. */
+int	 vnc_viewers(const struct vnc *v);
+
+#endif

@@ -1,0 +1,497 @@
+/*
+ * gateway/worker.c — the per-session worker: one poll loop that joins
+ * the RFB server (vnc.c), the X server (x11.c, input.c) and the input
+ * policy (kiosk.c, ratelimit.c).
+ *
+ * Why one loop: no library threads may exist when the seccomp filter is
+ * loaded, and a single thread makes the input pipeline easy to reason
+ * about: every key passes the allow-list, then the rate limiter, then
+ * XTest, in that order, with nothing in between.  Nothing polls: the
+ * loop sleeps in poll(2) until a client speaks, X reports damage or a
+ * cursor change, a signal arrives on the signalfd, or the next deadline
+ * (frame pacing, coalesced motion, idle/max duration) is due.  Runs
+ * unprivileged; everything a VNC client sends is untrusted.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <math.h>
+#include <signal.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/signalfd.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <jansson.h>
+
+#include "gateway/input.h"
+#include "gateway/kiosk.h"
+#include "gateway/ratelimit.h"
+#include "gateway/slog.h"
+#include "gateway/vnc.h"
+#include "gateway/worker.h"
+#include "gateway/x11.h"
+
+#define WORKER_FRAME_US		16667	/* at most 60 captures a second */
+#define WORKER_MAX_PFD		(2 + 1 + 2 * VNC_MAX_PREAUTH + 4)
+#define WORKER_MAX_RECTS	32
+#define WORKER_MAX_WAIT_MS	3600000	/* poll at least once an hour */
+
+struct worker {
+	const struct worker_config *cfg;
+	struct x11		*x;
+	struct input		*in;
+	struct vnc		*v;
+	struct ratelimit	 rl;
+	int			 sigfd;
+	sigset_t		 oldmask;
+	int			 masked;
+	uint64_t		 start;
+	uint64_t		 last_input;
+	uint64_t		 last_capture;
+	int			 damage;	/* damage event not yet captured */
+	int			 stale;		/* damage left in X (no viewers) */
+	int			 cursor;	/* cursor image to refresh */
+	struct vnc_peer		*interactive;
+	int			 client_mask;	/* buttons as the client sent them */
+	int			 suppressed;	/* buttons whose press was dropped */
+	int			 stop;
+};
+
+static uint64_t
+worker_clock(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+}
+
+static void
+worker_setup_failed(const char *what, const char *err)
+{
+	slog_event("setup_failed", json_pack("{s:s, s:s}", "what", what,
+	    "error", err));
+}
+
+/* ---- input pipeline: allow-list, then rate limit, then XTest --------- */
+
+/* A press the rate limiter dropped; on the alarm, log and perhaps end
+ * the client's connection. */
+static void
+worker_rate_drop(struct worker *w, struct vnc_peer *p, enum rl_verdict r)
+{
+	if (r != RL_DROP_ALARM)
+		return;
+	slog_event("rate_alarm", json_pack("{s:s, s:f, s:I, s:I, s:b}",
+	    "client", p->addr, "seconds", w->rl.cfg.alarm_seconds,
+	    "keys_dropped", (json_int_t)w->rl.total.keys_dropped,
+	    "buttons_dropped", (json_int_t)w->rl.total.buttons_dropped,
+	    "disconnect", w->rl.cfg.alarm_disconnect));
+	if (w->rl.cfg.alarm_disconnect)
+		vnc_disconnect(w->v, p, "rate alarm");
+}
+
+static void
+worker_key(void *arg, struct vnc_peer *p, uint32_t keysym, int down)
+{
+	struct worker *w = arg;
+	uint64_t now = worker_clock();
+	enum kiosk_verdict kv;
+	enum rl_verdict r;
+	uint32_t mods;
+	char ms[48];
+
+	w->last_input = now;
+	kv = kiosk_key(&p->kiosk, keysym, down, &mods);
+	if (kv == KIOSK_DROP) {
+		slog_event("key_filtered", json_pack("{s:s, s:I, s:s}",
+		    "client", p->addr, "keysym", (json_int_t)keysym, "mods",
+		    kiosk_mods_str(mods, ms, sizeof(ms))));
+		return;
+	}
+	if (kv == KIOSK_SWALLOW || !down) {
+		/* Releases only ever release what we pressed. */
+		(void)input_key(w->in, keysym, 0);
+		return;
+	}
+	if ((r = rl_key_press(&w->rl, now)) != RL_PASS) {
+		worker_rate_drop(w, p, r);
+		return;
+	}
+	if (input_key(w->in, keysym, 1) != INPUT_OK)
+		slog_event("key_filtered", json_pack("{s:s, s:I, s:s}",
+		    "client", p->addr, "keysym", (json_int_t)keysym,
+		    "reason", "no keycode"));
+}
+
+static void
+worker_flush_motion(struct worker *w, uint64_t now, int force)
+{
+	int x, y;
+
+	if (rl_motion_take(&w->rl, now, force, &x, &y))
+		input_motion(w->in, x, y);
+}
+
+static void
+worker_button(struct worker *w, struct vnc_peer *p, int button, int down,
+    uint64_t now)
+{
+	int bit = 1 << (button - 1);
+	enum rl_verdict r;
+
+	if (!down) {
+		if (w->suppressed & bit)
+			w->suppressed &= ~bit;
+		else
+			input_button(w->in, button, 0);
+		return;
+	}
+	if (!kiosk_button_allowed(button)) {
+		w->suppressed |= bit;
+		slog_event("button_filtered", json_pack("{s:s, s:i}",
+		    "client", p->addr, "button", button));
+		return;
+	}
+	if ((r = rl_button_press(&w->rl, now)) != RL_PASS) {
+		w->suppressed |= bit;
+		worker_rate_drop(w, p, r);
+		return;
+	}
+	input_button(w->in, button, 1);
+}
+
+/* Motion is coalesced; before a button changes, the latest position is
+ * sent so the click lands where the user clicked. */
+static void
+worker_pointer(void *arg, struct vnc_peer *p, int mask, int x, int y)
+{
+	struct worker *w = arg;
+	uint64_t now = worker_clock();
+	int changed, b;
+
+	w->last_input = now;
+	if (rl_motion(&w->rl, x, y, now))
+		worker_flush_motion(w, now, 0);
+	changed = (mask ^ w->client_mask) & 0xff;
+	if (changed == 0)
+		return;
+	worker_flush_motion(w, now, 1);
+	for (b = 0; b < 8; b++)
+		if (changed & (1 << b))
+			worker_button(w, p, b + 1, (mask >> b) & 1, now);
+	w->client_mask = mask & 0xff;
+}
+
+/* ---- clients come and go ----------------------------------------------- */
+
+/* The framebuffer is left stale while nobody watches; the first viewer
+ * gets a full capture and the current cursor. */
+static void
+worker_connected(void *arg, struct vnc_peer *p)
+{
+	struct worker *w = arg;
+	const struct x11_format *f = x11_format(w->x);
+
+	if (p->role == VNC_ROLE_INTERACTIVE) {
+		w->interactive = p;
+		w->client_mask = 0;
+		w->suppressed = 0;
+		w->last_input = worker_clock();
+	}
+	if (w->stale || vnc_viewers(w->v) == 1) {
+		if (x11_capture_all(w->x) == X11_OK)
+			vnc_mark(w->v, 0, 0, (int)f->width, (int)f->height);
+		w->stale = 0;
+		w->damage = 0;
+	}
+	w->cursor = 1;
+}
+
+static void
+worker_gone(void *arg, struct vnc_peer *p)
+{
+	struct worker *w = arg;
+
+	if (p != w->interactive)
+		return;
+	input_release_all(w->in);
+	rl_motion_reset(&w->rl);
+	w->interactive = NULL;
+	w->client_mask = 0;
+	w->suppressed = 0;
+}
+
+/* ---- frames and cursor ---------------------------------------------------- */
+
+static void
+worker_capture(struct worker *w, uint64_t now)
+{
+	struct x11_rect r[WORKER_MAX_RECTS];
+	size_t n = 0, i;
+
+	w->damage = 0;
+	if (vnc_viewers(w->v) == 0) {
+		w->stale = 1;	/* no events until we take the damage */
+		return;
+	}
+	if (x11_capture(w->x, r, WORKER_MAX_RECTS, &n) != X11_OK)
+		return;
+	for (i = 0; i < n; i++)
+		vnc_mark(w->v, r[i].x, r[i].y, r[i].w, r[i].h);
+	w->last_capture = now;
+	vnc_update(w->v);
+}
+
+static void
+worker_cursor(struct worker *w)
+{
+	struct x11_cursor c;
+
+	w->cursor = 0;
+	if (vnc_viewers(w->v) == 0 || x11_cursor(w->x, &c) != X11_OK)
+		return;
+	(void)vnc_set_cursor(w->v, c.width, c.height, c.xhot, c.yhot, c.argb);
+	x11_cursor_free(&c);
+	vnc_update(w->v);
+}
+
+/* ---- timers and the loop ---------------------------------------------------- */
+
+static uint64_t
+worker_since(uint64_t now, uint64_t t)
+{
+	return now > t ? now - t : 0;
+}
+
+static uint64_t
+worker_sec_us(unsigned s)
+{
+	return (uint64_t)s * 1000000u;
+}
+
+static void
+worker_report(struct worker *w, uint64_t now)
+{
+	struct rl_counts c;
+
+	if (!rl_report_due(&w->rl, now, &c))
+		return;
+	slog_event("rate_limited", json_pack("{s:I, s:I, s:I, s:I, s:I}",
+	    "keys_dropped", (json_int_t)c.keys_dropped,
+	    "buttons_dropped", (json_int_t)c.buttons_dropped,
+	    "keys_dropped_total", (json_int_t)w->rl.total.keys_dropped,
+	    "buttons_dropped_total", (json_int_t)w->rl.total.buttons_dropped,
+	    "motion_coalesced_total", (json_int_t)(w->rl.total.motion_in -
+	    w->rl.total.motion_out)));
+}
+
+static void
+worker_timers(struct worker *w, uint64_t now)
+{
+	const struct worker_config *cfg = w->cfg;
+
+	if (cfg->max_duration && worker_since(now, w->start) >=
+	    worker_sec_us(cfg->max_duration)) {
+		slog_event("max_duration", json_pack("{s:i}", "seconds",
+		    (int)cfg->max_duration));
+		w->stop = 1;
+		return;
+	}
+	if (cfg->idle_timeout && worker_since(now, w->last_input) >=
+	    worker_sec_us(cfg->idle_timeout)) {
+		slog_event("idle_timeout", json_pack("{s:i}", "seconds",
+		    (int)cfg->idle_timeout));
+		w->stop = 1;
+		return;
+	}
+	worker_flush_motion(w, now, 0);
+	worker_report(w, now);
+	vnc_tick(w->v, now);
+	if (w->damage && worker_since(now, w->last_capture) >= WORKER_FRAME_US)
+		worker_capture(w, now);
+	if (w->cursor)
+		worker_cursor(w);
+}
+
+static void
+worker_min(uint64_t *t, uint64_t d)
+{
+	if (d != 0 && (*t == 0 || d < *t))
+		*t = d;
+}
+
+/* Milliseconds until the next deadline (rounded up), -1 for none. */
+static int
+worker_timeout(struct worker *w, uint64_t now)
+{
+	const struct worker_config *cfg = w->cfg;
+	uint64_t t = 0, ms;
+
+	if (w->damage || w->cursor)
+		worker_min(&t, w->damage ? w->last_capture + WORKER_FRAME_US :
+		    now);
+	worker_min(&t, rl_next_deadline(&w->rl));
+	worker_min(&t, vnc_next_deadline(w->v));
+	if (cfg->idle_timeout)
+		worker_min(&t, w->last_input + worker_sec_us(cfg->idle_timeout));
+	if (cfg->max_duration)
+		worker_min(&t, w->start + worker_sec_us(cfg->max_duration));
+	if (t == 0)
+		return WORKER_MAX_WAIT_MS;
+	if (t <= now)
+		return 0;
+	ms = (t - now + 999) / 1000;
+	return ms > WORKER_MAX_WAIT_MS ? WORKER_MAX_WAIT_MS : (int)ms;
+}
+
+static void
+worker_signal(struct worker *w)
+{
+	struct signalfd_siginfo si;
+
+	while (read(w->sigfd, &si, sizeof(si)) == (ssize_t)sizeof(si))
+		w->stop = 1;
+}
+
+static int
+worker_loop(struct worker *w)
+{
+	struct pollfd pfd[WORKER_MAX_PFD];
+	uint64_t now;
+	size_t n;
+	int timeout, bits;
+
+	while (!w->stop) {
+		now = worker_clock();
+		worker_timers(w, now);
+		if (w->stop)
+			break;
+		x11_flush(w->x);	/* XTest events go out before we sleep */
+		timeout = x11_pending(w->x) ? 0 : worker_timeout(w, now);
+		pfd[0] = (struct pollfd){ w->sigfd, POLLIN, 0 };
+		pfd[1] = (struct pollfd){ x11_fd(w->x), POLLIN, 0 };
+		n = 2 + vnc_pollfds(w->v, pfd + 2, WORKER_MAX_PFD - 2);
+		if (poll(pfd, n, timeout) < 0 && errno != EINTR)
+			return -1;
+		now = worker_clock();
+		if (pfd[0].revents & POLLIN)
+			worker_signal(w);
+		if (pfd[1].revents & (POLLERR | POLLHUP | POLLNVAL))
+			return -1;
+		bits = x11_dispatch(w->x);
+		w->damage |= (bits & X11_EV_DAMAGE) != 0;
+		w->cursor |= (bits & X11_EV_CURSOR) != 0;
+		vnc_handle(w->v, pfd + 2, n - 2, now);
+	}
+	return 0;
+}
+
+/* ---- set-up and teardown ------------------------------------------------------ */
+
+static int
+worker_signals(struct worker *w)
+{
+	sigset_t set;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGHUP);
+	if (sigprocmask(SIG_BLOCK, &set, &w->oldmask) != 0)
+		return -1;
+	w->masked = 1;
+	w->sigfd = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
+	return w->sigfd < 0 ? -1 : 0;
+}
+
+static int
+worker_open_vnc(struct worker *w)
+{
+	const struct worker_config *cfg = w->cfg;
+	const struct x11_format *f = x11_format(w->x);
+	struct vnc_params prm = {
+		.listen_fd = cfg->listen_fd,
+		.password = cfg->password,
+		.ws_token = cfg->ws_token,
+		.ws_origins = cfg->ws_origins,
+		.allow_observer = cfg->allow_observer,
+		.width = f->width, .height = f->height,
+		.red_shift = f->red_shift, .green_shift = f->green_shift,
+		.blue_shift = f->blue_shift,
+		.framebuffer = x11_framebuffer(w->x),
+		.clock = worker_clock,
+	};
+	struct vnc_ops ops = {
+		.arg = w, .connected = worker_connected, .gone = worker_gone,
+		.key = worker_key, .pointer = worker_pointer,
+	};
+
+	return vnc_open(&w->v, &prm, &ops);
+}
+
+static int
+worker_setup(struct worker *w, const struct worker_config *cfg)
+{
+	const struct x11_format *f;
+	int st;
+
+	w->cfg = cfg;
+	w->sigfd = -1;
+	w->start = w->last_input = worker_clock();
+	rl_init(&w->rl, &cfg->limits, w->start);
+	if (worker_signals(w) != 0) {
+		worker_setup_failed("signals", strerror(errno));
+		return -1;
+	}
+	if ((st = x11_open(&w->x, cfg->display, cfg->xauthority)) != X11_OK) {
+		worker_setup_failed("x11", x11_strerror(st));
+		return -1;
+	}
+	f = x11_format(w->x);
+	if ((cfg->width && cfg->width != f->width) ||
+	    (cfg->height && cfg->height != f->height)) {
+		worker_setup_failed("x11", "screen size differs from config");
+		return -1;
+	}
+	if ((st = input_open(&w->in, x11_display(w->x))) != INPUT_OK) {
+		worker_setup_failed("input", input_strerror(st));
+		return -1;
+	}
+	if ((st = worker_open_vnc(w)) != VNC_OK) {
+		worker_setup_failed("vnc", vnc_strerror(st));
+		return -1;
+	}
+	return 0;
+}
+
+static void
+worker_teardown(struct worker *w)
+{
+	vnc_close(w->v);	/* logs disconnects, releases held input */
+	input_close(w->in);
+	x11_close(w->x);
+	if (w->sigfd >= 0)
+		close(w->sigfd);
+	if (w->masked)
+		sigprocmask(SIG_SETMASK, &w->oldmask, NULL);
+}
+
+int
+worker_main(const struct worker_config *cfg)
+{
+	struct worker w;
+	int st = 1;
+
+	memset(&w, 0, sizeof(w));
+	w.sigfd = -1;
+	slog_set_proc("worker");
+	if (cfg == NULL || worker_setup(&w, cfg) != 0)
+		goto out;
+	st = worker_loop(&w) == 0 ? 0 : 1;
+out:
+	worker_teardown(&w);
+	return st;
+}

@@ -1,0 +1,54 @@
+/*
+ * gateway/worker.h — the per-session gateway worker.
+ *
+ * An unprivileged child of the supervisor (gateway/session.c).  It is
+ * handed everything it needs: the X display and cookie of the session's
+ * Xvfb, an already-listening TCP socket, the VNC password and websocket
+ * token, the input limits and timeouts.  It runs one event loop (no
+ * library threads): RFB via LibVNCServer, frames from Xvfb via MIT-SHM +
+ * XDamage, the cursor via XFixes, input through the key allow-list and
+ * the rate limiter into XTest.  Untrusted input: everything a VNC client
+ * sends.
+ */
+#ifndef GATEWAY_WORKER_H
+#define GATEWAY_WORKER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct ratelimit_config {
+	double		 key_rate;	/* key presses/s sustained (10) */
+	double		 key_burst;	/* (20) */
+	double		 button_rate;	/* pointer button presses/s (10) */
+	double		 button_burst;	/* (20) */
+	double		 motion_rate;	/* pointer motion events/s sent to X (60);
+					   excess is coalesced, never lost */
+	double		 alarm_seconds;	/* sustained over-limit => alarm (5) */
+	int		 alarm_disconnect; /* on alarm, disconnect the client */
+};
+
+struct worker_config {
+	const char		*session_id;
+	const char		*display;	/* ":N" */
+	const char		*xauthority;	/* cookie file for that display */
+	int			 listen_fd;	/* bound, listening TCP socket */
+	const char		*listen_desc;	/* "addr:port" for logs */
+	const char		*password;	/* VNC password (8 chars used) */
+	const char		*ws_token;	/* NULL: websockets refused */
+	const char *const	*ws_origins;	/* allowed Origin values; NULL-terminated;
+					   NULL = same host only */
+	unsigned		 width, height;
+	struct ratelimit_config	 limits;
+	unsigned		 idle_timeout;	/* seconds without input; 0 = off */
+	unsigned		 max_duration;	/* seconds; 0 = off */
+	int			 allow_observer; /* one extra view-only client */
+};
+
+/*
+ * Run the session until SIGTERM, idle timeout or max duration.  Returns
+ * the process exit status: 0 on a clean end, 1 when set-up failed (X
+ * display unreachable, missing extension, ...) — fail closed.
+ */
+int	worker_main(const struct worker_config *cfg);
+
+#endif

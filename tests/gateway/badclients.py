@@ -1,0 +1,145 @@
+#!/usr/bin/env python3
+"""badclients.py HOST PORT PASSWORD_FILE SCENARIO [N]: hostile RFB clients
+for the gateway tests (stdlib + OpenSSL's DES through ctypes for VncAuth).
+
+Scenarios (each bounded in count and time, loopback only):
+  garbage        send random bytes instead of a handshake
+  truncated      send half a protocol version and keep the socket open
+                 (prints "holding" and holds until stdin closes)
+  hugecut        authenticate, then claim a 2 GiB ClientCutText
+  floodconnect N open and close N connections as fast as possible
+  noread         authenticate, ask for full updates forever, never read
+                 (holds until stdin closes)
+Prints one line of figures; exit 0 when the scenario ran as intended.
+"""
+import ctypes
+import ctypes.util
+import os
+import socket
+import struct
+import sys
+import time
+
+HOST, PORT, PWFILE, SCEN = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
+N = int(sys.argv[5]) if len(sys.argv) > 5 else 10000
+
+
+def des_response(password: bytes, challenge: bytes) -> bytes:
+    """VncAuth: DES-ECB of the challenge with the bit-reversed password."""
+    lib = ctypes.CDLL(ctypes.util.find_library("crypto"))
+    key = bytes(int(f"{b:08b}"[::-1], 2) for b in password[:8].ljust(8, b"\0"))
+    sched = ctypes.create_string_buffer(128 * 8)
+    lib.DES_set_key_unchecked(ctypes.c_char_p(key), sched)
+    out = b""
+    for i in (0, 8):
+        o = ctypes.create_string_buffer(8)
+        lib.DES_ecb_encrypt(ctypes.c_char_p(challenge[i:i + 8]), o, sched, 1)
+        out += o.raw
+    return out
+
+
+def recvn(s, n):
+    b = b""
+    while len(b) < n:
+        c = s.recv(n - len(b))
+        if not c:
+            raise ConnectionError("closed after %d of %d bytes" % (len(b), n))
+        b += c
+    return b
+
+
+def connect_auth():
+    """Full RFB 3.8 handshake with VncAuth; returns the socket after
+    ServerInit (non-websocket: the server sniffs for ~100 ms first)."""
+    pw = open(PWFILE, "rb").read().split(b"\n")[0]
+    s = socket.create_connection((HOST, PORT), timeout=10)
+    recvn(s, 12)
+    s.sendall(b"RFB 003.008\n")
+    n = recvn(s, 1)[0]
+    types = recvn(s, n)
+    if 2 not in types:
+        raise RuntimeError("no VncAuth offered: %r" % types)
+    s.sendall(b"\x02")
+    s.sendall(des_response(pw, recvn(s, 16)))
+    if struct.unpack(">I", recvn(s, 4))[0] != 0:
+        raise RuntimeError("auth refused")
+    s.sendall(b"\x01")                      # ClientInit: shared
+    w, h = struct.unpack(">HH", recvn(s, 4))
+    recvn(s, 16)
+    recvn(s, struct.unpack(">I", recvn(s, 4))[0])
+    return s, w, h
+
+
+def hold():
+    print("holding", flush=True)
+    sys.stdin.read()
+
+
+def main():
+    t0 = time.monotonic()
+    if SCEN == "garbage":
+        s = socket.create_connection((HOST, PORT), timeout=10)
+        s.sendall(os.urandom(4096))
+        s.settimeout(5)
+        try:
+            while s.recv(4096):
+                pass
+            closed = True
+        except (socket.timeout, ConnectionResetError):
+            closed = False
+        print("garbage: server closed=%s in %.2f s" % (closed, time.monotonic() - t0))
+        return 0 if closed else 1
+    if SCEN == "truncated":
+        s = socket.create_connection((HOST, PORT), timeout=10)
+        s.sendall(b"RFB 003.")
+        hold()
+        return 0
+    if SCEN == "hugecut":
+        s, w, h = connect_auth()
+        s.sendall(struct.pack(">BxxxI", 6, 0x7FFFFFFF) + b"A" * 4096)
+        s.settimeout(5)
+        try:
+            while s.recv(65536):
+                pass
+            closed = True
+        except socket.timeout:
+            closed = False
+        except ConnectionResetError:
+            closed = True
+        print("hugecut: server closed=%s in %.2f s" % (closed, time.monotonic() - t0))
+        return 0 if closed else 1
+    if SCEN == "floodconnect":
+        ok = refused = 0
+        deadline = t0 + 60
+        for _ in range(N):
+            if time.monotonic() > deadline:
+                break
+            try:
+                s = socket.create_connection((HOST, PORT), timeout=2)
+                s.close()
+                ok += 1
+            except OSError:
+                refused += 1
+        print("floodconnect: %d connections, %d refused, %.2f s" % (ok, refused, time.monotonic() - t0))
+        return 0
+    if SCEN == "noread":
+        s, w, h = connect_auth()
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        req = struct.pack(">BBHHHH", 3, 0, 0, 0, w, h)
+        s.setblocking(False)
+        sent = 0
+        end = t0 + 3
+        while time.monotonic() < end:
+            try:
+                s.send(req)
+                sent += 1
+            except BlockingIOError:
+                time.sleep(0.01)
+        hold()
+        return 0
+    print("unknown scenario", SCEN, file=sys.stderr)
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())
