@@ -1,0 +1,55 @@
+/*
+ * sandbox/sandbox.h — the two-call confinement API every cdsgate process
+ * role uses: pick the mode once (sandbox_init), then, in the child, load
+ * the role's seccomp allow-list (sandbox_enter) as the last step before
+ * its own code runs.
+ *
+ * Order in every child (docs/processes.md): rlimits -> drop privileges ->
+ * PR_SET_NO_NEW_PRIVS -> sandbox_enter(), before any thread exists.  The
+ * filters are allow-lists (libseccomp, default action: kill the process);
+ * sandbox_init(..., debug = 1) makes the default action SIGSYS-trap and
+ * report the syscall instead, for developing a profile.
+ *
+ * Library-style: no logging, no exit; errors come back as -1 with a
+ * message in the caller's buffer.
+ */
+#ifndef SANDBOX_SANDBOX_H
+#define SANDBOX_SANDBOX_H
+
+#include <stddef.h>
+
+enum sandbox_mode {
+	SANDBOX_MODE_SECCOMP,	/* the default: every role filtered */
+	SANDBOX_MODE_NONE	/* --with-sandbox=none: no filters (logged) */
+};
+
+/* One allow-list per process role (sandbox/profiles.c). */
+enum sandbox_profile {
+	SANDBOX_PROFILE_WORKER,	/* session worker: RFB + X11, after start-up */
+	SANDBOX_PROFILE_XVFB,	/* loaded before exec of Xvfb */
+	SANDBOX_PROFILE_DEID,	/* deid worker: reads fds it was handed, computes */
+	SANDBOX_PROFILE_COUNT
+};
+
+/*
+ * Choose the mode for this process and its children (call once, early,
+ * in the parent).  `debug` != 0: trap and report instead of killing.
+ * Returns 0, or -1 with a message when the mode is not available (e.g.
+ * seccomp requested but not compiled in).
+ */
+int	sandbox_init(enum sandbox_mode mode, int debug, char *err,
+	    size_t errlen);
+
+/*
+ * Load the profile's filter into the calling thread (there must be only
+ * one).  Requires PR_SET_NO_NEW_PRIVS (sets it if not yet set).  In
+ * SANDBOX_MODE_NONE it does nothing and returns 0.  Returns 0, or -1 and
+ * a message; the caller must not go on (fail closed).
+ */
+int	sandbox_enter(enum sandbox_profile profile, char *err, size_t errlen);
+
+/* "worker", "xvfb", "deid"; and the active mode ("seccomp", "none"). */
+const char	*sandbox_profile_name(enum sandbox_profile profile);
+const char	*sandbox_mode_name(void);
+
+#endif
