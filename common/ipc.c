@@ -185,8 +185,8 @@ ipc_recv(const struct ipc_peer *p, struct ipc_msg *m)
 	do
 		n = recvmsg(p->sock, &mh, MSG_CMSG_CLOEXEC);
 	while (n < 0 && errno == EINTR);
-	if (n < 0)
-		return IPC_ESYS;
+	if (n < 0)	/* a peer that died with our data unread: reset */
+		return errno == ECONNRESET ? IPC_EOF : IPC_ESYS;
 	nfds = take_fds(&mh, fds);
 	if (n == 0 && nfds == 0)
 		return IPC_EOF;
