@@ -439,15 +439,23 @@ w_fail(int sock, const char *what, const char *msg)
 }
 
 /* Test hook (--enable-test-hooks builds): CDSGATE_TEST_VIOLATE=open|
- * socket|execve|ptrace makes the confined worker commit that syscall. */
+ * socket|execve|ptrace makes the confined worker commit that syscall;
+ * =ipc makes it send a message only the parent may send, and wait for
+ * the parent to kill it. */
 static void
 w_test_hook(int sock)
 {
 #ifdef ENABLE_TEST_HOOKS
 	const char *v = getenv("CDSGATE_TEST_VIOLATE");
+	struct dw_run run = { 0 };
 
 	if (v == NULL || *v == '\0')
 		return;
+	if (strcmp(v, "ipc") == 0) {
+		(void)ipc_send(sock, &dw_proto, DW_RUN, &run, sizeof(run), -1);
+		for (;;)
+			sleep(1);
+	}
 	(void)sandbox_violate(v);
 	w_fail(sock, "test hook", "the sandbox let the forbidden call "
 	    "through");
