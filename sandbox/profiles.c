@@ -86,12 +86,13 @@ static const int worker_allow[] = {
 #ifdef __NR_time
 	__NR_time,
 #endif
-	/* signals: the signalfd, SIGPIPE handling, restarts */
+	/* signals: the signalfd, SIGPIPE handling, restarts; the
+	   sanitizers' alternate signal stack */
 	__NR_rt_sigprocmask, __NR_rt_sigaction, __NR_rt_sigreturn,
-	__NR_restart_syscall,
-	/* identity queries libraries make */
+	__NR_restart_syscall, __NR_sigaltstack,
+	/* identity queries libraries make; uname: libX11 at a new client */
 	__NR_getpid, __NR_gettid, __NR_getuid, __NR_geteuid,
-	__NR_getgid, __NR_getegid,
+	__NR_getgid, __NR_getegid, __NR_uname,
 	/* a lock libraries may take */
 	__NR_futex,
 	/* randomness for RFB challenges and websocket keys */
@@ -115,89 +116,71 @@ static const struct sandbox_errno worker_deny[] = {
 };
 
 /* ---- XVFB: loaded in the child right before execve(/usr/bin/Xvfb) ----
- * The filter outlives the exec, so this is what Xvfb needs to start
- * (the dynamic loader maps its libraries executable; it reads its fonts,
- * keymaps and the cookie file; it runs xkbcomp through /bin/sh) and to
- * serve X clients over AF_UNIX with MIT-SHM.  Absent: ptrace, mount,
- * namespaces, kexec, bpf, module loading, keyrings, perf, reboot,
- * swapon, AF_INET sockets, io_uring, userfaultfd. */
+ * The filter outlives the exec, so this is what Xvfb needs to start (the
+ * dynamic loader maps its libraries executable; it reads fonts, keymaps
+ * and the cookie; it runs xkbcomp through /bin/sh, which writes a .xkm
+ * file to /tmp) and to serve X clients over AF_UNIX with MIT-SHM.  From
+ * `strace -f` of a session's Xvfb, /bin/sh and xkbcomp.  Absent (kill):
+ * ptrace, process_vm_*, mount, namespaces, chroot, kexec, bpf, modules,
+ * keyrings, perf, reboot, swap, io_uring, userfaultfd, AF_INET sockets
+ * (refused with EACCES), setuid to another id. */
 static const int xvfb_allow[] = {
-	/* exec of Xvfb itself, and xkbcomp via /bin/sh */
+	/* exec of Xvfb itself; xkbcomp through /bin/sh (fork = clone) */
 	__NR_execve, __NR_clone, __NR_wait4,
-#ifdef __NR_fork
-	__NR_fork,
-#endif
 #ifdef __NR_vfork
 	__NR_vfork,
 #endif
-	/* files: libraries, fonts, keymaps, the cookie; xkbcomp output */
-#ifdef __NR_open
-	__NR_open,
-#endif
-	__NR_openat, __NR_close, __NR_read, __NR_write, __NR_readv,
-	__NR_writev, __NR_pread64, __NR_pwrite64, __NR_lseek,
-	__NR_fstat, __NR_newfstatat, __NR_statx,
-#ifdef __NR_stat
-	__NR_stat, __NR_lstat,
-#endif
+	/* files: libraries, fonts, keymaps, the cookie; the .xkm file */
+	__NR_openat, __NR_close, __NR_read, __NR_write, __NR_writev,
+	__NR_pread64, __NR_lseek, __NR_fstat, __NR_newfstatat,
+	__NR_statfs, __NR_fstatfs,
 #ifdef __NR_access
 	__NR_access,
 #endif
-	__NR_faccessat, __NR_faccessat2,
 #ifdef __NR_readlink
 	__NR_readlink,
 #endif
-	__NR_readlinkat, __NR_getdents64, __NR_getcwd, __NR_chdir,
 #ifdef __NR_unlink
 	__NR_unlink,
 #endif
-	__NR_unlinkat, __NR_umask, __NR_fchmod, __NR_ftruncate,
-	__NR_dup, __NR_dup3,
+	__NR_faccessat, __NR_readlinkat, __NR_unlinkat, __NR_getdents64,
+	__NR_getcwd, __NR_chdir, __NR_umask,
 #ifdef __NR_dup2
 	__NR_dup2,
 #endif
-#ifdef __NR_pipe
-	__NR_pipe,
-#endif
-	__NR_pipe2, __NR_fcntl,
+	__NR_dup3, __NR_pipe2, __NR_fcntl,
 	/* X clients over AF_UNIX (socket() is checked below) */
-	__NR_bind, __NR_listen, __NR_accept, __NR_accept4, __NR_connect,
-	__NR_recvfrom, __NR_recvmsg, __NR_sendto, __NR_sendmsg,
-	__NR_shutdown, __NR_getsockname, __NR_getpeername,
-	__NR_setsockopt, __NR_getsockopt,
-	/* MIT-SHM segments its clients share with it */
+	__NR_bind, __NR_listen, __NR_accept, __NR_accept4,
+	__NR_recvmsg, __NR_recvfrom, __NR_sendmsg, __NR_sendto,
+	__NR_shutdown, __NR_getsockopt, __NR_setsockopt, __NR_getsockname,
+	__NR_getpeername,
+	/* MIT-SHM segments its clients share with it (memfd: SHM fds) */
 	__NR_shmget, __NR_shmat, __NR_shmdt, __NR_shmctl,
-	/* the event loop */
+	__NR_memfd_create, __NR_ftruncate,
+	/* the event loop; its smart scheduler's timer */
 	__NR_epoll_create1, __NR_epoll_ctl, __NR_epoll_wait,
-	__NR_epoll_pwait,
-	WAIT_FOR_FDS,
+	__NR_epoll_pwait, WAIT_FOR_FDS, __NR_setitimer,
 	/* memory, including the loader's executable mappings */
 	__NR_brk, __NR_mmap, __NR_munmap, __NR_mremap, __NR_mprotect,
-	__NR_madvise,
-	/* threads (the input thread) and process start-up */
+	__NR_madvise, __NR_mincore,
+	/* threads and process start-up; Mesa probes the CPUs */
 	__NR_futex, __NR_set_robust_list, __NR_set_tid_address, __NR_rseq,
 #ifdef __NR_arch_prctl
 	__NR_arch_prctl,
 #endif
-	__NR_prlimit64, __NR_getrlimit, __NR_setrlimit, __NR_prctl,
-	__NR_sched_getaffinity, __NR_sched_yield, __NR_uname,
-	__NR_sysinfo,
-	/* time and timers */
+	__NR_prlimit64, __NR_prctl, __NR_sched_getaffinity,
+	__NR_sched_yield, __NR_uname,
+	/* time */
 	__NR_clock_gettime, __NR_gettimeofday, __NR_nanosleep,
-	__NR_clock_nanosleep, __NR_setitimer, __NR_timer_create,
-	__NR_timer_settime, __NR_timer_delete, __NR_timerfd_create,
-	__NR_timerfd_settime,
-#ifdef __NR_time
-	__NR_time,
-#endif
+	__NR_clock_nanosleep,
 	/* signals */
 	__NR_rt_sigaction, __NR_rt_sigprocmask, __NR_rt_sigreturn,
-	__NR_rt_sigsuspend, __NR_sigaltstack, __NR_restart_syscall,
-	/* identity */
+	__NR_restart_syscall, __NR_sigaltstack,
+	/* identity (changing it: see SANDBOX_IDS_SELF) */
 	__NR_getpid, __NR_getppid, __NR_gettid, __NR_getuid, __NR_geteuid,
-	__NR_getgid, __NR_getegid, __NR_getpgrp, __NR_setpgid,
-	__NR_getresuid, __NR_getresgid, __NR_getgroups,
-	__NR_getrandom, __NR_memfd_create,
+	__NR_getgid, __NR_getegid, __NR_getpgrp, __NR_getresuid,
+	__NR_getresgid, __NR_getgroups,
+	__NR_getrandom,
 	/* the end */
 	__NR_exit, __NR_exit_group,
 };
@@ -211,10 +194,15 @@ static const struct sandbox_argrule xvfb_checked[] = {
 
 static const struct sandbox_errno xvfb_deny[] = {
 	DENY_PROBES,
-	/* it may try to listen on TCP though told not to: refuse quietly */
+	/* told -nolisten tcp; should it try anyway, it is refused */
 	{ __NR_socket, EACCES, 0, AF_INET },
 	{ __NR_socket, EACCES, 0, AF_INET6 },
 	{ __NR_socket, EACCES, 0, AF_NETLINK },
+	/* it tries to give its socket directory to root */
+	{ __NR_fchown, EPERM, SANDBOX_ANY_ARG, 0 },
+#ifdef __NR_chown
+	{ __NR_chown, EPERM, SANDBOX_ANY_ARG, 0 },
+#endif
 };
 
 /* ---- DEID: the de-identification worker -----------------------------
@@ -235,8 +223,10 @@ static const int deid_allow[] = {
 	__NR_futex, __NR_set_robust_list, __NR_rseq, __NR_sched_yield,
 	__NR_sched_getaffinity, __NR_gettid, __NR_getpid,
 	/* signals: glibc installs its thread-cancel handler at the first
-	   pthread_create and blocks signals around clone */
+	   pthread_create and blocks signals around clone; the sanitizers
+	   give each thread an alternate signal stack */
 	__NR_rt_sigaction, __NR_rt_sigprocmask, __NR_rt_sigreturn,
+	__NR_sigaltstack,
 	/* time, for progress and deadlines */
 	__NR_clock_gettime, __NR_gettimeofday, __NR_clock_nanosleep,
 	__NR_nanosleep,
@@ -265,7 +255,8 @@ static const struct sandbox_errno deid_deny[] = {
 
 static const struct sandbox_rules profiles[SANDBOX_PROFILE_COUNT] = {
 	[SANDBOX_PROFILE_WORKER] = RULES("worker", worker, SANDBOX_SIGNAL_SELF),
-	[SANDBOX_PROFILE_XVFB] = RULES("xvfb", xvfb, SANDBOX_SIGNAL_SELF),
+	[SANDBOX_PROFILE_XVFB] = RULES("xvfb", xvfb, SANDBOX_SIGNAL_SELF |
+	    SANDBOX_AFFINITY_SELF | SANDBOX_IDS_SELF),
 	[SANDBOX_PROFILE_DEID] = RULES("deid", deid, SANDBOX_SIGNAL_SELF),
 };
 

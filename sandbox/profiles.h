@@ -33,8 +33,13 @@ struct sandbox_errno {
 	unsigned long	 val;
 };
 
-/* Flags of struct sandbox_rules. */
-#define SANDBOX_SIGNAL_SELF	0x01	/* kill/tgkill only to our own pid */
+/* Flags of struct sandbox_rules: rules that need this process's own
+ * pid or ids, so seccomp.c builds them at sandbox_enter time. */
+#define SANDBOX_SIGNAL_SELF	0x01	/* kill/tgkill/tkill: ourselves only */
+#define SANDBOX_AFFINITY_SELF	0x02	/* sched_setaffinity: ourselves only */
+#define SANDBOX_IDS_SELF	0x04	/* setuid/setgid/seteuid to the ids we
+					   already have (a no-op); seteuid(0)
+					   fails with EPERM */
 
 struct sandbox_rules {
 	const char			*name;

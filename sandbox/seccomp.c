@@ -225,18 +225,45 @@ sb_add_rules(scmp_filter_ctx ctx, const struct sandbox_rules *p, char *err,
 	return 0;
 }
 
-/* kill/tgkill/tkill only at ourselves (raise(), abort()). */
+/* Rules about ourselves: the pid, tid and ids are known only now. */
 static int
-sb_add_signal_self(scmp_filter_ctx ctx, char *err, size_t errlen)
+sb_add_self(scmp_filter_ctx ctx, unsigned flags, char *err, size_t errlen)
 {
-	struct scmp_arg_cmp c = SCMP_A0(SCMP_CMP_EQ,
-	    (scmp_datum_t)getpid());
+	const scmp_datum_t pid = (scmp_datum_t)getpid(), all = 0xffffffffUL,
+	    tid = (scmp_datum_t)syscall(__NR_gettid),
+	    uid = (scmp_datum_t)getuid(), gid = (scmp_datum_t)getgid();
+	struct scmp_arg_cmp c[3];
 
-	if (sb_add(ctx, SCMP_ACT_ALLOW, __NR_tgkill, 1, &c, err, errlen) ||
-	    sb_add(ctx, SCMP_ACT_ALLOW, __NR_kill, 1, &c, err, errlen))
+	c[0] = SCMP_A0(SCMP_CMP_EQ, pid);
+	if ((flags & SANDBOX_SIGNAL_SELF) &&
+	    (sb_add(ctx, SCMP_ACT_ALLOW, __NR_tgkill, 1, c, err, errlen) ||
+	    sb_add(ctx, SCMP_ACT_ALLOW, __NR_kill, 1, c, err, errlen)))
 		return -1;
-	c = SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)syscall(__NR_gettid));
-	return sb_add(ctx, SCMP_ACT_ALLOW, __NR_tkill, 1, &c, err, errlen);
+	if ((flags & SANDBOX_AFFINITY_SELF) && sb_add(ctx, SCMP_ACT_ALLOW,
+	    __NR_sched_setaffinity, 1, c, err, errlen))
+		return -1;
+	c[0] = SCMP_A0(SCMP_CMP_EQ, tid);
+	if ((flags & SANDBOX_SIGNAL_SELF) &&
+	    sb_add(ctx, SCMP_ACT_ALLOW, __NR_tkill, 1, c, err, errlen))
+		return -1;
+	if (!(flags & SANDBOX_IDS_SELF))
+		return 0;
+	c[0] = SCMP_A0(SCMP_CMP_MASKED_EQ, all, uid);
+	if (sb_add(ctx, SCMP_ACT_ALLOW, __NR_setuid, 1, c, err, errlen))
+		return -1;
+	c[0] = SCMP_A0(SCMP_CMP_MASKED_EQ, all, gid);
+	if (sb_add(ctx, SCMP_ACT_ALLOW, __NR_setgid, 1, c, err, errlen))
+		return -1;
+	/* seteuid(uid) = setresuid(-1, uid, -1) */
+	c[0] = SCMP_A0(SCMP_CMP_MASKED_EQ, all, all);
+	c[1] = SCMP_A1(SCMP_CMP_MASKED_EQ, all, uid);
+	c[2] = SCMP_A2(SCMP_CMP_MASKED_EQ, all, all);
+	if (uid != 0 && sb_add(ctx, SCMP_ACT_ALLOW, __NR_setresuid, 3, c, err,
+	    errlen))
+		return -1;
+	c[1] = SCMP_A1(SCMP_CMP_MASKED_EQ, all, 0);
+	return sb_add(ctx, SCMP_ACT_ERRNO(EPERM), __NR_setresuid, 3, c, err,
+	    errlen);
 }
 
 /* Build the filter for p and load it into this thread. */
@@ -259,8 +286,7 @@ sb_load(const struct sandbox_rules *p, char *err, size_t errlen)
 	}
 	if (sb_add_rules(ctx, p, err, errlen) != 0)
 		goto out;
-	if ((p->flags & SANDBOX_SIGNAL_SELF) &&
-	    sb_add_signal_self(ctx, err, errlen) != 0)
+	if (sb_add_self(ctx, p->flags, err, errlen) != 0)
 		goto out;
 	if ((e = seccomp_load(ctx)) != 0) {
 		sb_err(err, errlen, "seccomp_load (%s): %s", p->name,
