@@ -122,6 +122,26 @@ check "error replies are JSON with a message" \
 is 200 root POST /v1/recipients/bob/disable
 check "disable is recorded" grep -q '"disabled":true' "$D/resp"
 
+# The custodian CLI over the same API.
+export CDSGATE_SOCKET=$SOCK
+check "cdsgate recipient add prints the new recipient" \
+	sh -c '"$0" recipient add carol --name "Carol C." --max-sessions 3 | grep -q "^carol .*enabled .*3  Carol C\.$"' "$CDSGATE"
+"$CDSGATE" recipient list --json > "$D/list.json"
+check "cdsgate recipient list --json lists all three" \
+	python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); assert [r["id"] for r in j["recipients"]]==["alice","bob","carol"]' "$D/list.json"
+"$CDSGATE" recipient add carol --name again > /dev/null 2> "$D/cli.err"; rc=$?
+check "a refused request exits 2 with the daemon's message ($(cat "$D/cli.err"))" \
+	sh -c "[ $rc -eq 2 ] && grep -q 'already exists (HTTP 409)' '$D/cli.err'"
+"$CDSGATE" recipient disable ../datasets > /dev/null 2>&1; rc=$?
+check "an id with ../ cannot walk to another route (exit $rc)" test "$rc" -eq 2
+check "cdsgate dataset list works on an empty store" \
+	sh -c '"$0" dataset list | grep -q "^ *ID STATE"' "$CDSGATE"
+"$CDSGATE" recipient list --socket "$D/none.sock" > /dev/null 2> "$D/cli.err"; rc=$?
+check "no daemon: exit 1 and a message naming the socket" \
+	sh -c "[ $rc -eq 1 ] && grep -q 'cannot reach the cdsgate daemon at $D/none.sock' '$D/cli.err'"
+check "the auditor's CLI is refused a change (exit 2)" \
+	sh -c 'setpriv --reuid=65534 --regid="$1" --clear-groups "$0" recipient disable alice 2>/dev/null; [ $? -eq 2 ]' "$CDSGATE" "$AUD_GID"
+
 # SIGKILL the API, restart on the same store: consistent, data kept.
 kill -9 $API_PID; wait $API_PID 2>/dev/null
 check "after SIGKILL the store passes integrity_check" \
