@@ -178,3 +178,20 @@ apiclient_path(char *dst, size_t len, const char *prefix, const char *id,
 	curl_free(e);
 	return n < 0 || (size_t)n >= len ? -1 : 0;
 }
+
+int
+apiclient_get_cmd(int argc, char **argv, const char *usage, const char *path,
+    void (*human)(json_t *))
+{
+	struct apiclient_opts o;
+	struct apiclient_reply r;
+	char err[512];
+	int rc;
+
+	if ((rc = apiclient_opts(argc, argv, usage, NULL, NULL, &o)) != 0)
+		return rc;
+	if (o.npos != 0)
+		return cli_usage_error(usage, "no arguments expected");
+	rc = apiclient_call(o.socket, "GET", path, NULL, &r, err, sizeof(err));
+	return apiclient_finish(rc, &r, err, o.json, human);
+}

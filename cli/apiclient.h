@@ -58,4 +58,8 @@ int	apiclient_opts(int argc, char **argv, const char *usage,
 	    const char *const *extra, const char **vals,
 	    struct apiclient_opts *o);
 
+/* A whole "GET PATH, print" command without arguments (list commands). */
+int	apiclient_get_cmd(int argc, char **argv, const char *usage,
+	    const char *path, void (*human)(json_t *));
+
 #endif

@@ -62,18 +62,8 @@ print_one(json_t *d)
 static int
 cmd_list(int argc, char **argv)
 {
-	struct apiclient_opts o;
-	struct apiclient_reply r;
-	char err[512];
-	int rc;
-
-	if ((rc = apiclient_opts(argc, argv, USAGE_LIST, NULL, NULL, &o)) != 0)
-		return rc;
-	if (o.npos != 0)
-		return cli_usage_error(USAGE_LIST, "no arguments expected");
-	rc = apiclient_call(o.socket, "GET", "/v1/datasets", NULL, &r, err,
-	    sizeof(err));
-	return apiclient_finish(rc, &r, err, o.json, print_list);
+	return apiclient_get_cmd(argc, argv, USAGE_LIST, "/v1/datasets",
+	    print_list);
 }
 
 static int

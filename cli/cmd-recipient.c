@@ -69,18 +69,8 @@ cmd_add(int argc, char **argv)
 static int
 cmd_list(int argc, char **argv)
 {
-	struct apiclient_opts o;
-	struct apiclient_reply r;
-	char err[512];
-	int rc;
-
-	if ((rc = apiclient_opts(argc, argv, USAGE_LIST, NULL, NULL, &o)) != 0)
-		return rc;
-	if (o.npos != 0)
-		return cli_usage_error(USAGE_LIST, "no arguments expected");
-	rc = apiclient_call(o.socket, "GET", "/v1/recipients", NULL, &r, err,
-	    sizeof(err));
-	return apiclient_finish(rc, &r, err, o.json, print_list);
+	return apiclient_get_cmd(argc, argv, USAGE_LIST, "/v1/recipients",
+	    print_list);
 }
 
 static int
