@@ -23,6 +23,10 @@ static const struct cmd_entry *const cmd_table[] = {
 	&cmd_recipient_disable_entry,
 	&cmd_dataset_list_entry,
 	&cmd_dataset_show_entry,
+	&cmd_audit_keygen_entry,
+	&cmd_audit_verify_entry,
+	&cmd_audit_list_entry,
+	&cmd_audit_show_entry,
 	NULL
 };
 
