@@ -46,6 +46,7 @@
 #include "gateway/worker.h"
 #include "gateway/xvfb.h"
 #include "policy/chromium.h"
+#include "sandbox/sandbox.h"
 
 #define SESSION_ID_BYTES	8
 #define RESTART_HISTORY		128	/* >= browser_restart_max bound */
@@ -87,6 +88,8 @@ struct session {
 	int		 dir_lock;		/* flock'd while we live */
 
 	int		 xvfb_pipe;		/* write end, for the child */
+	const char	*xvfb_violate;		/* test hooks, or NULL */
+	const char	*worker_violate;
 	int		 display;
 	char		 display_name[16];
 	struct worker_config wcfg;
@@ -115,22 +118,35 @@ static void	role_run_browser(struct session *, int);
  * The process table.  prepare runs in the child as root (after fork,
  * before the drop); run runs unprivileged and never returns.  A role's
  * exit either ends the session or (restart) brings it back with
- * back-off.  The confinement work adds rlimits and a seccomp profile
- * per row.
+ * back-off.  Each row also says the role's resource limits (set before
+ * the drop; RL_KEEP leaves the inherited one; RLIMIT_CORE is 0 for all)
+ * and its seccomp profile (NO_PROFILE: the browser keeps Chromium's own
+ * seccomp-bpf sandbox; ours would only get in its way).
  */
+#define RL_KEEP		((rlim_t)-2)
+#define NO_PROFILE	(-1)
+
 static const struct role_entry {
 	const char	*name;
 	const char	*user;
 	int		 restart;
 	int		(*prepare)(struct session *, const char **);
 	void		(*run)(struct session *, int errfd);
+	rlim_t		 nofile;	/* X clients / RFB clients */
+	rlim_t		 nproc;		/* 0: may not fork at all */
+	int		 profile;	/* enum sandbox_profile */
 } roles[ROLE_COUNT] = {
+	/* Xvfb forks xkbcomp through /bin/sh: nproc unset (it counts all
+	   processes of the shared user, across sessions). */
 	[ROLE_XVFB] = { "xvfb", PRIVDROP_WORKER_USER, 0,
-	    role_prepare_xvfb, role_run_xvfb },
+	    role_prepare_xvfb, role_run_xvfb, 1024, RL_KEEP,
+	    SANDBOX_PROFILE_XVFB },
+	/* The worker appends to the session log: no RLIMIT_FSIZE. */
 	[ROLE_WORKER] = { "worker", PRIVDROP_WORKER_USER, 0,
-	    NULL, role_run_worker },
+	    NULL, role_run_worker, 64, 0, SANDBOX_PROFILE_WORKER },
 	[ROLE_BROWSER] = { "browser", PRIVDROP_BROWSER_USER, 1,
-	    role_prepare_browser, role_run_browser },
+	    role_prepare_browser, role_run_browser, RL_KEEP, RL_KEEP,
+	    NO_PROFILE },
 };
 
 /* ---- operator diagnostics ---- */
@@ -238,6 +254,47 @@ wait_status_json(int st)
 		    "signal", WTERMSIG(st), "signal_name",
 		    sig_name(WTERMSIG(st), sig, sizeof(sig)));
 	return json_pack("{s:s}", "status", "unknown");
+}
+
+/* "seccomp:worker", or "none" (no filter, or the browser's own). */
+static const char *
+role_sandbox(enum role r, char *buf, size_t len)
+{
+	if (roles[r].profile == NO_PROFILE ||
+	    strcmp(sandbox_mode_name(), "none") == 0)
+		return "none";
+	snprintf(buf, len, "%s:%s", sandbox_mode_name(),
+	    sandbox_profile_name((enum sandbox_profile)roles[r].profile));
+	return buf;
+}
+
+/* A child died by its filter: SIGSYS (or, in debug mode, the trap
+ * handler's exit status). */
+static int
+seccomp_killed(int st)
+{
+	return (WIFSIGNALED(st) && WTERMSIG(st) == SIGSYS) ||
+	    (sandbox_debug() && WIFEXITED(st) &&
+	    WEXITSTATUS(st) == SANDBOX_DEBUG_EXIT);
+}
+
+/* Log child_exit (fields: role-specific extras, consumed); a seccomp
+ * kill is said loudly on stderr too. */
+static void
+log_child_exit(enum role r, pid_t pid, int st, json_t *fields)
+{
+	char sb[64];
+
+	json_object_set_new(fields, "role", json_string(roles[r].name));
+	json_object_set_new(fields, "pid", json_integer(pid));
+	json_object_set_new(fields, "wait", wait_status_json(st));
+	json_object_set_new(fields, "sandbox",
+	    json_string(role_sandbox(r, sb, sizeof(sb))));
+	if (seccomp_killed(st)) {
+		json_object_set_new(fields, "seccomp_violation", json_true());
+		log_warnx("%s killed by seccomp (SIGSYS)", roles[r].name);
+	}
+	slog_event("child_exit", fields);
 }
 
 /*
@@ -357,13 +414,37 @@ child_stdio(int quiet)
 	return 0;
 }
 
+/* The role's limits, before the drop (a raised limit cannot come back).
+ * No core files: a crashing browser must not write what it showed. */
+static int
+child_rlimits(const struct role_entry *re, const char **what)
+{
+	const struct { int res; rlim_t v; const char *name; } l[] = {
+		{ RLIMIT_CORE, 0, "RLIMIT_CORE" },
+		{ RLIMIT_NOFILE, re->nofile, "RLIMIT_NOFILE" },
+		{ RLIMIT_NPROC, re->nproc, "RLIMIT_NPROC" },
+	};
+	struct rlimit rl;
+	size_t i;
+
+	for (i = 0; i < sizeof(l) / sizeof(l[0]); i++) {
+		if (l[i].v == RL_KEEP)
+			continue;
+		rl.rlim_cur = rl.rlim_max = l[i].v;
+		if (setrlimit(l[i].res, &rl) != 0) {
+			*what = l[i].name;
+			return -1;
+		}
+	}
+	return 0;
+}
+
 static void __attribute__((noreturn))
 child_main(struct session *s, enum role r, int errfd, pid_t parent)
 {
 	const struct role_entry *re = &roles[r];
 	const struct privdrop_user *u = strcmp(re->user,
 	    PRIVDROP_BROWSER_USER) == 0 ? &s->browser_user : &s->worker_user;
-	const struct rlimit no_core = { 0, 0 };
 	const char *what = NULL;
 	int keep[4], nkeep = 0;
 
@@ -389,10 +470,8 @@ child_main(struct session *s, enum role r, int errfd, pid_t parent)
 		keep[nkeep++] = slog_fd();
 	}
 	close_except(keep, (size_t)nkeep);
-	/* A crashing browser must not write what it showed into a core
-	   file (the confinement work sets the other limits). */
-	if (setrlimit(RLIMIT_CORE, &no_core) != 0)
-		child_fail(errfd, "RLIMIT_CORE", errno);
+	if (child_rlimits(re, &what) != 0)
+		child_fail(errfd, what, errno);
 
 	if (privdrop_to(u, &what) != 0)
 		child_fail(errfd, what, errno);
@@ -424,8 +503,15 @@ role_run_xvfb(struct session *s, int errfd)
 {
 	struct xvfb_params p = { s->spec->width, s->spec->height, s->xauth };
 
+	char err[120];
+
 	if (chdir("/") != 0)
 		child_fail(errfd, "chdir /", errno);
+	/* The last step before the exec: the filter outlives it. */
+	if (sandbox_enter(SANDBOX_PROFILE_XVFB, err, sizeof(err)) != 0)
+		child_fail(errfd, err, 0);
+	if (s->xvfb_violate != NULL)
+		sandbox_violate(s->xvfb_violate);	/* test hook: dies here */
 	xvfb_exec(&p);
 	child_fail(errfd, "exec " XVFB_PATH, errno);
 }
@@ -468,6 +554,8 @@ child_spawn(struct session *s, enum role r)
 	struct child_report rep;
 	struct child *c = &s->child[r];
 	pid_t parent = getpid(), pid;
+	const char *sbn;
+	char sb[64];
 	int p[2], st;
 	ssize_t n;
 
@@ -498,19 +586,20 @@ child_spawn(struct session *s, enum role r)
 		log_warnx("%s: %s: %s", roles[r].name, rep.what,
 		    rep.err != 0 ? strerror(rep.err) : "failed");
 		waitpid(pid, &st, 0);
-		slog_event("child_exit", json_pack("{s:s, s:i, s:s, s:o}",
-		    "role", roles[r].name, "pid", (int)pid, "error", rep.what,
-		    "wait", wait_status_json(st)));
+		log_child_exit(r, pid, st, json_pack("{s:s}", "error",
+		    rep.what));
 		return -1;
 	}
 	c->pid = pid;
 	c->pgid = pid;
 	c->started_ms = now_ms();
-	slog_event("child_start", json_pack("{s:s, s:i, s:s, s:i}", "role",
-	    roles[r].name, "pid", (int)pid, "user", roles[r].user, "uid",
-	    (int)(r == ROLE_BROWSER ? s->browser_user.uid :
-	    s->worker_user.uid)));
-	log_info("%s started, pid %d", roles[r].name, (int)pid);
+	sbn = role_sandbox(r, sb, sizeof(sb));
+	slog_event("child_start", json_pack("{s:s, s:i, s:s, s:i, s:s}",
+	    "role", roles[r].name, "pid", (int)pid, "user", roles[r].user,
+	    "uid", (int)(r == ROLE_BROWSER ? s->browser_user.uid :
+	    s->worker_user.uid), "sandbox", sbn));
+	log_info("%s started, pid %d, sandbox %s", roles[r].name, (int)pid,
+	    sbn);
 	return 0;
 }
 
@@ -596,9 +685,8 @@ child_exited(struct session *s, enum role r, int st)
 {
 	struct child *c = &s->child[r];
 
-	slog_event("child_exit", json_pack("{s:s, s:i, s:i, s:o}", "role",
-	    roles[r].name, "pid", (int)c->pid, "uptime_ms",
-	    (int)(now_ms() - c->started_ms), "wait", wait_status_json(st)));
+	log_child_exit(r, c->pid, st, json_pack("{s:i}", "uptime_ms",
+	    (int)(now_ms() - c->started_ms)));
 	log_info("%s (pid %d) ended", roles[r].name, (int)c->pid);
 	c->last_pid = c->pid;
 	c->pid = -1;
@@ -945,13 +1033,55 @@ log_session_start(struct session *s)
 
 	snprintf(geo, sizeof(geo), "%ux%u", sp->width, sp->height);
 	slog_event("session_start", json_pack(
-	    "{s:s?, s:s, s:s, s:s, s:b, s:b, s:i, s:i, s:s?}",
+	    "{s:s?, s:s, s:s, s:s, s:b, s:b, s:i, s:i, s:s?, s:s, s:b}",
 	    "recipient", sp->recipient, "backend", sp->backend,
 	    "geometry", geo, "listen", s->listen_desc,
 	    "observer", sp->observer, "websocket", s->ws_token != NULL,
 	    "idle_timeout", (int)sp->idle_timeout,
 	    "max_duration", (int)sp->max_duration, "policy_file",
-	    sp->policy));
+	    sp->policy, "sandbox", sandbox_mode_name(), "sandbox_debug",
+	    sandbox_debug()));
+}
+
+/*
+ * The test hook (configure --enable-test-hooks): CDSGATE_TEST_VIOLATE in
+ * the operator's environment makes a confined child commit one forbidden
+ * call right after its filter is loaded: "open", "socket", "execve" or
+ * "ptrace" in the worker, "xvfb:ptrace" (etc.) in the Xvfb child before
+ * its exec.  No client can reach it; it can only make a process die.
+ */
+static int
+setup_test_hook(struct session *s)
+{
+#ifdef ENABLE_TEST_HOOKS
+	static const char *const calls[] = { "open", "socket", "execve",
+	    "ptrace", NULL };
+	const char *v = getenv("CDSGATE_TEST_VIOLATE"), *call;
+	size_t i;
+
+	if (v == NULL || *v == '\0')
+		return 0;
+	call = strncmp(v, "xvfb:", 5) == 0 ? v + 5 : v;
+	for (i = 0; calls[i] != NULL; i++)
+		if (strcmp(call, calls[i]) == 0)
+			break;
+	if (calls[i] == NULL) {
+		log_warnx("CDSGATE_TEST_VIOLATE=%s: want [xvfb:]open|socket|"
+		    "execve|ptrace", v);
+		return -1;
+	}
+	if (call != v)
+		s->xvfb_violate = calls[i];
+	else
+		s->worker_violate = calls[i];
+	log_warnx("test hook: the %s will call %s() after its filter",
+	    call != v ? "xvfb child" : "worker", calls[i]);
+	slog_event("test_hook", json_pack("{s:s, s:s}", "role", call != v ?
+	    "xvfb" : "worker", "violate", calls[i]));
+#else
+	(void)s;
+#endif
+	return 0;
 }
 
 /* Everything before the first child.  Returns an exit status or -1. */
@@ -968,6 +1098,8 @@ session_setup(struct session *s)
 		log_warn("session log %s", sp->log);
 		return SESSION_EXIT_CONFIG;
 	}
+	if (setup_test_hook(s) != 0)
+		return SESSION_EXIT_CONFIG;
 	if (setup_listen(s) != 0)
 		return SESSION_EXIT_FAILED;
 	log_session_start(s);
@@ -1045,6 +1177,7 @@ worker_config_fill(struct session *s)
 	w->idle_timeout = sp->idle_timeout;
 	w->max_duration = sp->max_duration;
 	w->allow_observer = sp->observer;
+	w->test_violate = s->worker_violate;
 }
 
 static int
