@@ -21,7 +21,7 @@
 #include <unistd.h>
 
 #include "api/api.h"
-#include "gateway/privdrop.h"
+#include "common/privdrop.h"
 
 #define API_USER	"cdsgate-api"
 

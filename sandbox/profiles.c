@@ -86,9 +86,10 @@ static const int worker_allow[] = {
 #ifdef __NR_time
 	__NR_time,
 #endif
-	/* signals: the signalfd, SIGPIPE handling, restarts */
+	/* signals: the signalfd, SIGPIPE handling, restarts; the
+	   sanitizers' alternate signal stack */
 	__NR_rt_sigprocmask, __NR_rt_sigaction, __NR_rt_sigreturn,
-	__NR_restart_syscall,
+	__NR_restart_syscall, __NR_sigaltstack,
 	/* identity queries libraries make; uname: libX11 at a new client */
 	__NR_getpid, __NR_gettid, __NR_getuid, __NR_geteuid,
 	__NR_getgid, __NR_getegid, __NR_uname,
@@ -174,7 +175,7 @@ static const int xvfb_allow[] = {
 	__NR_clock_nanosleep,
 	/* signals */
 	__NR_rt_sigaction, __NR_rt_sigprocmask, __NR_rt_sigreturn,
-	__NR_restart_syscall,
+	__NR_restart_syscall, __NR_sigaltstack,
 	/* identity (changing it: see SANDBOX_IDS_SELF) */
 	__NR_getpid, __NR_getppid, __NR_gettid, __NR_getuid, __NR_geteuid,
 	__NR_getgid, __NR_getegid, __NR_getpgrp, __NR_getresuid,
@@ -213,19 +214,26 @@ static const int deid_allow[] = {
 	__NR_read, __NR_write, __NR_readv, __NR_writev,
 	__NR_pread64, __NR_pwrite64, __NR_lseek, __NR_fstat, __NR_close,
 	WAIT_FOR_FDS,
+	/* typed IPC with the parent (common/ipc.c): descriptors arrive and
+	   results leave on its socketpair; it can create no other socket */
+	__NR_recvmsg, __NR_sendmsg,
 	/* memory (mmap/mprotect: see the checked list) */
 	__NR_brk, __NR_munmap, __NR_mremap, __NR_madvise,
 	/* threads (clone itself is checked) */
 	__NR_futex, __NR_set_robust_list, __NR_rseq, __NR_sched_yield,
 	__NR_sched_getaffinity, __NR_gettid, __NR_getpid,
 	/* signals: glibc installs its thread-cancel handler at the first
-	   pthread_create and blocks signals around clone */
+	   pthread_create and blocks signals around clone; the sanitizers
+	   give each thread an alternate signal stack */
 	__NR_rt_sigaction, __NR_rt_sigprocmask, __NR_rt_sigreturn,
+	__NR_sigaltstack,
 	/* time, for progress and deadlines */
 	__NR_clock_gettime, __NR_gettimeofday, __NR_clock_nanosleep,
 	__NR_nanosleep,
 	/* randomness for sampling */
 	__NR_getrandom,
+	/* glibc's qsort sizes its merge buffer by physical memory */
+	__NR_sysinfo,
 	/* the end of a thread and of the process */
 	__NR_exit, __NR_exit_group,
 };
