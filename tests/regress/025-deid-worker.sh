@@ -169,6 +169,13 @@ check "a ragged row: exit 2 (got $rc)" test "$rc" -eq 2
 check "  with the file:line message from the worker" \
 	grep -q "^cdsgate: $TMP/ragged.csv:3.*fields" "$TMP/bad.err"
 check "  and no files" no_files "$TMP/bad"
+printf 'age,sex,zip,race,admission_date\n34,m,12345,w,2020-01-01\n3\0335\033[2J,f,1,w,2020-01-01\n' > "$TMP/esc.csv"
+rc=0
+"$CDSGATE" deid anonymize --data "$TMP/esc.csv" --hierarchies "$S" --qi "$QI" --k 2 \
+	--output "$TMP/bad/o.csv" --report "$TMP/bad/r.json" >/dev/null 2>"$TMP/esc.err" || rc=$?
+check "a value with terminal escapes: exit 2, shown as \\x1b, never sent raw" \
+	test "$rc" -eq 2 -a -n "$(grep -F '3\x1b5\x1b[2J' "$TMP/esc.err")" -a \
+	-z "$(tr -d '\n' < "$TMP/esc.err" | tr -d '[:print:]')"
 mkfifo "$TMP/bad/hierarchy_race.csv.fifo"
 rc=0
 "$CDSGATE" deid assess --data "$S/patients.csv" --qi "$QI" --population 1e6 \
