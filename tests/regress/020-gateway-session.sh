@@ -535,7 +535,10 @@ is_browser() {
 		[ "$(stat -c %U "/proc/$1" 2>/dev/null)" = "$BROWSER_USER" ]
 }
 bpid=
-for p in $(gw log-pids "$LOG"); do is_browser "$p" && bpid=$p; done
+# (the logged pid is the jail's init: the browser is its child)
+for p in $(gw log-pids "$LOG"); do
+	for c in $p $(pgrep -P "$p" 2>/dev/null); do is_browser "$c" && bpid=$c; done
+done
 if [ -z "$bpid" ]; then
 	p=$(pgrep -o -x -u "$BROWSER_USER" chromium 2>/dev/null)
 	[ -n "$p" ] && is_browser "$p" && bpid=$p &&
