@@ -106,7 +106,7 @@ static const struct ns_mount jail_system[] = {
 	{ NS_RO, "/etc", "/etc", NULL, 0 },
 	{ NS_RO, "/var/cache/fontconfig", "/var/cache/fontconfig", NULL,
 	    NS_OPTIONAL },
-	{ NS_TMPFS, NULL, "/dev", "mode=0755,size=64k", NS_NOEXEC },
+	{ NS_TMPFS, NULL, "/dev", "mode=0755,size=64k", NS_NOEXEC | NS_SEAL },
 	{ NS_DEV, "/dev/null", "/dev/null", NULL, 0 },
 	{ NS_DEV, "/dev/zero", "/dev/zero", NULL, 0 },
 	{ NS_DEV, "/dev/full", "/dev/full", NULL, 0 },

@@ -518,6 +518,28 @@ root_populate(const char *staging, const struct ns_mount *m, size_t n,
 	return 0;
 }
 
+/* Populated tmpfs directories (/dev) become read-only. */
+static int
+root_seal(const char *staging, const struct ns_mount *m, size_t n,
+    char *err, size_t errlen)
+{
+	struct mount_attr attr = { .attr_set = MOUNT_ATTR_RDONLY };
+	char path[PATH_MAX];
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		if (m[i].kind != NS_TMPFS || !(m[i].flags & NS_SEAL))
+			continue;
+		snprintf(path, sizeof(path), "%s%s", staging, m[i].dst);
+		if (mount_setattr(AT_FDCWD, path, AT_SYMLINK_NOFOLLOW, &attr,
+		    sizeof(attr)) != 0) {
+			snprintf(err, errlen, "jail: read-only %s", m[i].dst);
+			return -1;
+		}
+	}
+	return 0;
+}
+
 int
 ns_root_build(const char *staging, const struct ns_mount *m, size_t n,
     char *err, size_t errlen)
@@ -532,7 +554,8 @@ ns_root_build(const char *staging, const struct ns_mount *m, size_t n,
 		snprintf(err, errlen, "tmpfs root on %s", staging);
 		return -1;
 	}
-	if (root_populate(staging, m, n, err, errlen) != 0)
+	if (root_populate(staging, m, n, err, errlen) != 0 ||
+	    root_seal(staging, m, n, err, errlen) != 0)
 		return -1;
 	/* pivot_root(".", ".") stacks the old root under the new one;
 	   detaching it leaves only the table. */

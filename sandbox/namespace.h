@@ -72,6 +72,8 @@ enum ns_mount_kind {
 
 #define NS_OPTIONAL	1	/* a missing src is skipped, not an error */
 #define NS_NOEXEC	2	/* NS_RO/NS_RW/NS_TMPFS: also noexec */
+#define NS_SEAL		4	/* NS_TMPFS: read-only once the table is
+				   mounted (its submounts keep their own) */
 
 struct ns_mount {
 	enum ns_mount_kind kind;
