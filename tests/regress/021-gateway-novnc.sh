@@ -41,15 +41,6 @@ cleanup() {
 }
 trap cleanup EXIT
 
-wait_line() {	# FILE REGEX SECONDS [PID]
-	for _ in $(seq $(($3 * 10))); do
-		grep -qE "$2" "$1" 2>/dev/null && return 0
-		[ -n "${4:-}" ] && ! kill -0 "$4" 2>/dev/null && return 1
-		sleep 0.1
-	done
-	return 1
-}
-
 EV=$TMP/events.jsonl
 LOG=$TMP/session.log
 

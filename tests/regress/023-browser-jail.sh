@@ -232,20 +232,6 @@ injail() {
 	return $rc
 }
 
-wait_line() {
-	local i
-	for i in $(seq $(($3 * 10))); do
-		grep -qE "$2" "$1" 2>/dev/null && return 0
-		[ -n "${4:-}" ] && ! kill -0 "$4" 2>/dev/null && return 1
-		sleep 0.1
-	done
-	return 1
-}
-
-free_port() {
-	python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
-}
-
 # browser_of INIT: the Chromium browser process under the jail's init.
 browser_of() {
 	local c
@@ -277,16 +263,6 @@ still_running() {
 		[ "$(awk '{print $22}' "/proc/${e%%:*}/stat" 2>/dev/null)" = "${e##*:}" ] &&
 			echo -n "${e%%:*} "
 	done
-}
-
-# descendants PID: every process below PID, now.
-descendants() {
-	ps -eo pid=,ppid= | awk -v root="$1" '
-		{ kids[$2] = kids[$2] " " $1 }
-		END { n = split(kids[root], q, " ");
-		      for (i = 1; i <= n; i++) { printf "%s ", q[i];
-		          m = split(kids[q[i]], more, " ");
-		          for (j = 1; j <= m; j++) q[++n] = more[j] } }'
 }
 
 EV=$TMP/events.jsonl

@@ -44,3 +44,31 @@ find_shared() {
 json() {
 	python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' "$1" "$2"
 }
+
+# wait_line FILE REGEX SECONDS [PID]: until FILE has a matching line (or PID
+# dies).
+wait_line() {
+	local i
+	for i in $(seq $(($3 * 10))); do
+		grep -qE "$2" "$1" 2>/dev/null && return 0
+		[ -n "${4:-}" ] && ! kill -0 "$4" 2>/dev/null && return 1
+		sleep 0.1
+	done
+	return 1
+}
+
+# free_port: a TCP port on 127.0.0.1 that is free now (never a fixed port:
+# other tests run at the same time).
+free_port() {
+	python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
+}
+
+# descendants PID: PID's descendants, now.
+descendants() {
+	ps -eo pid=,ppid= | awk -v root="$1" '
+		{ kids[$2] = kids[$2] " " $1 }
+		END { n = split(kids[root], q, " ");
+		      for (i = 1; i <= n; i++) { printf "%s ", q[i];
+		          m = split(kids[q[i]], more, " ");
+		          for (j = 1; j <= m; j++) q[++n] = more[j] } }'
+}
