@@ -162,6 +162,28 @@ elif cmd == 'http':                     # HOST PORT: GET / through the jail
         data += b
     print(data.split(b'\r\n')[0].decode(), len(data), 'bytes')
     sys.exit(0 if data.startswith(b'HTTP/1.') and b' 200 ' in data[:20] and b'cdsgate test backend' in data else 1)
+elif cmd == 'flood':                    # HOST PORT N: N connections at once
+    ss = []
+    for i in range(int(a[2])):
+        r, dt, s = connect(a[0], a[1])
+        if s:
+            ss.append(s)
+    time.sleep(1.0)
+    closed = 0
+    for s in ss:
+        s.setblocking(False)
+        try:
+            closed += s.recv(1) == b''
+        except BlockingIOError:
+            pass
+        except OSError:
+            closed += 1
+    print('%d connected, %d closed at once by the forwarder' % (len(ss), closed))
+    sys.exit(0 if len(ss) == int(a[2]) and int(a[2]) - 64 <= closed < int(a[2]) else 1)
+elif cmd == 'hosts':                    # NAME ADDR: /etc/hosts maps it
+    ok = any(l.split()[:2] == [a[1], a[0]] for l in open('/etc/hosts') if l.strip() and not l.startswith('#'))
+    print('/etc/hosts: %s' % ' | '.join(l.strip() for l in open('/etc/hosts') if not l.startswith('#')))
+    sys.exit(0 if ok else 1)
 elif cmd == 'dns':                      # NAME: resolution fails, fast
     t = time.time()
     try:
@@ -353,6 +375,10 @@ sleep 0.5
 check "the decoy listener never saw a connection" test ! -s "$TMP/decoy.hits"
 check "the forwarder logged connections with bytes both ways" \
 	test "$(host net-bytes "$LOG")" -ge 1
+check "80 connections at once: the forwarder keeps at most 64, closes the rest" \
+	injail flood 127.0.0.1 "$BPORT" 80
+check "and logs net_refused for them" \
+	test "$(host log-count "$LOG" net_refused why="connection cap")" -ge 16
 
 # ---- 3. what the jail shows ---------------------------------------------------
 check "only this session's X socket is in the jail (X$DISP)" \
@@ -432,6 +458,79 @@ check "cdsgated exits 0 on SIGTERM (got $rc)" test "$rc" = 0
 left=$(still_running "$NEW")
 check "nothing of the jail is left after the stop${left:+ (left: $left)}" test -z "$left"
 check "the session directory is gone" test ! -e "/run/cdsgate/sessions/$SID"
+
+# ---- 6. a backend by name, on a non-loopback address ----------------------------
+# In a network and mount namespace of the test's own, where nothing leaves lo:
+# lo also gets 192.0.2.10 (TEST-NET-1), and /etc/hosts there (bound over the
+# host's in that mount namespace only) names it backend.cdsgate.test.  The
+# supervisor resolves the name once, adds the address to the jail's lo and
+# listens there; the browser finds the name in the jail's own /etc/hosts.
+if ! command -v ip >/dev/null; then
+	skip "a backend by name on a non-loopback address: no ip(8) to set up the test's namespace"
+else
+	EV6=$TMP/events6.jsonl
+	LOG6=$TMP/session6.log
+	printf '127.0.0.1 localhost\n192.0.2.10 backend.cdsgate.test\n' > "$TMP/hosts6"
+	cat > "$TMP/ns6.sh" <<SH
+set -e
+ip link set lo up
+ip addr add 192.0.2.10/32 dev lo
+mount --bind "$TMP/hosts6" /etc/hosts
+python3 "$BACKEND" --bind 192.0.2.10 --port 0 --record "$EV6" > "$TMP/be6.out" 2> "$TMP/be6.err" &
+be=\$!
+for _ in \$(seq 100); do grep -q '^ready ' "$TMP/be6.out" && break; sleep 0.1; done
+port=\$(sed -n 's/^ready .*:\([0-9]*\)\$/\1/p' "$TMP/be6.out")
+echo "\$port" > "$TMP/port6"
+"$CDSGATED" run-session --backend "http://backend.cdsgate.test:\$port/" \\
+	--listen 127.0.0.1:0 --password-file "$TMP/pw" --log "$LOG6" > "$TMP/gw6.out" 2> "$TMP/gw6.err" &
+echo \$! > "$TMP/gw6.pid"
+wait \$! || true
+kill \$be
+SH
+	unshare -n -m bash "$TMP/ns6.sh" > "$TMP/ns6.out" 2>&1 &
+	NS6=$!
+	GW6=
+	for _ in $(seq 100); do [ -s "$TMP/gw6.pid" ] && GW6=$(cat "$TMP/gw6.pid") && break; sleep 0.1; done
+	if [ -n "$GW6" ] && wait_line "$TMP/gw6.out" '^ready ' 30 "$GW6"; then
+		GW_PID=$GW6	# cleanup stops it
+		P6=$(cat "$TMP/port6")
+		A6=$(sed -n 's/^ready //p' "$TMP/gw6.out")
+		check "the forwarder connects to the resolved address (browser_net 192.0.2.10:$P6)" \
+			test "$(host log-count "$LOG6" browser_net backend="192.0.2.10:$P6")" -eq 1
+		check "the page loaded by name" python3 - "$EV6" "http://backend.cdsgate.test:$P6/" <<'PY'
+import json, sys, time
+end = time.time() + 25
+while time.time() < end:
+    for l in open(sys.argv[1]):
+        e = json.loads(l)
+        if e.get('type') == 'load':
+            print('# load: url %s (peer %s)' % (e.get('url'), e.get('peer')))
+            sys.exit(0 if e.get('url') == sys.argv[2] else 1)
+    time.sleep(0.2)
+sys.exit(1)
+PY
+		nsenter -t "$GW6" -n "$VNCTEST" --host "${A6%:*}" --port "${A6##*:}" \
+			--password-file "$TMP/pw" snapshot "$TMP/s6.ppm" > /dev/null 2>&1
+		check "and renders (the banner in a VNC snapshot)" host banner "$TMP/s6.ppm"
+		BPID=
+		for _ in $(seq 50); do BPID=$(browser_of "$(host role-pid "$LOG6" browser)") && break; sleep 0.2; done
+		check "in that jail, /etc/hosts maps backend.cdsgate.test to 192.0.2.10" \
+			injail hosts backend.cdsgate.test 192.0.2.10
+		check "in that jail, HTTP to 192.0.2.10:$P6 works" injail http 192.0.2.10 "$P6"
+		check "in that jail, 127.0.0.1:$P6 is refused (only the backend's own address listens)" \
+			injail connect 127.0.0.1 "$P6" ECONNREFUSED
+		kill -TERM "$GW6"
+		wait "$NS6"
+		GW_PID=
+		check "that session ends cleanly (session_stop signal)" \
+			test "$(host log-count "$LOG6" session_stop reason=signal)" -eq 1
+	else
+		not_ok "a session with a backend by name on 192.0.2.10 starts"
+		sed 's/^/# /' "$TMP/ns6.out" "$TMP/gw6.err" 2>/dev/null | tail -15
+		[ -n "$GW6" ] && kill -TERM "$GW6" 2>/dev/null
+		wait "$NS6"
+	fi
+fi
 
 # A jail step that cannot be done fails the start.  The backend's name cannot
 # be resolved (run in a network namespace of our own with only lo, so the
