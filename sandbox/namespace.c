@@ -28,6 +28,7 @@
 
 #include <arpa/inet.h>
 #include <linux/if_addr.h>
+#include <linux/openat2.h>
 #include <linux/netlink.h>
 #include <linux/rtnetlink.h>
 #include <net/if.h>
@@ -318,84 +319,205 @@ ns_init_fork(int child_fd, int *exit_code)
 
 /* ---- mounts ----------------------------------------------------------- */
 
-/* mkdir -p below the staging root, each new directory 0755 (our umask
- * may be 077: the browser user must traverse them). */
-static int
-mkdir_p(char *path, size_t root_len)
-{
-	char *p;
+/*
+ * Paths inside the jail are resolved inside it: a symlink in a host
+ * directory we bound read-only (/etc/resolv.conf -> ../run/systemd/...,
+ * or an absolute link in /etc) must never lead a mount onto a host path.
+ * Mount targets are opened with openat2(RESOLVE_IN_ROOT) on the jail's
+ * root and mounted on through /proc/self/fd/N; a final symlink is
+ * followed by hand (jail_chase) so its target can be created in the jail,
+ * and everything is created with *at() calls relative to directories
+ * resolved the same way.
+ */
+struct jail {
+	int		 rootfd;	/* the jail's root, O_PATH */
+};
 
-	for (p = path + root_len + 1;; p++) {
-		if (*p != '/' && *p != '\0')
+#define JAIL_LINK_MAX	8
+
+/* An O_PATH fd of dst (absolute, in-jail), symlinks resolved in-jail. */
+static int
+jail_open(const struct jail *j, const char *dst)
+{
+	struct open_how how;
+
+	memset(&how, 0, sizeof(how));
+	how.flags = O_PATH | O_CLOEXEC;
+	how.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS;
+	return (int)syscall(SYS_openat2, j->rootfd, dst, &how, sizeof(how));
+}
+
+/* Lexically clean an absolute path: no "", "." or ".." components, and
+ * ".." never climbs above "/". */
+static int
+path_clean(const char *in, char *out, size_t outlen)
+{
+	char tmp[PATH_MAX], *save = NULL, *c;
+	size_t len = 0;
+
+	if (snprintf(tmp, sizeof(tmp), "%s", in) >= (int)sizeof(tmp))
+		return -1;
+	out[0] = '\0';
+	for (c = strtok_r(tmp, "/", &save); c != NULL;
+	    c = strtok_r(NULL, "/", &save)) {
+		if (strcmp(c, ".") == 0)
 			continue;
-		char c = *p;
-
-		*p = '\0';
-		if (mkdir(path, 0755) == 0) {
-			if (chmod(path, 0755) != 0)
-				return -1;
-		} else if (errno != EEXIST) {
-			return -1;
+		if (strcmp(c, "..") == 0) {
+			while (len > 0 && out[len - 1] != '/')
+				len--;
+			if (len > 0)
+				len--;
+			out[len] = '\0';
+			continue;
 		}
-		*p = c;
-		if (c == '\0')
-			return 0;
-	}
-}
-
-/* The parent directories of path (not path itself). */
-static int
-mkdir_parent(char *path, size_t root_len)
-{
-	char *slash = strrchr(path, '/');
-	int r;
-
-	if (slash == NULL || slash <= path + root_len)
-		return 0;
-	*slash = '\0';
-	r = mkdir_p(path, root_len);
-	*slash = '/';
-	return r;
-}
-
-/* A mount point of the same kind as src: a directory or an empty file.
- * An existing one is used as it is; a symlink is refused (it would be
- * followed on the host side). */
-static int
-mount_point(char *path, size_t root_len, int dir)
-{
-	struct stat st;
-	int fd;
-
-	if (lstat(path, &st) == 0) {
-		if (S_ISLNK(st.st_mode)) {
-			errno = ELOOP;
+		if (len + 1 + strlen(c) + 1 > outlen)
 			return -1;
-		}
-		return 0;
+		out[len++] = '/';
+		strcpy(out + len, c);
+		len += strlen(c);
 	}
-	if (dir)
-		return mkdir_p(path, root_len);
-	if (mkdir_parent(path, root_len) != 0)
-		return -1;
-	if ((fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
-	    O_CLOEXEC, 0644)) < 0)
-		return -1;
-	close(fd);
+	if (len == 0)
+		strcpy(out, "/");
 	return 0;
 }
 
+/* If dst's last component is a symlink in the jail, where it points (in
+ * the jail), up to JAIL_LINK_MAX times: a mount must land on the link's
+ * target inside the jail, created there if need be. */
 static int
-bind_one(const struct ns_mount *m, char *path, size_t root_len)
+jail_chase(const struct jail *j, const char *dst, char *out, size_t outlen)
+{
+	char parent[PATH_MAX], link[PATH_MAX], next[2 * PATH_MAX + 2];
+	const char *slash;
+	struct stat st;
+	ssize_t n;
+	int i, pfd;
+
+	if (path_clean(dst, out, outlen) != 0)
+		return -1;
+	for (i = 0; i < JAIL_LINK_MAX; i++) {
+		slash = strrchr(out, '/');
+		snprintf(parent, sizeof(parent), "%.*s", (int)(slash - out),
+		    out);
+		if ((pfd = jail_open(j, parent[0] ? parent : "/")) < 0)
+			return errno == ENOENT ? 0 : -1;
+		n = -1;
+		if (fstatat(pfd, slash + 1, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+		    S_ISLNK(st.st_mode))
+			n = readlinkat(pfd, slash + 1, link, sizeof(link) - 1);
+		close(pfd);
+		if (n < 0)
+			return 0;	/* not a link (or not there) */
+		link[n] = '\0';
+		snprintf(next, sizeof(next), "%s/%s", link[0] == '/' ? "" :
+		    parent, link);
+		if (path_clean(next, out, outlen) != 0)
+			return -1;
+	}
+	errno = ELOOP;
+	return -1;
+}
+
+/*
+ * dir (clean, absolute, in-jail) as an O_PATH fd resolved in the jail,
+ * made 0755 where missing (our umask may be 077: the browser user must
+ * traverse it), through dangling symlinks too: their targets are made
+ * in the jail.  Only the jail's own tmpfs gets new directories: under a
+ * read-only bind they exist or mkdirat fails (EROFS).
+ */
+static int
+jail_dir(const struct jail *j, const char *dir, int links)
+{
+	char real[PATH_MAX], parent[PATH_MAX];
+	const char *slash;
+	int fd, pfd, r;
+
+	if ((fd = jail_open(j, dir)) >= 0 || errno != ENOENT)
+		return fd;
+	if (links > JAIL_LINK_MAX) {
+		errno = ELOOP;
+		return -1;
+	}
+	if (jail_chase(j, dir, real, sizeof(real)) != 0)
+		return -1;
+	if (strcmp(real, dir) != 0)
+		return jail_dir(j, real, links + 1);
+	slash = strrchr(real, '/');
+	snprintf(parent, sizeof(parent), "%.*s", (int)(slash - real), real);
+	if ((pfd = jail_dir(j, parent[0] ? parent : "/", links)) < 0)
+		return -1;
+	r = mkdirat(pfd, slash + 1, 0755) == 0 &&
+	    fchmodat(pfd, slash + 1, 0755, 0) == 0 ? 0 : -1;
+	close(pfd);
+	return r == 0 ? jail_open(j, real) : -1;
+}
+
+/* dst's parent directory (made as needed) and last component. */
+static int
+jail_parent(const struct jail *j, const char *dst, const char **name)
+{
+	char parent[PATH_MAX];
+	const char *slash = strrchr(dst, '/');
+
+	snprintf(parent, sizeof(parent), "%.*s", (int)(slash - dst), dst);
+	*name = slash + 1;
+	return jail_dir(j, parent[0] ? parent : "/", 0);
+}
+
+/* A mount point of the same kind as src: a directory or an empty file.
+ * An existing one is used as it is. */
+static int
+mount_point(const struct jail *j, const char *dst, int dir)
+{
+	const char *name;
+	int fd, pfd, r;
+
+	if ((fd = jail_open(j, dst)) >= 0) {
+		close(fd);
+		return 0;
+	}
+	if (errno != ENOENT || (pfd = jail_parent(j, dst, &name)) < 0)
+		return -1;
+	if (dir) {
+		r = mkdirat(pfd, name, 0755) == 0 &&
+		    fchmodat(pfd, name, 0755, 0) == 0 ? 0 : -1;
+	} else if ((fd = openat(pfd, name, O_WRONLY | O_CREAT | O_EXCL |
+	    O_NOFOLLOW | O_CLOEXEC, 0644)) >= 0) {
+		close(fd);
+		r = 0;
+	} else {
+		r = -1;
+	}
+	close(pfd);
+	return r;
+}
+
+/* mount(2) onto dst as resolved in the jail. */
+static int
+mount_at(const struct jail *j, const char *dst, const char *src,
+    const char *type, unsigned long flags, const char *data)
+{
+	char proc[64];
+	int fd, r;
+
+	if ((fd = jail_open(j, dst)) < 0)
+		return -1;
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
+	r = mount(src, proc, type, flags, data);
+	close(fd);
+	return r;
+}
+
+static int
+bind_one(const struct jail *j, const struct ns_mount *m, const char *dst)
 {
 	struct mount_attr attr;
 	struct stat st;
+	int fd, r;
 
-	if (stat(m->src, &st) != 0)
-		return -1;
-	if (mount_point(path, root_len, S_ISDIR(st.st_mode)) != 0)
-		return -1;
-	if (mount(m->src, path, NULL, MS_BIND | MS_REC, NULL) != 0)
+	if (stat(m->src, &st) != 0 ||
+	    mount_point(j, dst, S_ISDIR(st.st_mode)) != 0 ||
+	    mount_at(j, dst, m->src, NULL, MS_BIND | MS_REC, NULL) != 0)
 		return -1;
 	memset(&attr, 0, sizeof(attr));
 	attr.attr_set = MOUNT_ATTR_NOSUID;
@@ -405,14 +527,33 @@ bind_one(const struct ns_mount *m, char *path, size_t root_len)
 		attr.attr_set |= MOUNT_ATTR_RDONLY;
 	if (m->kind == NS_DEV || (m->flags & NS_NOEXEC))
 		attr.attr_set |= MOUNT_ATTR_NOEXEC;
-	/* Recursive: a submount of a read-only bind is read-only too. */
-	return mount_setattr(AT_FDCWD, path, AT_RECURSIVE |
-	    AT_SYMLINK_NOFOLLOW, &attr, sizeof(attr));
+	/* Opened again: now the new mount.  Recursive: a submount of a
+	   read-only bind is read-only too. */
+	if ((fd = jail_open(j, dst)) < 0)
+		return -1;
+	r = mount_setattr(fd, "", AT_EMPTY_PATH | AT_RECURSIVE, &attr,
+	    sizeof(attr));
+	close(fd);
+	return r;
+}
+
+/* A symlink `text` at dst, in the jail. */
+static int
+link_at(const struct jail *j, const char *text, const char *dst)
+{
+	const char *name;
+	int pfd, r;
+
+	if ((pfd = jail_parent(j, dst, &name)) < 0)
+		return -1;
+	r = symlinkat(text, pfd, name);
+	close(pfd);
+	return r;
 }
 
 /* A symlink on the host stays a symlink (/bin -> usr/bin). */
 static int
-mirror_one(const struct ns_mount *m, char *path, size_t root_len)
+mirror_one(const struct jail *j, const struct ns_mount *m, const char *dst)
 {
 	char link[PATH_MAX];
 	struct stat st;
@@ -421,17 +562,31 @@ mirror_one(const struct ns_mount *m, char *path, size_t root_len)
 	if (lstat(m->src, &st) != 0)
 		return -1;
 	if (!S_ISLNK(st.st_mode))
-		return bind_one(m, path, root_len);
+		return bind_one(j, m, dst);
 	if ((n = readlink(m->src, link, sizeof(link) - 1)) < 0)
 		return -1;
 	link[n] = '\0';
-	if (mkdir_parent(path, root_len) != 0)
+	return link_at(j, link, dst);
+}
+
+/* An empty directory with the table's mode. */
+static int
+dir_one(const struct jail *j, const struct ns_mount *m, const char *dst)
+{
+	const char *name;
+	int pfd, r;
+
+	if ((pfd = jail_parent(j, dst, &name)) < 0)
 		return -1;
-	return symlink(link, path);
+	r = (mkdirat(pfd, name, 0755) == 0 || errno == EEXIST) &&
+	    fchmodat(pfd, name, (mode_t)strtoul(m->opts, NULL, 8), 0) == 0 ?
+	    0 : -1;
+	close(pfd);
+	return r;
 }
 
 static int
-mount_one(const struct ns_mount *m, char *path, size_t root_len)
+mount_one(const struct jail *j, const struct ns_mount *m, const char *dst)
 {
 	unsigned long fl = MS_NOSUID | MS_NODEV;
 
@@ -439,27 +594,23 @@ mount_one(const struct ns_mount *m, char *path, size_t root_len)
 	case NS_RO:
 	case NS_RW:
 	case NS_DEV:
-		return bind_one(m, path, root_len);
+		return bind_one(j, m, dst);
 	case NS_MIRROR:
-		return mirror_one(m, path, root_len);
+		return mirror_one(j, m, dst);
 	case NS_TMPFS:
 		if (m->flags & NS_NOEXEC)
 			fl |= MS_NOEXEC;
-		if (mount_point(path, root_len, 1) != 0)
+		if (mount_point(j, dst, 1) != 0)
 			return -1;
-		return mount("tmpfs", path, "tmpfs", fl, m->opts);
+		return mount_at(j, dst, "tmpfs", "tmpfs", fl, m->opts);
 	case NS_PROC:
-		if (mount_point(path, root_len, 1) != 0)
+		if (mount_point(j, dst, 1) != 0)
 			return -1;
-		return mount("proc", path, "proc", fl | MS_NOEXEC, NULL);
+		return mount_at(j, dst, "proc", "proc", fl | MS_NOEXEC, NULL);
 	case NS_DIR:
-		if (mkdir_p(path, root_len) != 0)
-			return -1;
-		return chmod(path, (mode_t)strtoul(m->opts, NULL, 8));
+		return dir_one(j, m, dst);
 	case NS_SYMLINK:
-		if (mkdir_parent(path, root_len) != 0)
-			return -1;
-		return symlink(m->src, path);
+		return link_at(j, m->src, dst);
 	}
 	errno = EINVAL;
 	return -1;
@@ -479,37 +630,22 @@ src_missing(const struct ns_mount *m)
 	    stat(m->src, &st)) != 0 && errno == ENOENT;
 }
 
-/* An optional target that is a symlink in the jail (a host file we
- * would shadow, e.g. /etc/resolv.conf -> /run/...) already dangles. */
 static int
-dst_is_link(const char *path)
-{
-	struct stat st;
-
-	return lstat(path, &st) == 0 && S_ISLNK(st.st_mode);
-}
-
-static int
-root_populate(const char *staging, const struct ns_mount *m, size_t n,
+root_populate(const struct jail *j, const struct ns_mount *m, size_t n,
     char *err, size_t errlen)
 {
-	char path[PATH_MAX];
-	size_t i, root_len = strlen(staging);
-	int len;
+	char dst[PATH_MAX];
+	size_t i;
 
 	for (i = 0; i < n; i++) {
 		if (src_missing(&m[i]))
 			continue;
-		len = snprintf(path, sizeof(path), "%s%s", staging, m[i].dst);
-		if (len < 0 || (size_t)len >= sizeof(path) ||
-		    m[i].dst[0] != '/') {
-			errno = ENAMETOOLONG;
+		if (m[i].dst[0] != '/' || strcmp(m[i].dst, "/") == 0 ||
+		    jail_chase(j, m[i].dst, dst, sizeof(dst)) != 0) {
 			snprintf(err, errlen, "jail path %s", m[i].dst);
 			return -1;
 		}
-		if ((m[i].flags & NS_OPTIONAL) && dst_is_link(path))
-			continue;
-		if (mount_one(&m[i], path, root_len) != 0) {
+		if (mount_one(j, &m[i], dst) != 0) {
 			snprintf(err, errlen, "jail: %s %s", m[i].src ?
 			    m[i].src : m[i].opts ? m[i].opts : "-", m[i].dst);
 			return -1;
@@ -520,19 +656,23 @@ root_populate(const char *staging, const struct ns_mount *m, size_t n,
 
 /* Populated tmpfs directories (/dev) become read-only. */
 static int
-root_seal(const char *staging, const struct ns_mount *m, size_t n,
+root_seal(const struct jail *j, const struct ns_mount *m, size_t n,
     char *err, size_t errlen)
 {
 	struct mount_attr attr = { .attr_set = MOUNT_ATTR_RDONLY };
-	char path[PATH_MAX];
 	size_t i;
+	int fd, r;
 
 	for (i = 0; i < n; i++) {
 		if (m[i].kind != NS_TMPFS || !(m[i].flags & NS_SEAL))
 			continue;
-		snprintf(path, sizeof(path), "%s%s", staging, m[i].dst);
-		if (mount_setattr(AT_FDCWD, path, AT_SYMLINK_NOFOLLOW, &attr,
-		    sizeof(attr)) != 0) {
+		r = -1;
+		if ((fd = jail_open(j, m[i].dst)) >= 0) {
+			r = mount_setattr(fd, "", AT_EMPTY_PATH, &attr,
+			    sizeof(attr));
+			close(fd);
+		}
+		if (r != 0) {
 			snprintf(err, errlen, "jail: read-only %s", m[i].dst);
 			return -1;
 		}
@@ -544,6 +684,9 @@ int
 ns_root_build(const char *staging, const struct ns_mount *m, size_t n,
     char *err, size_t errlen)
 {
+	struct jail j;
+	int r;
+
 	/* Nothing we mount may propagate back to the host. */
 	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0) {
 		snprintf(err, errlen, "make / private");
@@ -554,8 +697,14 @@ ns_root_build(const char *staging, const struct ns_mount *m, size_t n,
 		snprintf(err, errlen, "tmpfs root on %s", staging);
 		return -1;
 	}
-	if (root_populate(staging, m, n, err, errlen) != 0 ||
-	    root_seal(staging, m, n, err, errlen) != 0)
+	if ((j.rootfd = open(staging, O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0) {
+		snprintf(err, errlen, "open the jail's root %s", staging);
+		return -1;
+	}
+	r = root_populate(&j, m, n, err, errlen) == 0 &&
+	    root_seal(&j, m, n, err, errlen) == 0 ? 0 : -1;
+	close(j.rootfd);
+	if (r != 0)
 		return -1;
 	/* pivot_root(".", ".") stacks the old root under the new one;
 	   detaching it leaves only the table. */
