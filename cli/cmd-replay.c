@@ -15,6 +15,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -281,7 +282,8 @@ static json_t *
 item_json(const struct record_item *it)
 {
 	char name[32];
-	json_t *o = json_pack("{s:f}", "t", it->t_us / 1e6), *v = NULL;
+	json_t *o = json_pack("{s:f, s:I}", "t", it->t_us / 1e6, "t_us",
+	    (json_int_t)it->t_us), *v = NULL;
 
 	switch (it->type) {
 	case RECORD_CH_KEY:
@@ -337,7 +339,8 @@ do_events(struct record_reader *r, const char *file)
 			return EXIT_BAD_INPUT;
 		}
 		o = item_json(&it);
-		s = o != NULL ? json_dumps(o, JSON_COMPACT) : NULL;
+		s = o != NULL ? json_dumps(o, JSON_COMPACT |
+		    JSON_REAL_PRECISION(9)) : NULL;
 		json_decref(o);
 		if (s == NULL)
 			return EXIT_INTERNAL;
@@ -412,7 +415,10 @@ do_export(struct record_reader *r, const struct replay_args *a)
 		free(rgb);
 		return EXIT_BAD_INPUT;
 	}
-	frames = (uint64_t)(dur / 1e6 * a->fps) + 1;
+	/* frame i shows [i/fps, (i+1)/fps): the video lasts the session */
+	frames = (uint64_t)ceil(dur / 1e6 * a->fps);
+	if (frames == 0)
+		frames = 1;
 	for (i = 0; i < frames && rc == RECORD_OK && wr == 0; i++) {
 		rc = record_reader_seek(r, (uint64_t)(i * 1e6 / a->fps));
 		if (rc == RECORD_ENOFRAME)	/* before the first frame: black */

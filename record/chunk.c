@@ -208,7 +208,9 @@ record_zstd_window(ZSTD_CCtx *zc, size_t fb)
 
 	while (log < 27 && ((size_t)1 << log) < 2 * fb)
 		log++;
-	if (ZSTD_isError(ZSTD_CCtx_setParameter(zc, ZSTD_c_windowLog, log)))
+	if (ZSTD_isError(ZSTD_CCtx_setParameter(zc, ZSTD_c_windowLog, log)) ||
+	    ZSTD_isError(ZSTD_CCtx_setParameter(zc,
+	    ZSTD_c_enableLongDistanceMatching, 1)))
 		return RECORD_ECOMPRESS;
 	return RECORD_OK;
 }
