@@ -2,11 +2,14 @@
  * record/writer.c — appends a session recording, one write() per chunk.
  *
  * Runs in the unprivileged session worker's event loop, so it is cheap
- * and predictable: the compression context and the chunk buffer are
- * allocated once at open, framebuffer rows are gathered and compressed
- * with zstd (fast, well maintained, ~3x better than zlib on UI pixels at
- * the same speed), and every chunk goes out with a single write() so a
- * crash leaves at most one incomplete chunk at the tail.  A keyframe is
+ * and predictable: the compression context, the chunk buffer and a
+ * shadow of the recorded screen are allocated once at open.  Damaged
+ * rows are gathered and compressed with zstd (fast, well maintained,
+ * long-distance matching), using the same rectangles' previous pixels as
+ * the zstd prefix: a scrolled table or a redrawn chart becomes mostly
+ * back-references (see docs/recording-format.md for the figures).  Every
+ * chunk goes out with a single write() so a crash leaves at most one
+ * incomplete chunk at the tail.  A keyframe is
  * written at start and every keyframe interval, followed by fdatasync()
  * (the durability point: at most one interval is lost in a power cut).
  * A failed write or fsync is sticky: the session must end (issue 6: a
