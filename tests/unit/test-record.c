@@ -367,6 +367,53 @@ test_writer_errors(const char *path)
 	close(fd);
 }
 
+/* Clipboard kept to 64 KiB with its full length, oversized events
+ * refused, shortcuts are not text, keysym names. */
+static void
+test_edges(const char *path)
+{
+	static char big[100000], ev[RECORD_MAX_EVENT + 2];
+	struct record_header h = { .width = 8, .height = 8 };
+	struct record_writer *w;
+	struct record_reader *r;
+	struct record_item it;
+	struct record_text *x = record_text_alloc();
+	char err[256], name[32];
+	size_t i;
+	int rc;
+
+	memset(big, 'c', sizeof(big));
+	memset(ev, ' ', sizeof(ev) - 1);
+	unlink(path);
+	rc = record_writer_open(path, &h, &w);
+	rc |= record_clipboard(w, 5, big, sizeof(big), RECORD_CLIP_OUT,
+	    RECORD_FILTERED);
+	tap_ok(record_event(w, 6, ev) == RECORD_EINVAL,
+	    "an event over 64 KiB is refused");
+	rc |= record_writer_close(w, NULL);
+	rc |= record_reader_open(path, &r, err, sizeof(err));
+	for (i = 0; rc == 0 && i < record_reader_nchunks(r); i++)
+		if (record_reader_chunk(r, i)->type == RECORD_CH_CLIP)
+			rc |= record_reader_item(r, i, &it);
+	tap_ok(rc == 0 && it.data_len == RECORD_MAX_CLIP &&
+	    it.full_len == sizeof(big) && it.dir == RECORD_CLIP_OUT &&
+	    it.verdict == RECORD_FILTERED,
+	    "clipboard: first 64 KiB kept, full length and verdict recorded");
+	record_reader_free(r);
+	/* Control+c, then c: only the second is text */
+	record_text_feed(x, 1, 0xffe3, 1, 0);
+	record_text_feed(x, 2, 'c', 1, 0);
+	record_text_feed(x, 3, 0xffe3, 0, 0);
+	record_text_feed(x, 4, 'c', 1, 0);
+	tap_ok(strcmp(record_text_str(x), "c") == 0,
+	    "Control+c is a shortcut, not text");
+	record_text_free(x);
+	record_keysym_name(0xff08, name, sizeof(name));
+	tap_ok(strcmp(name, "BackSpace") == 0, "keysym name BackSpace");
+	record_keysym_name(0xfe50, name, sizeof(name));
+	tap_ok(strcmp(name, "0xfe50") == 0, "unknown keysym shown in hex");
+}
+
 int
 main(void)
 {
@@ -388,6 +435,7 @@ main(void)
 	test_digest(path, digest);
 	test_truncation(path, cut);
 	test_writer_errors(path);
+	test_edges(path);
 	unlink(path);
 	unlink(cut);
 	rmdir(dir);
