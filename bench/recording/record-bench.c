@@ -7,7 +7,7 @@
  * sessions of tests/regress/040-replay.sh, with the frames it had at given
  * times as PPM files to compare with `cdsgate replay --frame`.
  *
- *   record-bench [--seconds N] [--out FILE] [--text TEXT]
+ *   record-bench [--busy] [--seconds N] [--out FILE] [--text TEXT]
  *                [--expect SECONDS:FILE.ppm]...
  *
  * A developer tool: runs as the invoking user on files it creates.
@@ -199,6 +199,7 @@ struct sim {
 	int		 caret;		/* x of the next char in the box */
 	uint32_t	 top;		/* first table row shown */
 	int		 scroll_left;	/* ticks left in a scroll burst */
+	int		 busy;		/* --busy: scroll on every tick */
 };
 
 /* Type one character of the current text into the query box. */
@@ -249,7 +250,7 @@ tick(struct record_writer *w, struct sim *s, uint64_t i)
 		key(w, t, 0xffc9, RECORD_FILTERED);	/* F12 */
 		key(w, t + 1000, 'X', RECORD_RATELIMITED);
 	}
-	if (sec % 15 == 7 && i % 10 == 0)	/* a scroll burst starts */
+	if ((sec % 15 == 7 && i % 10 == 0) || s->busy)	/* a scroll burst */
 		s->scroll_left = 8;
 	if (s->scroll_left > 0) {
 		s->scroll_left--;
@@ -297,13 +298,13 @@ bench_seek(const char *path, uint64_t dur_s, double *open_ms,
 }
 
 static int
-run(const char *out, uint64_t seconds, const char *text, struct expect *ex,
-    size_t nex)
+run(const char *out, uint64_t seconds, const char *text, int busy,
+    struct expect *ex, size_t nex)
 {
 	struct record_header h = { .width = W, .height = H, .red_shift = 16,
 	    .green_shift = 8, .blue_shift = 0, .start_unix_us =
 	    (uint64_t)time(NULL) * 1000000 };
-	struct sim s = { .text = text, .caret = 28 };
+	struct sim s = { .text = text, .caret = 28, .busy = busy };
 	struct record_writer *w;
 	uint8_t digest[32];
 	uint64_t i, ticks = seconds * 10, size;
@@ -331,8 +332,9 @@ run(const char *out, uint64_t seconds, const char *text, struct expect *ex,
 	check(record_writer_close(w, digest), NULL);
 	wall = wall_now() - wall;
 	bench_seek(out, seconds, &open_ms, &mean_ms, &max_ms);
-	printf("recording benchmark: %ux%u synthetic analytics session, "
-	    "%" PRIu64 " s\n", W, H, seconds);
+	printf("recording benchmark: %ux%u synthetic analytics session%s, "
+	    "%" PRIu64 " s\n", W, H, busy ? " (--busy: the table scrolls "
+	    "10 times a second throughout)" : "", seconds);
 	printf("%-34s %12s %10s\n", "measure", "value", "goal");
 	printf("%-34s %12.1f %10s\n", "MB per hour", size / 1e6 * 3600 /
 	    seconds, "<= 50");
@@ -356,10 +358,12 @@ main(int argc, char **argv)
 	uint64_t seconds = 3600;
 	size_t nex = 0;
 	char *colon;
-	int i;
+	int i, busy = 0;
 
 	for (i = 1; i < argc; i++) {
-		if (strcmp(argv[i], "--seconds") == 0 && i + 1 < argc)
+		if (strcmp(argv[i], "--busy") == 0)
+			busy = 1;
+		else if (strcmp(argv[i], "--seconds") == 0 && i + 1 < argc)
 			seconds = strtoull(argv[++i], NULL, 10);
 		else if (strcmp(argv[i], "--out") == 0 && i + 1 < argc)
 			out = argv[++i];
@@ -372,7 +376,7 @@ main(int argc, char **argv)
 			ex[nex].path = colon + 1;
 			ex[nex++].done = 0;
 		} else {
-			fprintf(stderr, "usage: record-bench [--seconds N] "
+			fprintf(stderr, "usage: record-bench [--busy] [--seconds N] "
 			    "[--out FILE] [--text TEXT] "
 			    "[--expect SECONDS:FILE.ppm]...\n");
 			return 2;
@@ -380,5 +384,5 @@ main(int argc, char **argv)
 	}
 	if (seconds == 0 || seconds > 86400)
 		return fprintf(stderr, "record-bench: 1..86400 seconds\n"), 2;
-	return run(out, seconds, text, ex, nex);
+	return run(out, seconds, text, busy, ex, nex);
 }
