@@ -2,7 +2,8 @@
  * cli/cmd-replay.c — `cdsgate replay FILE ...`: the auditor's view of a
  * session recording (record/record.h): --info, a frame as PNG, the key
  * timeline and the typed text, a search in it, the event list as JSON
- * lines, and an mp4/webm export through ffmpeg.
+ * lines, an mp4/webm export through ffmpeg, and a read-only VNC player
+ * (cli/replay-serve.c).
  *
  * Runs as the invoking auditor; the recording is untrusted input (it may
  * be damaged or forged) and is read only through record/reader.c.  A
@@ -27,17 +28,20 @@
 #include <jansson.h>
 
 #include "cli/cli.h"
+#include "cli/replay-serve.h"
 #include "record/record.h"
 
 #define USAGE_REPLAY	"replay FILE [--info | --frame TIME -o OUT.png | " \
 	"--keys | --search TEXT | --events | --export OUT.mp4|OUT.webm " \
-	"[--fps N] | --serve ADDR]"
+	"[--fps N] | --serve 127.0.0.1:PORT [--password-file F] [--at TIME]]"
 
 struct replay_args {
 	const char	*file;
 	const char	*action;	/* "--info", "--frame", ... */
 	const char	*value;		/* the action's argument */
 	const char	*out;		/* -o */
+	const char	*pwfile;	/* --password-file */
+	const char	*at;		/* --at */
 	double		 fps;
 };
 
@@ -114,6 +118,10 @@ replay_parse(int argc, char **argv, struct replay_args *a)
 				    "%s needs an argument", acts[k]);
 		} else if (strcmp(argv[i], "-o") == 0 && i + 1 < argc)
 			a->out = argv[++i];
+		else if (strcmp(argv[i], "--password-file") == 0 && i + 1 < argc)
+			a->pwfile = argv[++i];
+		else if (strcmp(argv[i], "--at") == 0 && i + 1 < argc)
+			a->at = argv[++i];
 		else if (strcmp(argv[i], "--fps") == 0 && i + 1 < argc) {
 			if (cli_parse_number(argv[++i], &a->fps) != 0 ||
 			    a->fps < 0.1 || a->fps > 60)
@@ -451,15 +459,13 @@ cmd_replay(int argc, char **argv)
 	struct replay_args a;
 	struct record_reader *r = NULL;
 	char err[256];
+	uint64_t at = 0;
 	int rc;
 
 	if (replay_parse(argc, argv, &a) != 0)
 		return EXIT_BAD_INPUT;
-	if (strcmp(a.action, "--serve") == 0) {
-		fprintf(stderr, "cdsgate: replay --serve is not implemented "
-		    "yet; use --export or --frame\n");
-		return EXIT_INTERNAL;
-	}
+	if (a.at != NULL && parse_time(a.at, &at) != 0)
+		return cli_usage_error(USAGE_REPLAY, "bad --at TIME '%s'", a.at);
 	if ((rc = record_reader_open(a.file, &r, err, sizeof(err))) !=
 	    RECORD_OK) {
 		fprintf(stderr, "cdsgate: %s: %s (%s)\n", a.file,
@@ -478,6 +484,8 @@ cmd_replay(int argc, char **argv)
 		rc = do_keys(r, &a, 1);
 	else if (strcmp(a.action, "--events") == 0)
 		rc = do_events(r, a.file);
+	else if (strcmp(a.action, "--serve") == 0)
+		rc = replay_serve(r, a.value, a.pwfile, a.at, at);
 	else
 		rc = do_export(r, &a);
 	record_reader_free(r);

@@ -110,7 +110,42 @@ check "missing file: refused" fails_with 2 'No such file' "$TMP/nope.rec" --info
 check "bad TIME refused" fails_with 2 'bad TIME' "$REC" --frame 1:99 -o "$TMP/x.png"
 check "TIME after the end refused" fails_with 2 'after the end' "$REC" --frame 21 -o "$TMP/x.png"
 check "--export to an unknown format refused" fails_with 2 'mp4 or .webm' "$REC" --export "$TMP/x.avi"
-check "--serve: a clear 'not yet'" fails_with 1 'not implemented yet' "$REC" --serve 127.0.0.1:5999
+check "--serve refuses a non-loopback address" fails_with 2 'loopback only' "$REC" --serve 0.0.0.0:5999
+
+# ---- --serve: a read-only VNC player, driven by the viewer's keys ----
+VNCTEST=${VNCTEST:-$top_builddir/tests/gateway/cdsgate-vnctest}
+if [ -x "$VNCTEST" ] && command -v compare >/dev/null; then
+	port=$(free_port)
+	echo 'replay-pw' >"$TMP/pw"
+	echo 'wrong-pw' >"$TMP/badpw"
+	"$CDSGATE" replay "$REC" --serve "127.0.0.1:$port" --password-file "$TMP/pw" \
+		--at 8.05 >"$TMP/serve.out" 2>&1 &
+	spid=$!
+	if wait_line "$TMP/serve.out" '^serving on' 10 "$spid"; then
+		vt() { "$VNCTEST" --port "$port" --timeout 20 "$@" >/dev/null 2>&1; }
+		vt --password-file "$TMP/pw" snapshot "$TMP/v8.ppm"
+		d=$(ae "$TMP/v8.ppm" "$TMP/e8.ppm")
+		if [ "$d" = 0 ]; then ok "--serve --at 8.05: the viewer sees the writer's frame"
+		else not_ok "--serve --at 8.05: $d pixels differ"; fi
+		vt --password-file "$TMP/pw" keys Right sleep 1 snapshot "$TMP/v18.ppm"
+		"$CDSGATE" replay "$REC" --frame 18.05 -o "$TMP/f18.png"
+		d=$(ae "$TMP/v18.ppm" "$TMP/f18.png")
+		if [ "$d" = 0 ]; then ok "--serve: Right seeks +10 s (frame at 18.05 s)"
+		else not_ok "--serve: Right seeks +10 s: $d pixels differ"; fi
+		vt --password-file "$TMP/pw" keys space sleep 3 snapshot "$TMP/vend.ppm"
+		"$CDSGATE" replay "$REC" --frame 20 -o "$TMP/f20.png"
+		d=$(ae "$TMP/vend.ppm" "$TMP/f20.png")
+		if [ "$d" = 0 ]; then ok "--serve: Space plays on and stops at the end"
+		else not_ok "--serve: Space plays on to the end: $d pixels differ"; fi
+		check "--serve: a wrong password is refused" \
+			vt --password-file "$TMP/badpw" expect-refused
+	else
+		not_ok "--serve did not start: $(cat "$TMP/serve.out")"
+	fi
+	stop "$spid"
+else
+	skip "--serve: cdsgate-vnctest or ImageMagick missing"
+fi
 
 # ---- --export through ffmpeg ----
 # duration FILE: container duration in seconds (ffprobe).
