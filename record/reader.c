@@ -164,17 +164,25 @@ check_index(struct record_reader *r, const struct record_chunk *c)
 static int
 check_chunk(struct record_reader *r, const struct record_chunk *c)
 {
+	const uint8_t *p = r->buf + RECORD_CHUNK_HDR;
+
 	switch (c->type) {
 	case RECORD_CH_HEAD:
 		return snprintf(r->err, sizeof(r->err), "second header "
 		    "chunk"), RECORD_ECORRUPT;
-	case RECORD_CH_KEY:
-	case RECORD_CH_PTR:
-		if (c->len != 6)
+	case RECORD_CH_KEY:	/* down 0/1 and a known verdict */
+		if (c->len != 6 || p[4] > 1 || p[5] > RECORD_RATELIMITED)
 			break;
 		return RECORD_OK;
-	case RECORD_CH_CLIP:
-		if (c->len < 6)
+	case RECORD_CH_PTR:
+		if (c->len != 6 || p[5] > RECORD_RATELIMITED)
+			break;
+		return RECORD_OK;
+	case RECORD_CH_CLIP:	/* kept bytes never exceed the original */
+		if (c->len < 6 || p[0] > RECORD_CLIP_OUT ||
+		    p[1] > RECORD_RATELIMITED || ((uint32_t)p[2] << 24 |
+		    (uint32_t)p[3] << 16 | (uint32_t)p[4] << 8 | p[5]) <
+		    c->len - 6)
 			break;
 		return RECORD_OK;
 	case RECORD_CH_EVNT:

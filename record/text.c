@@ -109,6 +109,15 @@ record_keysym_utf8(uint32_t keysym, char out[5])
 	return n;
 }
 
+/* Zero-width and bidi controls: shown by number on a timeline, so a
+ * forged recording cannot reorder what the auditor's terminal shows. */
+static int
+invisible(uint32_t c)
+{
+	return (c >= 0x200b && c <= 0x200f) || (c >= 0x2028 && c <= 0x202e) ||
+	    (c >= 0x2060 && c <= 0x206f) || c == 0xfeff || c == 0xad;
+}
+
 void
 record_keysym_name(uint32_t keysym, char *out, size_t outlen)
 {
@@ -122,6 +131,8 @@ record_keysym_name(uint32_t keysym, char *out, size_t outlen)
 		}
 	if (keysym >= 0xffbe && keysym <= 0xffc9)
 		snprintf(out, outlen, "F%u", (unsigned)(keysym - 0xffbe + 1));
+	else if (invisible(keysym_ucs(keysym)))
+		snprintf(out, outlen, "U+%04X", (unsigned)keysym_ucs(keysym));
 	else if (record_keysym_utf8(keysym, u) > 0)
 		snprintf(out, outlen, "%s", u);
 	else
