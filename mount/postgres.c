@@ -23,6 +23,7 @@
 #include "mount/postgres.h"
 
 #define SQL_MAX		(1024u * 1024)	/* CREATE TABLE with 4096 columns */
+#define LOCK_TIMEOUT_MS	30000		/* default wait for BI queries */
 
 /* The quoted names one mount touches. */
 struct names {
@@ -201,16 +202,21 @@ names_make(PGconn *c, const char *dataset, int64_t version,
 	return PGM_OK;
 }
 
-/* Why: only the admin's mounts of one dataset are serialised (an
- * advisory lock per schema), so two mounts can't interleave. */
+/* Why: mounts of one dataset are serialised (an advisory lock per
+ * schema), and a BI query holding the view makes us fail after a bound
+ * instead of queueing every later query behind our lock. */
 static int
-begin_tx(PGconn *c, const struct names *n, char *err, size_t errlen)
+begin_tx(PGconn *c, const struct names *n, unsigned lock_ms, char *err,
+    size_t errlen)
 {
 	const char *params[1] = { n->schema_raw };
 	PGresult *res;
 	int r;
 
-	if ((r = exec_cmd(c, "BEGIN", "BEGIN", err, errlen)) != PGM_OK)
+	if ((r = exec_cmd(c, "BEGIN", "BEGIN", err, errlen)) != PGM_OK ||
+	    (r = exec_fmt(c, "BEGIN", err, errlen,
+	    "SET LOCAL lock_timeout = %u", lock_ms > 0 ? lock_ms :
+	    LOCK_TIMEOUT_MS)) != PGM_OK)
 		return r;
 	res = PQexecParams(c, "SELECT pg_advisory_xact_lock(hashtext($1))",
 	    1, NULL, params, NULL, NULL, 0);
@@ -232,6 +238,31 @@ commit_tx(PGconn *c, char *err, size_t errlen)
 		r = pgm_fail_pq(c, res, "COMMIT", err, errlen);
 	else if (strcmp(PQcmdStatus(res), "COMMIT") != 0)
 		r = pgm_fail(err, errlen, PGM_ESQL, "COMMIT: rolled back");
+	PQclear(res);
+	return r;
+}
+
+/* Why: one schema serves one reader role; a schema another role can
+ * use means the configuration changed, and that needs an unmount. */
+static int
+check_grantees(PGconn *c, const struct names *n, const char *reader,
+    char *err, size_t errlen)
+{
+	const char *params[2] = { n->schema_raw, reader };
+	PGresult *res;
+	int r = PGM_OK;
+
+	res = PQexecParams(c, "SELECT r.rolname FROM pg_namespace s "
+	    "CROSS JOIN LATERAL aclexplode(s.nspacl) a "
+	    "JOIN pg_roles r ON r.oid = a.grantee "
+	    "WHERE s.nspname = $1 AND a.grantee <> s.nspowner "
+	    "AND r.rolname <> $2 LIMIT 1", 2, NULL, params, NULL, NULL, 0);
+	if (PQresultStatus(res) != PGRES_TUPLES_OK)
+		r = pgm_fail_pq(c, res, "grantees", err, errlen);
+	else if (PQntuples(res) > 0)
+		r = pgm_fail(err, errlen, PGM_EROLE, "%s is mounted for "
+		    "reader role \"%.63s\"; unmount it first", n->schema_raw,
+		    PQgetvalue(res, 0, 0));
 	PQclear(res);
 	return r;
 }
@@ -313,16 +344,17 @@ make_table(PGconn *c, const struct names *n, const struct pgm_csv *csv,
 }
 
 /* Why: DROP + CREATE rather than CREATE OR REPLACE, which refuses a new
- * version whose columns differ; then SELECT for the reader only. */
+ * version whose columns differ; then SELECT on the newest version only
+ * (a superseded release may be why there is a new one). */
 static int
 point_view(PGconn *c, const struct names *n, char *err, size_t errlen)
 {
 	return exec_fmt(c, "view", err, errlen, "DROP VIEW IF EXISTS %s.%s; "
 	    "CREATE VIEW %s.%s AS SELECT * FROM %s.%s; "
-	    "REVOKE ALL ON %s.%s, %s.%s FROM PUBLIC; "
+	    "REVOKE ALL ON ALL TABLES IN SCHEMA %s FROM PUBLIC, %s; "
 	    "GRANT SELECT ON %s.%s, %s.%s TO %s",
 	    n->schema, n->view, n->schema, n->view, n->schema, n->table,
-	    n->schema, n->view, n->schema, n->table,
+	    n->schema, n->reader,
 	    n->schema, n->view, n->schema, n->table, n->reader);
 }
 
@@ -380,8 +412,10 @@ mount_tx(PGconn *c, const struct pg_target *t, const struct names *n,
 	unsigned long rows;
 	int r;
 
-	if ((r = begin_tx(c, n, err, errlen)) != PGM_OK ||
+	if ((r = begin_tx(c, n, t->lock_timeout_ms, err, errlen)) != PGM_OK ||
 	    (r = check_reader(c, t->reader_role, err, errlen)) != PGM_OK ||
+	    (r = check_grantees(c, n, t->reader_role, err, errlen)) !=
+	    PGM_OK ||
 	    (r = make_schema(c, n, err, errlen)) != PGM_OK ||
 	    (r = make_table(c, n, csv, &rows, err, errlen)) != PGM_OK ||
 	    (r = point_view(c, n, err, errlen)) != PGM_OK)
@@ -440,7 +474,8 @@ pg_unmount(const struct pg_target *t, const char *dataset, char *err,
 	int r;
 
 	if ((r = open_dataset(t, dataset, &c, &n, err, errlen)) == PGM_OK &&
-	    (r = begin_tx(c, &n, err, errlen)) == PGM_OK &&
+	    (r = begin_tx(c, &n, t->lock_timeout_ms, err, errlen)) ==
+	    PGM_OK &&
 	    (r = schema_exists(c, &n, err, errlen)) == PGM_OK &&
 	    (r = exec_fmt(c, "drop schema", err, errlen,
 	    "DROP SCHEMA %s CASCADE", n.schema)) == PGM_OK)

@@ -37,6 +37,7 @@ enum pgm_status {
 struct pg_target {
 	const char	*conninfo;	/* libpq conninfo of the admin role */
 	const char	*reader_role;	/* the BI tool's login role */
+	unsigned	 lock_timeout_ms; /* wait for BI queries; 0 = 30 s */
 };
 
 const char	*pgm_strerror(int status);
@@ -49,6 +50,8 @@ int	pgm_dataset_valid(const char *name);
  * dataset and point the dataset's view at it.  columns/ncols name the
  * table's columns and must equal the CSV header; columns == NULL takes
  * them from the header.  Mounting a version that exists is PGM_EEXIST.
+ * Older versions stay (for the custodian) but the reader loses them.
+ * A dataset mounted for another reader role is PGM_EROLE: unmount it.
  */
 int	pg_mount(const struct pg_target *t, const char *dataset,
 	    int64_t version, const char *csv_path, const char *const *columns,

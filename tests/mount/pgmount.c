@@ -4,6 +4,7 @@
  * inspect datasets in a real PostgreSQL server.  Not installed.
  *
  *   pgmount mount   -c CONNINFO -r READER -d DATASET -v N -f CSV [-C a,b]
+ *                   [-t LOCK_TIMEOUT_MS]
  *   pgmount unmount -c CONNINFO -d DATASET
  *   pgmount version -c CONNINFO -d DATASET   -> "version N rows M"
  *
@@ -32,7 +33,7 @@ static int
 usage(void)
 {
 	fprintf(stderr, "usage: pgmount mount|unmount|version -c CONNINFO "
-	    "-d DATASET [-r READER -v N -f CSV [-C col,col...]]\n");
+	    "-d DATASET [-r READER -v N -f CSV [-C col,col...] [-t MS]]\n");
 	return 2;
 }
 
@@ -56,13 +57,19 @@ parse(int argc, char **argv, struct args *a)
 	int o;
 
 	memset(a, 0, sizeof(*a));
-	while ((o = getopt(argc, argv, "c:r:d:v:f:C:")) != -1) {
+	while ((o = getopt(argc, argv, "c:r:d:v:f:C:t:")) != -1) {
 		switch (o) {
 		case 'c': a->t.conninfo = optarg; break;
 		case 'r': a->t.reader_role = optarg; break;
 		case 'd': a->dataset = optarg; break;
 		case 'f': a->csv = optarg; break;
 		case 'C': a->columns = optarg; break;
+		case 't':
+			a->t.lock_timeout_ms = (unsigned)strtoul(optarg, &end,
+			    10);
+			if (*optarg == '\0' || *end != '\0')
+				return -1;
+			break;
 		case 'v':
 			a->version = strtoll(optarg, &end, 10);
 			if (*optarg == '\0' || *end != '\0')

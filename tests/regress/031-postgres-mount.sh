@@ -88,7 +88,8 @@ catalog() {
 
 # The custodian (admin role, owns the database, not a superuser), its
 # private raw table, and the BI tool's login role.
-sql postgres "CREATE ROLE custodian LOGIN; CREATE ROLE bi_reader LOGIN PASSWORD '$READER_PW'" >/dev/null
+sql postgres "CREATE ROLE custodian LOGIN; CREATE ROLE bi_reader LOGIN PASSWORD '$READER_PW';
+	CREATE ROLE bi_other LOGIN" >/dev/null
 sql postgres "CREATE DATABASE analytics OWNER custodian" >/dev/null
 psql -X -q -v ON_ERROR_STOP=1 -h "$SOCK" -p "$PORT" -U custodian -d analytics -c \
 	"CREATE SCHEMA private; CREATE TABLE private.raw_patients (name text);
@@ -141,6 +142,7 @@ check "reader cannot DELETE" denied "$(reader_sql "DELETE FROM cdsgate_patients.
 check "reader cannot TRUNCATE" denied "$(reader_sql "TRUNCATE cdsgate_patients.patients_v1")"
 check "reader cannot CREATE TABLE in the dataset's schema" \
 	denied "$(reader_sql 'CREATE TABLE cdsgate_patients.mine (x int)')"
+check "reader cannot CREATE SCHEMA" denied "$(reader_sql 'CREATE SCHEMA mine')"
 check "reader cannot CREATE TABLE in public" denied "$(reader_sql 'CREATE TABLE public.mine (x int)')"
 check "reader cannot read the custodian's private table" \
 	denied "$(reader_sql 'SELECT * FROM private.raw_patients')"
@@ -185,15 +187,35 @@ out=$(pgm mount -r nobody_here -d patients -v 2 -f "$TMP/released.csv" 2>&1); rc
 check "a missing reader role is refused ($out)" eval '[ $rc -eq 1 ] && grep -q "does not exist" <<<"$out"'
 out=$(mount_ds patients 1 "$TMP/released.csv" 2>&1); rc=$?
 check "remounting an existing version is refused (exit 3)" test $rc -eq 3
+out=$(pgm mount -r bi_other -d patients -v 2 -f "$TMP/released.csv" 2>&1); rc=$?
+check "a mount for another reader role is refused ($out)" \
+	eval '[ $rc -eq 1 ] && grep -q "unmount it first" <<<"$out"'
 check "after all those failures nothing changed" test "$(catalog)" = "$before"
 check "after all those failures version 1 is still served" \
 	test "$(version_of patients)" = "version 1 rows $N1"
 
-# ---- a connection killed in the middle of COPY ----
+# ---- a BI query holding the view: the mount waits a bounded time ----
 # A big version 2: 200,000 raw sample rows (de-identification is not what
-# this test is about).
+# this test is about).  It is copied in full, then the view can't be
+# swapped, and all of it is rolled back.
 "$CDSGATE" sample generate --out "$TMP/big" --records 200000 --seed 4 >/dev/null
 N2=200000
+PGAPPNAME=bi-hold reader_sql 'SELECT count(*) FROM cdsgate_patients.patients; SELECT pg_sleep(60)' >/dev/null &
+HOLD=$!
+for _ in $(seq 100); do
+	[ "$(sql analytics "SELECT count(*) FROM pg_stat_activity WHERE application_name = 'bi-hold' AND wait_event = 'PgSleep'")" = 1 ] && break
+	sleep 0.1
+done
+out=$(pgm mount -r bi_reader -d patients -v 2 -f "$TMP/big/patients.csv" -t 500 2>&1); rc=$?
+check "a BI query holding the view makes the mount fail after 0.5 s ($out)" \
+	eval '[ $rc -eq 1 ] && grep -q "lock timeout" <<<"$out"'
+sql analytics "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'bi-hold'" >/dev/null
+wait "$HOLD" 2>/dev/null
+check "after the lock timeout nothing changed" test "$(catalog)" = "$before"
+check "after the lock timeout version 1 is still served" \
+	test "$(version_of patients)" = "version 1 rows $N1"
+
+# ---- a connection killed in the middle of COPY ----
 # The killer runs inside the server: it polls pg_stat_activity every
 # 10 ms and terminates the mount's backend the moment it is in COPY.
 sql analytics "DO \$\$ DECLARE n int := 0; BEGIN
@@ -230,8 +252,12 @@ check "the reader sees version 2 through the view" \
 check "the view has version 2's columns" test "$(reader_sql \
 	"SELECT string_agg(column_name::text, ',' ORDER BY ordinal_position) FROM information_schema.columns
 	 WHERE table_schema = 'cdsgate_patients' AND table_name = 'patients'")" = "$(csv_header "$TMP/big/patients.csv")"
-check "version 1's table is kept and still readable" \
-	test "$(reader_sql 'SELECT count(*) FROM cdsgate_patients.patients_v1')" = "$N1"
+check "version 1's table is kept for the custodian" \
+	test "$(sql analytics 'SELECT count(*) FROM cdsgate_patients.patients_v1')" = "$N1"
+check "but the reader has lost version 1" \
+	denied "$(reader_sql 'SELECT count(*) FROM cdsgate_patients.patients_v1')"
+check "no grant on version 1 remains for the reader or PUBLIC" test "$(sql analytics \
+	"SELECT count(*) FROM information_schema.role_table_grants WHERE grantee IN ('bi_reader', 'PUBLIC') AND table_name = 'patients_v1'")" = 0
 check "reader still cannot write version 2" \
 	denied "$(reader_sql "DELETE FROM cdsgate_patients.patients_v2")"
 
