@@ -11,7 +11,7 @@
 # half-mounted; version 2 switches the view; unmount drops it all.
 . "$(dirname "$0")/lib.sh"
 
-PGMOUNT=$top_builddir/tests/mount/pgmount
+PGMOUNT=${PGMOUNT:-$top_builddir/tests/mount/pgmount}
 PGBIN=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1)
 [ -n "$PGBIN" ] && [ -x "$PGBIN/initdb" ] && [ -x "$PGBIN/pg_ctl" ] ||
 	skip_all "no PostgreSQL server (/usr/lib/postgresql/*/bin/initdb); ./dev build installs the postgresql package"
