@@ -143,7 +143,9 @@ exec_fmt(PGconn *c, const char *step, char *err, size_t errlen,
 }
 
 /* Why: the reader role is the whole point of the mount; refuse one that
- * could write (a superuser, the admin role or a member of it). */
+ * could see or do more: a superuser, BYPASSRLS, CREATEROLE (which can
+ * grant itself other roles), the admin role or a member of it, or a
+ * member of the predefined read-all/write-all roles. */
 static int
 check_reader(PGconn *c, const char *role, char *err, size_t errlen)
 {
@@ -151,10 +153,13 @@ check_reader(PGconn *c, const char *role, char *err, size_t errlen)
 	PGresult *res;
 	int r = PGM_OK;
 
-	res = PQexecParams(c, "SELECT rolsuper OR rolbypassrls "
-	    "OR pg_has_role(oid, current_user, 'MEMBER') "
-	    "FROM pg_roles WHERE rolname = $1", 1, NULL, params, NULL, NULL,
-	    0);
+	res = PQexecParams(c, "SELECT r.rolsuper OR r.rolbypassrls "
+	    "OR r.rolcreaterole OR pg_has_role(r.oid, current_user, 'MEMBER') "
+	    "OR EXISTS (SELECT 1 FROM pg_roles g WHERE g.rolname IN "
+	    "('pg_read_all_data', 'pg_write_all_data') "
+	    "AND pg_has_role(r.oid, g.oid, 'MEMBER')) "
+	    "FROM pg_roles r WHERE r.rolname = $1", 1, NULL, params, NULL,
+	    NULL, 0);
 	if (PQresultStatus(res) != PGRES_TUPLES_OK)
 		r = pgm_fail_pq(c, res, "reader role", err, errlen);
 	else if (PQntuples(res) != 1)
@@ -162,7 +167,8 @@ check_reader(PGconn *c, const char *role, char *err, size_t errlen)
 		    "reader role \"%.63s\" does not exist", role);
 	else if (strcmp(PQgetvalue(res, 0, 0), "f") != 0)
 		r = pgm_fail(err, errlen, PGM_EROLE, "reader role \"%.63s\" "
-		    "is a superuser or shares privileges with the admin role",
+		    "is too powerful (superuser, BYPASSRLS, CREATEROLE, "
+		    "read/write-all, or shares the admin role)",
 		    role);
 	PQclear(res);
 	return r;
