@@ -4,7 +4,7 @@
  *
  * Trust level: runs with the custodian's admin role (conninfo) and
  * decides what the reader role may see, so it fails closed: a reader
- * role that is a superuser or a member of the admin role is refused,
+ * role that could see or do more than SELECT (check_reader) is refused,
  * every step runs in one transaction that is rolled back on the first
  * error (a killed connection rolls back on the server by itself), and
  * identifiers are always quoted with PQescapeIdentifier.  Library code:

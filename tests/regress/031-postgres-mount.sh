@@ -77,6 +77,16 @@ ADMIN="host=$SOCK port=$PORT dbname=analytics user=custodian application_name=cd
 pgm() { "$PGMOUNT" "$1" -c "$ADMIN" "${@:2}"; }
 mount_ds() { pgm mount -r bi_reader -d "$1" -v "$2" -f "$3"; }
 version_of() { pgm version -d "$1" 2>/dev/null; }
+# wait_backend APPNAME CONDITION: until a backend of APPNAME matches (10 s).
+wait_backend() {
+	local i
+	for i in $(seq 100); do
+		[ "$(sql analytics "SELECT count(*) FROM pg_stat_activity
+		    WHERE application_name = '$1' AND $2")" = 1 ] && return 0
+		sleep 0.1
+	done
+	return 1
+}
 # every relation in the database's non-system schemas, for before/after
 catalog() {
 	sql analytics "SELECT n.nspname || '.' || c.relname || ':' || c.relkind
@@ -206,10 +216,7 @@ check "after all those failures version 1 is still served" \
 N2=200000
 PGAPPNAME=bi-hold reader_sql 'SELECT count(*) FROM cdsgate_patients.patients; SELECT pg_sleep(60)' >/dev/null &
 HOLD=$!
-for _ in $(seq 100); do
-	[ "$(sql analytics "SELECT count(*) FROM pg_stat_activity WHERE application_name = 'bi-hold' AND wait_event = 'PgSleep'")" = 1 ] && break
-	sleep 0.1
-done
+wait_backend bi-hold "wait_event = 'PgSleep'"
 out=$(pgm mount -r bi_reader -d patients -v 2 -f "$TMP/big/patients.csv" -t 500 2>&1); rc=$?
 check "a BI query holding the view makes the mount fail after 0.5 s ($out)" \
 	eval '[ $rc -eq 1 ] && grep -q "lock timeout" <<<"$out"'
@@ -222,7 +229,7 @@ check "after the lock timeout version 1 is still served" \
 # ---- a connection killed in the middle of COPY ----
 # The killer runs inside the server: it polls pg_stat_activity every
 # 10 ms and terminates the mount's backend the moment it is in COPY.
-sql analytics "DO \$\$ DECLARE n int := 0; BEGIN
+PGAPPNAME=cdsgate-killer sql analytics "DO \$\$ DECLARE n int := 0; BEGIN
 	FOR i IN 1..3000 LOOP
 		PERFORM pg_stat_clear_snapshot();
 		SELECT count(*) INTO n FROM (SELECT pg_terminate_backend(pid)
@@ -234,7 +241,7 @@ sql analytics "DO \$\$ DECLARE n int := 0; BEGIN
 	RAISE NOTICE 'killed %', n;
 END \$\$" > "$TMP/killer.out" 2>&1 &
 KILLER=$!
-sleep 0.5
+wait_backend cdsgate-killer "state = 'active'"
 out=$("$PGMOUNT" mount -c "${ADMIN/cdsgate-mount/cdsgate-kill}" -r bi_reader \
 	-d patients -v 2 -f "$TMP/big/patients.csv" 2>&1); rc=$?
 wait "$KILLER"
