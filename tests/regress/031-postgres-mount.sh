@@ -162,6 +162,8 @@ check "reader cannot DROP the view" \
 
 # ---- RFC 4180 quoting round-trips ----
 printf 'id,text,quote,empty\r\n1,"a,b","say ""hi""",""\r\n2,"line1\nline2",plain,\r\n' > "$TMP/quoted.csv"
+# and values COPY could misread if they were not re-quoted
+printf '3,\\.,NULL,"\\N"\r\n4," lead, trail ","tab\there","cr\r\nlf"\r\n5,é ü 中文,back\\slash,"""\r\n"""\r\n' >> "$TMP/quoted.csv"
 check "mount a CSV with quoted comma, newline and quotes" quiet mount_ds quoted 1 "$TMP/quoted.csv"
 check "quoted comma, quotes and empty string round-trip" test "$(sql analytics \
 	"SELECT count(*) FROM cdsgate_quoted.quoted WHERE id = '1' AND text = 'a,b'
@@ -171,6 +173,21 @@ check "quoted newline round-trips" test "$(sql analytics \
 	 AND text = E'line1\\nline2' AND quote = 'plain' AND empty = ''")" = 1
 check "no NULLs: every value is the file's string" \
 	test "$(sql analytics 'SELECT count(*) FROM cdsgate_quoted.quoted WHERE empty IS NULL')" = 0
+# same_rows CSV SQL-RELATION: the relation's rows, exported by the server
+# as CSV, equal the file's data rows (as a multiset of lists of strings).
+same_rows() {
+	sql analytics "COPY (SELECT * FROM $2) TO STDOUT WITH (FORMAT csv)" > "$TMP/export.csv"
+	python3 - "$1" "$TMP/export.csv" <<'EOF'
+import csv, sys
+a = sorted(list(csv.reader(open(sys.argv[1], newline="", encoding="utf-8")))[1:])
+b = sorted(csv.reader(open(sys.argv[2], newline="", encoding="utf-8")))
+sys.exit(0 if a == b and len(a) > 0 else 1)
+EOF
+}
+check "every value of the hostile CSV round-trips (\\., NULL, \\N, CRLF, UTF-8, spaces)" \
+	same_rows "$TMP/quoted.csv" cdsgate_quoted.quoted
+check "every value of the released CSV round-trips" \
+	same_rows "$TMP/released.csv" cdsgate_patients.patients
 
 # ---- failures leave nothing half-mounted ----
 before=$(catalog)
@@ -281,7 +298,7 @@ pgm unmount -d patients >/dev/null 2>&1; rc=$?
 check "unmounting again says not mounted (exit 3)" test $rc -eq 3
 check "the reader can no longer read it" grep -q 'does not exist' <<<"$(reader_sql 'SELECT count(*) FROM cdsgate_patients.patients')"
 check "unmount left the other dataset alone" \
-	test "$(reader_sql 'SELECT count(*) FROM cdsgate_quoted.quoted')" = 2
+	test "$(reader_sql 'SELECT count(*) FROM cdsgate_quoted.quoted')" = 5
 check "the custodian's private table is untouched" \
 	test "$(sql analytics 'SELECT count(*) FROM private.raw_patients')" = 1
 out=$("$PGMOUNT" version -c "host=$SOCK port=1 dbname=analytics user=custodian" -d patients 2>&1); rc=$?
