@@ -28,10 +28,6 @@ else
 	as_pg() { "$@"; }
 fi
 
-free_port() {
-	python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
-}
-
 PGDIR=$TMP/pg
 SOCK=$PGDIR/sock
 PORT=$(free_port)
