@@ -311,20 +311,7 @@ else:
 PY
 gw() { python3 "$TMP/gw.py" "$@"; }
 
-# wait_line FILE REGEX SECONDS PID: until FILE has a matching line (or PID dies).
-wait_line() {
-	local i
-	for i in $(seq $(($3 * 10))); do
-		grep -qE "$2" "$1" 2>/dev/null && return 0
-		[ -n "${4:-}" ] && ! kill -0 "$4" 2>/dev/null && return 1
-		sleep 0.1
-	done
-	return 1
-}
-
-free_port() {
-	python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
-}
+# wait_line and free_port: lib.sh.
 
 users_procs() {
 	pgrep -u "$SESSION_USERS" 2>/dev/null | tr '\n' ' '

@@ -44,3 +44,41 @@ find_shared() {
 json() {
 	python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' "$1" "$2"
 }
+
+# ---- helpers for the gateway scenarios ----------------------------------------
+# wait_line FILE REGEX SECONDS [PID]: until FILE has a matching line (or PID dies).
+wait_line() {
+	local i
+	for i in $(seq $(($3 * 10))); do
+		grep -qE "$2" "$1" 2>/dev/null && return 0
+		[ -n "${4:-}" ] && ! kill -0 "$4" 2>/dev/null && return 1
+		sleep 0.1
+	done
+	return 1
+}
+
+# free_port: a loopback port nobody listens on now (never a fixed port:
+# other tests run at the same time).
+free_port() {
+	python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
+}
+
+# stop_pid PID: SIGTERM, then SIGKILL after 5 s.
+stop_pid() {
+	[ -n "$1" ] || return 0
+	kill -TERM "$1" 2>/dev/null || return 0
+	for _ in $(seq 50); do kill -0 "$1" 2>/dev/null || return 0; sleep 0.1; done
+	kill -KILL "$1" 2>/dev/null
+}
+
+# term_wait PID: SIGTERM a child of this shell and wait for it; its exit
+# status is left in $term_rc ("timeout" if it still runs after 15 s).
+# Not in $(...): a subshell cannot wait for the shell's children.
+term_wait() {
+	term_rc=timeout
+	kill -TERM "$1" 2>/dev/null
+	for _ in $(seq 150); do
+		if ! kill -0 "$1" 2>/dev/null; then wait "$1"; term_rc=$?; return; fi
+		sleep 0.1
+	done
+}
