@@ -50,7 +50,7 @@
 
 #define SESSION_ID_BYTES	8
 #define RESTART_HISTORY		128	/* >= browser_restart_max bound */
-#define LISTEN_BACKLOG		16
+#define LISTEN_BACKLOG		128	/* a connect flood queues, not SYN-drops */
 #define STALE_AGE_S		10	/* unlocked and this old: stale */
 #define SESSION_LOCK_FILE	"supervisor.lock"	/* holds our pid */
 
