@@ -86,6 +86,26 @@ def connect_auth():
     return s, w, h
 
 
+def closed_by_server(s, seconds):
+    """Does the server close the connection within `seconds`?  (A reset
+    is a close with our bytes unread.)"""
+    s.settimeout(seconds)
+    try:
+        while s.recv(65536):
+            pass
+        return True
+    except socket.timeout:
+        return False
+    except ConnectionResetError:
+        return True
+
+
+def report_closed(name, s, t0, seconds=5):
+    closed = closed_by_server(s, seconds)
+    print("%s: server closed=%s in %.2f s" % (name, closed, time.monotonic() - t0))
+    return 0 if closed else 1
+
+
 def drain(s, seconds):
     """Every byte the server sends within `seconds`."""
     got = b""
@@ -136,45 +156,19 @@ def main():
     if SCEN == "garbage":
         s = socket.create_connection((HOST, PORT), timeout=10)
         s.sendall(os.urandom(4096))
-        s.settimeout(5)
-        try:
-            while s.recv(4096):
-                pass
-            closed = True
-        except socket.timeout:
-            closed = False
-        except ConnectionResetError:        # closed with our bytes unread
-            closed = True
-        print("garbage: server closed=%s in %.2f s" % (closed, time.monotonic() - t0))
-        return 0 if closed else 1
+        return report_closed("garbage", s, t0)
     if SCEN == "truncated":
         s = socket.create_connection((HOST, PORT), timeout=10)
         recvn(s, 12)                        # after the websocket sniff
         s.sendall(b"RFB 003.")
         hold()
-        s.settimeout(0.5)
-        try:
-            closed = s.recv(1) == b""
-        except socket.timeout:
-            closed = False
-        except ConnectionResetError:
-            closed = True
+        closed = closed_by_server(s, 0.5)
         print("truncated: server closed=%s after %.1f s" % (closed, time.monotonic() - t0))
         return 0
     if SCEN == "hugecut":
         s, w, h = connect_auth()
         s.sendall(struct.pack(">BxxxI", 6, 0x7FFFFFFF) + b"A" * 4096)
-        s.settimeout(5)
-        try:
-            while s.recv(65536):
-                pass
-            closed = True
-        except socket.timeout:
-            closed = False
-        except ConnectionResetError:
-            closed = True
-        print("hugecut: server closed=%s in %.2f s" % (closed, time.monotonic() - t0))
-        return 0 if closed else 1
+        return report_closed("hugecut", s, t0)
     if SCEN == "floodconnect":
         ok = refused = 0
         deadline = t0 + 60
@@ -217,17 +211,7 @@ def main():
     if SCEN == "badmsg":
         s, w, h = connect_auth()
         s.sendall(bytes([0xEE]) + os.urandom(63))
-        s.settimeout(5)
-        try:
-            while s.recv(4096):
-                pass
-            closed = True
-        except socket.timeout:
-            closed = False
-        except ConnectionResetError:
-            closed = True
-        print("badmsg: server closed=%s in %.2f s" % (closed, time.monotonic() - t0))
-        return 0 if closed else 1
+        return report_closed("badmsg", s, t0)
     if SCEN == "extclip":
         return extclip()
     print("unknown scenario", SCEN, file=sys.stderr)
