@@ -9,7 +9,10 @@
 #      systemd/README.md for why a root supervisor cannot reach it)
 #   3. sd_notify: `cdsgated run-session` with NOTIFY_SOCKET set sends
 #      READY=1 after its "ready" line, STOPPING=1 on SIGTERM, and no
-#      child of the session inherits NOTIFY_SOCKET
+#      child of the session inherits NOTIFY_SOCKET.  That session runs
+#      with the unit's CapabilityBoundingSet and no_new_privs (setpriv),
+#      so it also shows those capabilities suffice: the page loads in the
+#      browser, and SIGTERM ends it with exit 0 and its directory gone.
 # Part 3 needs root, Xvfb and Chromium; everything skips with the reason.
 . "$(dirname "$0")/lib.sh"
 
@@ -120,7 +123,16 @@ wait_line "$TMP/backend.out" '^ready ' 10 "$BE_PID" || { skip "notify: the test 
 BURL="http://$(sed -n 's/^ready //p' "$TMP/backend.out")/"
 printf 'pw%05d\n' $RANDOM > "$TMP/pw"
 chmod 600 "$TMP/pw"
-NOTIFY_SOCKET=$TMP/notify.sock "$CDSGATED" run-session --backend "$BURL" \
+# The unit's capabilities, as setpriv spells them: +setuid,+setgid,...
+CAPS=$(sed -n 's/^CapabilityBoundingSet=//p' "$top_srcdir/systemd/cdsgated.service.in" |
+	tr 'A-Z ' 'a-z,' | sed 's/cap_/+/g')
+BOUND=()
+if command -v setpriv >/dev/null && [ -n "$CAPS" ]; then
+	BOUND=(setpriv --bounding-set "-all,$CAPS" --inh-caps -all --no-new-privs)
+else
+	skip "setpriv (util-linux) missing: the session runs with all capabilities"
+fi
+NOTIFY_SOCKET=$TMP/notify.sock "${BOUND[@]}" "$CDSGATED" run-session --backend "$BURL" \
 	--listen 127.0.0.1:0 --password-file "$TMP/pw" --log "$TMP/session.log" \
 	> "$TMP/gw.out" 2> "$TMP/gw.err" &
 GW_PID=$!
@@ -136,6 +148,15 @@ check "READY=1 arrives" grep -q 'READY=1' "$TMP/notify.log"
 check "... after the ready line was printed" grep -q 'ready_line=1 READY=1' "$TMP/notify.log"
 check "... with STATUS naming the address" grep -qE 'READY=1\|STATUS=ready 127\.0\.0\.1:[0-9]+' "$TMP/notify.log"
 check "nothing but READY=1 before SIGTERM" test "$(wc -l < "$TMP/notify.log")" -eq 1
+if [ ${#BOUND[@]} -gt 0 ]; then
+	diag "capability bounding set: $CAPS; $(grep -E '^(CapBnd|NoNewPrivs)' "/proc/$GW_PID/status" | tr '\t\n' '  ')"
+	check "the supervisor runs with the unit's bounding set (CapBnd has $(tr ',' '\n' <<< "$CAPS" | wc -l) bits)" \
+		test "$(python3 -c "print(bin(int('$(awk '/^CapBnd/ {print $2}' "/proc/$GW_PID/status")', 16)).count('1'))")" \
+		-eq "$(tr ',' '\n' <<< "$CAPS" | wc -l)"
+	check "... and no_new_privs" grep -q '^NoNewPrivs:[[:space:]]*1' "/proc/$GW_PID/status"
+	check "with only those, the browser loads the page" wait_line "$TMP/events.jsonl" '"type": *"load"' 20
+fi
+SID=$(python3 -c 'import json,sys; print(json.loads(open(sys.argv[1]).readline())["session"])' "$TMP/session.log" 2>/dev/null)
 
 # No program the session starts gets the socket in its environment.  Only
 # exec'd programs count: /proc/PID/environ of the forked (not exec'd)
@@ -155,6 +176,8 @@ term_wait "$GW_PID"
 rc=$term_rc
 GW_PID=
 check "cdsgated exits 0 on SIGTERM (got $rc)" test "$rc" = 0
+check "its session directory is gone (/run/cdsgate/sessions/${SID:-?})" \
+	test -n "$SID" -a ! -e "/run/cdsgate/sessions/$SID"
 wait_line "$TMP/notify.log" 'STOPPING=1' 5
 check "STOPPING=1 arrives on SIGTERM" grep -q 'STOPPING=1' "$TMP/notify.log"
 check "READY=1 came before STOPPING=1" \
