@@ -19,6 +19,7 @@
 static struct sockaddr_un notify_addr;
 static socklen_t notify_len;		/* 0: not configured */
 
+/* Once, before any fork: remember the address, drop the variable. */
 int
 notify_init(void)
 {
@@ -47,6 +48,7 @@ notify_init(void)
 	return 1;
 }
 
+/* A fresh socket per message: two messages a session, nothing to keep. */
 int
 notify_send(const char *state)
 {
@@ -65,6 +67,7 @@ notify_send(const char *state)
 	return r == (ssize_t)strlen(state) ? 0 : -1;
 }
 
+/* STATUS tells `systemctl status` where clients connect. */
 int
 notify_ready(const char *listen)
 {
