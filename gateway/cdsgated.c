@@ -17,9 +17,11 @@
 
 #include <jansson.h>
 
+#include "api/api.h"
 #include "gateway/session.h"
 #include "policy/chromium.h"
 #include "policy/spec.h"
+#include "sandbox/sandbox.h"
 
 struct cmd_entry {
 	const char	*name;
@@ -35,8 +37,10 @@ static int	cmd_browser_policy(int, char **);
 
 static const struct cmd_entry cmd_table[] = {
 	{ "run-session",
-	  "--backend URL --listen ADDR:PORT --password-file FILE [options]",
-	  "run one session in the foreground; prints \"ready ADDR:PORT\"",
+	  "--backend URL --listen ADDR:PORT --password-file FILE [options]\n"
+	  "      [--sandbox-debug]",
+	  "run one session in the foreground; prints \"ready ADDR:PORT\";\n"
+	  "      --sandbox-debug: a seccomp violation is reported, not killed",
 	  cmd_run_session },
 	{ "check-session", "[the same options]",
 	  "check a session spec and its files; print the effective spec",
@@ -46,6 +50,10 @@ static const struct cmd_entry cmd_table[] = {
 	{ "browser-policy", "--backend URL",
 	  "print the managed Chromium policy a session would get",
 	  cmd_browser_policy },
+	{ "api", "--socket PATH --store FILE [--custodian-group NAME] "
+	  "[--auditor-group NAME]",
+	  "run the admin API (HTTP+JSON on a UNIX socket) in the foreground",
+	  api_serve_cmd },
 	{ NULL, NULL, NULL, NULL }
 };
 
@@ -125,12 +133,48 @@ session_args(int argc, char **argv, struct session_spec *s)
 	return 0;
 }
 
+/*
+ * Choose the confinement for the children: seccomp when compiled in,
+ * else none (said on stderr).  --sandbox-debug (taken out of argv)
+ * traps and reports a violation instead of killing.
+ */
+static int
+sandbox_args(int *argc, char **argv)
+{
+	enum sandbox_mode mode = SANDBOX_MODE_SECCOMP;
+	int i, j, debug = 0;
+	char err[256];
+
+	for (i = j = 0; i < *argc; i++)
+		if (strcmp(argv[i], "--sandbox-debug") == 0)
+			debug = 1;
+		else
+			argv[j++] = argv[i];
+	*argc = j;
+#ifndef HAVE_SECCOMP
+	mode = SANDBOX_MODE_NONE;
+	fprintf(stderr, "cdsgated: built with --with-sandbox=none: no "
+	    "seccomp filter confines the session's processes\n");
+#endif
+	if (sandbox_init(mode, debug, err, sizeof(err)) != 0) {
+		fprintf(stderr, "cdsgated: sandbox: %s\n", err);
+		return SESSION_EXIT_CONFIG;
+	}
+	if (debug)
+		fprintf(stderr, "cdsgated: --sandbox-debug: seccomp violations "
+		    "are reported and exit %d instead of killing\n",
+		    SANDBOX_DEBUG_EXIT);
+	return 0;
+}
+
 static int
 cmd_run_session(int argc, char **argv)
 {
 	struct session_spec s;
 	int r;
 
+	if ((r = sandbox_args(&argc, argv)) != 0)
+		return r;
 	if ((r = session_args(argc, argv, &s)) == 0)
 		r = session_run(&s, stdout);
 	spec_free(&s);
@@ -216,7 +260,18 @@ main(int argc, char **argv)
 		return 0;
 	}
 	if (strcmp(argv[1], "--version") == 0) {
-		printf("cdsgated %s\n", PACKAGE_VERSION);
+		printf("cdsgated %s\nsandbox: %s%s\n", PACKAGE_VERSION,
+#ifdef HAVE_SECCOMP
+		    "seccomp",
+#else
+		    "none",
+#endif
+#ifdef ENABLE_TEST_HOOKS
+		    "; test hooks: CDSGATE_TEST_VIOLATE"
+#else
+		    ""
+#endif
+		    );
 		return 0;
 	}
 	for (c = cmd_table; c->name != NULL; c++)

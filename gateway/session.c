@@ -40,6 +40,7 @@
 #include <openssl/rand.h>
 
 #include "gateway/browser.h"
+#include "gateway/forward.h"
 #include "gateway/notify.h"
 #include "gateway/privdrop.h"
 #include "gateway/session.h"
@@ -47,6 +48,8 @@
 #include "gateway/worker.h"
 #include "gateway/xvfb.h"
 #include "policy/chromium.h"
+#include "sandbox/namespace.h"
+#include "sandbox/sandbox.h"
 
 #define SESSION_ID_BYTES	8
 #define RESTART_HISTORY		128	/* >= browser_restart_max bound */
@@ -54,7 +57,7 @@
 #define STALE_AGE_S		10	/* unlocked and this old: stale */
 #define SESSION_LOCK_FILE	"supervisor.lock"	/* holds our pid */
 
-enum role { ROLE_XVFB, ROLE_WORKER, ROLE_BROWSER, ROLE_COUNT };
+enum role { ROLE_XVFB, ROLE_WORKER, ROLE_FORWARD, ROLE_BROWSER, ROLE_COUNT };
 
 struct child {
 	pid_t		 pid;		/* -1 = not running */
@@ -84,14 +87,20 @@ struct session {
 	char		 bauth[PATH_MAX];	/* browser/Xauthority */
 	char		 profile[PATH_MAX];	/* browser/profile */
 	char		 policy_dir[PATH_MAX];	/* policy/, 0755 root */
+	char		 jail_dir[PATH_MAX];	/* jail/: the jail's root */
+	char		 etc_dir[PATH_MAX];	/* etc/: its hosts, resolv.conf */
 	int		 dir_made;
 	int		 dir_lock;		/* flock'd while we live */
 
 	int		 xvfb_pipe;		/* write end, for the child */
+	const char	*xvfb_violate;		/* test hooks, or NULL */
+	const char	*worker_violate;
 	int		 display;
 	char		 display_name[16];
 	struct worker_config wcfg;
 	struct browser_cmd bcmd;
+	struct browser_net bnet;	/* the jail's netns and listener */
+	struct forward_config fcfg;
 
 	struct child	 child[ROLE_COUNT];
 	long		 restarts[RESTART_HISTORY];	/* ms, ring */
@@ -110,28 +119,46 @@ static int	role_prepare_xvfb(struct session *, const char **);
 static int	role_prepare_browser(struct session *, const char **);
 static void	role_run_xvfb(struct session *, int);
 static void	role_run_worker(struct session *, int);
+static void	role_run_forward(struct session *, int);
 static void	role_run_browser(struct session *, int);
 
 /*
  * The process table.  prepare runs in the child as root (after fork,
  * before the drop); run runs unprivileged and never returns.  A role's
  * exit either ends the session or (restart) brings it back with
- * back-off.  The confinement work adds rlimits and a seccomp profile
- * per row.
+ * back-off.  Each row also says the role's resource limits (set before
+ * the drop; RL_KEEP leaves the inherited one; RLIMIT_CORE is 0 for all)
+ * and its seccomp profile (NO_PROFILE: the browser keeps Chromium's own
+ * seccomp-bpf sandbox; ours would only get in its way).
  */
+#define RL_KEEP		((rlim_t)-2)
+#define NO_PROFILE	(-1)
+
 static const struct role_entry {
 	const char	*name;
 	const char	*user;
 	int		 restart;
 	int		(*prepare)(struct session *, const char **);
 	void		(*run)(struct session *, int errfd);
+	rlim_t		 nofile;	/* X clients / RFB clients */
+	rlim_t		 nproc;		/* 0: may not fork at all */
+	int		 profile;	/* enum sandbox_profile */
 } roles[ROLE_COUNT] = {
+	/* Xvfb forks xkbcomp through /bin/sh: nproc unset (it counts all
+	   processes of the shared user, across sessions). */
 	[ROLE_XVFB] = { "xvfb", PRIVDROP_WORKER_USER, 0,
-	    role_prepare_xvfb, role_run_xvfb },
+	    role_prepare_xvfb, role_run_xvfb, 1024, RL_KEEP,
+	    SANDBOX_PROFILE_XVFB },
+	/* The worker appends to the session log: no RLIMIT_FSIZE. */
 	[ROLE_WORKER] = { "worker", PRIVDROP_WORKER_USER, 0,
-	    NULL, role_run_worker },
+	    NULL, role_run_worker, 64, 0, SANDBOX_PROFILE_WORKER },
+	/* The forwarder: its connection cap plus a few fds; no forks.
+	   TODO(confinement): a FORWARD seccomp profile. */
+	[ROLE_FORWARD] = { "forward", PRIVDROP_BROWSER_USER, 0,
+	    NULL, role_run_forward, 256, 0, NO_PROFILE },
 	[ROLE_BROWSER] = { "browser", PRIVDROP_BROWSER_USER, 1,
-	    role_prepare_browser, role_run_browser },
+	    role_prepare_browser, role_run_browser, RL_KEEP, RL_KEEP,
+	    NO_PROFILE },
 };
 
 /* ---- operator diagnostics ---- */
@@ -239,6 +266,47 @@ wait_status_json(int st)
 		    "signal", WTERMSIG(st), "signal_name",
 		    sig_name(WTERMSIG(st), sig, sizeof(sig)));
 	return json_pack("{s:s}", "status", "unknown");
+}
+
+/* "seccomp:worker", or "none" (no filter, or the browser's own). */
+static const char *
+role_sandbox(enum role r, char *buf, size_t len)
+{
+	if (roles[r].profile == NO_PROFILE ||
+	    strcmp(sandbox_mode_name(), "none") == 0)
+		return "none";
+	snprintf(buf, len, "%s:%s", sandbox_mode_name(),
+	    sandbox_profile_name((enum sandbox_profile)roles[r].profile));
+	return buf;
+}
+
+/* A child died by its filter: SIGSYS (or, in debug mode, the trap
+ * handler's exit status). */
+static int
+seccomp_killed(int st)
+{
+	return (WIFSIGNALED(st) && WTERMSIG(st) == SIGSYS) ||
+	    (sandbox_debug() && WIFEXITED(st) &&
+	    WEXITSTATUS(st) == SANDBOX_DEBUG_EXIT);
+}
+
+/* Log child_exit (fields: role-specific extras, consumed); a seccomp
+ * kill is said loudly on stderr too. */
+static void
+log_child_exit(enum role r, pid_t pid, int st, json_t *fields)
+{
+	char sb[64];
+
+	json_object_set_new(fields, "role", json_string(roles[r].name));
+	json_object_set_new(fields, "pid", json_integer(pid));
+	json_object_set_new(fields, "wait", wait_status_json(st));
+	json_object_set_new(fields, "sandbox",
+	    json_string(role_sandbox(r, sb, sizeof(sb))));
+	if (seccomp_killed(st)) {
+		json_object_set_new(fields, "seccomp_violation", json_true());
+		log_warnx("%s killed by seccomp (SIGSYS)", roles[r].name);
+	}
+	slog_event("child_exit", fields);
 }
 
 /*
@@ -358,13 +426,52 @@ child_stdio(int quiet)
 	return 0;
 }
 
+/* The role's limits, before the drop (a raised limit cannot come back).
+ * No core files: a crashing browser must not write what it showed. */
+static int
+child_rlimits(const struct role_entry *re, const char **what)
+{
+	const struct { int res; rlim_t v; const char *name; } l[] = {
+		{ RLIMIT_CORE, 0, "RLIMIT_CORE" },
+		{ RLIMIT_NOFILE, re->nofile, "RLIMIT_NOFILE" },
+		{ RLIMIT_NPROC, re->nproc, "RLIMIT_NPROC" },
+	};
+	struct rlimit rl;
+	size_t i;
+
+	for (i = 0; i < sizeof(l) / sizeof(l[0]); i++) {
+		if (l[i].v == RL_KEEP)
+			continue;
+		rl.rlim_cur = rl.rlim_max = l[i].v;
+		if (setrlimit(l[i].res, &rl) != 0) {
+			*what = l[i].name;
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/*
+ * Did the supervisor die before PR_SET_PDEATHSIG was armed?  As pid 1 of
+ * its own pid namespace the browser sees getppid() == 0; it asks the
+ * error pipe instead, whose reader (the supervisor) waits for our exec.
+ */
+static int
+supervisor_gone(int errfd, pid_t parent)
+{
+	struct pollfd p = { errfd, 0, 0 };
+
+	if (getppid() == parent)
+		return 0;
+	return getppid() != 0 || poll(&p, 1, 0) != 0;
+}
+
 static void __attribute__((noreturn))
 child_main(struct session *s, enum role r, int errfd, pid_t parent)
 {
 	const struct role_entry *re = &roles[r];
 	const struct privdrop_user *u = strcmp(re->user,
 	    PRIVDROP_BROWSER_USER) == 0 ? &s->browser_user : &s->worker_user;
-	const struct rlimit no_core = { 0, 0 };
 	const char *what = NULL;
 	int keep[4], nkeep = 0;
 
@@ -389,11 +496,13 @@ child_main(struct session *s, enum role r, int errfd, pid_t parent)
 		keep[nkeep++] = s->listen_fd;
 		keep[nkeep++] = slog_fd();
 	}
+	if (r == ROLE_FORWARD) {
+		keep[nkeep++] = s->bnet.listen_fd;
+		keep[nkeep++] = slog_fd();
+	}
 	close_except(keep, (size_t)nkeep);
-	/* A crashing browser must not write what it showed into a core
-	   file (the confinement work sets the other limits). */
-	if (setrlimit(RLIMIT_CORE, &no_core) != 0)
-		child_fail(errfd, "RLIMIT_CORE", errno);
+	if (child_rlimits(re, &what) != 0)
+		child_fail(errfd, what, errno);
 
 	if (privdrop_to(u, &what) != 0)
 		child_fail(errfd, what, errno);
@@ -403,7 +512,7 @@ child_main(struct session *s, enum role r, int errfd, pid_t parent)
 	/* Set after the drop: a credential change clears it. */
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0)
 		child_fail(errfd, "PR_SET_PDEATHSIG", errno);
-	if (getppid() != parent)
+	if (supervisor_gone(errfd, parent))
 		_exit(127);	/* the supervisor is already gone */
 	re->run(s, errfd);
 	child_fail(errfd, "run returned", 0);
@@ -425,8 +534,15 @@ role_run_xvfb(struct session *s, int errfd)
 {
 	struct xvfb_params p = { s->spec->width, s->spec->height, s->xauth };
 
+	char err[120];
+
 	if (chdir("/") != 0)
 		child_fail(errfd, "chdir /", errno);
+	/* The last step before the exec: the filter outlives it. */
+	if (sandbox_enter(SANDBOX_PROFILE_XVFB, err, sizeof(err)) != 0)
+		child_fail(errfd, err, 0);
+	if (s->xvfb_violate != NULL)
+		sandbox_violate(s->xvfb_violate);	/* test hook: dies here */
 	xvfb_exec(&p);
 	child_fail(errfd, "exec " XVFB_PATH, errno);
 }
@@ -434,16 +550,36 @@ role_run_xvfb(struct session *s, int errfd)
 static int
 role_prepare_browser(struct session *s, const char **what)
 {
-	return browser_enter_namespace(&s->bcmd, what);
+	return browser_enter_jail(&s->bcmd, s->bnet.netns_fd, what);
 }
 
+/* pid 1 of the jail stays as its init (sandbox/namespace.c); its child
+ * execs Chromium. */
 static void
 role_run_browser(struct session *s, int errfd)
 {
+	int code;
+
 	if (chdir(s->bdir) != 0)
 		child_fail(errfd, "chdir to the browser's home", errno);
-	browser_exec(&s->bcmd);
-	child_fail(errfd, "exec " BROWSER_PATH, errno);
+	switch (ns_init_fork(errfd, &code)) {
+	case 0:
+		browser_exec(&s->bcmd);
+		child_fail(errfd, "exec " BROWSER_PATH, errno);
+	case 1:
+		_exit(code);
+	default:
+		child_fail(errfd, "fork the jail's first process", errno);
+	}
+}
+
+static void
+role_run_forward(struct session *s, int errfd)
+{
+	if (chdir("/") != 0)
+		child_fail(errfd, "chdir /", errno);
+	close(errfd);		/* "started": nothing is exec'd here */
+	_exit(forward_main(&s->fcfg));
 }
 
 static void
@@ -463,13 +599,25 @@ role_run_worker(struct session *s, int errfd)
 
 /* ---- the supervisor side of spawning ---- */
 
+/* We could not switch back from a jail namespace: whatever we did next
+ * (a child, a socket) would be inside it.  Stop at once; our children
+ * die with us (PR_SET_PDEATHSIG), the next start sweeps the directory. */
+static void __attribute__((noreturn))
+fatal_namespace(const char *which)
+{
+	log_warnx("cannot return to our own %s namespace; stopping", which);
+	_exit(SESSION_EXIT_FAILED);
+}
+
 static int
 child_spawn(struct session *s, enum role r)
 {
 	struct child_report rep;
 	struct child *c = &s->child[r];
 	pid_t parent = getpid(), pid;
-	int p[2], st;
+	const char *sbn;
+	char sb[64];
+	int p[2], st, pidns = -1;
 	ssize_t n;
 
 	if (pipe2(p, O_CLOEXEC) != 0) {
@@ -477,7 +625,17 @@ child_spawn(struct session *s, enum role r)
 		return -1;
 	}
 	fflush(NULL);
-	if ((pid = fork()) < 0) {
+	/* The browser is pid 1 of a fresh pid namespace. */
+	if (r == ROLE_BROWSER && ns_pid_begin(&pidns) != 0) {
+		log_warn("%s: unshare(CLONE_NEWPID)", roles[r].name);
+		close(p[0]);
+		close(p[1]);
+		return -1;
+	}
+	pid = fork();
+	if (pid != 0 && ns_pid_end(pidns) != 0)
+		fatal_namespace("pid");
+	if (pid < 0) {
 		log_warn("%s: fork", roles[r].name);
 		close(p[0]);
 		close(p[1]);
@@ -499,19 +657,20 @@ child_spawn(struct session *s, enum role r)
 		log_warnx("%s: %s: %s", roles[r].name, rep.what,
 		    rep.err != 0 ? strerror(rep.err) : "failed");
 		waitpid(pid, &st, 0);
-		slog_event("child_exit", json_pack("{s:s, s:i, s:s, s:o}",
-		    "role", roles[r].name, "pid", (int)pid, "error", rep.what,
-		    "wait", wait_status_json(st)));
+		log_child_exit(r, pid, st, json_pack("{s:s}", "error",
+		    rep.what));
 		return -1;
 	}
 	c->pid = pid;
 	c->pgid = pid;
 	c->started_ms = now_ms();
-	slog_event("child_start", json_pack("{s:s, s:i, s:s, s:i}", "role",
-	    roles[r].name, "pid", (int)pid, "user", roles[r].user, "uid",
-	    (int)(r == ROLE_BROWSER ? s->browser_user.uid :
-	    s->worker_user.uid)));
-	log_info("%s started, pid %d", roles[r].name, (int)pid);
+	sbn = role_sandbox(r, sb, sizeof(sb));
+	slog_event("child_start", json_pack("{s:s, s:i, s:s, s:i, s:s}",
+	    "role", roles[r].name, "pid", (int)pid, "user", roles[r].user,
+	    "uid", (int)(strcmp(roles[r].user, PRIVDROP_BROWSER_USER) == 0 ?
+	    s->browser_user.uid : s->worker_user.uid), "sandbox", sbn));
+	log_info("%s started, pid %d, sandbox %s", roles[r].name, (int)pid,
+	    sbn);
 	return 0;
 }
 
@@ -597,9 +756,8 @@ child_exited(struct session *s, enum role r, int st)
 {
 	struct child *c = &s->child[r];
 
-	slog_event("child_exit", json_pack("{s:s, s:i, s:i, s:o}", "role",
-	    roles[r].name, "pid", (int)c->pid, "uptime_ms",
-	    (int)(now_ms() - c->started_ms), "wait", wait_status_json(st)));
+	log_child_exit(r, c->pid, st, json_pack("{s:i}", "uptime_ms",
+	    (int)(now_ms() - c->started_ms)));
 	log_info("%s (pid %d) ended", roles[r].name, (int)c->pid);
 	c->last_pid = c->pid;
 	c->pid = -1;
@@ -614,6 +772,8 @@ child_exited(struct session *s, enum role r, int st)
 		session_stop(s, "worker_exit", WIFEXITED(st) &&
 		    WEXITSTATUS(st) == 0 ? SESSION_EXIT_OK :
 		    SESSION_EXIT_FAILED);
+	else if (r == ROLE_FORWARD)
+		session_stop(s, "forward_exit", SESSION_EXIT_FAILED);
 	else
 		session_stop(s, "xvfb_exit", SESSION_EXIT_FAILED);
 	if (!(WIFEXITED(st) && WEXITSTATUS(st) == 0))
@@ -882,7 +1042,9 @@ setup_dir(struct session *s)
 	    path_join(s->bdir, s->dir, "browser") != 0 ||
 	    path_join(s->bauth, s->bdir, "Xauthority") != 0 ||
 	    path_join(s->profile, s->bdir, "profile") != 0 ||
-	    path_join(s->policy_dir, s->dir, "policy") != 0)
+	    path_join(s->policy_dir, s->dir, "policy") != 0 ||
+	    path_join(s->jail_dir, s->dir, "jail") != 0 ||
+	    path_join(s->etc_dir, s->dir, "etc") != 0)
 		return -1;
 	if (mkdir_owned(s->dir, 0711, 0, 0) != 0)
 		return -1;
@@ -899,8 +1061,35 @@ setup_dir(struct session *s)
 	if (mkdir_owned(s->xdir, 0700, w->uid, w->gid) != 0 ||
 	    mkdir_owned(s->bdir, 0700, b->uid, b->gid) != 0 ||
 	    mkdir_owned(s->profile, 0700, b->uid, b->gid) != 0 ||
-	    mkdir_owned(s->policy_dir, 0755, 0, 0) != 0)
+	    mkdir_owned(s->policy_dir, 0755, 0, 0) != 0 ||
+	    mkdir_owned(s->etc_dir, 0755, 0, 0) != 0)
 		return -1;
+	return 0;
+}
+
+/* The jail's network namespace, its listener and the forwarder's
+ * config: the browser reaches the backend and nothing else. */
+static int
+setup_jail_net(struct session *s)
+{
+	char err[512];
+	int stuck;
+
+	if (browser_net_setup(s->spec->backend, s->etc_dir, &s->bnet, &stuck,
+	    err, sizeof(err)) != 0) {
+		log_warnx("%s", err);
+		if (stuck)
+			fatal_namespace("network");
+		return -1;
+	}
+	memset(&s->fcfg, 0, sizeof(s->fcfg));
+	s->fcfg.listen_fd = s->bnet.listen_fd;
+	s->fcfg.backend = s->bnet.addr;
+	s->fcfg.backend_len = s->bnet.addrlen;
+	s->fcfg.backend_desc = s->bnet.desc;
+	s->fcfg.max_conns = FORWARD_MAX_CONNS;
+	slog_event("browser_net", json_pack("{s:s, s:i}", "backend",
+	    s->bnet.desc, "max_conns", FORWARD_MAX_CONNS));
 	return 0;
 }
 
@@ -922,6 +1111,8 @@ setup_files(struct session *s)
 		    CHROMIUM_POLICY_DIR);
 		return -1;
 	}
+	if (setup_jail_net(s) != 0)
+		return -1;
 	if (xvfb_cookie_new(cookie) != 0) {
 		log_warnx("RAND_bytes failed");
 		return -1;
@@ -946,13 +1137,55 @@ log_session_start(struct session *s)
 
 	snprintf(geo, sizeof(geo), "%ux%u", sp->width, sp->height);
 	slog_event("session_start", json_pack(
-	    "{s:s?, s:s, s:s, s:s, s:b, s:b, s:i, s:i, s:s?}",
+	    "{s:s?, s:s, s:s, s:s, s:b, s:b, s:i, s:i, s:s?, s:s, s:b}",
 	    "recipient", sp->recipient, "backend", sp->backend,
 	    "geometry", geo, "listen", s->listen_desc,
 	    "observer", sp->observer, "websocket", s->ws_token != NULL,
 	    "idle_timeout", (int)sp->idle_timeout,
 	    "max_duration", (int)sp->max_duration, "policy_file",
-	    sp->policy));
+	    sp->policy, "sandbox", sandbox_mode_name(), "sandbox_debug",
+	    sandbox_debug()));
+}
+
+/*
+ * The test hook (configure --enable-test-hooks): CDSGATE_TEST_VIOLATE in
+ * the operator's environment makes a confined child commit one forbidden
+ * call right after its filter is loaded: "open", "socket", "execve" or
+ * "ptrace" in the worker, "xvfb:ptrace" (etc.) in the Xvfb child before
+ * its exec.  No client can reach it; it can only make a process die.
+ */
+static int
+setup_test_hook(struct session *s)
+{
+#ifdef ENABLE_TEST_HOOKS
+	static const char *const calls[] = { "open", "socket", "execve",
+	    "ptrace", NULL };
+	const char *v = getenv("CDSGATE_TEST_VIOLATE"), *call;
+	size_t i;
+
+	if (v == NULL || *v == '\0')
+		return 0;
+	call = strncmp(v, "xvfb:", 5) == 0 ? v + 5 : v;
+	for (i = 0; calls[i] != NULL; i++)
+		if (strcmp(call, calls[i]) == 0)
+			break;
+	if (calls[i] == NULL) {
+		log_warnx("CDSGATE_TEST_VIOLATE=%s: want [xvfb:]open|socket|"
+		    "execve|ptrace", v);
+		return -1;
+	}
+	if (call != v)
+		s->xvfb_violate = calls[i];
+	else
+		s->worker_violate = calls[i];
+	log_warnx("test hook: the %s will call %s() after its filter",
+	    call != v ? "xvfb child" : "worker", calls[i]);
+	slog_event("test_hook", json_pack("{s:s, s:s}", "role", call != v ?
+	    "xvfb" : "worker", "violate", calls[i]));
+#else
+	(void)s;
+#endif
+	return 0;
 }
 
 /* Everything before the first child.  Returns an exit status or -1. */
@@ -969,6 +1202,8 @@ session_setup(struct session *s)
 		log_warn("session log %s", sp->log);
 		return SESSION_EXIT_CONFIG;
 	}
+	if (setup_test_hook(s) != 0)
+		return SESSION_EXIT_CONFIG;
 	if (setup_listen(s) != 0)
 		return SESSION_EXIT_FAILED;
 	log_session_start(s);
@@ -1046,6 +1281,7 @@ worker_config_fill(struct session *s)
 	w->idle_timeout = sp->idle_timeout;
 	w->max_duration = sp->max_duration;
 	w->allow_observer = sp->observer;
+	w->test_violate = s->worker_violate;
 }
 
 static int
@@ -1067,6 +1303,10 @@ start_children(struct session *s)
 	if (s->ws_token != NULL)
 		explicit_bzero(s->ws_token, strlen(s->ws_token));
 
+	if (child_spawn(s, ROLE_FORWARD) != 0) {
+		session_stop(s, "forward_failed", SESSION_EXIT_FAILED);
+		return -1;
+	}
 	memset(&bp, 0, sizeof(bp));
 	bp.url = s->spec->backend;
 	bp.display = s->display_name;
@@ -1074,6 +1314,9 @@ start_children(struct session *s)
 	bp.home = s->bdir;
 	bp.profile = s->profile;
 	bp.policy_dir = s->policy_dir;
+	bp.jail_dir = s->jail_dir;
+	bp.etc_dir = s->etc_dir;
+	bp.display_num = s->display;
 	bp.width = s->spec->width;
 	bp.height = s->spec->height;
 	if (browser_cmd_build(&bp, &s->bcmd) != 0 ||
@@ -1288,7 +1531,8 @@ session_teardown(struct session *s)
 
 	s->stopping = 1;
 	/* Clients of X first, then X. */
-	roles_stop(s, (1u << ROLE_BROWSER) | (1u << ROLE_WORKER));
+	roles_stop(s, (1u << ROLE_BROWSER) | (1u << ROLE_WORKER) |
+	    (1u << ROLE_FORWARD));
 	roles_stop(s, 1u << ROLE_XVFB);
 	reap_everything(s);
 	/* An Xvfb that was killed (not one that exited) leaves its files. */
@@ -1321,6 +1565,10 @@ session_free(struct session *s)
 	}
 	if (s->sigfd >= 0)
 		close(s->sigfd);
+	if (s->bnet.netns_fd >= 0)
+		close(s->bnet.netns_fd);
+	if (s->bnet.listen_fd >= 0)
+		close(s->bnet.listen_fd);
 	if (s->dir_lock >= 0)
 		close(s->dir_lock);
 	free(s);
@@ -1342,6 +1590,7 @@ session_run(const struct session_spec *spec, FILE *ready_out)
 	s->spec = spec;
 	s->verbose = log_verbose = spec->verbose;
 	s->sigfd = s->listen_fd = s->xvfb_pipe = s->dir_lock = -1;
+	s->bnet.netns_fd = s->bnet.listen_fd = -1;
 	for (r = 0; r < ROLE_COUNT; r++)
 		s->child[r].pid = s->child[r].pgid = -1;
 	s->start_ms = now_ms();

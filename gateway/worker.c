@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include <jansson.h>
+#include <rfb/rfbproto.h>
 
 #include "gateway/input.h"
 #include "gateway/kiosk.h"
@@ -32,6 +33,7 @@
 #include "gateway/vnc.h"
 #include "gateway/worker.h"
 #include "gateway/x11.h"
+#include "sandbox/sandbox.h"
 
 #define WORKER_FRAME_US		16667	/* at most 60 captures a second */
 #define WORKER_MAX_PFD		(2 + 1 + 2 * VNC_MAX_PREAUTH + 4)
@@ -432,6 +434,38 @@ worker_open_vnc(struct worker *w)
 	return vnc_open(&w->v, &prm, &ops);
 }
 
+/*
+ * LibVNCServer's VNC-auth DES is libgcrypt, which initialises itself at
+ * its first use: it probes /proc/sys/crypto/fips_enabled and
+ * /etc/gcrypt/hwf.deny and syslogs a warning.  Under the filter that
+ * would be the first client's login killing the worker: do it now.
+ */
+static void
+worker_prewarm(void)
+{
+	unsigned char block[16] = { 0 };
+	char key[] = "cdsgate";
+
+	rfbEncryptBytes(block, key);
+	explicit_bzero(block, sizeof(block));
+}
+
+/* Everything is open that will ever be: load the filter (fail closed). */
+static int
+worker_confine(struct worker *w)
+{
+	char err[256];
+
+	worker_prewarm();
+	if (sandbox_enter(SANDBOX_PROFILE_WORKER, err, sizeof(err)) != 0) {
+		worker_setup_failed("sandbox", err);
+		return -1;
+	}
+	if (w->cfg->test_violate != NULL)
+		sandbox_violate(w->cfg->test_violate);	/* test hook: dies */
+	return 0;
+}
+
 static int
 worker_setup(struct worker *w, const struct worker_config *cfg)
 {
@@ -464,7 +498,7 @@ worker_setup(struct worker *w, const struct worker_config *cfg)
 		worker_setup_failed("vnc", vnc_strerror(st));
 		return -1;
 	}
-	return 0;
+	return worker_confine(w);
 }
 
 static void

@@ -42,10 +42,15 @@ struct worker_config {
 	unsigned		 idle_timeout;	/* seconds without input; 0 = off */
 	unsigned		 max_duration;	/* seconds; 0 = off */
 	int			 allow_observer; /* one extra view-only client */
+	const char		*test_violate;	/* test hook: a forbidden call to
+					   make after the filter, or NULL */
 };
 
 /*
- * Run the session until SIGTERM, idle timeout or max duration.  Returns
+ * Run the session until SIGTERM, idle timeout or max duration.  After
+ * its start-up (X connection, MIT-SHM, RFB server) and before its loop
+ * it loads the seccomp profile WORKER (sandbox/sandbox.h): from there on
+ * it cannot open files, create sockets, exec, fork or ptrace.  Returns
  * the process exit status: 0 on a clean end, 1 when set-up failed (X
  * display unreachable, missing extension, ...) — fail closed.
  */

@@ -52,4 +52,20 @@ int	sandbox_enter(enum sandbox_profile profile, char *err, size_t errlen);
 const char	*sandbox_profile_name(enum sandbox_profile profile);
 const char	*sandbox_mode_name(void);
 
+/* 1 when sandbox_init chose debug mode: a violation then writes
+ * "cdsgate sandbox: profile P does not allow syscall N (name)" to stderr
+ * and the process exits with SANDBOX_DEBUG_EXIT instead of dying of
+ * SIGSYS.  Debug mode is for developing a profile, not for production. */
+int		 sandbox_debug(void);
+#define SANDBOX_DEBUG_EXIT	159	/* 128 + SIGSYS on Linux */
+
+/*
+ * Test hook (sandbox/violate.c): make the forbidden call named by what
+ * ("open", "socket", "execve", "ptrace") so a test can prove the filter
+ * kills.  Returns only if the call was allowed (-1, errno EINVAL for an
+ * unknown name).  Callers decide who may trigger it (the gateway: only
+ * with --enable-test-hooks, from the operator's environment).
+ */
+int		 sandbox_violate(const char *what);
+
 #endif

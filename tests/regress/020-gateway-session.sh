@@ -25,12 +25,7 @@ KEY_BURST=${KEY_BURST:-20}
 BROWSER_USER=${BROWSER_USER:-cdsgate-browser}
 SESSION_USERS=${SESSION_USERS:-cdsgate,$BROWSER_USER}
 
-[ "$(id -u)" -eq 0 ] || skip_all "needs root (cdsgated runs the session as its own users)"
-[ -x "$CDSGATED" ] || skip_all "cdsgated not built at $CDSGATED"
-[ -x "$VNCTEST" ] || skip_all "cdsgate-vnctest not built at $VNCTEST"
-command -v Xvfb >/dev/null || skip_all "Xvfb not installed"
-[ -x /usr/lib/chromium/chromium ] || skip_all "chromium not installed (/usr/lib/chromium/chromium)"
-command -v python3 >/dev/null || skip_all "python3 not installed"
+require_session
 
 GW_PID=
 BE_PID=
@@ -43,11 +38,7 @@ cleanup() {
 			"$TMP"/*.err "$ARTIFACTS"/ 2>/dev/null
 		echo "# failed: screenshots, logs and page events kept in $ARTIFACTS"
 	fi
-	for p in $GW_PID $BE_PID; do
-		kill -TERM "$p" 2>/dev/null || continue
-		for _ in $(seq 50); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
-		kill -KILL "$p" 2>/dev/null
-	done
+	for p in $GW_PID $BE_PID; do stop "$p"; done
 	rm -rf "$TMP"
 }
 trap cleanup EXIT
@@ -311,20 +302,8 @@ else:
 PY
 gw() { python3 "$TMP/gw.py" "$@"; }
 
-# wait_line and free_port: lib.sh.
-
 users_procs() {
 	pgrep -u "$SESSION_USERS" 2>/dev/null | tr '\n' ' '
-}
-
-# descendants PID: PID's descendants, now.
-descendants() {
-	ps -eo pid=,ppid= | awk -v root="$1" '
-		{ kids[$2] = kids[$2] " " $1 }
-		END { n = split(kids[root], q, " ");
-		      for (i = 1; i <= n; i++) { printf "%s ", q[i];
-		          m = split(kids[q[i]], more, " ");
-		          for (j = 1; j <= m; j++) q[++n] = more[j] } }'
 }
 
 # ours_procs: processes of the session users that belong to this session —
@@ -522,7 +501,10 @@ is_browser() {
 		[ "$(stat -c %U "/proc/$1" 2>/dev/null)" = "$BROWSER_USER" ]
 }
 bpid=
-for p in $(gw log-pids "$LOG"); do is_browser "$p" && bpid=$p; done
+# (the logged pid is the jail's init: the browser is its child)
+for p in $(gw log-pids "$LOG"); do
+	for c in $p $(pgrep -P "$p" 2>/dev/null); do is_browser "$c" && bpid=$c; done
+done
 if [ -z "$bpid" ]; then
 	p=$(pgrep -o -x -u "$BROWSER_USER" chromium 2>/dev/null)
 	[ -n "$p" ] && is_browser "$p" && bpid=$p &&

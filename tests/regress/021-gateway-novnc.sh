@@ -29,26 +29,12 @@ GW_PID=
 BE_PID=
 VIEWER_PID=
 PROFILE=$(mktemp -d "${TMPDIR:-/tmp}/cdsgate-novnc.XXXXXX")
-stop() {	# stop PID: TERM, then KILL after 5 s
-	kill -TERM "$1" 2>/dev/null || return 0
-	for _ in $(seq 50); do kill -0 "$1" 2>/dev/null || return 0; sleep 0.1; done
-	kill -KILL "$1" 2>/dev/null
-}
 cleanup() {
 	local p
 	for p in $VIEWER_PID $GW_PID $BE_PID; do stop "$p"; done
 	rm -rf "$TMP" "$PROFILE"
 }
 trap cleanup EXIT
-
-wait_line() {	# FILE REGEX SECONDS [PID]
-	for _ in $(seq $(($3 * 10))); do
-		grep -qE "$2" "$1" 2>/dev/null && return 0
-		[ -n "${4:-}" ] && ! kill -0 "$4" 2>/dev/null && return 1
-		sleep 0.1
-	done
-	return 1
-}
 
 EV=$TMP/events.jsonl
 LOG=$TMP/session.log

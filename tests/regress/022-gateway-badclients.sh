@@ -35,12 +35,7 @@ if ldd "$CDSGATED" 2>/dev/null | grep -q libasan; then
 	WORKER_RSS_BOUND_KB=65536
 fi
 
-[ "$(id -u)" -eq 0 ] || skip_all "needs root (cdsgated runs the session as its own users)"
-[ -x "$CDSGATED" ] || skip_all "cdsgated not built at $CDSGATED"
-[ -x "$VNCTEST" ] || skip_all "cdsgate-vnctest not built at $VNCTEST"
-command -v Xvfb >/dev/null || skip_all "Xvfb not installed"
-[ -x /usr/lib/chromium/chromium ] || skip_all "chromium not installed (/usr/lib/chromium/chromium)"
-command -v python3 >/dev/null || skip_all "python3 not installed"
+require_session
 python3 -c 'import ctypes.util, sys; sys.exit(not ctypes.util.find_library("crypto"))' ||
 	skip_all "libcrypto not found by ctypes (badclients.py's VncAuth)"
 
@@ -49,7 +44,7 @@ BE_PID=
 HOLD_PIDS=
 cleanup() {
 	local p
-	for p in $HOLD_PIDS $GW_PID $BE_PID; do stop_pid "$p"; done
+	for p in $HOLD_PIDS $GW_PID $BE_PID; do stop "$p"; done
 	rm -rf "$TMP"
 }
 trap cleanup EXIT

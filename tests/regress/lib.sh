@@ -45,7 +45,8 @@ json() {
 	python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' "$1" "$2"
 }
 
-# ---- helpers for the gateway scenarios ----------------------------------------
+# ---- helpers for the scenarios that run real processes ----
+
 # wait_line FILE REGEX SECONDS [PID]: until FILE has a matching line (or PID dies).
 wait_line() {
 	local i
@@ -57,15 +58,14 @@ wait_line() {
 	return 1
 }
 
-# free_port: a loopback port nobody listens on now (never a fixed port:
-# other tests run at the same time).
+# free_port: a TCP port nobody listens on now (tests run concurrently:
+# never a fixed port).
 free_port() {
 	python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
 }
 
-# stop_pid PID: SIGTERM, then SIGKILL after 5 s.
-stop_pid() {
-	[ -n "$1" ] || return 0
+# stop PID: TERM, then KILL after 5 s.
+stop() {
 	kill -TERM "$1" 2>/dev/null || return 0
 	for _ in $(seq 50); do kill -0 "$1" 2>/dev/null || return 0; sleep 0.1; done
 	kill -KILL "$1" 2>/dev/null
@@ -81,4 +81,25 @@ term_wait() {
 		if ! kill -0 "$1" 2>/dev/null; then wait "$1"; term_rc=$?; return; fi
 		sleep 0.1
 	done
+}
+
+# require_session: skip the whole scenario unless a real gateway session
+# can run here ($CDSGATED and $VNCTEST built, root, Xvfb, Chromium, python3).
+require_session() {
+	[ "$(id -u)" -eq 0 ] || skip_all "needs root (cdsgated runs the session as its own users)"
+	[ -x "$CDSGATED" ] || skip_all "cdsgated not built at $CDSGATED"
+	[ -x "$VNCTEST" ] || skip_all "cdsgate-vnctest not built at $VNCTEST"
+	command -v Xvfb >/dev/null || skip_all "Xvfb not installed"
+	[ -x /usr/lib/chromium/chromium ] || skip_all "chromium not installed (/usr/lib/chromium/chromium)"
+	command -v python3 >/dev/null || skip_all "python3 not installed"
+}
+
+# descendants PID: PID's descendants, now.
+descendants() {
+	ps -eo pid=,ppid= | awk -v root="$1" '
+		{ kids[$2] = kids[$2] " " $1 }
+		END { n = split(kids[root], q, " ");
+		      for (i = 1; i <= n; i++) { printf "%s ", q[i];
+		          m = split(kids[q[i]], more, " ");
+		          for (j = 1; j <= m; j++) q[++n] = more[j] } }'
 }

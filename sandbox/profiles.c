@@ -1,0 +1,269 @@
+/*
+ * sandbox/profiles.c — one allow-list per process role, as data.
+ *
+ * Trust: none needed; this is a table read by sandbox/seccomp.c.  Every
+ * list is grouped by category with a comment saying why the role needs
+ * it (the model is OpenSSH's sandbox-seccomp-filter.c and chrony's
+ * sys_linux.c).  What is not listed kills the process.  The lists were
+ * derived with `strace -f` against real sessions (docs/seccomp.md says
+ * how to redo that) and checked with `cdsgated run-session
+ * --sandbox-debug`, which reports the first syscall a list lacks.
+ *
+ * Only x86_64 is checked; syscalls that other architectures lack (open,
+ * poll, ...) are guarded with #ifdef __NR_x so the tree builds there.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <stddef.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <termios.h>
+
+#include "sandbox/profiles.h"
+
+#define N(a)	(sizeof(a) / sizeof((a)[0]))
+
+/* Argument-checked families (struct sandbox_argrule). */
+#define SOCKET_DOMAIN(d)	{ __NR_socket, 0, ~0UL, (d) }
+#define IOCTL_REQ(r)		{ __NR_ioctl, 1, 0xffffffffUL, (r) }
+#define FCNTL_CMD(c)		{ __NR_fcntl, 1, ~0UL, (c) }
+#define NO_EXEC(nr)		{ (nr), 2, PROT_EXEC, 0 }
+#define THREAD_FLAGS		(CLONE_VM | CLONE_THREAD | CLONE_SIGHAND)
+/* newfstatat(fd, "", st, AT_EMPTY_PATH) is how glibc spells fstat(). */
+#define FSTAT_BY_FD		{ __NR_newfstatat, 3, ~0UL, AT_EMPTY_PATH }
+
+/* Sleeping on fds: poll/select where the architecture has them. */
+#ifdef __NR_poll
+#define NR_POLL_	__NR_poll,
+#else
+#define NR_POLL_
+#endif
+#ifdef __NR_select
+#define NR_SELECT_	__NR_select,
+#else
+#define NR_SELECT_
+#endif
+#define WAIT_FOR_FDS	NR_POLL_ NR_SELECT_ __NR_ppoll, __NR_pselect6
+
+/* The fcntl commands every role may use on fds it already has. */
+#define FCNTL_BASIC \
+	FCNTL_CMD(F_GETFL), FCNTL_CMD(F_SETFL), FCNTL_CMD(F_GETFD), \
+	FCNTL_CMD(F_SETFD), FCNTL_CMD(F_DUPFD_CLOEXEC)
+
+/* Harmless probes: fail, do not kill.  isatty() on a pipe or file asks
+   TCGETS; glibc tries clone3 first and falls back to clone on ENOSYS
+   (clone3's flags sit in memory, out of the filter's reach). */
+#define DENY_PROBES \
+	{ __NR_ioctl, ENOTTY, 1, TCGETS }, \
+	{ __NR_clone3, ENOSYS, SANDBOX_ANY_ARG, 0 }
+
+/* ---- WORKER: the session worker after start-up ---------------------
+ * It holds its X connection (AF_UNIX), the MIT-SHM segment, the
+ * listening TCP socket and the session log; it accepts RFB clients,
+ * reads and writes them and X, and sleeps in poll().  No open, no
+ * socket(), no exec, no fork, no ptrace, no shm attach. */
+static const int worker_allow[] = {
+	/* I/O on fds it has: RFB clients, X, the session log, signalfd */
+	__NR_read, __NR_write, __NR_readv, __NR_writev,
+	__NR_recvfrom, __NR_recvmsg, __NR_sendto, __NR_sendmsg,
+	__NR_close, __NR_fstat, __NR_lseek,
+	/* new RFB clients on the inherited listening socket */
+	__NR_accept, __NR_accept4, __NR_shutdown,
+	__NR_getsockname, __NR_getpeername,
+	__NR_setsockopt, __NR_getsockopt,
+	/* the event loop */
+	WAIT_FOR_FDS,
+	/* memory (mmap/mprotect: see the checked list) */
+	__NR_brk, __NR_munmap, __NR_mremap, __NR_madvise,
+	/* time */
+	__NR_clock_gettime, __NR_gettimeofday, __NR_nanosleep,
+	__NR_clock_nanosleep,
+#ifdef __NR_time
+	__NR_time,
+#endif
+	/* signals: the signalfd, SIGPIPE handling, restarts; the
+	   sanitizers' alternate signal stack */
+	__NR_rt_sigprocmask, __NR_rt_sigaction, __NR_rt_sigreturn,
+	__NR_restart_syscall, __NR_sigaltstack,
+	/* identity queries libraries make; uname: libX11 at a new client */
+	__NR_getpid, __NR_gettid, __NR_getuid, __NR_geteuid,
+	__NR_getgid, __NR_getegid, __NR_uname,
+	/* a lock libraries may take */
+	__NR_futex,
+	/* randomness for RFB challenges and websocket keys */
+	__NR_getrandom,
+	/* MIT-SHM: detach at exit (attach happened before the filter) */
+	__NR_shmdt,
+	/* the end */
+	__NR_exit, __NR_exit_group,
+};
+
+static const struct sandbox_argrule worker_checked[] = {
+	FSTAT_BY_FD,
+	IOCTL_REQ(FIONREAD),		/* libX11: bytes queued on the X socket */
+	IOCTL_REQ(FIONBIO),
+	FCNTL_BASIC,
+	NO_EXEC(__NR_mmap), NO_EXEC(__NR_mprotect),
+};
+
+static const struct sandbox_errno worker_deny[] = {
+	DENY_PROBES,
+};
+
+/* ---- XVFB: loaded in the child right before execve(/usr/bin/Xvfb) ----
+ * The filter outlives the exec, so this is what Xvfb needs to start (the
+ * dynamic loader maps its libraries executable; it reads fonts, keymaps
+ * and the cookie; it runs xkbcomp through /bin/sh, which writes a .xkm
+ * file to /tmp) and to serve X clients over AF_UNIX with MIT-SHM.  From
+ * `strace -f` of a session's Xvfb, /bin/sh and xkbcomp.  Absent (kill):
+ * ptrace, process_vm_*, mount, namespaces, chroot, kexec, bpf, modules,
+ * keyrings, perf, reboot, swap, io_uring, userfaultfd, AF_INET sockets
+ * (refused with EACCES), setuid to another id. */
+static const int xvfb_allow[] = {
+	/* exec of Xvfb itself; xkbcomp through /bin/sh (fork = clone) */
+	__NR_execve, __NR_clone, __NR_wait4,
+#ifdef __NR_vfork
+	__NR_vfork,
+#endif
+	/* files: libraries, fonts, keymaps, the cookie; the .xkm file */
+	__NR_openat, __NR_close, __NR_read, __NR_write, __NR_writev,
+	__NR_pread64, __NR_lseek, __NR_fstat, __NR_newfstatat,
+	__NR_statfs, __NR_fstatfs,
+#ifdef __NR_access
+	__NR_access,
+#endif
+#ifdef __NR_readlink
+	__NR_readlink,
+#endif
+#ifdef __NR_unlink
+	__NR_unlink,
+#endif
+	__NR_faccessat, __NR_readlinkat, __NR_unlinkat, __NR_getdents64,
+	__NR_getcwd, __NR_chdir, __NR_umask,
+#ifdef __NR_dup2
+	__NR_dup2,
+#endif
+	__NR_dup3, __NR_pipe2, __NR_fcntl,
+	/* X clients over AF_UNIX (socket() is checked below) */
+	__NR_bind, __NR_listen, __NR_accept, __NR_accept4,
+	__NR_recvmsg, __NR_recvfrom, __NR_sendmsg, __NR_sendto,
+	__NR_shutdown, __NR_getsockopt, __NR_setsockopt, __NR_getsockname,
+	__NR_getpeername,
+	/* MIT-SHM segments its clients share with it (memfd: SHM fds) */
+	__NR_shmget, __NR_shmat, __NR_shmdt, __NR_shmctl,
+	__NR_memfd_create, __NR_ftruncate,
+	/* the event loop; its smart scheduler's timer */
+	__NR_epoll_create1, __NR_epoll_ctl, __NR_epoll_wait,
+	__NR_epoll_pwait, WAIT_FOR_FDS, __NR_setitimer,
+	/* memory, including the loader's executable mappings */
+	__NR_brk, __NR_mmap, __NR_munmap, __NR_mremap, __NR_mprotect,
+	__NR_madvise, __NR_mincore,
+	/* threads and process start-up; Mesa probes the CPUs */
+	__NR_futex, __NR_set_robust_list, __NR_set_tid_address, __NR_rseq,
+#ifdef __NR_arch_prctl
+	__NR_arch_prctl,
+#endif
+	__NR_prlimit64, __NR_prctl, __NR_sched_getaffinity,
+	__NR_sched_yield, __NR_uname,
+	/* time */
+	__NR_clock_gettime, __NR_gettimeofday, __NR_nanosleep,
+	__NR_clock_nanosleep,
+	/* signals */
+	__NR_rt_sigaction, __NR_rt_sigprocmask, __NR_rt_sigreturn,
+	__NR_restart_syscall, __NR_sigaltstack,
+	/* identity (changing it: see SANDBOX_IDS_SELF) */
+	__NR_getpid, __NR_getppid, __NR_gettid, __NR_getuid, __NR_geteuid,
+	__NR_getgid, __NR_getegid, __NR_getpgrp, __NR_getresuid,
+	__NR_getresgid, __NR_getgroups,
+	__NR_getrandom,
+	/* the end */
+	__NR_exit, __NR_exit_group,
+};
+
+static const struct sandbox_argrule xvfb_checked[] = {
+	SOCKET_DOMAIN(AF_UNIX),
+	IOCTL_REQ(FIONREAD),
+	IOCTL_REQ(FIONBIO),
+	IOCTL_REQ(TIOCGWINSZ),
+};
+
+static const struct sandbox_errno xvfb_deny[] = {
+	DENY_PROBES,
+	/* told -nolisten tcp; should it try anyway, it is refused */
+	{ __NR_socket, EACCES, 0, AF_INET },
+	{ __NR_socket, EACCES, 0, AF_INET6 },
+	{ __NR_socket, EACCES, 0, AF_NETLINK },
+	/* it tries to give its socket directory to root */
+	{ __NR_fchown, EPERM, SANDBOX_ANY_ARG, 0 },
+#ifdef __NR_chown
+	{ __NR_chown, EPERM, SANDBOX_ANY_ARG, 0 },
+#endif
+};
+
+/* ---- DEID: the de-identification worker -----------------------------
+ * Reads the CSV and hierarchies from fds it was handed, computes with
+ * a few threads, writes results to fds it was handed.  The strictest
+ * list: no open, no socket, no exec, no new processes. */
+static const int deid_allow[] = {
+	/* I/O on the fds it was handed */
+	__NR_read, __NR_write, __NR_readv, __NR_writev,
+	__NR_pread64, __NR_pwrite64, __NR_lseek, __NR_fstat, __NR_close,
+	WAIT_FOR_FDS,
+	/* typed IPC with the parent (common/ipc.c): descriptors arrive and
+	   results leave on its socketpair; it can create no other socket */
+	__NR_recvmsg, __NR_sendmsg,
+	/* memory (mmap/mprotect: see the checked list) */
+	__NR_brk, __NR_munmap, __NR_mremap, __NR_madvise,
+	/* threads (clone itself is checked) */
+	__NR_futex, __NR_set_robust_list, __NR_rseq, __NR_sched_yield,
+	__NR_sched_getaffinity, __NR_gettid, __NR_getpid,
+	/* signals: glibc installs its thread-cancel handler at the first
+	   pthread_create and blocks signals around clone; the sanitizers
+	   give each thread an alternate signal stack */
+	__NR_rt_sigaction, __NR_rt_sigprocmask, __NR_rt_sigreturn,
+	__NR_sigaltstack,
+	/* time, for progress and deadlines */
+	__NR_clock_gettime, __NR_gettimeofday, __NR_clock_nanosleep,
+	__NR_nanosleep,
+	/* randomness for sampling */
+	__NR_getrandom,
+	/* glibc's qsort sizes its merge buffer by physical memory */
+	__NR_sysinfo,
+	/* the end of a thread and of the process */
+	__NR_exit, __NR_exit_group,
+};
+
+static const struct sandbox_argrule deid_checked[] = {
+	FSTAT_BY_FD,
+	FCNTL_BASIC,
+	NO_EXEC(__NR_mmap), NO_EXEC(__NR_mprotect),
+	/* threads only: a clone without these flags is a new process */
+	{ __NR_clone, 0, THREAD_FLAGS, THREAD_FLAGS },
+};
+
+static const struct sandbox_errno deid_deny[] = {
+	DENY_PROBES,
+};
+
+#define RULES(nm, pfx, fl) { nm, pfx##_allow, N(pfx##_allow), \
+	pfx##_checked, N(pfx##_checked), pfx##_deny, N(pfx##_deny), fl }
+
+static const struct sandbox_rules profiles[SANDBOX_PROFILE_COUNT] = {
+	[SANDBOX_PROFILE_WORKER] = RULES("worker", worker, SANDBOX_SIGNAL_SELF),
+	[SANDBOX_PROFILE_XVFB] = RULES("xvfb", xvfb, SANDBOX_SIGNAL_SELF |
+	    SANDBOX_AFFINITY_SELF | SANDBOX_IDS_SELF),
+	[SANDBOX_PROFILE_DEID] = RULES("deid", deid, SANDBOX_SIGNAL_SELF),
+};
+
+const struct sandbox_rules *
+sandbox_rules(enum sandbox_profile profile)
+{
+	if ((unsigned)profile >= SANDBOX_PROFILE_COUNT)
+		return NULL;
+	return &profiles[profile];
+}

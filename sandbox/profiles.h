@@ -1,0 +1,58 @@
+/*
+ * sandbox/profiles.h — the allow-lists as data (sandbox/profiles.c), read
+ * by the filter builder (sandbox/seccomp.c).  Internal to sandbox/.
+ *
+ * A profile is: plain syscalls allowed with any arguments; syscalls that
+ * fail with an errno instead of killing (harmless probes), optionally
+ * only for one value of one argument; and the argument-checked families
+ * (socket domains, ioctl requests, fcntl commands, mmap/mprotect without
+ * PROT_EXEC, clone only for threads).  Everything else kills the process.
+ */
+#ifndef SANDBOX_PROFILES_H
+#define SANDBOX_PROFILES_H
+
+#include <stddef.h>
+
+#include "sandbox/sandbox.h"
+
+#define SANDBOX_ANY_ARG	(-1)
+
+/* Allowed only when (args[arg] & mask) == val. */
+struct sandbox_argrule {
+	int		 nr;
+	int		 arg;
+	unsigned long	 mask;
+	unsigned long	 val;
+};
+
+/* Fail with err instead of killing (when arg == ANY or args[arg] == val). */
+struct sandbox_errno {
+	int		 nr;
+	int		 err;
+	int		 arg;
+	unsigned long	 val;
+};
+
+/* Flags of struct sandbox_rules: rules that need this process's own
+ * pid or ids, so seccomp.c builds them at sandbox_enter time. */
+#define SANDBOX_SIGNAL_SELF	0x01	/* kill/tgkill/tkill: ourselves only */
+#define SANDBOX_AFFINITY_SELF	0x02	/* sched_setaffinity: ourselves only */
+#define SANDBOX_IDS_SELF	0x04	/* setuid/setgid/seteuid to the ids we
+					   already have (a no-op); seteuid(0)
+					   fails with EPERM */
+
+struct sandbox_rules {
+	const char			*name;
+	const int			*allow;		/* any arguments */
+	size_t				 nallow;
+	const struct sandbox_argrule	*checked;	/* argument-checked */
+	size_t				 nchecked;
+	const struct sandbox_errno	*deny;		/* errno, not death */
+	size_t				 ndeny;
+	unsigned			 flags;
+};
+
+/* The rules of a profile; NULL for an unknown one. */
+const struct sandbox_rules	*sandbox_rules(enum sandbox_profile profile);
+
+#endif

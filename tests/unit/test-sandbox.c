@@ -1,0 +1,470 @@
+/*
+ * tests/unit/test-sandbox.c — every seccomp profile, loaded for real in a
+ * forked child: what the role needs works, each forbidden call kills
+ * the child with SIGSYS (checked with waitpid), the argument checks
+ * hold, and debug mode reports the syscall instead.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "sandbox/sandbox.h"
+#include "tests/tap.h"
+
+#define CHILD_OK	0
+#define CHILD_ENTER	90	/* sandbox_enter failed */
+#define CHILD_WRONG	91	/* a check inside the child failed */
+
+/* ---- running a body in a confined child ---- */
+
+typedef int (*body_fn)(const void *arg);
+
+/* Fork; the child enters profile and runs body; return its wait status.
+ * stderr of the child goes to errfd when >= 0. */
+static int
+in_child(enum sandbox_profile profile, body_fn body, const void *arg,
+    int errfd)
+{
+	char err[256];
+	pid_t pid;
+	int st;
+
+	fflush(NULL);
+	if ((pid = fork()) < 0)
+		return -1;
+	if (pid == 0) {
+		if (errfd >= 0)
+			dup2(errfd, STDERR_FILENO);
+		if (sandbox_enter(profile, err, sizeof(err)) != 0) {
+			fprintf(stderr, "sandbox_enter: %s\n", err);
+			_exit(CHILD_ENTER);
+		}
+		_exit(body(arg));
+	}
+	while (waitpid(pid, &st, 0) < 0)
+		if (errno != EINTR)
+			return -1;
+	return st;
+}
+
+static const char *
+status_str(int st, char *buf, size_t len)
+{
+	if (st == -1)
+		snprintf(buf, len, "fork/wait failed");
+	else if (WIFEXITED(st))
+		snprintf(buf, len, "exited %d", WEXITSTATUS(st));
+	else if (WIFSIGNALED(st))
+		snprintf(buf, len, "killed by signal %d (%s)", WTERMSIG(st),
+		    strsignal(WTERMSIG(st)));
+	else
+		snprintf(buf, len, "status %#x", st);
+	return buf;
+}
+
+static void
+expect_exit0(enum sandbox_profile p, body_fn body, const void *arg,
+    const char *what)
+{
+	char b[80];
+	int st = in_child(p, body, arg, -1);
+
+	tap_ok(st != -1 && WIFEXITED(st) && WEXITSTATUS(st) == 0,
+	    "%s: %s (%s)", sandbox_profile_name(p), what,
+	    status_str(st, b, sizeof(b)));
+}
+
+static void
+expect_sigsys(enum sandbox_profile p, body_fn body, const void *arg,
+    const char *what)
+{
+	char b[80];
+	int st = in_child(p, body, arg, -1);
+
+	tap_ok(st != -1 && WIFSIGNALED(st) && WTERMSIG(st) == SIGSYS,
+	    "%s: %s is killed by SIGSYS (%s)", sandbox_profile_name(p), what,
+	    status_str(st, b, sizeof(b)));
+}
+
+/* ---- bodies ---- */
+
+struct sum_job {
+	const double	*x;
+	size_t		 n;
+	double		 sum;
+};
+
+static void *
+sum_thread(void *arg)
+{
+	struct sum_job *j = arg;
+	size_t i;
+
+	for (i = 0; i < j->n; i++)
+		j->sum += j->x[i];
+	return NULL;
+}
+
+/* What the deid worker does: read input from an inherited fd, compute
+ * with two threads (and malloc in them), write the result to another. */
+static int
+body_compute(const void *arg)
+{
+	const int *fds = arg;	/* in_r, out_w */
+	struct sum_job job[2];
+	pthread_t t[2];
+	double *x;
+	size_t n = 0, i;
+	ssize_t r;
+	char *buf;
+	char out[64];
+	int len;
+
+	if ((x = malloc(100000 * sizeof(*x))) == NULL ||
+	    (buf = malloc(1 << 20)) == NULL)
+		return CHILD_WRONG;
+	while ((r = read(fds[0], buf + n, (1 << 20) - n)) > 0)
+		n += (size_t)r;
+	if (r < 0 || n != 100000)
+		return CHILD_WRONG;
+	for (i = 0; i < n; i++)
+		x[i] = (unsigned char)buf[i];
+	for (i = 0; i < 2; i++) {
+		job[i] = (struct sum_job){ x + i * 50000, 50000, 0 };
+		if (pthread_create(&t[i], NULL, sum_thread, &job[i]) != 0)
+			return CHILD_WRONG;
+	}
+	for (i = 0; i < 2; i++)
+		if (pthread_join(t[i], NULL) != 0)
+			return CHILD_WRONG;
+	len = snprintf(out, sizeof(out), "%.0f\n", job[0].sum + job[1].sum);
+	if (write(fds[1], out, (size_t)len) != len)
+		return CHILD_WRONG;
+	free(buf);
+	free(x);
+	return CHILD_OK;
+}
+
+static int
+body_violate(const void *arg)
+{
+	sandbox_violate(arg);
+	return CHILD_WRONG;	/* still alive: the call was let through */
+}
+
+/* A raw syscall with zero arguments: never gets far enough to matter. */
+static int
+body_syscall(const void *arg)
+{
+	syscall(*(const long *)arg, 0, 0, 0, 0, 0, 0);
+	return CHILD_WRONG;
+}
+
+/* xvfb: socket(AF_INET) fails with EACCES (Xvfb may try) */
+static int
+body_inet_refused(const void *arg)
+{
+	(void)arg;
+	return socket(AF_INET, SOCK_STREAM, 0) == -1 && errno == EACCES ?
+	    CHILD_OK : CHILD_WRONG;
+}
+
+static int
+body_fork(const void *arg)
+{
+	(void)arg;
+	if (fork() == 0)
+		_exit(0);
+	return CHILD_WRONG;
+}
+
+static int
+body_mmap_exec(const void *arg)
+{
+	(void)arg;
+	mmap(NULL, 4096, PROT_READ | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS,
+	    -1, 0);
+	return CHILD_WRONG;
+}
+
+static int
+body_mprotect_exec(const void *arg)
+{
+	void *p = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
+	    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	(void)arg;
+	if (p == MAP_FAILED)
+		return CHILD_ENTER;	/* not the check we want */
+	mprotect(p, 4096, PROT_READ | PROT_EXEC);
+	return CHILD_WRONG;
+}
+
+static int
+body_fcntl_lock(const void *arg)
+{
+	struct flock fl = { .l_type = F_RDLCK, .l_whence = SEEK_SET };
+
+	(void)arg;
+	fcntl(STDIN_FILENO, F_SETLK, &fl);
+	return CHILD_WRONG;
+}
+
+static int
+body_ioctl_other(const void *arg)
+{
+	int n;
+
+	(void)arg;
+	ioctl(STDIN_FILENO, TIOCSTI, &n);
+	return CHILD_WRONG;
+}
+
+/* Harmless probes fail with an errno and the child goes on. */
+static int
+body_probes(const void *arg)
+{
+	int fds[2] = { -1, -1 };
+
+	(void)arg;
+	if (isatty(STDIN_FILENO) != 0 && errno != ENOTTY)
+		return CHILD_WRONG;
+	errno = 0;
+	if (syscall(__NR_clone3, NULL, 0) != -1 || errno != ENOSYS)
+		return CHILD_WRONG;
+	if (fcntl(STDERR_FILENO, F_GETFD) < 0)
+		return CHILD_WRONG;
+	(void)fds;
+	return CHILD_OK;
+}
+
+static int
+body_raise_self(const void *arg)
+{
+	(void)arg;
+	raise(SIGUSR1);		/* default action: terminate */
+	return CHILD_WRONG;
+}
+
+/* ---- the tests ---- */
+
+/* DEID: a 2-thread computation over a pipe works. */
+static void
+test_deid_compute(void)
+{
+	int in[2], out[2], fds[2], st;
+	char *data, res[64];
+	ssize_t n;
+	pid_t pid;
+	size_t i;
+	long want = 0;
+	char err[256], b[80];
+
+	if (pipe(in) != 0 || pipe(out) != 0 || (data = malloc(100000)) == NULL) {
+		tap_ok(0, "deid: pipes");
+		return;
+	}
+	for (i = 0; i < 100000; i++) {
+		data[i] = (char)(i * 7 % 251);
+		want += (unsigned char)data[i];
+	}
+	fflush(NULL);
+	if ((pid = fork()) == 0) {
+		close(in[1]);
+		close(out[0]);
+		fds[0] = in[0];
+		fds[1] = out[1];
+		if (sandbox_enter(SANDBOX_PROFILE_DEID, err, sizeof(err)) != 0) {
+			fprintf(stderr, "sandbox_enter: %s\n", err);
+			_exit(CHILD_ENTER);
+		}
+		_exit(body_compute(fds));
+	}
+	close(in[0]);
+	close(out[1]);
+	n = write(in[1], data, 100000);
+	close(in[1]);
+	n = read(out[0], res, sizeof(res) - 1);
+	res[n > 0 ? n : 0] = '\0';
+	close(out[0]);
+	waitpid(pid, &st, 0);
+	tap_ok(WIFEXITED(st) && WEXITSTATUS(st) == 0,
+	    "deid: 2 threads + read/write on pipes under the filter (%s)",
+	    status_str(st, b, sizeof(b)));
+	tap_ok(n > 0 && atol(res) == want, "deid: the result is right (%ld)",
+	    want);
+	free(data);
+}
+
+/* Each forbidden call, each in its own child. */
+static void
+test_forbidden(enum sandbox_profile p, const char *const *calls)
+{
+	char what[64];
+
+	for (; *calls != NULL; calls++) {
+		snprintf(what, sizeof(what), "%s()", *calls);
+		expect_sigsys(p, body_violate, *calls, what);
+	}
+}
+
+/* The argument checks, as a table: profile, body, what, killed? */
+static void
+test_argument_checks(void)
+{
+	static const struct {
+		enum sandbox_profile	 p;
+		body_fn			 body;
+		const char		*what;
+		int			 kills;
+	} t[] = {
+		{ SANDBOX_PROFILE_DEID, body_fork,
+		  "fork (clone without CLONE_THREAD)", 1 },
+		{ SANDBOX_PROFILE_DEID, body_mmap_exec, "mmap(PROT_EXEC)", 1 },
+		{ SANDBOX_PROFILE_DEID, body_mprotect_exec,
+		  "mprotect(PROT_EXEC)", 1 },
+		{ SANDBOX_PROFILE_DEID, body_fcntl_lock, "fcntl(F_SETLK)", 1 },
+		{ SANDBOX_PROFILE_WORKER, body_ioctl_other, "ioctl(TIOCSTI)", 1 },
+		{ SANDBOX_PROFILE_WORKER, body_mmap_exec, "mmap(PROT_EXEC)", 1 },
+		{ SANDBOX_PROFILE_WORKER, body_fork, "fork", 1 },
+		{ SANDBOX_PROFILE_DEID, body_probes, "isatty -> ENOTTY, "
+		  "clone3 -> ENOSYS, fcntl(F_GETFD) allowed", 0 },
+		{ SANDBOX_PROFILE_WORKER, body_probes, "the same probes", 0 },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		if (t[i].kills)
+			expect_sigsys(t[i].p, t[i].body, NULL, t[i].what);
+		else
+			expect_exit0(t[i].p, t[i].body, NULL, t[i].what);
+	}
+}
+
+/* The kernel's attack surface stays closed under Xvfb's broad list. */
+static void
+test_xvfb_closed(void)
+{
+	static const struct { long nr; const char *name; } calls[] = {
+		{ __NR_mount, "mount" }, { __NR_umount2, "umount2" },
+		{ __NR_unshare, "unshare" }, { __NR_setns, "setns" },
+		{ __NR_bpf, "bpf" }, { __NR_kexec_load, "kexec_load" },
+		{ __NR_init_module, "init_module" },
+		{ __NR_perf_event_open, "perf_event_open" },
+		{ __NR_keyctl, "keyctl" }, { __NR_userfaultfd, "userfaultfd" },
+		{ __NR_io_uring_setup, "io_uring_setup" },
+		{ __NR_process_vm_readv, "process_vm_readv" },
+		{ __NR_chroot, "chroot" }, { __NR_reboot, "reboot" },
+		{ __NR_swapon, "swapon" },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(calls) / sizeof(calls[0]); i++)
+		expect_sigsys(SANDBOX_PROFILE_XVFB, body_syscall, &calls[i].nr,
+		    calls[i].name);
+	expect_exit0(SANDBOX_PROFILE_XVFB, body_inet_refused, NULL,
+	    "socket(AF_INET) fails with EACCES");
+}
+
+/* raise() reaches ourselves: the signal kills, not the filter. */
+static void
+test_signal_self(void)
+{
+	char b[80];
+	int st = in_child(SANDBOX_PROFILE_DEID, body_raise_self, NULL, -1);
+
+	tap_ok(st != -1 && WIFSIGNALED(st) && WTERMSIG(st) == SIGUSR1,
+	    "deid: raise(SIGUSR1) is delivered (%s)",
+	    status_str(st, b, sizeof(b)));
+}
+
+/* Debug mode: the child reports the syscall and exits 159. */
+static void
+test_debug(void)
+{
+	char err[256], out[512] = "", b[80];
+	int p[2], st = -1;
+	ssize_t n;
+
+	if (sandbox_init(SANDBOX_MODE_SECCOMP, 1, err, sizeof(err)) != 0 ||
+	    pipe(p) != 0) {
+		tap_ok(0, "debug mode: set-up (%s)", err);
+		return;
+	}
+	st = in_child(SANDBOX_PROFILE_DEID, body_violate, "open", p[1]);
+	close(p[1]);
+	n = read(p[0], out, sizeof(out) - 1);
+	out[n > 0 ? n : 0] = '\0';
+	close(p[0]);
+	tap_ok(st != -1 && WIFEXITED(st) &&
+	    WEXITSTATUS(st) == SANDBOX_DEBUG_EXIT,
+	    "debug mode: a violation exits %d (%s)", SANDBOX_DEBUG_EXIT,
+	    status_str(st, b, sizeof(b)));
+	tap_ok(strstr(out, "profile deid does not allow syscall") != NULL &&
+	    strstr(out, "(openat)") != NULL,
+	    "debug mode: stderr names the syscall: %.*s", (int)strcspn(out,
+	    "\n"), out);
+	sandbox_init(SANDBOX_MODE_SECCOMP, 0, err, sizeof(err));
+}
+
+/* Mode none: no filter, open works. */
+static void
+test_mode_none(void)
+{
+	char err[256], b[80];
+	int st;
+
+	if (sandbox_init(SANDBOX_MODE_NONE, 0, err, sizeof(err)) != 0) {
+		tap_ok(0, "mode none: %s", err);
+		return;
+	}
+	tap_ok(strcmp(sandbox_mode_name(), "none") == 0, "mode none: named");
+	st = in_child(SANDBOX_PROFILE_DEID, body_violate, "open", -1);
+	tap_ok(WIFEXITED(st) && WEXITSTATUS(st) == CHILD_WRONG,
+	    "mode none: open() is not filtered (%s)",
+	    status_str(st, b, sizeof(b)));
+}
+
+int
+main(void)
+{
+	/* the same four kill both the deid worker and the session worker */
+	static const char *const calls[] = { "open", "socket", "execve",
+	    "ptrace", NULL };
+	static const char *const xvfb_calls[] = { "ptrace", NULL };
+	char err[256];
+
+	if (sandbox_init(SANDBOX_MODE_SECCOMP, 0, err, sizeof(err)) != 0) {
+		/* --with-sandbox=none: the message is the check */
+		tap_ok(strstr(err, "--with-sandbox") != NULL,
+		    "without libseccomp, sandbox_init(SECCOMP) refuses: %s",
+		    err);
+		test_mode_none();
+		return tap_done();
+	}
+	tap_ok(strcmp(sandbox_mode_name(), "seccomp") == 0,
+	    "mode seccomp: named");
+	test_deid_compute();
+	test_forbidden(SANDBOX_PROFILE_DEID, calls);
+	test_forbidden(SANDBOX_PROFILE_WORKER, calls);
+	test_forbidden(SANDBOX_PROFILE_XVFB, xvfb_calls);
+	test_xvfb_closed();
+	test_argument_checks();
+	test_signal_self();
+	test_debug();
+	test_mode_none();
+	return tap_done();
+}
