@@ -41,6 +41,7 @@
 
 #include "gateway/browser.h"
 #include "gateway/forward.h"
+#include "gateway/notify.h"
 #include "gateway/privdrop.h"
 #include "gateway/session.h"
 #include "gateway/slog.h"
@@ -52,7 +53,7 @@
 
 #define SESSION_ID_BYTES	8
 #define RESTART_HISTORY		128	/* >= browser_restart_max bound */
-#define LISTEN_BACKLOG		16
+#define LISTEN_BACKLOG		128	/* a connect flood queues, not SYN-drops */
 #define STALE_AGE_S		10	/* unlocked and this old: stale */
 #define SESSION_LOCK_FILE	"supervisor.lock"	/* holds our pid */
 
@@ -1399,6 +1400,7 @@ session_announce(struct session *s, FILE *out)
 		return 0;
 	fprintf(out, "ready %s\n", s->listen_desc);
 	fflush(out);
+	notify_ready(s->listen_desc);
 	slog_event("ready", json_pack("{s:s, s:i}", "listen", s->listen_desc,
 	    "startup_ms", (int)(now_ms() - s->start_ms)));
 	return 1;
@@ -1597,11 +1599,14 @@ session_run(const struct session_spec *spec, FILE *ready_out)
 	for (r = 0; r < ROLE_COUNT; r++)
 		s->child[r].pid = s->child[r].pgid = -1;
 	s->start_ms = now_ms();
+	if (notify_init() < 0)
+		log_warnx("NOTIFY_SOCKET is unusable: not notifying systemd");
 
 	if ((r = session_setup(s)) >= 0)
 		session_stop(s, "setup_failed", r);
 	else if (start_children(s) == 0 && session_announce(s, ready_out))
 		session_loop(s);
+	notify_send("STOPPING=1");
 	session_teardown(s);
 	stop = json_pack("{s:s, s:i, s:i, s:i}", "reason", s->stop_reason,
 	    "exit", s->exit_code, "duration_s",
