@@ -25,6 +25,8 @@
 #include <stdint.h>
 
 #include "gateway/kiosk.h"
+#include "gateway/tls.h"
+#include "policy/creds.h"
 
 #define VNC_MAX_PREAUTH		2	/* connections before authentication */
 #define VNC_SNIFF_US		100000	/* wait for a websocket request */
@@ -32,6 +34,11 @@
 #define VNC_HANDSHAKE_US	10000000 /* connect to authenticated */
 #define VNC_CLIENT_WAIT_MS	2000	/* library: max stall on one peer */
 #define VNC_WS_MAX_REQUEST	4096
+/* TLS front-door connections: the pre-auth ones plus the two relays. */
+#define VNC_MAX_FRONT		(VNC_MAX_PREAUTH + 2)
+/* Descriptors vnc_pollfds may return (listen, door, clients, front). */
+#define VNC_MAX_POLLFDS		(1 + 2 * VNC_MAX_PREAUTH + 4 + \
+				 2 * VNC_MAX_FRONT)
 
 enum vnc_status {
 	VNC_OK = 0,
@@ -51,6 +58,8 @@ struct vnc_peer {
 	char			 addr[64];	/* "ip:port" */
 	enum vnc_role		 role;
 	int			 websocket;
+	int			 tls;		/* through the TLS front door */
+	char			 user[CREDS_USER_MAX + 1]; /* VeNCrypt user */
 	uint64_t		 accepted;	/* us, monotonic */
 	uint64_t		 authed;	/* us, 0 = not yet */
 	int			 partial;	/* pre-auth message incomplete */
@@ -78,6 +87,9 @@ struct vnc_params {
 	const char		*ws_token;	/* NULL: websockets refused */
 	const char *const	*ws_origins;	/* NULL: same host only */
 	int			 allow_observer;
+	struct tls_ctx		*tls;		/* NULL: no TLS front door */
+	const struct creds	*creds;		/* VeNCrypt users (with tls) */
+	int			 allow_plain;	/* unencrypted VNC/ws allowed */
 	unsigned		 width, height;
 	int			 red_shift, green_shift, blue_shift;
 	char			*framebuffer;	/* width * height * 4 */
