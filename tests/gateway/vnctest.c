@@ -959,6 +959,11 @@ connect_server(void)
 	c->serverPort = opt.port;
 	c->GetPassword = get_password;
 	c->GetCredential = get_credential;
+	if (opt.user == NULL) {	/* VNC password only, even if TLS is offered */
+		static const uint32_t vncauth[] = { rfbVncAuth, rfbNoAuth };
+
+		SetClientAuthSchemes(c, vncauth, 2);
+	}
 	c->GotFrameBufferUpdate = on_update;
 	c->FinishedFrameBufferUpdate = on_finished;
 	c->GotXCutText = on_cut;

@@ -1,0 +1,384 @@
+#!/usr/bin/env bash
+# 026-tls-front-door: VeNCrypt X509Plain for native VNC clients and wss for
+# noVNC-style clients (issue 4, part 4).  A self-signed certificate made
+# with `openssl req`, a credentials file with one scrypt-hashed and one
+# plain user, and a real session on 127.0.0.2 with unencrypted VNC turned
+# off (--allow-plain-vnc=no: what a non-loopback address gets by default;
+# the default itself is checked with check-session on 10.x addresses):
+#   a. TigerVNC vncviewer on its own Xvfb logs in (VNC_USERNAME/PASSWORD,
+#      -X509CA) and a screenshot of that Xvfb shows the backend page
+#   b. a wrong password is refused and logged (user, never the password)
+#   c. cdsgate-vnctest (libvncclient, VeNCrypt) gets the page and types
+#      text that arrives in the page
+#   d. a client choosing plain VncAuth is refused with an RFB reason and
+#      logged; plain ws:// is refused too
+#   e. wss (Python ssl + websocket handshake) with the token and Origin
+#      gets the RFB greeting; a wrong token or Origin is refused
+# Then a loopback session with the default (plain allowed) serves the old
+# VncAuth client through the same door.  Needs root, Xvfb, Chromium and
+# openssl; parts needing vncviewer/import skip with the reason.
+. "$(dirname "$0")/lib.sh"
+
+CDSGATED=${CDSGATED:-$top_builddir/cdsgated}
+VNCTEST=${VNCTEST:-$top_builddir/tests/gateway/cdsgate-vnctest}
+BACKEND=$top_srcdir/tests/gateway/backend.py
+HOST=127.0.0.2
+
+[ "$(id -u)" -eq 0 ] || skip_all "needs root (cdsgated runs the session as its own users)"
+[ -x "$CDSGATED" ] || skip_all "cdsgated not built at $CDSGATED"
+[ -x "$VNCTEST" ] || skip_all "cdsgate-vnctest not built at $VNCTEST"
+command -v Xvfb >/dev/null || skip_all "Xvfb not installed"
+[ -x /usr/lib/chromium/chromium ] || skip_all "chromium not installed (/usr/lib/chromium/chromium)"
+command -v python3 >/dev/null || skip_all "python3 not installed"
+command -v openssl >/dev/null || skip_all "openssl not installed"
+
+GW_PID=
+BE_PID=
+XV_PID=
+VV_PID=
+stop() {	# stop PID: TERM, then KILL after 5 s
+	[ -n "$1" ] || return 0
+	kill -TERM "$1" 2>/dev/null || return 0
+	for _ in $(seq 50); do kill -0 "$1" 2>/dev/null || return 0; sleep 0.1; done
+	kill -KILL "$1" 2>/dev/null
+}
+cleanup() {
+	local p
+	for p in $VV_PID $XV_PID $GW_PID $BE_PID; do stop "$p"; done
+	rm -rf "$TMP"
+}
+trap cleanup EXIT
+
+wait_line() {	# FILE REGEX SECONDS [PID]
+	for _ in $(seq $(($3 * 10))); do
+		grep -qE "$2" "$1" 2>/dev/null && return 0
+		[ -n "${4:-}" ] && ! kill -0 "$4" 2>/dev/null && return 1
+		sleep 0.1
+	done
+	return 1
+}
+free_port() {
+	python3 -c 'import socket,sys; s=socket.socket(); s.bind((sys.argv[1],0)); print(s.getsockname()[1])' "$1"
+}
+
+# ---- one Python helper for pixels, page events, log lines and raw clients --
+cat > "$TMP/t.py" <<'PY'
+import base64, json, os, re, socket, ssl, struct, sys, time
+BANNER = (216, 27, 96)
+
+def ppm_banner(path):
+    d = open(path, 'rb').read()
+    m = re.match(rb'P6\s+(\d+)\s+(\d+)\s+255\s', d)
+    w, h, px = int(m.group(1)), int(m.group(2)), d[m.end():]
+    for name, x0, y0, x1, y1 in (('top-left', 4, 4, 64, 64),
+                                 ('top-right', w - 64, 4, w - 4, 64)):
+        good = n = 0
+        for y in range(y0, y1, 2):
+            for x in range(x0, x1, 2):
+                i = 3 * (y * w + x)
+                n += 1
+                good += all(abs(px[i + k] - BANNER[k]) <= 40 for k in range(3))
+        print('# banner %-9s %5.1f%% of pixels match rgb%s' % (name, 100 * good / n, BANNER))
+        if good < 0.9 * n:
+            return False
+    return True
+
+def log(path):
+    return [json.loads(l) for l in open(path, encoding='utf-8') if l.startswith('{')]
+
+def ws_frame(s, rest):
+    while len(rest) < 2:
+        rest += s.recv(4096)
+    n, off = rest[1] & 0x7f, 2
+    if n == 126:
+        while len(rest) < 4:
+            rest += s.recv(4096)
+        n, off = struct.unpack('>H', rest[2:4])[0], 4
+    while len(rest) < off + n:
+        rest += s.recv(4096)
+    return rest[off:off + n]
+
+cmd, a = sys.argv[1], sys.argv[2:]
+if cmd == 'banner':                     # IMAGE.ppm
+    sys.exit(0 if ppm_banner(a[0]) else 1)
+elif cmd == 'typed':                    # EVENTS TEXT TIMEOUT
+    end = time.time() + float(a[2])
+    v = None
+    while time.time() < end:
+        for l in open(a[0], encoding='utf-8'):
+            e = json.loads(l)
+            if e.get('type') == 'input':
+                v = e.get('value', '')
+        if v is not None and v.endswith(a[1]):
+            sys.exit(0)
+        time.sleep(0.2)
+    print('# textarea: %r' % v)
+    sys.exit(1)
+elif cmd == 'log':                      # LOG EVENT KEY=VALUE... (VALUE ~ regex)
+    for e in log(a[0]):
+        if e.get('event') == a[1] and all(
+                re.search(kv.split('=', 1)[1], str(e.get(kv.split('=', 1)[0], '')))
+                for kv in a[2:]):
+            print('# %s' % json.dumps(e)[:230])
+            sys.exit(0)
+    sys.exit(1)
+elif cmd == 'count':                  # LOG EVENT KEY=VALUE... -> how many
+    print(sum(1 for e in log(a[0]) if e.get('event') == a[1] and all(
+        re.search(kv.split('=', 1)[1], str(e.get(kv.split('=', 1)[0], '')))
+        for kv in a[2:])))
+elif cmd == 'plain-vncauth':            # HOST PORT -> the refusal reason
+    s = socket.create_connection((a[0], int(a[1])), timeout=5)
+    assert s.recv(12) == b'RFB 003.008\n'
+    s.sendall(b'RFB 003.008\n')
+    n = s.recv(1)[0]
+    types = list(s.recv(n))
+    print('# security types offered: %s' % types)
+    s.sendall(bytes([2]))
+    r = b''
+    while True:
+        d = s.recv(4096)
+        if not d:
+            break
+        r += d
+    if types == [19] and r[:4] == b'\0\0\0\1':
+        print(r[8:8 + struct.unpack('>I', r[4:8])[0]].decode())
+        sys.exit(0)
+    print('# got %r' % r[:80])
+    sys.exit(1)
+elif cmd == 'ws':                       # HOST PORT CA|- PATH ORIGIN -> "101 RFB..." or why not
+    host, port = a[0], int(a[1])
+    s = socket.create_connection((host, port), timeout=5)
+    if a[2] != '-':
+        s = ssl.create_default_context(cafile=a[2]).wrap_socket(s, server_hostname=host)
+    key = base64.b64encode(os.urandom(16)).decode()
+    s.sendall(('GET %s HTTP/1.1\r\nHost: %s:%d\r\nUpgrade: websocket\r\n'
+               'Connection: Upgrade\r\nSec-WebSocket-Key: %s\r\n'
+               'Sec-WebSocket-Version: 13\r\nSec-WebSocket-Protocol: binary\r\n'
+               'Origin: %s\r\n\r\n' % (a[3], host, port, key, a[4])).encode())
+    resp = b''
+    try:
+        while b'\r\n\r\n' not in resp:
+            d = s.recv(4096)
+            if not d:
+                break
+            resp += d
+    except OSError as e:
+        print('closed (%s)' % e)
+        sys.exit(1)
+    head, _, rest = resp.partition(b'\r\n\r\n')
+    if b' 101 ' not in head.split(b'\r\n')[0]:
+        print('closed' if not head else head.split(b'\r\n')[0].decode())
+        sys.exit(1)
+    ver = ws_frame(s, rest)
+    tls = ' %s %s' % (s.version(), s.cipher()[0]) if a[2] != '-' else ''
+    print('101 %s%s' % (ver.decode().strip(), tls))
+    sys.exit(0 if ver.startswith(b'RFB 003.') else 1)
+PY
+t() { python3 "$TMP/t.py" "$@"; }
+
+# ---- certificate, key, credentials, secrets ------------------------------
+openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj "/CN=$HOST" \
+	-addext "subjectAltName=IP:$HOST,DNS:localhost" \
+	-keyout "$TMP/key.pem" -out "$TMP/cert.pem" 2>"$TMP/openssl.err" ||
+	skip_all "openssl req failed: $(tail -1 "$TMP/openssl.err")"
+chmod 600 "$TMP/key.pem"
+APW="alice-$RANDOM-pw"
+BPW="bob-$RANDOM-pw"
+AHASH=$(printf '%s\n' "$APW" | "$CDSGATED" hash-password)
+check "cdsgated hash-password prints a \$scrypt\$ secret" \
+	test "${AHASH#\$scrypt\$ln=14,r=8,p=1\$}" != "$AHASH"
+check "the hash is scrypt as Python's hashlib computes it" python3 -c '
+import hashlib, sys
+_, _, params, salt, key = sys.argv[1].split("$")
+p = dict(kv.split("=") for kv in params.split(","))
+k = hashlib.scrypt(sys.argv[2].encode(), salt=bytes.fromhex(salt), n=2 ** int(p["ln"]),
+                   r=int(p["r"]), p=int(p["p"]), dklen=len(key) // 2)
+sys.exit(0 if k.hex() == key else 1)' "$AHASH" "$APW"
+printf '# the users\nalice:%s\nbob:%s\n' "$AHASH" "$BPW" > "$TMP/creds"
+chmod 600 "$TMP/creds"
+printf '%s\n' "$APW" > "$TMP/apw"
+printf '%s\n' "$BPW" > "$TMP/bpw"
+printf 'not-%s\n' "$APW" > "$TMP/wrongpw"
+python3 -c 'import secrets,string; print("".join(secrets.choice(string.ascii_letters+string.digits) for _ in range(8)))' > "$TMP/pw"
+python3 -c 'import secrets; print(secrets.token_urlsafe(24))' > "$TMP/tok"
+chmod 600 "$TMP/apw" "$TMP/bpw" "$TMP/wrongpw" "$TMP/pw" "$TMP/tok"
+TOK=$(cat "$TMP/tok")
+
+# ---- the spec: defaults and refusals (no session needed) ------------------
+TLSARGS=(--tls-cert "$TMP/cert.pem" --tls-key "$TMP/key.pem" --credentials-file "$TMP/creds")
+cs() { "$CDSGATED" check-session --backend http://127.0.0.1:9/ --password-file "$TMP/pw" "$@"; }
+cs --listen 10.1.2.3:0 > "$TMP/cs.out" 2> "$TMP/cs.err"
+check "a non-loopback listener without TLS is refused (exit 2)" test $? -eq 2
+check "... saying why" grep -q "unencrypted VNC is off for 10.1.2.3" "$TMP/cs.err"
+cs --listen 10.1.2.3:0 "${TLSARGS[@]}" > "$TMP/cs.json" 2> "$TMP/cs.err"
+check "with TLS it is accepted, and plain VNC is off by default there" \
+	test "$(json "$TMP/cs.json" 'j["allow_plain_vnc"]')" = False
+cs --listen "[::1]:0" "${TLSARGS[@]}" > "$TMP/cs.json" 2>/dev/null
+check "on loopback plain VNC stays on by default (tests 020/021 unchanged)" \
+	test "$(json "$TMP/cs.json" 'j["allow_plain_vnc"]')" = True
+cs --listen 10.1.2.3:0 --allow-plain-vnc > "$TMP/cs.json" 2>/dev/null
+check "--allow-plain-vnc overrides the default" \
+	test "$(json "$TMP/cs.json" 'j["allow_plain_vnc"]')" = True
+chmod 640 "$TMP/key.pem"
+cs --listen "$HOST:0" "${TLSARGS[@]}" > /dev/null 2> "$TMP/cs.err"
+check "a group-readable key file is refused (exit 2)" test $? -eq 2
+check "... naming the mode" grep -q "mode 0640" "$TMP/cs.err"
+chmod 600 "$TMP/key.pem"
+printf 'mallory:$scrypt$ln=30,r=8,p=1$00$00\n' > "$TMP/badcreds"
+chmod 600 "$TMP/badcreds"
+cs --listen "$HOST:0" --tls-cert "$TMP/cert.pem" --tls-key "$TMP/key.pem" \
+	--credentials-file "$TMP/badcreds" > /dev/null 2> "$TMP/cs.err"
+check "a credentials file with a bad hash is refused with file:line" \
+	grep -q "badcreds:1: bad \$scrypt\$ secret" "$TMP/cs.err"
+openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj "/CN=other" \
+	-keyout "$TMP/other.pem" -out /dev/null 2>/dev/null
+chmod 600 "$TMP/other.pem"
+cs --listen "$HOST:0" --tls-cert "$TMP/cert.pem" --tls-key "$TMP/other.pem" \
+	--credentials-file "$TMP/creds" > /dev/null 2> "$TMP/cs.err"
+check "a key that does not match the certificate is refused" test $? -eq 2
+
+# ---- backend and a session with plain VNC off -----------------------------
+EV=$TMP/events.jsonl
+python3 "$BACKEND" --port 0 --record "$EV" > "$TMP/backend.out" 2> "$TMP/backend.err" &
+BE_PID=$!
+wait_line "$TMP/backend.out" '^ready ' 10 "$BE_PID" || skip_all "the test backend did not start"
+BURL="http://$(sed -n 's/^ready //p' "$TMP/backend.out")/"
+
+# start_session LOG ARGS...: sets GW_PID and PORT
+start_session() {
+	local log=$1; shift
+	PORT=$(free_port $HOST)
+	"$CDSGATED" run-session --backend "$BURL" --listen "$HOST:$PORT" \
+		--password-file "$TMP/pw" --log "$log" "${TLSARGS[@]}" "$@" \
+		> "$TMP/gw.out" 2> "$TMP/gw.err" &
+	GW_PID=$!
+	wait_line "$TMP/gw.out" '^ready ' 30 "$GW_PID"
+}
+LOG=$TMP/session.log
+if ! start_session "$LOG" --allow-plain-vnc=no --ws-token-file "$TMP/tok"; then
+	not_ok "the TLS session starts"
+	sed 's/^/# /' "$TMP/gw.err" | tail -10
+	done_testing
+	exit 1
+fi
+ok "the TLS session starts on $HOST:$PORT with plain VNC off"
+check "the worker logs the front door (TLS on, plain off, 2 users)" \
+	t log "$LOG" front_door tls=True allow_plain=False users=2
+check "the relay's buffer holds a whole raw frame (the library never stalls the loop)" \
+	t log "$LOG" front_door relay_fits_frame=True
+sleep 1.5	# the page's first paint
+
+vt() {	# vt USER PWFILE ARGS...: the libvncclient test client over VeNCrypt
+	local u=$1 pw=$2; shift 2
+	"$VNCTEST" --host $HOST --port "$PORT" --user "$u" --ca "$TMP/cert.pem" \
+		--password-file "$pw" --timeout 30 "$@" > "$TMP/vt.out" 2> "$TMP/vt.err"
+}
+
+# ---- (c) libvncclient over VeNCrypt: picture and typing -------------------
+for _ in 1 2 3; do
+	vt alice "$TMP/apw" snapshot "$TMP/c.ppm" && t banner "$TMP/c.ppm" >/dev/null && break
+	sleep 1
+done
+check "cdsgate-vnctest logs in as alice (scrypt hash) over VeNCrypt X509Plain" test -s "$TMP/c.ppm"
+check "... and its snapshot shows the backend page" t banner "$TMP/c.ppm"
+TEXT="tls typed $RANDOM"
+vt alice "$TMP/apw" type "$TEXT"
+check "typing over the relay works" test $? -eq 0
+check "the page's textarea got \"$TEXT\"" t typed "$EV" "$TEXT" 8
+vt bob "$TMP/bpw" snapshot "$TMP/c2.ppm"
+check "bob (plain-text secret) logs in too" t banner "$TMP/c2.ppm"
+check "the log has auth_ok for alice with the TLS version and cipher" \
+	t log "$LOG" auth_ok user=alice 'tls_version=TLSv1\.[23]' tls_cipher=.
+check "the log has connect for alice with tls=true" t log "$LOG" connect user=alice tls=True
+
+# ---- (b) wrong password -----------------------------------------------------
+vt alice "$TMP/wrongpw" expect-refused
+check "a wrong password is refused" grep -q "refused: auth" "$TMP/vt.out"
+check "... and logged as auth_fail with the user name" \
+	t log "$LOG" auth_fail user=alice "reason=wrong user name or password"
+vt nobody "$TMP/apw" expect-refused
+check "an unknown user is refused" grep -q "refused: auth" "$TMP/vt.out"
+check "no password appears in the session log" \
+	sh -c "! grep -qF -e '$APW' -e '$BPW' '$LOG'"
+
+# ---- (d) unencrypted security types and ws:// are refused -------------------
+t plain-vncauth $HOST "$PORT" > "$TMP/d.out"
+check "a client choosing VncAuth gets SecurityResult failed with a reason" test $? -eq 0
+diag "reason: $(tail -1 "$TMP/d.out")"
+check "... logged as auth_fail" t log "$LOG" auth_fail "reason=security type 2 refused"
+"$VNCTEST" --host $HOST --port "$PORT" --password-file "$TMP/pw" --timeout 20 \
+	expect-refused > "$TMP/d2.out" 2>&1
+check "the old VNC-password client is refused" grep -q "refused" "$TMP/d2.out"
+t ws $HOST "$PORT" - "/websockify?token=$TOK" "http://$HOST:$PORT" > "$TMP/ws.out"
+check "plain ws:// is refused with plain VNC off" test $? -ne 0
+check "... and logged" t log "$LOG" client_refused "reason=websocket without TLS"
+
+# ---- (e) wss: token and Origin still checked --------------------------------
+t ws $HOST "$PORT" "$TMP/cert.pem" "/websockify?token=$TOK" "https://$HOST:$PORT" > "$TMP/wss.out"
+check "wss with the token and the page's Origin gets the RFB greeting" test $? -eq 0
+diag "$(cat "$TMP/wss.out")"
+t ws $HOST "$PORT" "$TMP/cert.pem" "/websockify?token=x$TOK" "https://$HOST:$PORT" > /dev/null
+check "wss with a wrong token is refused" test $? -ne 0
+t ws $HOST "$PORT" "$TMP/cert.pem" "/websockify?token=$TOK" "https://evil.example" > /dev/null
+check "wss from another Origin is refused" test $? -ne 0
+check "... both logged" t log "$LOG" client_refused "reason=websocket origin not allowed"
+
+# ---- (a) TigerVNC on its own Xvfb --------------------------------------------
+if ! command -v vncviewer >/dev/null || ! command -v import >/dev/null ||
+	! command -v convert >/dev/null; then
+	skip "TigerVNC vncviewer or ImageMagick import/convert not installed"
+else
+	exec 7> "$TMP/xvfb.disp"
+	Xvfb -displayfd 7 -screen 0 1280x800x24 -nolisten tcp 2> "$TMP/xvfb.err" &
+	XV_PID=$!
+	exec 7>&-
+	wait_line "$TMP/xvfb.disp" '^[0-9]+' 10 "$XV_PID"
+	VD=:$(head -1 "$TMP/xvfb.disp")
+	mkdir -p "$TMP/vvhome"
+	n0=$(t count "$LOG" connect user=alice tls=True)
+	HOME=$TMP/vvhome DISPLAY=$VD VNC_USERNAME=alice VNC_PASSWORD=$APW \
+		vncviewer -SecurityTypes X509Plain -X509CA "$TMP/cert.pem" \
+		-FullScreen "$HOST::$PORT" > "$TMP/vv.out" 2>&1 &
+	VV_PID=$!
+	got=1
+	for _ in $(seq 20); do
+		sleep 0.5
+		DISPLAY=$VD import -window root "$TMP/a.png" 2>/dev/null &&
+			convert "$TMP/a.png" "$TMP/a.ppm" 2>/dev/null &&
+			t banner "$TMP/a.ppm" > /dev/null && { got=0; break; }
+	done
+	check "TigerVNC (X509Plain, VNC_USERNAME/VNC_PASSWORD) connects" kill -0 "$VV_PID"
+	check "a screenshot of the viewer's Xvfb shows the backend page" test $got -eq 0
+	t banner "$TMP/a.ppm"
+	[ $got -eq 0 ] || sed 's/^/# vncviewer: /' "$TMP/vv.out" | tail -5
+	check "the log has TigerVNC's login as alice over TLS" \
+		test "$(t count "$LOG" connect user=alice tls=True)" -gt "$n0"
+	stop "$VV_PID"; VV_PID=
+	stop "$XV_PID"; XV_PID=
+fi
+
+stop "$GW_PID"
+wait "$GW_PID"
+check "SIGTERM ends the TLS session with exit 0" test $? -eq 0
+GW_PID=
+
+# ---- loopback default: plain VncAuth still served, through the door ---------
+LOG2=$TMP/session2.log
+if start_session "$LOG2"; then
+	ok "a loopback TLS session starts with the default (plain allowed)"
+	check "the worker logs the front door with plain allowed" \
+		t log "$LOG2" front_door allow_plain=True
+	sleep 1
+	"$VNCTEST" --host $HOST --port "$PORT" --password-file "$TMP/pw" --timeout 30 \
+		snapshot "$TMP/p.ppm" > "$TMP/p.out" 2>&1
+	check "the VNC-password client is served (security types 19 and 2 offered)" t banner "$TMP/p.ppm"
+	check "... and logged as a connect without TLS" t log "$LOG2" connect tls=False
+	vt alice "$TMP/apw" snapshot "$TMP/p2.ppm"
+	check "VeNCrypt works beside it" t banner "$TMP/p2.ppm"
+	stop "$GW_PID"
+	GW_PID=
+else
+	not_ok "a loopback TLS session starts with the default (plain allowed)"
+fi
+
+done_testing
