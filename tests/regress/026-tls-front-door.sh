@@ -36,30 +36,12 @@ GW_PID=
 BE_PID=
 XV_PID=
 VV_PID=
-stop() {	# stop PID: TERM, then KILL after 5 s
-	[ -n "$1" ] || return 0
-	kill -TERM "$1" 2>/dev/null || return 0
-	for _ in $(seq 50); do kill -0 "$1" 2>/dev/null || return 0; sleep 0.1; done
-	kill -KILL "$1" 2>/dev/null
-}
 cleanup() {
 	local p
-	for p in $VV_PID $XV_PID $GW_PID $BE_PID; do stop "$p"; done
+	for p in $VV_PID $XV_PID $GW_PID $BE_PID; do stop_pid "$p"; done
 	rm -rf "$TMP"
 }
 trap cleanup EXIT
-
-wait_line() {	# FILE REGEX SECONDS [PID]
-	for _ in $(seq $(($3 * 10))); do
-		grep -qE "$2" "$1" 2>/dev/null && return 0
-		[ -n "${4:-}" ] && ! kill -0 "$4" 2>/dev/null && return 1
-		sleep 0.1
-	done
-	return 1
-}
-free_port() {
-	python3 -c 'import socket,sys; s=socket.socket(); s.bind((sys.argv[1],0)); print(s.getsockname()[1])' "$1"
-}
 
 # ---- one Python helper for pixels, page events, log lines and raw clients --
 cat > "$TMP/t.py" <<'PY'
@@ -353,11 +335,11 @@ else
 	[ $got -eq 0 ] || sed 's/^/# vncviewer: /' "$TMP/vv.out" | tail -5
 	check "the log has TigerVNC's login as alice over TLS" \
 		test "$(t count "$LOG" connect user=alice tls=True)" -gt "$n0"
-	stop "$VV_PID"; VV_PID=
-	stop "$XV_PID"; XV_PID=
+	stop_pid "$VV_PID"; VV_PID=
+	stop_pid "$XV_PID"; XV_PID=
 fi
 
-stop "$GW_PID"
+stop_pid "$GW_PID"
 wait "$GW_PID"
 check "SIGTERM ends the TLS session with exit 0" test $? -eq 0
 GW_PID=
@@ -375,7 +357,7 @@ if start_session "$LOG2"; then
 	check "... and logged as a connect without TLS" t log "$LOG2" connect tls=False
 	vt alice "$TMP/apw" snapshot "$TMP/p2.ppm"
 	check "VeNCrypt works beside it" t banner "$TMP/p2.ppm"
-	stop "$GW_PID"
+	stop_pid "$GW_PID"
 	GW_PID=
 else
 	not_ok "a loopback TLS session starts with the default (plain allowed)"

@@ -44,3 +44,27 @@ find_shared() {
 json() {
 	python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' "$1" "$2"
 }
+
+# wait_line FILE REGEX SECONDS [PID]: until FILE has a matching line (or PID dies).
+wait_line() {
+	local i
+	for i in $(seq $(($3 * 10))); do
+		grep -qE "$2" "$1" 2>/dev/null && return 0
+		[ -n "${4:-}" ] && ! kill -0 "$4" 2>/dev/null && return 1
+		sleep 0.1
+	done
+	return 1
+}
+
+# free_port [ADDR]: a port nobody listens on right now (tests run concurrently).
+free_port() {
+	python3 -c 'import socket,sys; s=socket.socket(); s.bind((sys.argv[1],0)); print(s.getsockname()[1])' "${1:-127.0.0.1}"
+}
+
+# stop_pid PID: SIGTERM, then SIGKILL after 5 s (no-op for an empty PID).
+stop_pid() {
+	[ -n "${1:-}" ] || return 0
+	kill -TERM "$1" 2>/dev/null || return 0
+	for _ in $(seq 50); do kill -0 "$1" 2>/dev/null || return 0; sleep 0.1; done
+	kill -KILL "$1" 2>/dev/null
+}
