@@ -12,7 +12,8 @@
  * Events: session_start, session_stop (reason), child_start, child_exit,
  * browser_restart, connect, disconnect, auth_fail, key_filtered,
  * rate_limited, rate_alarm, clipboard_dropped, client_refused,
- * protocol_error, idle_timeout, max_duration.
+ * protocol_error, idle_timeout, max_duration; the TLS front door's
+ * front_door, tls_handshake, auth_ok (docs/tls.md).
  */
 #ifndef GATEWAY_SLOG_H
 #define GATEWAY_SLOG_H

@@ -11,7 +11,11 @@
  * flood of connections never reaches the library.  An unauthenticated
  * peer is only handed to the library's reader once its whole (fixed
  * size) handshake message has arrived, so a truncated handshake cannot
- * stall the loop.  Behind the door:
+ * stall the loop.  With a TLS certificate, native RFB clients and wss
+ * connections are passed on to the TLS front door (gateway/vencrypt.h),
+ * which reaches the library through a socketpair once the user has
+ * logged in; unencrypted VNC and ws:// are refused unless allowed.
+ * Behind the door:
  * VNC password authentication, one interactive client, optionally one
  * view-only observer.  Key and pointer events go to the callbacks in
  * struct vnc_ops; cut text goes to gateway/clipboard.c and is dropped.

@@ -298,8 +298,11 @@ creds_check(const struct creds *c, const char *user, size_t ulen,
 		e = &c->dummy;
 	if (e->hashed)
 		ok = creds_scrypt(pass, plen, e, got, e->keylen) == 0;
-	else
+	else {
+		/* as slow as an unknown user, or timing tells who exists */
+		(void)creds_scrypt(pass, plen, &c->dummy, got, c->dummy.keylen);
 		ok = SHA256((const unsigned char *)pass, plen, got) != NULL;
+	}
 	ok = ok && CRYPTO_memcmp(got, e->key, e->keylen) == 0;
 	explicit_bzero(got, sizeof(got));
 	return ok && found;
