@@ -132,7 +132,7 @@ vc_fail(struct vencrypt *c, const char *reason, uint64_t now)
 		vc_put_u32(&c->down, (uint32_t)len);
 		(void)wbuf_put(&c->down, reason, len);
 	} else if (c->state == VC_SECTYPE || c->state == VC_PLAIN ||
-	    (c->state >= VC_INNER_VERSION && c->state <= VC_INNER_RESULT &&
+	    (c->state >= VC_WANT_INNER && c->state <= VC_INNER_RESULT &&
 	    !c->plain)) {
 		vc_put_u32(&c->down, 1);	/* SecurityResult failed */
 		if (c->minor >= 8) {
@@ -857,7 +857,8 @@ vencrypt_attach(struct vencrypt *c, int fd)
 	}
 	n = send(fd, first->d, first->len, MSG_DONTWAIT | MSG_NOSIGNAL);
 	if (n < 0 || (size_t)n != first->len) {
-		c->state = VC_DEAD;
+		c->ifd = -1;		/* still the caller's */
+		c->state = VC_WANT_INNER;
 		return -1;
 	}
 	vc_consume(first, (size_t)n);
@@ -865,10 +866,13 @@ vencrypt_attach(struct vencrypt *c, int fd)
 }
 
 void
-vencrypt_refuse(struct vencrypt *c, const char *reason)
+vencrypt_refuse(struct vencrypt *c, const char *reason, uint64_t now)
 {
 	vc_log(c, "client_refused", reason);
-	c->state = VC_DEAD;
+	if (c->mode == VENCRYPT_MODE_RFB && !c->plain && c->ifd < 0)
+		vc_fail(c, reason, now);	/* SecurityResult + reason */
+	else
+		c->state = VC_DEAD;
 }
 
 char *

@@ -89,10 +89,13 @@ uint64_t vencrypt_deadline(const struct vencrypt *c);
 /* The library's end is fd's peer.  Writes the first bytes (our RFB
  * version, or the wss request) at once, so that LibVNCServer's
  * websocket sniff finds them without waiting: call it *before*
- * rfbNewClient.  Returns 0, or -1 (the connection is then closed). */
+ * rfbNewClient.  Returns 0 (fd is ours now), or -1 (fd stays the
+ * caller's; refuse the connection). */
 int	 vencrypt_attach(struct vencrypt *c, int fd);
-/* Refuse (logged with reason) and close. */
-void	 vencrypt_refuse(struct vencrypt *c, const char *reason);
+/* Refuse (logged with reason; a native client that logged in gets it
+ * as its SecurityResult), then close: keep calling vencrypt_handle. */
+void	 vencrypt_refuse(struct vencrypt *c, const char *reason,
+	    uint64_t now);
 
 /* The wss request, NUL-terminated (VENCRYPT_WS_REQUEST only). */
 char	*vencrypt_request(struct vencrypt *c);

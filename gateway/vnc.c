@@ -395,31 +395,23 @@ vnc_front_drop(struct vnc *v, int i)
 /* Open the library side of an authenticated front-door connection: a
  * socketpair whose far end LibVNCServer serves like any client.  Its
  * send buffer holds a whole raw frame, because the library blocks on a
- * full socket and only this same loop could drain it. */
-static void
-vnc_front_inner(struct vnc *v, int i)
+ * full socket and only this same loop could drain it.  NULL or why not. */
+static const char *
+vnc_front_inner(struct vnc *v, struct vencrypt *c)
 {
-	struct vencrypt *c = v->front[i];
 	int sv[2];
 
-	if (!vnc_role_free(v)) {
-		vencrypt_refuse(c, "session busy");
-		vnc_front_drop(v, i);
-		return;
-	}
+	if (!vnc_role_free(v))
+		return "session busy";
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0,
-	    sv) != 0) {
-		vencrypt_refuse(c, "socketpair failed");
-		vnc_front_drop(v, i);
-		return;
-	}
+	    sv) != 0)
+		return "socketpair failed";
 	(void)setsockopt(sv[1], SOL_SOCKET, SO_SNDBUF, &v->relay_sndbuf,
 	    sizeof(v->relay_sndbuf));
 	if (sv[1] >= FD_SETSIZE || vencrypt_attach(c, sv[0]) != 0) {
+		close(sv[0]);
 		close(sv[1]);
-		vencrypt_refuse(c, "descriptor limit");
-		vnc_front_drop(v, i);
-		return;
+		return "descriptor limit";
 	}
 	v->handing_addr = vencrypt_addr(c);
 	v->handing_user = vencrypt_user(c);
@@ -427,31 +419,28 @@ vnc_front_inner(struct vnc *v, int i)
 	(void)rfbNewClient(v->screen, sv[1]);	/* closes sv[1] on refusal */
 	v->handing_addr = v->handing_user = NULL;
 	v->handing_tls = 0;
+	return NULL;
 }
 
-/* Act on what the front door asks for. */
+/* Act on what the front door asks for (until it asks for nothing). */
 static void
-vnc_front_event(struct vnc *v, int i, enum vencrypt_event ev)
+vnc_front_event(struct vnc *v, int i, enum vencrypt_event ev, uint64_t now)
 {
+	struct vencrypt *c = v->front[i];
 	const char *why;
 
-	switch (ev) {
-	case VENCRYPT_CONTINUE:
-		break;
-	case VENCRYPT_NEED_INNER:
-		vnc_front_inner(v, i);
-		break;
-	case VENCRYPT_WS_REQUEST:
-		if ((why = vnc_ws_check(v, vencrypt_request(v->front[i]))) !=
-		    NULL) {
-			vencrypt_refuse(v->front[i], why);
+	while (ev != VENCRYPT_CONTINUE) {
+		if (ev == VENCRYPT_CLOSED) {
 			vnc_front_drop(v, i);
-		} else
-			vnc_front_inner(v, i);
-		break;
-	case VENCRYPT_CLOSED:
-		vnc_front_drop(v, i);
-		break;
+			return;
+		}
+		why = ev == VENCRYPT_WS_REQUEST ?
+		    vnc_ws_check(v, vencrypt_request(c)) : NULL;
+		if (why == NULL)
+			why = vnc_front_inner(v, c);
+		if (why != NULL)
+			vencrypt_refuse(c, why, now);
+		ev = vencrypt_handle(c, now);
 	}
 }
 
@@ -478,7 +467,7 @@ vnc_front_take(struct vnc *v, struct vnc_door *d, enum vencrypt_mode mode,
 	}
 	d->fd = -1;	/* transferred */
 	d->more = 0;
-	vnc_front_event(v, i, vencrypt_handle(v->front[i], now));
+	vnc_front_event(v, i, vencrypt_handle(v->front[i], now), now);
 }
 
 /* Size the relays' library-side send buffer: a raw full frame. */
@@ -990,7 +979,7 @@ vnc_handle(struct vnc *v, const struct pollfd *pfd, size_t n, uint64_t now)
 		else if ((d = vnc_door_of(v, pfd[i].fd)) != NULL)
 			vnc_door_check(v, d, now);
 		else if ((f = vnc_front_of(v, pfd[i].fd)) >= 0)
-			vnc_front_event(v, f, vencrypt_handle(v->front[f], now));
+			vnc_front_event(v, f, vencrypt_handle(v->front[f], now), now);
 		else
 			clients = 1;
 	}
@@ -1034,7 +1023,7 @@ vnc_tick(struct vnc *v, uint64_t now)
 	}
 	for (i = 0; i < VNC_MAX_FRONT; i++)
 		if (v->front[i] != NULL)
-			vnc_front_event(v, i, vencrypt_tick(v->front[i], now));
+			vnc_front_event(v, i, vencrypt_tick(v->front[i], now), now);
 	if (vnc_expire_handshakes(v, now) | vnc_gate_preauth(v, now))
 		vnc_process(v, now);
 }
