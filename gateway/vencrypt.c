@@ -684,8 +684,11 @@ vc_finished(struct vencrypt *c, uint64_t now)
 		return 1;	/* nobody to talk to (or relay for) */
 	if (c->state == VC_CLOSING)
 		return c->down.len == 0;
-	if (c->state == VC_RELAY && c->ifd < 0)
+	if (c->state == VC_RELAY && c->ifd < 0) {
+		if (c->close_at == 0)	/* a client that never reads */
+			c->close_at = now + VENCRYPT_CLOSE_US;
 		return c->down.len == 0;	/* flushed what it said */
+	}
 	if (c->state >= VC_INNER_VERSION && c->ifd < 0) {
 		vc_log(c, "client_refused", "the session closed the "
 		    "connection");
@@ -818,7 +821,7 @@ vencrypt_owns(const struct vencrypt *c, int fd)
 uint64_t
 vencrypt_deadline(const struct vencrypt *c)
 {
-	if (c->state == VC_CLOSING)
+	if (c->state == VC_CLOSING || c->close_at != 0)
 		return c->close_at;
 	if (c->state == VC_RELAY)
 		return c->tls != NULL && tls_pending(c->tls) &&
@@ -829,7 +832,7 @@ vencrypt_deadline(const struct vencrypt *c)
 enum vencrypt_event
 vencrypt_tick(struct vencrypt *c, uint64_t now)
 {
-	if (c->state == VC_CLOSING && now >= c->close_at)
+	if ((c->state == VC_CLOSING || c->close_at != 0) && now >= c->close_at)
 		return VENCRYPT_CLOSED;
 	if (c->state < VC_RELAY && now >= c->t0 + VENCRYPT_HANDSHAKE_US) {
 		vc_log(c, "client_refused", "handshake timeout");
