@@ -15,14 +15,17 @@
 #   e. wss (Python ssl + websocket handshake) with the token and Origin
 #      gets the RFB greeting; a wrong token or Origin is refused
 # Then a loopback session with the default (plain allowed) serves the old
-# VncAuth client through the same door.  Needs root, Xvfb, Chromium and
-# openssl; parts needing vncviewer/import skip with the reason.
+# VncAuth client through the same door, and a session on a veth address in
+# its own network namespace shows the non-loopback default (plain off) end
+# to end.  Needs root, Xvfb, Chromium and openssl; the parts needing
+# vncviewer/import or network namespaces skip with the reason.
 . "$(dirname "$0")/lib.sh"
 
 CDSGATED=${CDSGATED:-$top_builddir/cdsgated}
 VNCTEST=${VNCTEST:-$top_builddir/tests/gateway/cdsgate-vnctest}
 BACKEND=$top_srcdir/tests/gateway/backend.py
 HOST=127.0.0.2
+NSADDR=10.77.0.1	# on a veth in a network namespace of our own
 
 [ "$(id -u)" -eq 0 ] || skip_all "needs root (cdsgated runs the session as its own users)"
 [ -x "$CDSGATED" ] || skip_all "cdsgated not built at $CDSGATED"
@@ -231,7 +234,7 @@ t() { python3 "$TMP/t.py" "$@"; }
 
 # ---- certificate, key, credentials, secrets ------------------------------
 openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj "/CN=$HOST" \
-	-addext "subjectAltName=IP:$HOST,DNS:localhost" \
+	-addext "subjectAltName=IP:$HOST,IP:$NSADDR,DNS:localhost" \
 	-keyout "$TMP/key.pem" -out "$TMP/cert.pem" 2>"$TMP/openssl.err" ||
 	skip_all "openssl req failed: $(tail -1 "$TMP/openssl.err")"
 chmod 600 "$TMP/key.pem"
@@ -358,6 +361,7 @@ else
 	wait_line "$TMP/xvfb.disp" '^[0-9]+' 10 "$XV_PID"
 	VD=:$(head -1 "$TMP/xvfb.disp")
 	mkdir -p "$TMP/vvhome"
+	sleep 4	# logins are throttled (5 at once, then 1 per 2 s): refill
 	n0=$(t count "$LOG" connect user=alice tls=True)
 	HOME=$TMP/vvhome DISPLAY=$VD VNC_USERNAME=alice VNC_PASSWORD=$APW \
 		vncviewer -SecurityTypes X509Plain -X509CA "$TMP/cert.pem" \
@@ -373,7 +377,10 @@ else
 	check "TigerVNC (X509Plain, VNC_USERNAME/VNC_PASSWORD) connects" kill -0 "$VV_PID"
 	check "a screenshot of the viewer's Xvfb shows the backend page" test $got -eq 0
 	t banner "$TMP/a.ppm"
-	[ $got -eq 0 ] || sed 's/^/# vncviewer: /' "$TMP/vv.out" | tail -5
+	if [ $got -ne 0 ]; then
+		sed 's/^/# vncviewer: /' "$TMP/vv.out" | tail -5
+		grep -E '"(auth_ok|auth_fail|client_refused)"' "$LOG" | tail -3 | cut -c 60-260 | sed 's/^/# log: /'
+	fi
 	check "the log has TigerVNC's login as alice over TLS" \
 		test "$(t count "$LOG" connect user=alice tls=True)" -gt "$n0"
 	stop_pid "$VV_PID"; VV_PID=
@@ -455,6 +462,57 @@ if start_session "$LOG2"; then
 	GW_PID=
 else
 	not_ok "a loopback TLS session starts with the default (plain allowed)"
+fi
+
+# ---- the default on a real non-loopback address (own network namespace) ----
+# A veth carrying 10.77.0.1 in a fresh network namespace, the backend, the
+# session (no --allow-plain-vnc) and the clients all inside it.
+cat > "$TMP/ns.sh" <<'EOS'
+set -u
+res() { echo "$1 $2" >> "$TMP/ns.res"; }
+until_line() { for _ in $(seq 300); do grep -q "$2" "$1" 2>/dev/null && return 0; sleep 0.1; done; return 1; }
+ip link set lo up && ip link add cdsv0 type veth peer name cdsv1 &&
+	ip addr add "$NSADDR/24" dev cdsv0 && ip link set cdsv0 up &&
+	ip link set cdsv1 up || { res 77 "veth"; exit 0; }
+python3 "$BACKEND" --port 0 --record "$TMP/ns-ev.jsonl" > "$TMP/ns-be.out" 2>&1 &
+BE=$!
+until_line "$TMP/ns-be.out" '^ready ' || { res 77 "backend"; kill $BE; exit 0; }
+P=$(python3 -c 'import socket,sys; s=socket.socket(); s.bind((sys.argv[1],0)); print(s.getsockname()[1])' "$NSADDR")
+"$CDSGATED" run-session --backend "http://$(sed -n 's/^ready //p' "$TMP/ns-be.out")/" \
+	--listen "$NSADDR:$P" --password-file "$TMP/pw" --log "$TMP/ns.log" \
+	--tls-cert "$TMP/cert.pem" --tls-key "$TMP/key.pem" \
+	--credentials-file "$TMP/creds" > "$TMP/ns-gw.out" 2> "$TMP/ns-gw.err" &
+GW=$!
+until_line "$TMP/ns-gw.out" '^ready '; res $? "session"
+python3 "$T" loaded "$TMP/ns-ev.jsonl" 0 30; sleep 1
+python3 "$T" log "$TMP/ns.log" front_door allow_plain=False > /dev/null; res $? "front_door"
+python3 "$T" plain-vncauth "$NSADDR" "$P" > /dev/null; res $? "plain"
+for _ in 1 2 3; do
+	"$VNCTEST" --host "$NSADDR" --port "$P" --user alice --ca "$TMP/cert.pem" \
+		--password-file "$TMP/apw" --timeout 30 snapshot "$TMP/ns.ppm" > /dev/null 2>&1 &&
+		python3 "$T" banner "$TMP/ns.ppm" > /dev/null && break
+	sleep 2
+done
+python3 "$T" banner "$TMP/ns.ppm" > /dev/null 2>&1; res $? "vencrypt"
+kill -TERM $GW; wait $GW; res $? "stop"
+kill -TERM $BE; wait $BE
+EOS
+if ! unshare -n true 2>/dev/null; then
+	skip "unshare -n (network namespaces) not available"
+else
+	T=$TMP/t.py NSADDR=$NSADDR TMP=$TMP BACKEND=$BACKEND CDSGATED=$CDSGATED \
+		VNCTEST=$VNCTEST unshare -n bash "$TMP/ns.sh"
+	nsr() { awk -v k="$1" '$2 == k { print $1 }' "$TMP/ns.res"; }
+	if [ "$(nsr veth)" = 77 ] || [ "$(nsr backend)" = 77 ]; then
+		skip "no veth or backend in a network namespace here"
+	else
+		check "a session on $NSADDR (a veth, own netns) starts with TLS and no flag" \
+			test "$(nsr session)" = 0
+		check "... with plain VNC off by default" test "$(nsr front_door)" = 0
+		check "... refusing VncAuth with a reason" test "$(nsr plain)" = 0
+		check "... and serving VeNCrypt (alice sees the page)" test "$(nsr vencrypt)" = 0
+		check "... and ends with exit 0 on SIGTERM" test "$(nsr stop)" = 0
+	fi
 fi
 
 done_testing
