@@ -112,11 +112,15 @@ vnc_log_line(const char *level, const char *fmt, va_list ap)
 	size_t len;
 	uint64_t now = vnc_current ? vnc_now(vnc_current) : 0;
 
+	vsnprintf(line, sizeof(line), fmt, ap);
+	/* A relay's socketpair is not TCP: expected, not an error. */
+	if (vnc_current != NULL && vnc_current->handing_user != NULL &&
+	    strstr(line, "TCP_NODELAY") != NULL)
+		return;
 	if (!tbucket_take(&vnc_log_bucket, now)) {
 		vnc_log_quiet++;
 		return;
 	}
-	vsnprintf(line, sizeof(line), fmt, ap);
 	len = strlen(line);
 	while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == ' '))
 		line[--len] = '\0';
