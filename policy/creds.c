@@ -102,7 +102,7 @@ creds_hex(const char *s, size_t n, uint8_t *out, size_t max, size_t *outlen)
 static int
 creds_parse_hash(struct creds_entry *e, const char *sec)
 {
-	char salt[2 * CREDS_SALT_MAX + 2], key[2 * CREDS_KEY_MAX + 2];
+	char salt[2 * CREDS_SALT_MAX + 3], key[2 * CREDS_KEY_MAX + 3];	/* %130[ + NUL */
 	unsigned ln, r, p;
 	int end = 0;
 
@@ -176,7 +176,7 @@ creds_dup_user(const struct creds *c, const char *user)
 
 /* Parse every line; *lineno is where it failed. */
 static const char *
-creds_parse_lines(struct creds *c, struct buf *b, size_t *lineno)
+creds_parse_lines(struct creds *c, struct buf *b, size_t cap, size_t *lineno)
 {
 	static uint8_t eol[256];
 	const char *why;
@@ -194,7 +194,7 @@ creds_parse_lines(struct creds *c, struct buf *b, size_t *lineno)
 			len--;
 		if (len == 0 || line[0] == '#')
 			continue;
-		if (c->n == CREDS_MAX_USERS)
+		if (c->n == cap)
 			return "too many users";
 		why = creds_parse_line(&c->e[c->n], line, len);
 		explicit_bzero(line, sizeof(line));
@@ -229,16 +229,19 @@ creds_parse(struct creds **cp, const char *data, size_t len,
 	struct creds *c;
 	struct buf b;
 	const char *why;
-	size_t lineno = 0;
+	size_t lineno = 0, lines, i;
 
 	*cp = NULL;
+	for (i = 0, lines = 1; i < len && lines < CREDS_MAX_USERS + 1; i++)
+		lines += data[i] == '\n';
 	if ((c = calloc(1, sizeof(*c))) == NULL ||
-	    (c->e = calloc(CREDS_MAX_USERS, sizeof(*c->e))) == NULL) {
+	    (c->e = calloc(lines, sizeof(*c->e))) == NULL) {
 		free(c);
 		return policy_error_set(err, POLICY_ENOMEM, "out of memory");
 	}
 	buf_init(&b, data, len);
-	if ((why = creds_parse_lines(c, &b, &lineno)) != NULL) {
+	if ((why = creds_parse_lines(c, &b, lines < CREDS_MAX_USERS ? lines :
+	    CREDS_MAX_USERS, &lineno)) != NULL) {
 		creds_free(c);
 		return policy_error_set(err, POLICY_EINPUT, "%s:%zu: %s",
 		    path, lineno, why);
