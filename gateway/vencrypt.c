@@ -71,9 +71,13 @@ struct vencrypt {
 
 /* ---- small helpers -------------------------------------------------- */
 
+/* Drop n bytes from the front of w, wiping what is freed (passwords
+ * pass through these buffers). */
 static void
 vc_consume(struct wbuf *w, size_t n)
 {
+	if (w->len == 0)
+		return;		/* w->d may still be NULL */
 	if (n >= w->len) {
 		explicit_bzero(w->d, w->len);
 		w->len = 0;
