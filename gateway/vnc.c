@@ -773,6 +773,19 @@ vnc_screen_policy(struct vnc *v, rfbScreenInfoPtr s)
 	clipboard_install(s);
 }
 
+/* The library's DES (VncAuth) is libgcrypt, which initialises itself at
+ * first use: it reads /proc/sys/crypto/fips_enabled and /etc/gcrypt/
+ * and may open a syslog socket.  Do that now, before the loop (and any
+ * seccomp filter), not at the first login. */
+static void
+vnc_warm_up_des(void)
+{
+	unsigned char b[CHALLENGESIZE] = { 0 };
+	char pw[] = "warm-up";
+
+	rfbEncryptBytes(b, pw);
+}
+
 int
 vnc_open(struct vnc **vp, const struct vnc_params *prm,
     const struct vnc_ops *ops)
@@ -818,6 +831,7 @@ vnc_open(struct vnc **vp, const struct vnc_params *prm,
 	v->screen->frameBuffer = prm->framebuffer;
 	rfbSetServerVersionIdentity(v->screen, "cdsgate");  /* not the library's */
 	rfbInitServer(v->screen);
+	vnc_warm_up_des();
 	if (prm->tls != NULL)
 		vnc_front_setup(v);
 	*vp = v;
