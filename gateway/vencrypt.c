@@ -112,14 +112,27 @@ vc_fields(const struct vencrypt *c)
 	return j;
 }
 
-/* Log an event with the connection's fields plus a reason. */
+/* Log an event with the connection's fields plus a reason.  Anything a
+ * stranger can cause by connecting is rate limited (a flood of bad
+ * handshakes must not flood the log); logins are always logged. */
 static void
 vc_log(const struct vencrypt *c, const char *event, const char *reason)
 {
-	json_t *j = vc_fields(c);
+	json_t *j;
 
+	if (strcmp(event, "auth_ok") != 0 && c->prm.log_bucket != NULL &&
+	    !tbucket_take(c->prm.log_bucket, c->prm.clock())) {
+		(*c->prm.log_quiet)++;
+		return;
+	}
+	j = vc_fields(c);
 	if (reason != NULL)
 		json_object_set_new(j, "reason", json_string(reason));
+	if (c->prm.log_quiet != NULL && *c->prm.log_quiet > 0) {
+		json_object_set_new(j, "suppressed",
+		    json_integer((json_int_t)*c->prm.log_quiet));
+		*c->prm.log_quiet = 0;
+	}
 	slog_event(event, j);
 }
 

@@ -64,6 +64,10 @@ struct vencrypt_params {
 	const char		*inner_password; /* the library's VncAuth */
 	int			 allow_plain;	/* offer VncAuth too */
 	struct tbucket		*auth_bucket;	/* shared auth throttle */
+	struct tbucket		*log_bucket;	/* refusal lines (auth_ok never
+						   throttled) */
+	unsigned long		*log_quiet;	/* lines not logged, reported
+						   with the next one */
 	uint64_t		 (*clock)(void);
 };
 

@@ -458,6 +458,7 @@ vnc_front_take(struct vnc *v, struct vnc_door *d, enum vencrypt_mode mode,
 		.inner_password = v->passwords[0],
 		.allow_plain = v->prm.allow_plain,
 		.auth_bucket = &v->auth_bucket, .clock = v->prm.clock,
+		.log_bucket = &v->refuse_bucket, .log_quiet = &v->refused_quiet,
 	};
 	int i;
 

@@ -201,6 +201,20 @@ elif cmd == 'hostile':                  # HOST PORT CA: malformed handshakes
         print('# %-34s %s' % (name, 'ok' if good else 'UNEXPECTED'))
         bad += not good
     sys.exit(1 if bad else 0)
+elif cmd == 'flood':                    # HOST PORT N: N broken TLS hellos, then one more
+    host, port, n = a[0], int(a[1]), int(a[2])
+    t0 = time.time()
+    for i in range(n + 1):
+        if i == n:
+            time.sleep(1.5)     # the bucket refills; this line reports the rest
+        s = socket.create_connection((host, port), timeout=5)
+        s.sendall(b'\x16\x03\x01\x00\x08NOTAHELLO')
+        try:
+            s.recv(100)
+        except OSError:
+            pass
+        s.close()
+    print('%.2f' % (time.time() - t0))
 elif cmd == 'ws':                       # HOST PORT CA|- PATH ORIGIN -> "101 RFB..." or why not
     host, port = a[0], int(a[1])
     s = socket.create_connection((host, port), timeout=5)
@@ -436,6 +450,18 @@ check "a second login while alice holds the session is refused" grep -q "refused
 check "... as session busy" t log "$LOG" client_refused "reason=session busy"
 wait "$HOLD"
 check "alice's connection was not disturbed" test $? -eq 0
+
+# ---- a flood of broken TLS handshakes does not flood the log ------------------
+# (last on this session: it uses up the refusal-log budget)
+n0=$(t count "$LOG" client_refused)
+secs=$(t flood $HOST "$PORT" 200)
+n1=$(t count "$LOG" client_refused)
+diag "200 broken TLS hellos in $secs s: $((n1 - n0)) client_refused lines"
+check "refusal lines are rate limited (at most 20 + 5/s)" \
+	python3 -c "import sys; sys.exit(0 if $n1 - $n0 <= 20 + 5 * $secs + 2 else 1)"
+check "... and the next line reports how many were suppressed" \
+	t log "$LOG" client_refused "suppressed=[1-9]"
+check "the session survived the flood" kill -0 "$GW_PID"
 
 stop_pid "$GW_PID"
 wait "$GW_PID"

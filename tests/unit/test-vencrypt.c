@@ -88,7 +88,7 @@ static void
 door_open(struct door *d, int allow_plain)
 {
 	struct vencrypt_params prm = { tls, creds, "innerpw", allow_plain,
-	    &bucket, clk };
+	    &bucket, NULL, NULL, clk };
 	int sv[2];
 
 	memset(d, 0, sizeof(*d));
