@@ -13,7 +13,8 @@
 #   d. a client choosing plain VncAuth is refused with an RFB reason and
 #      logged; plain ws:// is refused too
 #   e. wss (Python ssl + websocket handshake) with the token and Origin
-#      gets the RFB greeting; a wrong token or Origin is refused
+#      gets the RFB greeting; a wrong token or Origin is refused; and noVNC
+#      itself in sandboxed headless Chromium shows the page over wss://
 # Then a loopback session with the default (plain allowed) serves the old
 # VncAuth client through the same door, and a session on a veth address in
 # its own network namespace shows the non-loopback default (plain off) end
@@ -39,10 +40,11 @@ GW_PID=
 BE_PID=
 XV_PID=
 VV_PID=
+PROFILE=$(mktemp -d "${TMPDIR:-/tmp}/cdsgate-tls-viewer.XXXXXX")	# outside $TMP (0700)
 cleanup() {
 	local p
 	for p in $VV_PID $XV_PID $GW_PID $BE_PID; do stop_pid "$p"; done
-	rm -rf "$TMP"
+	rm -rf "$TMP" "$PROFILE"
 }
 trap cleanup EXIT
 
@@ -113,6 +115,21 @@ elif cmd in ('mark', 'loaded'):        # mark EVENTS -> last n; loaded EVENTS SI
         if any(e.get('type') == 'load' and e.get('n', 0) > int(a[1]) for e in evs()):
             sys.exit(0)
         time.sleep(0.1)
+    sys.exit(1)
+elif cmd == 'novnc':                    # EVENTS SINCE TIMEOUT: noVNC's page saw the banner
+    end, seen = time.time() + float(a[2]), set()
+    while time.time() < end:
+        for l in open(a[0], encoding='utf-8'):
+            e = json.loads(l)
+            if e.get('type') != 'novnc' or e.get('n', 0) <= int(a[1]):
+                continue
+            seen.add(e.get('state'))
+            rgb = e.get('rgb') or [0, 0, 0]
+            if e.get('state') == 'pixel' and all(abs(x - y) <= 24 for x, y in zip(rgb, BANNER)):
+                print('# noVNC pixel at %s,%s: rgb%s' % (e.get('x'), e.get('y'), tuple(rgb)))
+                sys.exit(0)
+        time.sleep(0.2)
+    print('# noVNC states: %s' % sorted(s for s in seen if s))
     sys.exit(1)
 elif cmd == 'log':                      # LOG EVENT KEY=VALUE... (VALUE ~ regex)
     for e in log(a[0]):
@@ -309,10 +326,13 @@ check "a key that does not match the certificate is refused" test $? -eq 2
 
 # ---- backend and a session with plain VNC off -----------------------------
 EV=$TMP/events.jsonl
-python3 "$BACKEND" --port 0 --record "$EV" > "$TMP/backend.out" 2> "$TMP/backend.err" &
+NOVNC=${NOVNC:-/usr/share/novnc}
+python3 "$BACKEND" --port 0 --record "$EV" --novnc "$NOVNC" \
+	> "$TMP/backend.out" 2> "$TMP/backend.err" &
 BE_PID=$!
 wait_line "$TMP/backend.out" '^ready ' 10 "$BE_PID" || skip_all "the test backend did not start"
 BURL="http://$(sed -n 's/^ready //p' "$TMP/backend.out")/"
+BORIGIN=${BURL%/}
 
 # start_session LOG ARGS...: sets GW_PID and PORT; waits for the page
 start_session() {
@@ -468,9 +488,40 @@ wait "$GW_PID"
 check "SIGTERM ends the TLS session with exit 0" test $? -eq 0
 GW_PID=
 
+# novnc_wss: noVNC (the Debian package, served by the backend) in headless
+# Chromium as $VIEWER_USER with its sandbox on, connecting over wss:// with
+# the token.  Chromium trusts exactly our test certificate (its SPKI pinned
+# with --ignore-certificate-errors-spki-list), nothing else.
+novnc_wss() {
+	local u=${VIEWER_USER:-nobody} spki url m prof=$PROFILE/p
+	if [ ! -f "$NOVNC/core/rfb.js" ] || ! command -v setpriv >/dev/null ||
+		! id "$u" >/dev/null 2>&1; then
+		skip "noVNC over wss: noVNC, setpriv or user $u missing"
+		return
+	fi
+	spki=$(openssl x509 -in "$TMP/cert.pem" -pubkey -noout |
+		openssl pkey -pubin -outform der | openssl dgst -sha256 -binary | base64)
+	url="$BORIGIN/novnc-test?url=$(python3 -c 'import sys, urllib.parse
+print(urllib.parse.quote(sys.argv[1], safe=""))' "wss://$HOST:$PORT/?token=$TOK")&password=$(cat "$TMP/pw")"
+	mkdir -p "$prof" && chown "$u" "$prof" && chmod 755 "$PROFILE"
+	m=$(t mark "$EV")
+	setpriv --reuid="$u" --regid="$(id -g "$u")" --clear-groups \
+		env -i HOME="$prof" PATH=/usr/bin:/bin /usr/lib/chromium/chromium \
+		--headless --disable-gpu --no-first-run --disable-background-networking \
+		--disable-component-update --disable-sync --user-data-dir="$prof" \
+		--ignore-certificate-errors-spki-list="$spki" --window-size=1300,900 \
+		"$url" > "$TMP/novnc.out" 2>&1 &
+	VV_PID=$!
+	check "noVNC in Chromium over wss:// (token, allowed Origin) shows the page" \
+		t novnc "$EV" "$m" 30
+	check "... logged as a websocket connect over TLS" \
+		t log "$LOG2" connect websocket=True tls=True
+	stop_pid "$VV_PID"
+}
+
 # ---- loopback default: plain VncAuth still served, through the door ---------
 LOG2=$TMP/session2.log
-if start_session "$LOG2"; then
+if start_session "$LOG2" --ws-token-file "$TMP/tok" --ws-origins "$BORIGIN"; then
 	ok "a loopback TLS session starts with the default (plain allowed)"
 	check "the worker logs the front door with plain allowed" \
 		t log "$LOG2" front_door allow_plain=True
@@ -484,6 +535,8 @@ if start_session "$LOG2"; then
 	check "... and logged as a connect without TLS" t log "$LOG2" connect tls=False
 	vt alice "$TMP/apw" snapshot "$TMP/p2.ppm"
 	check "VeNCrypt works beside it" t banner "$TMP/p2.ppm"
+	novnc_wss
+	VV_PID=
 	stop_pid "$GW_PID"
 	GW_PID=
 else
