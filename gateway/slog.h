@@ -14,8 +14,9 @@
  * connect, disconnect (reason), auth_fail, client_refused, key_filtered,
  * button_filtered, rate_limited, rate_alarm, clipboard_dropped (size),
  * protocol_error, idle_timeout, max_duration, setup_failed, vnc_log
- * (LibVNCServer's own messages, rate limited); forwarder: forward_start,
- * net_open, net_close, net_refused.
+ * (LibVNCServer's own messages, rate limited), and the TLS front door's
+ * front_door, tls_handshake, auth_ok (docs/tls.md); forwarder:
+ * forward_start, net_open, net_close, net_refused.
  */
 #ifndef GATEWAY_SLOG_H
 #define GATEWAY_SLOG_H
