@@ -66,7 +66,8 @@
  * It holds its X connection (AF_UNIX), the MIT-SHM segment, the
  * listening TCP socket and the session log; it accepts RFB clients,
  * reads and writes them and X, and sleeps in poll().  No open, no
- * socket(), no exec, no fork, no ptrace, no shm attach. */
+ * socket() (socketpair(AF_UNIX) only, for the TLS relay), no exec, no
+ * fork, no ptrace, no shm attach. */
 static const int worker_allow[] = {
 	/* I/O on fds it has: RFB clients, X, the session log, signalfd */
 	__NR_read, __NR_write, __NR_readv, __NR_writev,
@@ -105,6 +106,9 @@ static const int worker_allow[] = {
 
 static const struct sandbox_argrule worker_checked[] = {
 	FSTAT_BY_FD,
+	/* the TLS front door hands each authenticated client to
+	   LibVNCServer through a new AF_UNIX socketpair */
+	{ __NR_socketpair, 0, ~0UL, AF_UNIX },
 	IOCTL_REQ(FIONREAD),		/* libX11: bytes queued on the X socket */
 	IOCTL_REQ(FIONBIO),
 	FCNTL_BASIC,
