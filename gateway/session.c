@@ -598,8 +598,13 @@ child_spawn(struct session *s, enum role r)
 	    "role", roles[r].name, "pid", (int)pid, "user", roles[r].user,
 	    "uid", (int)(r == ROLE_BROWSER ? s->browser_user.uid :
 	    s->worker_user.uid), "sandbox", sbn));
-	log_info("%s started, pid %d, sandbox %s", roles[r].name, (int)pid,
-	    sbn);
+	/* How each role is confined goes to stderr once, not on restarts. */
+	if (c->last_pid <= 0)
+		log_warnx("%s started, pid %d, sandbox %s", roles[r].name,
+		    (int)pid, sbn);
+	else
+		log_info("%s started, pid %d, sandbox %s", roles[r].name,
+		    (int)pid, sbn);
 	return 0;
 }
 

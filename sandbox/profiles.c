@@ -224,9 +224,12 @@ static const int deid_allow[] = {
 	   give each thread an alternate signal stack */
 	__NR_rt_sigaction, __NR_rt_sigprocmask, __NR_rt_sigreturn,
 	__NR_sigaltstack,
-	/* time, for progress and deadlines */
+	/* time, for progress and deadlines; CPU time for the report */
 	__NR_clock_gettime, __NR_gettimeofday, __NR_clock_nanosleep,
-	__NR_nanosleep,
+	__NR_nanosleep, __NR_getrusage, __NR_times,
+	/* glibc's qsort asks for the machine's memory before it sorts a
+	   large array (sysconf(_SC_PHYS_PAGES)) */
+	__NR_sysinfo,
 	/* randomness for sampling */
 	__NR_getrandom,
 	/* the end of a thread and of the process */

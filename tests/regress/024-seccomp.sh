@@ -140,6 +140,10 @@ check "live: child_start says Xvfb runs seccomp:xvfb" \
 	ev "$L" "child('xvfb')[0].get('sandbox') == 'seccomp:xvfb'"
 check "live: child_start says the browser runs none of ours (Chromium's own sandbox)" \
 	ev "$L" "child('browser')[0].get('sandbox') == 'none'"
+check "live: stderr names the worker's profile" \
+	grep -q "worker started, pid $WPID, sandbox seccomp:worker" "$TMP/live.err"
+check "live: stderr names Xvfb's profile" \
+	grep -q "xvfb started, pid $XPID, sandbox seccomp:xvfb" "$TMP/live.err"
 check "live: session_start names the mode seccomp" \
 	ev "$L" "[e for e in ev if e['event'] == 'session_start'][0].get('sandbox') == 'seccomp'"
 for r in worker:$WPID xvfb:$XPID; do

@@ -19,6 +19,7 @@
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "sandbox/sandbox.h"
@@ -252,6 +253,46 @@ body_probes(const void *arg)
 }
 
 static int
+cmp_int(const void *a, const void *b)
+{
+	int x = *(const int *)a, y = *(const int *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* What a compute process takes for granted in libc: qsort of a large
+ * array (sysinfo), localtime_r (tzset done by sandbox_enter), stdio on a
+ * handed fd (fstat, isatty probe). */
+static int
+body_libc(const void *arg)
+{
+	const size_t n = 1 << 20;
+	struct tm tm;
+	time_t now = time(NULL);
+	FILE *f;
+	int *a, fd;
+	size_t i;
+
+	(void)arg;
+	if ((a = malloc(n * sizeof(*a))) == NULL)
+		return CHILD_WRONG;
+	for (i = 0; i < n; i++)
+		a[i] = (int)((i * 2654435761u) % 1000003);
+	qsort(a, n, sizeof(*a), cmp_int);
+	for (i = 1; i < n; i++)
+		if (a[i - 1] > a[i])
+			return CHILD_WRONG;
+	free(a);
+	if (localtime_r(&now, &tm) == NULL)
+		return CHILD_WRONG;
+	if ((fd = fcntl(STDERR_FILENO, F_DUPFD_CLOEXEC, 3)) < 0 ||
+	    (f = fdopen(fd, "w")) == NULL ||
+	    fprintf(f, "%s", "") < 0 || fclose(f) != 0)
+		return CHILD_WRONG;
+	return CHILD_OK;
+}
+
+static int
 body_raise_self(const void *arg)
 {
 	(void)arg;
@@ -343,6 +384,8 @@ test_argument_checks(void)
 		{ SANDBOX_PROFILE_DEID, body_probes, "isatty -> ENOTTY, "
 		  "clone3 -> ENOSYS, fcntl(F_GETFD) allowed", 0 },
 		{ SANDBOX_PROFILE_WORKER, body_probes, "the same probes", 0 },
+		{ SANDBOX_PROFILE_DEID, body_libc, "qsort of 2^20 ints, "
+		  "localtime_r, stdio on a dup'd fd work", 0 },
 	};
 	size_t i;
 
