@@ -502,7 +502,6 @@ static void
 role_run_xvfb(struct session *s, int errfd)
 {
 	struct xvfb_params p = { s->spec->width, s->spec->height, s->xauth };
-
 	char err[120];
 
 	if (chdir("/") != 0)

@@ -20,6 +20,7 @@
 #include <stddef.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <termios.h>
@@ -32,6 +33,7 @@
 #define SOCKET_DOMAIN(d)	{ __NR_socket, 0, ~0UL, (d) }
 #define IOCTL_REQ(r)		{ __NR_ioctl, 1, 0xffffffffUL, (r) }
 #define FCNTL_CMD(c)		{ __NR_fcntl, 1, ~0UL, (c) }
+#define PRCTL_OPT(o)		{ __NR_prctl, 0, ~0UL, (o) }
 #define NO_EXEC(nr)		{ (nr), 2, PROT_EXEC, 0 }
 #define THREAD_FLAGS		(CLONE_VM | CLONE_THREAD | CLONE_SIGHAND)
 /* newfstatat(fd, "", st, AT_EMPTY_PATH) is how glibc spells fstat(). */
@@ -148,7 +150,7 @@ static const int xvfb_allow[] = {
 #ifdef __NR_dup2
 	__NR_dup2,
 #endif
-	__NR_dup3, __NR_pipe2, __NR_fcntl,
+	__NR_dup3, __NR_pipe2,
 	/* X clients over AF_UNIX (socket() is checked below) */
 	__NR_bind, __NR_listen, __NR_accept, __NR_accept4,
 	__NR_recvmsg, __NR_recvfrom, __NR_sendmsg, __NR_sendto,
@@ -168,7 +170,7 @@ static const int xvfb_allow[] = {
 #ifdef __NR_arch_prctl
 	__NR_arch_prctl,
 #endif
-	__NR_prlimit64, __NR_prctl, __NR_sched_getaffinity,
+	__NR_prlimit64, __NR_sched_getaffinity,
 	__NR_sched_yield, __NR_uname,
 	/* time */
 	__NR_clock_gettime, __NR_gettimeofday, __NR_nanosleep,
@@ -190,6 +192,13 @@ static const struct sandbox_argrule xvfb_checked[] = {
 	IOCTL_REQ(FIONREAD),
 	IOCTL_REQ(FIONBIO),
 	IOCTL_REQ(TIOCGWINSZ),
+	FCNTL_BASIC,
+	FCNTL_CMD(F_DUPFD),		/* /bin/sh's redirections */
+	/* prctl: only questions (libcap asks what it may do), thread names */
+	PRCTL_OPT(PR_CAPBSET_READ), PRCTL_OPT(PR_GET_SECUREBITS),
+	PRCTL_OPT(PR_GET_NO_NEW_PRIVS), PRCTL_OPT(PR_GET_DUMPABLE),
+	PRCTL_OPT(PR_SET_NAME), PRCTL_OPT(PR_GET_NAME),
+	PRCTL_OPT(PR_CAP_AMBIENT),	/* it has no capability to raise */
 };
 
 static const struct sandbox_errno xvfb_deny[] = {
