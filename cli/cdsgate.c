@@ -18,6 +18,15 @@ static const struct cmd_entry *const cmd_table[] = {
 	&cmd_deid_assess_entry,
 	&cmd_deid_anonymize_entry,
 	&cmd_sample_generate_entry,
+	&cmd_recipient_add_entry,
+	&cmd_recipient_list_entry,
+	&cmd_recipient_disable_entry,
+	&cmd_dataset_list_entry,
+	&cmd_dataset_show_entry,
+	&cmd_audit_keygen_entry,
+	&cmd_audit_verify_entry,
+	&cmd_audit_list_entry,
+	&cmd_audit_show_entry,
 	NULL
 };
 

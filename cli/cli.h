@@ -26,6 +26,15 @@ struct cmd_entry {
 extern const struct cmd_entry cmd_deid_assess_entry;
 extern const struct cmd_entry cmd_deid_anonymize_entry;
 extern const struct cmd_entry cmd_sample_generate_entry;
+extern const struct cmd_entry cmd_recipient_add_entry;
+extern const struct cmd_entry cmd_recipient_list_entry;
+extern const struct cmd_entry cmd_recipient_disable_entry;
+extern const struct cmd_entry cmd_dataset_list_entry;
+extern const struct cmd_entry cmd_dataset_show_entry;
+extern const struct cmd_entry cmd_audit_keygen_entry;
+extern const struct cmd_entry cmd_audit_verify_entry;
+extern const struct cmd_entry cmd_audit_list_entry;
+extern const struct cmd_entry cmd_audit_show_entry;
 
 /* Print "cdsgate: msg" to stderr; returns EXIT_BAD_INPUT. */
 int	cli_usage_error(const char *usage, const char *fmt, ...)

@@ -2,10 +2,14 @@
  * cli/cmd-deid-anonymize.c — `cdsgate deid anonymize`: find the optimal
  * transformation under the privacy criteria, write the de-identified CSV
  * and the report whose gate says whether it may be released.
- * Untrusted input; output files are written atomically or not at all.
+ * Untrusted input, parsed and searched in the deid worker
+ * (cli/deid-worker.c); this process opens the files, renames the output
+ * into place and prints: files are written atomically or not at all.
  */
 #include "config.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,6 +19,7 @@
 
 #include "cli/cli.h"
 #include "cli/deid-args.h"
+#include "cli/deid-worker.h"
 #include "deid/output.h"
 #include "deid/report.h"
 
@@ -111,59 +116,93 @@ anon_gate(struct deid_anon_report *rep)
 }
 
 static void
-anon_print(const struct deid_anon_report *rep)
+anon_print(FILE *f, const struct deid_anon_report *rep)
 {
 	const struct deid_engine *e = rep->e;
 	size_t j;
 
 	if (!rep->res->found) {
-		printf("no solution: %s\n", rep->reasons[0]);
+		fprintf(f, "no solution: %s\n", rep->reasons[0]);
 		return;
 	}
-	printf("transformation:");
+	fprintf(f, "transformation:");
 	for (j = 0; j < e->nqi; j++)
-		printf(" %s=%u", e->ds->cols[e->qi[j].col].name,
+		fprintf(f, " %s=%u", e->ds->cols[e->qi[j].col].name,
 		    rep->res->levels[j]);
-	printf("\nrecords %llu, suppressed %llu\n",
+	fprintf(f, "\nrecords %llu, suppressed %llu\n",
 	    (unsigned long long)e->ds->nrows,
 	    (unsigned long long)rep->res->eval.suppressed_records);
-	printf("quality: loss %.2f%%, non-uniform entropy %.2f%%\n",
+	fprintf(f, "quality: loss %.2f%%, non-uniform entropy %.2f%%\n",
 	    100 * (1 - rep->loss.geometric), 100 * (1 - rep->loss.entropy));
-	printf("sample uniques: before %llu, after %llu\n",
+	fprintf(f, "sample uniques: before %llu, after %llu\n",
 	    (unsigned long long)rep->before.sample_uniques,
 	    (unsigned long long)rep->after.sample_uniques);
-	printf("lattice: %llu nodes, %llu checked; search %.1f ms, all %.1f ms\n",
+	fprintf(f, "lattice: %llu nodes, %llu checked; search %.1f ms, all %.1f ms\n",
 	    (unsigned long long)rep->res->nodes,
 	    (unsigned long long)rep->res->evaluated, rep->search_ms,
 	    rep->elapsed_ms);
-	printf("gate: %s\n", rep->gate_passed ? "PASSED" :
+	fprintf(f, "gate: %s\n", rep->gate_passed ? "PASSED" :
 	    "FAILED - must not be released");
 	for (j = 0; j < rep->nreasons; j++)
-		printf("  %s\n", rep->reasons[j]);
+		fprintf(f, "  %s\n", rep->reasons[j]);
 }
 
-/* Write output CSV, then report; on a failed report remove the CSV. */
+/* In the worker: the released table to the descriptor the parent opened
+ * (the temp file of its atomic write). */
 static int
-anon_write(const struct deid_args *a, const struct deid_engine *e,
-    const struct deid_node_ws *ws, json_t *report, struct deid_error *err)
+anon_table(const char *name, const struct deid_engine *e, int fd,
+    const struct deid_node_ws *ws, struct deid_error *err)
 {
-	char *s;
-	int r = DEID_OK;
+	FILE *f;
+	int dfd, r;
 
-	if (a->output != NULL && ws != NULL && (r = deid_output_write(a->output,
-	    e, ws->classes, ws->supp->suppressed, err)) != DEID_OK)
-		return r;
-	s = json_dumps(report, JSON_INDENT(2) | JSON_REAL_PRECISION(17));
-	if (s == NULL)
-		r = DEID_ENOMEM;
-	else if (a->report != NULL)
-		r = deid_write_file(a->report, s, err);
-	if (r == DEID_OK && a->json)
-		puts(s);
-	free(s);
-	if (r != DEID_OK && a->output != NULL && ws != NULL)
-		unlink(a->output);
+	if (fd < 0)
+		return deid_error_set(err, DEID_EINTERNAL, name, 0, 0,
+		    "no output descriptor");
+	if ((dfd = fcntl(fd, F_DUPFD_CLOEXEC, 0)) < 0)
+		return deid_error_set(err, DEID_EIO, name, 0, 0, "%s",
+		    strerror(errno));
+	if ((f = fdopen(dfd, "w")) == NULL) {
+		close(dfd);
+		return DEID_ENOMEM;
+	}
+	r = deid_output_write_fp(f, name, e, ws->classes, ws->supp->suppressed,
+	    err);
+	if (fclose(f) != 0 && r == DEID_OK)
+		r = deid_error_set(err, DEID_EIO, name, 0, 0, "write failed: %s",
+		    strerror(errno));
 	return r;
+}
+
+/* In the worker: the table, the report JSON and what to print, into res. */
+static int
+anon_emit(const struct deid_args *a, const struct deid_engine *e, int out_fd,
+    const struct deid_node_ws *ws, json_t *report,
+    const struct deid_anon_report *rep, struct deid_result *res)
+{
+	char *s, *text = NULL;
+	size_t len = 0;
+	FILE *f;
+	int r;
+
+	if (a->output != NULL && ws != NULL) {
+		if ((r = anon_table(a->output, e, out_fd, ws, &res->err)) !=
+		    DEID_OK)
+			return r;
+		res->wrote_output = 1;
+	}
+	s = json_dumps(report, JSON_INDENT(2) | JSON_REAL_PRECISION(17));
+	if ((r = dres_take(&res->report, s, s ? strlen(s) : 0)) != DEID_OK)
+		return r;
+	if ((f = open_memstream(&text, &len)) == NULL)
+		return DEID_ENOMEM;
+	if (a->json) {
+		fwrite(res->report.d, 1, res->report.len, f);
+		fputc('\n', f);
+	} else
+		anon_print(f, rep);
+	fclose(f);
+	return dres_take(&res->out, text, len);
 }
 
 static double
@@ -208,58 +247,51 @@ out:
 	return r;
 }
 
-static int
-cmd_deid_anonymize(int argc, char **argv)
+/* The job, in the deid worker: read, search, re-check, report. */
+static void
+anon_job(struct deid_args *a, struct deid_inputs *in, struct deid_result *res)
 {
-	struct deid_args a = { .usage = cmd_deid_anonymize_entry.usage };
-	struct deid_error err = { .msg = "" };
 	struct deid_dataset *ds = NULL;
 	struct deid_engine *e = NULL;
 	struct deid_hist *h = NULL;
-	struct deid_search_result res;
+	struct deid_search_result sr;
 	struct deid_anon_report rep;
 	struct deid_node_ws ws = { 0 };
 	json_t *o = NULL;
 	double t0 = now_ms(), t1;
-	int r, rc;
+	int r;
 
 	memset(&rep, 0, sizeof(rep));
-	if ((rc = dargs_parse(&a, argc, argv)) != 0 ||
-	    (rc = anon_check_args(&a)) != 0)
-		return rc;
-	deid_risk_init();
-	if ((r = dargs_load(&a, 1, &ds, &e, &err)) != DEID_OK) {
-		rc = dargs_error(r, &err, 1);
+	if ((r = dargs_load(a, in, &ds, &e, &res->err)) != DEID_OK) {
+		dres_fail(res, r, 1);
 		goto out;
 	}
 	r = DEID_ENOMEM;
 	if ((h = deid_hist_alloc(64)) == NULL ||
 	    dargs_bottom_hist(e, h) != DEID_OK ||
-	    anon_side(&a, h, &rep.before) != DEID_OK)
+	    anon_side(a, h, &rep.before) != DEID_OK)
 		goto fail;
 	t1 = now_ms();
-	if ((r = deid_search(e, &a.sopts, &res, &err)) != DEID_OK)
+	if ((r = deid_search(e, &a->sopts, &sr, &res->err)) != DEID_OK)
 		goto fail;
 	rep.search_ms = now_ms() - t1;
 	rep.e = e;
-	rep.opts = &a.sopts;
-	rep.res = &res;
+	rep.opts = &a->sopts;
+	rep.res = &sr;
 	rep.loss.geometric = rep.loss.arithmetic = rep.loss.entropy = NAN;
-	if (res.found && (r = anon_finish(&a, e, &rep, &ws, h)) != DEID_OK)
+	if (sr.found && (r = anon_finish(a, e, &rep, &ws, h)) != DEID_OK)
 		goto fail;
 	anon_gate(&rep);
 	rep.elapsed_ms = now_ms() - t0;
-	rep.output = res.found ? a.output : NULL;
+	rep.output = sr.found ? a->output : NULL;
 	o = deid_report_anonymize(&rep);
-	if ((r = anon_write(&a, e, res.found ? &ws : NULL, o, &err))
-	    != DEID_OK)
+	if ((r = anon_emit(a, e, in->out_fd, sr.found ? &ws : NULL, o, &rep,
+	    res)) != DEID_OK)
 		goto fail;
-	if (!a.json)
-		anon_print(&rep);
-	rc = rep.gate_passed ? EXIT_GATE_PASSED : EXIT_GATE_FAILED;
+	res->exit_code = rep.gate_passed ? EXIT_GATE_PASSED : EXIT_GATE_FAILED;
 	goto out;
 fail:
-	rc = dargs_error(r, &err, 0);
+	dres_fail(res, r, 0);
 out:
 	json_decref(o);
 	free(rep.before.residual);
@@ -268,6 +300,68 @@ out:
 	deid_hist_free(h);
 	deid_engine_free(e);
 	deid_dataset_free(ds);
+}
+
+/* In the parent: the table renamed into place, then the report, then
+ * the printout; a failure anywhere leaves no output file. */
+static int
+anon_commit(const struct deid_args *a, struct deid_atomic *out,
+    struct deid_result *res)
+{
+	struct deid_error err = { .msg = "" };
+	const char *s;
+	int r;
+
+	if (res->status != DEID_OK || !res->wrote_output)
+		deid_atomic_abort(out);
+	if (res->status != DEID_OK)
+		return dargs_error(res->status, &res->err, res->reading);
+	if (res->wrote_output && (r = deid_atomic_commit(out, &err)) !=
+	    DEID_OK)
+		return dargs_error(r, &err, 0);
+	if (wbuf_cstr(&res->report, &s) != BUF_OK)
+		r = DEID_ENOMEM;
+	else if (a->report != NULL)
+		r = deid_write_file(a->report, s, &err);
+	else
+		r = DEID_OK;
+	if (r != DEID_OK) {
+		if (res->wrote_output)
+			unlink(a->output);
+		return dargs_error(r, &err, 0);
+	}
+	if (res->out.len > 0)
+		fwrite(res->out.d, 1, res->out.len, stdout);
+	return res->exit_code;
+}
+
+static int
+cmd_deid_anonymize(int argc, char **argv)
+{
+	struct deid_args a = { .usage = cmd_deid_anonymize_entry.usage };
+	struct deid_error err = { .msg = "" };
+	struct deid_atomic out;
+	struct deid_inputs in;
+	struct deid_result res;
+	int r, rc;
+
+	memset(&out, 0, sizeof(out));
+	if ((rc = dargs_parse(&a, argc, argv)) != 0 ||
+	    (rc = anon_check_args(&a)) != 0)
+		return rc;
+	deid_risk_init();
+	if ((r = dargs_open(&a, 1, &in, &err)) != DEID_OK)
+		return dargs_error(r, &err, 1);
+	if (a.output != NULL &&
+	    (r = deid_atomic_open(&out, a.output, &err)) != DEID_OK) {
+		dargs_close(&in);
+		return dargs_error(r, &err, 0);
+	}
+	in.out_fd = a.output != NULL ? fileno(out.f) : -1;
+	dres_init(&res);
+	dw_run(&a, &in, anon_job, &res);
+	rc = anon_commit(&a, &out, &res);
+	dres_free(&res);
 	return rc;
 }
 

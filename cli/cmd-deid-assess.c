@@ -1,7 +1,8 @@
 /*
  * cli/cmd-deid-assess.c — `cdsgate deid assess`: population-uniqueness
  * risk of a table as it is, for one or more population sizes, by every
- * model.  Untrusted input; prints JSON (--json) or a readable summary.
+ * model.  Untrusted input, parsed in the deid worker (cli/deid-worker.c);
+ * prints JSON (--json) or a readable summary.
  */
 #include "config.h"
 
@@ -10,33 +11,97 @@
 
 #include "cli/cli.h"
 #include "cli/deid-args.h"
+#include "cli/deid-worker.h"
 #include "deid/report.h"
 
 static void
-assess_print(const struct deid_hist *h, json_t *pops)
+assess_print(FILE *f, const struct deid_hist *h, json_t *pops)
 {
-	size_t i;
-	json_t *p;
+	static const char *m[] = { "pitman", "zayatz", "snb", "dankar" };
+	size_t i, k;
+	json_t *p, *fr;
 
-	printf("records %llu, classes %llu, sample uniques %llu (%.2f%%)\n",
-	    (unsigned long long)h->n, (unsigned long long)h->u,
+	fprintf(f, "records %llu, classes %llu, sample uniques %llu "
+	    "(%.2f%%)\n", (unsigned long long)h->n, (unsigned long long)h->u,
 	    (unsigned long long)h->c1, 100.0 * (double)h->c1 / (double)h->n);
 	json_array_foreach(pops, i, p) {
-		printf("population %.6g:\n", json_real_value(
+		fprintf(f, "population %.6g:\n", json_real_value(
 		    json_object_get(p, "population")));
-		const char *m[] = { "pitman", "zayatz", "snb", "dankar" };
-		for (size_t k = 0; k < 4; k++) {
-			json_t *f = json_object_get(json_object_get(p, m[k]),
+		for (k = 0; k < 4; k++) {
+			fr = json_object_get(json_object_get(p, m[k]),
 			    "fraction");
-			if (json_is_real(f))
-				printf("  %-7s PU fraction %.6g\n", m[k],
-				    json_real_value(f));
+			if (json_is_real(fr))
+				fprintf(f, "  %-7s PU fraction %.6g\n", m[k],
+				    json_real_value(fr));
 			else
-				printf("  %-7s failed: %s\n", m[k],
+				fprintf(f, "  %-7s failed: %s\n", m[k],
 				    json_string_value(json_object_get(
 				    json_object_get(p, m[k]), "error")));
 		}
 	}
+}
+
+/* The assessment as JSON, or NULL when out of memory. */
+static json_t *
+assess_json(const struct deid_args *a, const struct deid_hist *h)
+{
+	json_t *o = json_object(), *pops = json_array();
+	size_t i;
+
+	if (o == NULL || pops == NULL) {
+		json_decref(o);
+		json_decref(pops);
+		return NULL;
+	}
+	json_object_set_new(o, "records", json_integer((json_int_t)h->n));
+	json_object_set_new(o, "classes", json_integer((json_int_t)h->u));
+	json_object_set_new(o, "sample_uniques", json_integer((json_int_t)h->c1));
+	for (i = 0; i < a->npop; i++)
+		json_array_append_new(pops, deid_report_population(h, a->pop[i]));
+	json_object_set_new(o, "populations", pops);
+	return o;
+}
+
+/* The job, in the deid worker: read the table, estimate, say it. */
+static void
+assess_job(struct deid_args *a, struct deid_inputs *in,
+    struct deid_result *res)
+{
+	struct deid_dataset *ds = NULL;
+	struct deid_engine *e = NULL;
+	struct deid_hist *h = NULL;
+	json_t *o = NULL;
+	char *text = NULL, *s;
+	size_t len = 0;
+	FILE *f;
+	int r;
+
+	if ((r = dargs_load(a, in, &ds, &e, &res->err)) != DEID_OK) {
+		dres_fail(res, r, 1);
+		goto out;
+	}
+	if ((h = deid_hist_alloc(64)) == NULL ||
+	    dargs_bottom_hist(e, h) != DEID_OK ||
+	    (o = assess_json(a, h)) == NULL ||
+	    (f = open_memstream(&text, &len)) == NULL) {
+		dres_fail(res, DEID_ENOMEM, 0);
+		goto out;
+	}
+	if (a->json) {
+		s = json_dumps(o, JSON_COMPACT | JSON_REAL_PRECISION(17));
+		fprintf(f, "%s\n", s ? s : "");
+		free(s);
+	} else
+		assess_print(f, h, json_object_get(o, "populations"));
+	fclose(f);
+	if ((r = dres_take(&res->out, text, len)) != DEID_OK)
+		dres_fail(res, r, 0);
+	res->exit_code = 0;
+out:
+	json_decref(o);
+	deid_hist_free(h);
+	deid_engine_free(e);
+	deid_dataset_free(ds);
 }
 
 static int
@@ -44,44 +109,25 @@ cmd_deid_assess(int argc, char **argv)
 {
 	struct deid_args a = { .usage = cmd_deid_assess_entry.usage };
 	struct deid_error err = { .msg = "" };
-	struct deid_dataset *ds = NULL;
-	struct deid_engine *e = NULL;
-	struct deid_hist *h = NULL;
-	json_t *o = NULL, *pops;
-	size_t i;
+	struct deid_inputs in;
+	struct deid_result res;
 	int r, rc;
 
 	if ((rc = dargs_parse(&a, argc, argv)) != 0)
 		return rc;
 	deid_risk_init();
-	if ((r = dargs_load(&a, 0, &ds, &e, &err)) != DEID_OK) {
-		rc = dargs_error(r, &err, 1);
-		goto out;
+	if ((r = dargs_open(&a, 0, &in, &err)) != DEID_OK)
+		return dargs_error(r, &err, 1);
+	dres_init(&res);
+	dw_run(&a, &in, assess_job, &res);
+	if (res.status != DEID_OK)
+		rc = dargs_error(res.status, &res.err, res.reading);
+	else {
+		if (res.out.len > 0)
+			fwrite(res.out.d, 1, res.out.len, stdout);
+		rc = res.exit_code;
 	}
-	if ((h = deid_hist_alloc(64)) == NULL || dargs_bottom_hist(e, h) != DEID_OK) {
-		rc = dargs_error(DEID_ENOMEM, &err, 0);
-		goto out;
-	}
-	o = json_object();
-	json_object_set_new(o, "records", json_integer((json_int_t)h->n));
-	json_object_set_new(o, "classes", json_integer((json_int_t)h->u));
-	json_object_set_new(o, "sample_uniques", json_integer((json_int_t)h->c1));
-	pops = json_array();
-	for (i = 0; i < a.npop; i++)
-		json_array_append_new(pops, deid_report_population(h, a.pop[i]));
-	json_object_set_new(o, "populations", pops);
-	if (a.json) {
-		char *s = json_dumps(o, JSON_COMPACT | JSON_REAL_PRECISION(17));
-		puts(s);
-		free(s);
-	} else
-		assess_print(h, pops);
-	rc = 0;
-out:
-	json_decref(o);
-	deid_hist_free(h);
-	deid_engine_free(e);
-	deid_dataset_free(ds);
+	dres_free(&res);
 	return rc;
 }
 

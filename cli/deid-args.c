@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "cli/cli.h"
 #include "cli/deid-args.h"
@@ -26,7 +27,8 @@
 enum {
 	OPT_DATA = 256, OPT_QI, OPT_IDENT, OPT_SENS, OPT_HDIR, OPT_HIER,
 	OPT_SEP, OPT_POP, OPT_JSON, OPT_OUTPUT, OPT_REPORT, OPT_PUT,
-	OPT_PUMODEL, OPT_K, OPT_SUPP, OPT_QUALITY, OPT_RESID, OPT_THREADS
+	OPT_PUMODEL, OPT_K, OPT_SUPP, OPT_QUALITY, OPT_RESID, OPT_THREADS,
+	OPT_NO_SANDBOX, OPT_SANDBOX_DEBUG
 };
 
 static const struct option deid_longopts[] = {
@@ -48,6 +50,10 @@ static const struct option deid_longopts[] = {
 	{ "quality", required_argument, NULL, OPT_QUALITY },
 	{ "residual", required_argument, NULL, OPT_RESID },
 	{ "threads", required_argument, NULL, OPT_THREADS },
+	/* hidden, for debugging: parse in the CLI process itself, or make a
+	   seccomp violation report the syscall instead of killing */
+	{ "no-sandbox", no_argument, NULL, OPT_NO_SANDBOX },
+	{ "sandbox-debug", no_argument, NULL, OPT_SANDBOX_DEBUG },
 	{ NULL, 0, NULL, 0 }
 };
 
@@ -145,6 +151,8 @@ args_named(struct deid_args *a, int opt, char *arg)
 	case OPT_JSON:	a->json = 1; break;
 	case OPT_OUTPUT: a->output = arg; break;
 	case OPT_REPORT: a->report = arg; break;
+	case OPT_NO_SANDBOX: a->no_sandbox = 1; break;
+	case OPT_SANDBOX_DEBUG: a->sandbox_debug = 1; break;
 	case OPT_SEP:
 		if (strlen(arg) != 1 || arg[0] == '"' || arg[0] == '\n' ||
 		    arg[0] == '\r')
@@ -265,6 +273,91 @@ hierarchy_path(const struct deid_args *a, const char *attr, char **path,
 	return DEID_OK;
 }
 
+/* Open one file for the worker; a failure is kept in in, not returned. */
+static void
+input_open(struct deid_input *in, const char *path)
+{
+	snprintf(in->name, sizeof(in->name), "%s", path);
+	if (strlen(path) >= sizeof(in->name))
+		in->status = deid_error_set(&in->err, DEID_EINPUT, NULL, 0, 0,
+		    "path too long: %.64s...", path);
+	else
+		in->status = deid_file_open(path, &in->fd, &in->err);
+}
+
+/* Find and open QI i's hierarchy; the outcome is kept in in->hier[i]. */
+static void
+open_hierarchy(const struct deid_args *a, size_t i, int need,
+    struct deid_inputs *in)
+{
+	struct deid_input *h = &in->hier[i];
+	char *path;
+
+	if ((h->status = hierarchy_path(a, a->qi[i], &path, &h->err)) !=
+	    DEID_OK)
+		return;
+	if (path == NULL && need)
+		h->status = deid_error_set(&h->err, DEID_EINPUT, NULL, 0, 0,
+		    "no hierarchy for quasi-identifier \"%s\" (use "
+		    "--hierarchies DIR or --hierarchy %s=FILE)",
+		    a->qi[i], a->qi[i]);
+	else if (path != NULL)
+		input_open(h, path);
+	free(path);
+}
+
+int
+dargs_open(const struct deid_args *a, int need_hier, struct deid_inputs *in,
+    struct deid_error *err)
+{
+	size_t i;
+
+	memset(in, 0, sizeof(*in));
+	in->data.fd = in->out_fd = -1;
+	for (i = 0; i < MAX_LIST; i++)
+		in->hier[i].fd = -1;
+	input_open(&in->data, a->data);
+	if (in->data.status != DEID_OK) {
+		*err = in->data.err;
+		return in->data.status;
+	}
+	for (i = 0; i < a->nqi; i++)
+		open_hierarchy(a, i, need_hier, in);
+	return DEID_OK;
+}
+
+void
+dargs_close(struct deid_inputs *in)
+{
+	size_t i;
+
+	if (in->data.fd >= 0)
+		close(in->data.fd);
+	in->data.fd = -1;
+	for (i = 0; i < MAX_LIST; i++) {
+		if (in->hier[i].fd >= 0)
+			close(in->hier[i].fd);
+		in->hier[i].fd = -1;
+	}
+}
+
+/* Read one input the parent opened (or report why it could not). */
+static int
+input_read(struct deid_input *in, char **data, size_t *len,
+    struct deid_error *err)
+{
+	int r;
+
+	if (in->status != DEID_OK) {
+		*err = in->err;
+		return in->status;
+	}
+	r = deid_fd_read(in->fd, in->name, data, len, err);
+	close(in->fd);
+	in->fd = -1;
+	return r;
+}
+
 /* Set one list of columns to a type; unknown names are input errors. */
 static int
 set_types(struct deid_dataset *ds, char **names, size_t n,
@@ -286,32 +379,30 @@ set_types(struct deid_dataset *ds, char **names, size_t n,
 	return DEID_OK;
 }
 
-/* Bind every QI to its hierarchy (or the flat one when allowed). */
+/* Bind every QI to its hierarchy (or the flat one when it has none). */
 static int
-bind_qis(const struct deid_args *a, struct deid_dataset *ds, int need,
-    struct deid_error *err)
+bind_qis(const struct deid_args *a, struct deid_inputs *in,
+    struct deid_dataset *ds, struct deid_error *err)
 {
 	struct deid_hierarchy *h;
-	char *path;
-	size_t i;
+	char *data;
+	size_t i, len;
 	long c;
 	int r;
 
 	for (i = 0; i < a->nqi; i++) {
 		c = deid_dataset_column(ds, a->qi[i]);
-		if ((r = hierarchy_path(a, a->qi[i], &path, err)) != DEID_OK)
-			return r;
-		if (path == NULL && need)
-			return deid_error_set(err, DEID_EINPUT, NULL, 0, 0,
-			    "no hierarchy for quasi-identifier \"%s\" (use "
-			    "--hierarchies DIR or --hierarchy %s=FILE)",
-			    a->qi[i], a->qi[i]);
-		if (path == NULL) {
-			r = deid_dataset_bind_flat(ds, (size_t)c, err);
+		if (in->hier[i].status == DEID_OK && in->hier[i].fd < 0) {
+			if ((r = deid_dataset_bind_flat(ds, (size_t)c, err))
+			    != DEID_OK)
+				return r;
 			continue;
 		}
-		r = deid_hierarchy_read(path, &a->csv, &h, err);
-		free(path);
+		if ((r = input_read(&in->hier[i], &data, &len, err)) != DEID_OK)
+			return r;
+		r = deid_hierarchy_parse(data, len, in->hier[i].name, &a->csv,
+		    &h, err);
+		free(data);
 		if (r != DEID_OK ||
 		    (r = deid_dataset_bind(ds, (size_t)c, h, err)) != DEID_OK)
 			return r;
@@ -321,14 +412,21 @@ bind_qis(const struct deid_args *a, struct deid_dataset *ds, int need,
 
 /* Load the data, type its columns, bind hierarchies, build the engine. */
 int
-dargs_load(const struct deid_args *a, int need_hier, struct deid_dataset **dsp,
-    struct deid_engine **ep, struct deid_error *err)
+dargs_load(const struct deid_args *a, struct deid_inputs *in,
+    struct deid_dataset **dsp, struct deid_engine **ep,
+    struct deid_error *err)
 {
+	char *data;
+	size_t len;
 	int r;
 
 	*dsp = NULL;
 	*ep = NULL;
-	if ((r = deid_dataset_read(a->data, &a->csv, dsp, err)) != DEID_OK)
+	if ((r = input_read(&in->data, &data, &len, err)) != DEID_OK)
+		return r;
+	r = deid_dataset_parse(data, len, in->data.name, &a->csv, dsp, err);
+	free(data);
+	if (r != DEID_OK)
 		return r;
 	if ((r = set_types(*dsp, (char **)a->qi, a->nqi, DEID_ATTR_QUASI,
 	    err)) != DEID_OK ||
@@ -336,7 +434,7 @@ dargs_load(const struct deid_args *a, int need_hier, struct deid_dataset **dsp,
 	    DEID_ATTR_IDENTIFYING, err)) != DEID_OK ||
 	    (r = set_types(*dsp, (char **)a->sens, a->nsens,
 	    DEID_ATTR_SENSITIVE, err)) != DEID_OK ||
-	    (r = bind_qis(a, *dsp, need_hier, err)) != DEID_OK)
+	    (r = bind_qis(a, in, *dsp, err)) != DEID_OK)
 		return r;
 	return deid_engine_alloc(*dsp, ep, err);
 }

@@ -11,6 +11,26 @@
 #include "deid/search.h"
 
 #define MAX_LIST	64
+#define DEID_NAME_MAX	512	/* a path as carried to the worker */
+
+/* One input file the parent opened for the worker, or why it could not:
+ * an error is kept and reported where the worker would have read the
+ * file, so messages come in the same order as when reading directly. */
+struct deid_input {
+	int			fd;		/* -1: none (see status) */
+	int			status;		/* DEID_OK or the open error */
+	struct deid_error	err;
+	char			name[DEID_NAME_MAX];	/* path, for messages */
+};
+
+/* Everything the worker reads or writes, opened by the parent. */
+struct deid_inputs {
+	struct deid_input	data;
+	struct deid_input	hier[MAX_LIST];	/* [i] belongs to qi[i]; fd -1
+						   and DEID_OK: no file (flat) */
+	int			out_fd;		/* anonymize: the temp file of
+						   --output, or -1 */
+};
 
 struct deid_args {
 	const char		*data;
@@ -33,15 +53,24 @@ struct deid_args {
 	double			 resid_n[MAX_LIST], resid_b[MAX_LIST];
 	size_t			 nresid;
 	const char		*usage;
+	int			 no_sandbox;	/* hidden --no-sandbox: no worker */
+	int			 sandbox_debug;	/* hidden --sandbox-debug */
 };
 
 int	dargs_parse(struct deid_args *a, int argc, char **argv);
 /* Print a library error as "cdsgate: file:line: msg"; map to the exit
  * code (an unreadable input file is bad input while reading). */
 int	dargs_error(int r, const struct deid_error *err, int reading);
-/* Load the data, type its columns, bind hierarchies, build the engine;
- * need_hier: every QI must have a hierarchy. */
-int	dargs_load(const struct deid_args *a, int need_hier,
+/* In the parent: open the data file (an error is returned at once: it is
+ * read first) and each QI's hierarchy (errors kept in in->hier[i]). */
+int	dargs_open(const struct deid_args *a, int need_hier,
+	    struct deid_inputs *in, struct deid_error *err);
+/* Close every descriptor in `in` that is still open. */
+void	dargs_close(struct deid_inputs *in);
+/* In the worker: read the data and hierarchies from the descriptors in
+ * `in` (no open()), type the columns, bind the hierarchies (a QI without
+ * a file gets the flat one), build the engine. */
+int	dargs_load(const struct deid_args *a, struct deid_inputs *in,
 	    struct deid_dataset **dsp, struct deid_engine **ep,
 	    struct deid_error *err);
 /* Histogram of the bottom classes: the table as it is. */

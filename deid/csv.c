@@ -503,71 +503,90 @@ read_full(int fd, char *d, size_t n)
 	return (ssize_t)got;
 }
 
-/* Open without blocking on FIFOs and refuse anything but a regular file,
- * so a path to a device or pipe cannot hang or flood the worker. */
+/* Refuse anything but a regular file, so a path to a device or pipe
+ * cannot hang or flood the reader. */
 static int
-file_open(const char *path, int *fdp, struct stat *st,
+check_regular(int fd, const char *name, struct stat *st,
     struct deid_error *err)
 {
 	const char *why = NULL;
-	int fd;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-	if (fd < 0)
-		return deid_error_set(err, DEID_EIO, path, 0, 0, "%s",
-		    strerror(errno));
 	if (fstat(fd, st) != 0)
 		why = strerror(errno);
 	else if (S_ISDIR(st->st_mode))
 		why = strerror(EISDIR);
 	else if (!S_ISREG(st->st_mode))
 		why = "not a regular file";
-	if (why != NULL) {
-		deid_error_set(err, DEID_EIO, path, 0, 0, "%s", why);
+	if (why != NULL)
+		return deid_error_set(err, DEID_EIO, name, 0, 0, "%s", why);
+	return DEID_OK;
+}
+
+/* Open without blocking on FIFOs; only regular files are accepted. */
+int
+deid_file_open(const char *path, int *fdp, struct deid_error *err)
+{
+	struct stat st;
+	int fd, r;
+
+	*fdp = -1;
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	if (fd < 0)
+		return deid_error_set(err, DEID_EIO, path, 0, 0, "%s",
+		    strerror(errno));
+	if ((r = check_regular(fd, path, &st, err)) != DEID_OK) {
 		close(fd);
-		return DEID_EIO;
+		return r;
 	}
 	*fdp = fd;
 	return DEID_OK;
 }
 
 /* Whole file in one buffer: the parsers work on memory, and a snapshot
- * of st_size bytes cannot change under them. */
+ * of st_size bytes cannot change under them.  No open(): a sandboxed
+ * reader gets its descriptors handed over. */
 int
-deid_file_read(const char *path, char **datap, size_t *lenp,
+deid_fd_read(int fd, const char *name, char **datap, size_t *lenp,
     struct deid_error *err)
 {
 	struct stat st;
 	char *d = NULL;
 	ssize_t got;
-	int fd = -1, r;
+	int r;
 
 	*datap = NULL;
 	*lenp = 0;
-	if ((r = file_open(path, &fd, &st, err)) != DEID_OK)
+	if ((r = check_regular(fd, name, &st, err)) != DEID_OK)
 		return r;
-	if ((uintmax_t)st.st_size >= SIZE_MAX) {
-		r = deid_error_set(err, DEID_ELIMIT, path, 0, 0,
+	if ((uintmax_t)st.st_size >= SIZE_MAX)
+		return deid_error_set(err, DEID_ELIMIT, name, 0, 0,
 		    "file too large");
-		goto out;
-	}
-	if ((d = malloc((size_t)st.st_size + 1)) == NULL) {
-		r = deid_error_set(err, DEID_ENOMEM, path, 0, 0,
+	if ((d = malloc((size_t)st.st_size + 1)) == NULL)
+		return deid_error_set(err, DEID_ENOMEM, name, 0, 0,
 		    "out of memory");
-		goto out;
-	}
 	if ((got = read_full(fd, d, (size_t)st.st_size)) < 0) {
-		r = deid_error_set(err, DEID_EIO, path, 0, 0, "%s",
+		r = deid_error_set(err, DEID_EIO, name, 0, 0, "%s",
 		    strerror(errno));
-		goto out;
+		free(d);
+		return r;
 	}
 	d[got] = '\0';
 	*datap = d;
 	*lenp = (size_t)got;
-	d = NULL;	/* transferred */
-	r = DEID_OK;
-out:
-	free(d);
+	return DEID_OK;
+}
+
+int
+deid_file_read(const char *path, char **datap, size_t *lenp,
+    struct deid_error *err)
+{
+	int fd, r;
+
+	*datap = NULL;
+	*lenp = 0;
+	if ((r = deid_file_open(path, &fd, err)) != DEID_OK)
+		return r;
+	r = deid_fd_read(fd, path, datap, lenp, err);
 	close(fd);
 	return r;
 }

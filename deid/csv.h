@@ -48,5 +48,12 @@ char	deid_csv_detect(const void *data, size_t len);
  * the NUL).  Errors name the path. */
 int	deid_file_read(const char *path, char **datap, size_t *lenp,
 	    struct deid_error *err);
+/* The two halves: open a regular file read-only (close-on-exec, never
+ * blocking on a FIFO), and read a whole regular file from a descriptor
+ * (left open; name is for errors) — what a sandboxed reader that may not
+ * open() gets handed. */
+int	deid_file_open(const char *path, int *fdp, struct deid_error *err);
+int	deid_fd_read(int fd, const char *name, char **datap, size_t *lenp,
+	    struct deid_error *err);
 
 #endif

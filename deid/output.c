@@ -169,25 +169,54 @@ output_rows(FILE *f, const struct deid_engine *e, const struct deid_classes *c,
 	}
 }
 
+/* Which QI, if any, each column is (-1: not a QI); malloc'd. */
+static int *
+qi_columns(const struct deid_engine *e)
+{
+	int *qi_of_col;
+	size_t i;
+
+	if ((qi_of_col = malloc(e->ds->ncols * sizeof(int))) == NULL)
+		return NULL;
+	for (i = 0; i < e->ds->ncols; i++)
+		qi_of_col[i] = -1;
+	for (i = 0; i < e->nqi; i++)
+		qi_of_col[e->qi[i].col] = (int)i;
+	return qi_of_col;
+}
+
+int
+deid_output_write_fp(FILE *f, const char *name, const struct deid_engine *e,
+    const struct deid_classes *c, const uint8_t *suppressed,
+    struct deid_error *err)
+{
+	int *qi_of_col;
+
+	if ((qi_of_col = qi_columns(e)) == NULL)
+		return DEID_ENOMEM;
+	output_rows(f, e, c, suppressed, qi_of_col);
+	free(qi_of_col);
+	errno = 0;
+	if (fflush(f) != 0 || ferror(f))
+		return deid_error_set(err, DEID_EIO, name, 0, 0,
+		    "write failed: %s", strerror(errno ? errno : EIO));
+	return DEID_OK;
+}
+
 int
 deid_output_write(const char *path, const struct deid_engine *e,
     const struct deid_classes *c, const uint8_t *suppressed,
     struct deid_error *err)
 {
 	struct deid_atomic a;
-	int *qi_of_col, r;
-	size_t i;
+	int r;
 
-	if ((qi_of_col = malloc(e->ds->ncols * sizeof(int))) == NULL)
-		return DEID_ENOMEM;
-	for (i = 0; i < e->ds->ncols; i++)
-		qi_of_col[i] = -1;
-	for (i = 0; i < e->nqi; i++)
-		qi_of_col[e->qi[i].col] = (int)i;
-	if ((r = deid_atomic_open(&a, path, err)) == DEID_OK) {
-		output_rows(a.f, e, c, suppressed, qi_of_col);
-		r = deid_atomic_commit(&a, err);
+	if ((r = deid_atomic_open(&a, path, err)) != DEID_OK)
+		return r;
+	if ((r = deid_output_write_fp(a.f, path, e, c, suppressed, err)) !=
+	    DEID_OK) {
+		deid_atomic_abort(&a);
+		return r;
 	}
-	free(qi_of_col);
-	return r;
+	return deid_atomic_commit(&a, err);
 }

@@ -36,6 +36,12 @@ int	deid_output_write(const char *path, const struct deid_engine *e,
 	    const struct deid_classes *c, const uint8_t *suppressed,
 	    struct deid_error *err);
 
+/* The same into an open stream (flushed; name is for errors): the
+ * sandboxed worker writes to a descriptor the parent opened. */
+int	deid_output_write_fp(FILE *f, const char *name,
+	    const struct deid_engine *e, const struct deid_classes *c,
+	    const uint8_t *suppressed, struct deid_error *err);
+
 /* One CSV field, quoted per RFC 4180 when it needs to be. */
 int	deid_csv_put_field(FILE *f, const char *s, char sep);
 

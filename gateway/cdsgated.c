@@ -17,6 +17,7 @@
 
 #include <jansson.h>
 
+#include "api/api.h"
 #include "gateway/session.h"
 #include "policy/chromium.h"
 #include "policy/spec.h"
@@ -49,6 +50,10 @@ static const struct cmd_entry cmd_table[] = {
 	{ "browser-policy", "--backend URL",
 	  "print the managed Chromium policy a session would get",
 	  cmd_browser_policy },
+	{ "api", "--socket PATH --store FILE [--custodian-group NAME] "
+	  "[--auditor-group NAME]",
+	  "run the admin API (HTTP+JSON on a UNIX socket) in the foreground",
+	  api_serve_cmd },
 	{ NULL, NULL, NULL, NULL }
 };
 

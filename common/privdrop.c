@@ -1,5 +1,5 @@
 /*
- * gateway/privdrop.c — looking up the session users and dropping to them.
+ * common/privdrop.c — looking up the session users and dropping to them.
  *
  * Runs in the supervisor (root) and in its children between fork() and
  * exec()/worker_main().  No untrusted input: only the passwd/group
@@ -15,7 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "gateway/privdrop.h"
+#include "common/privdrop.h"
 
 int
 privdrop_require_root(char *msg, size_t msglen)

@@ -1,0 +1,122 @@
+/*
+ * api/api.h — the admin API: custodians and auditors talk to cdsgate
+ * through HTTP+JSON on a UNIX socket, authorised by the peer's
+ * credentials (SO_PEERCRED / SO_PEERGROUPS), never by anything the
+ * client says about itself.
+ *
+ * The api process is unprivileged and single-threaded: libmicrohttpd is
+ * driven from its own poll loop (no library threads, so a seccomp filter
+ * can be loaded before it starts).  It owns the state store.
+ *
+ * Inside api/: http.c (server, request bodies, replies), route.c (the
+ * registration table and dispatch), field.c (typed JSON field checks),
+ * one file per resource (recipients.c, datasets.c, health.c), and
+ * serve.c (the `cdsgated api` command: socket, privilege drop).
+ */
+#ifndef API_API_H
+#define API_API_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+#include <jansson.h>
+
+#include "audit/keyholder.h"
+#include "store/store.h"
+
+#define API_MAX_BODY		(1024 * 1024)	/* bytes; more => 413 */
+#define API_MAX_PATH		256
+#define API_MAX_PARAMS		2		/* {x} segments per route */
+#define API_MAX_CONNECTIONS	64
+
+enum api_role {
+	API_ROLE_NONE,		/* connected, but no cdsgate group: 403 */
+	API_ROLE_AUDITOR,	/* read everything, change nothing */
+	API_ROLE_CUSTODIAN	/* everything (root is a custodian) */
+};
+
+struct api_config {
+	int		 listen_fd;	/* bound, listening AF_UNIX socket */
+	const char	*listen_desc;	/* socket path, for messages */
+	const char	*store_path;
+	gid_t		 custodian_gid;	/* (gid_t)-1: nobody but root */
+	gid_t		 auditor_gid;	/* (gid_t)-1: no auditors */
+	struct keyholder *audit;	/* every change is recorded there */
+};
+
+/* What a handler gets: one request, already authorised. */
+struct api_req {
+	struct store	*store;
+	struct keyholder *audit;
+	const char	*method;
+	const char	*path;
+	char		 params[API_MAX_PARAMS][STORE_ID_MAX];
+	json_t		*body;		/* parsed JSON object or NULL */
+	pid_t		 peer_pid;
+	uid_t		 peer_uid;
+	enum api_role	 role;
+	/* the reply, set by api_reply/api_error */
+	unsigned	 status;
+	char		*reply;		/* malloc'd body */
+	const char	*reply_type;
+};
+
+/* `cdsgated api --socket PATH --store FILE ...` (api/serve.c). */
+int	api_serve_cmd(int argc, char **argv);
+
+/* Run the API until SIGTERM/SIGINT; returns the process exit status. */
+int	api_main(const struct api_config *cfg);
+
+/* Set the reply: status + JSON (stolen reference).  Returns 0. */
+int	api_reply(struct api_req *r, unsigned status, json_t *body);
+/* {"error": {"status", "code", "message"}}.  Returns 0. */
+int	api_error(struct api_req *r, unsigned status, const char *code,
+	    const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+/* A plain-text reply (metrics).  Takes ownership of text. */
+int	api_reply_text(struct api_req *r, unsigned status, char *text,
+	    const char *type);
+/* The 4xx/5xx reply for a store status (404, 409, 422, 507 ...). */
+int	api_store_error(struct api_req *r, int store_status,
+	    const char *what);
+
+/*
+ * Record a change in the audit log *before* it is made (data stolen),
+ * with the peer's uid and pid.  If that fails the change must not be
+ * made: a 503 reply is set, -1 returned, and the API accepts no further
+ * changes (api_read_only()).  When the change is then refused by the
+ * store, api_audit_refused() records "<type>.refused" with the reason.
+ */
+int	api_audit(struct api_req *r, const char *type, json_t *data);
+void	api_audit_refused(struct api_req *r, const char *type, int status);
+int	api_read_only(void);
+
+/* Dispatch one request through the route table (api/route.c). */
+void	api_dispatch(struct api_req *r);
+/* Count a finished request in the metrics. */
+void	api_count_reply(unsigned status);
+unsigned long	api_replies(unsigned status_class);	/* 2, 4, 5 */
+
+/*
+ * Typed fields of the request body (api/field.c).  Each returns 0, or
+ * sets a 400/422 reply naming the field and returns -1.  `required` = 0
+ * leaves *out unchanged when the field is absent.
+ */
+int	field_id(struct api_req *r, const char *key, int required, char *out);
+int	field_string(struct api_req *r, const char *key, int required,
+	    size_t maxlen, char *out, size_t outlen);
+int	field_uint(struct api_req *r, const char *key, int required,
+	    unsigned long min, unsigned long max, unsigned long *out);
+/* Refuse keys not in the NULL-terminated list (typos must not pass). */
+int	field_only(struct api_req *r, const char *const *allowed);
+
+/* The route handlers (one file per resource). */
+int	recipients_list(struct api_req *r);
+int	recipients_add(struct api_req *r);
+int	recipients_show(struct api_req *r);
+int	recipients_disable(struct api_req *r);
+int	datasets_list(struct api_req *r);
+int	datasets_show(struct api_req *r);
+int	health_show(struct api_req *r);
+int	metrics_show(struct api_req *r);
+
+#endif

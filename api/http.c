@@ -1,0 +1,421 @@
+/*
+ * api/http.c — the admin API's HTTP side: libmicrohttpd on an inherited
+ * UNIX socket, driven from our own poll loop; who the peer is (from the
+ * kernel, SO_PEERCRED/SO_PEERGROUPS); bounded request bodies; JSON
+ * replies.
+ *
+ * Trust: unprivileged; parses untrusted HTTP (libmicrohttpd) and JSON
+ * (jansson) from local users, bounded by API_MAX_BODY and
+ * API_MAX_CONNECTIONS.  A peer without a cdsgate group is refused before
+ * its body is read.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <microhttpd.h>
+
+#include "api/api.h"
+#include "common/buf.h"
+
+#ifndef SO_PEERGROUPS
+#define SO_PEERGROUPS	59
+#endif
+#define MAX_PEER_GROUPS	256
+
+/* Per-request state between libmicrohttpd's calls. */
+struct http_req {
+	struct api_req	 req;
+	struct wbuf	 body;
+	int		 too_large;
+	int		 refused;	/* 401/403 decided at the headers */
+};
+
+static struct {
+	const struct api_config	*cfg;
+	struct store		*store;
+	unsigned long		 replies[6];	/* by status class */
+	int			 read_only;	/* the audit log failed */
+} api;
+
+int
+api_read_only(void)
+{
+	return api.read_only;
+}
+
+int
+api_audit(struct api_req *r, const char *type, json_t *data)
+{
+	char err[512];
+	int rc;
+
+	json_object_set_new(data, "by_uid", json_integer(r->peer_uid));
+	json_object_set_new(data, "by_pid", json_integer(r->peer_pid));
+	rc = keyholder_append(r->audit, type, data, NULL, err, sizeof(err));
+	json_decref(data);
+	if (rc == 0)
+		return 0;
+	api.read_only = 1;
+	fprintf(stderr, "cdsgated api: %s: no further changes accepted\n",
+	    err);
+	return api_error(r, 503, "audit", "the change could not be audited "
+	    "(%s), so it was not made; the API accepts no further changes",
+	    err), -1;
+}
+
+void
+api_audit_refused(struct api_req *r, const char *type, int status)
+{
+	char t[64];
+
+	snprintf(t, sizeof(t), "%s.refused", type);
+	(void)api_audit(r, t, json_pack("{s:s}", "reason",
+	    store_strerror(status)));
+}
+
+void
+api_count_reply(unsigned status)
+{
+	if (status / 100 < 6)
+		api.replies[status / 100]++;
+}
+
+unsigned long
+api_replies(unsigned status_class)
+{
+	return status_class < 6 ? api.replies[status_class] : 0;
+}
+
+int
+api_reply(struct api_req *r, unsigned status, json_t *body)
+{
+	free(r->reply);
+	r->status = status;
+	r->reply = json_dumps(body, JSON_COMPACT | JSON_SORT_KEYS);
+	r->reply_type = "application/json";
+	json_decref(body);
+	if (r->reply == NULL) {
+		r->status = 500;
+		r->reply = strdup("{\"error\":{\"status\":500,\"code\":"
+		    "\"internal\",\"message\":\"out of memory\"}}");
+	}
+	return 0;
+}
+
+int
+api_reply_text(struct api_req *r, unsigned status, char *text,
+    const char *type)
+{
+	free(r->reply);
+	r->status = status;
+	r->reply = text;
+	r->reply_type = type;
+	return 0;
+}
+
+int
+api_error(struct api_req *r, unsigned status, const char *code,
+    const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	return api_reply(r, status, json_pack("{s:{s:i, s:s, s:s}}", "error",
+	    "status", (int)status, "code", code, "message", msg));
+}
+
+int
+api_store_error(struct api_req *r, int st, const char *what)
+{
+	static const struct { int st; unsigned http; const char *code; }
+	    map[] = {
+		{ STORE_ENOTFOUND, 404, "not_found" },
+		{ STORE_EEXIST, 409, "exists" },
+		{ STORE_EINVAL, 422, "invalid" },
+		{ STORE_EGATE, 409, "gate" },
+		{ STORE_ESTATE, 409, "state" },
+		{ STORE_ELIMIT, 409, "limit" },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(map) / sizeof(map[0]); i++)
+		if (map[i].st == st)
+			return api_error(r, map[i].http, map[i].code, "%s: %s",
+			    what, store_strerror(st));
+	return api_error(r, 503, "store", "%s: %s (%s)", what,
+	    store_strerror(st), store_errmsg(r->store));
+}
+
+/* Is gid among the peer's groups (primary or supplementary)? */
+static int
+peer_in_group(int fd, gid_t primary, gid_t want)
+{
+	gid_t groups[MAX_PEER_GROUPS];
+	socklen_t len = sizeof(groups);
+	size_t i;
+
+	if (want == (gid_t)-1)
+		return 0;
+	if (primary == want)
+		return 1;
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, groups, &len) != 0)
+		return 0;	/* fail closed: unknown groups grant nothing */
+	for (i = 0; i < len / sizeof(gid_t); i++)
+		if (groups[i] == want)
+			return 1;
+	return 0;
+}
+
+/* The peer's role, from the kernel's view of the connection. */
+static int
+peer_identify(struct MHD_Connection *c, struct api_req *r)
+{
+	const union MHD_ConnectionInfo *ci;
+	struct ucred uc;
+	socklen_t len = sizeof(uc);
+
+	r->role = API_ROLE_NONE;
+	ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+	if (ci == NULL || getsockopt(ci->connect_fd, SOL_SOCKET, SO_PEERCRED,
+	    &uc, &len) != 0)
+		return -1;
+	r->peer_pid = uc.pid;
+	r->peer_uid = uc.uid;
+	if (uc.uid == 0 || peer_in_group(ci->connect_fd, uc.gid,
+	    api.cfg->custodian_gid))
+		r->role = API_ROLE_CUSTODIAN;
+	else if (peer_in_group(ci->connect_fd, uc.gid, api.cfg->auditor_gid))
+		r->role = API_ROLE_AUDITOR;
+	return 0;
+}
+
+/* Parse the collected body: an object, or nothing. */
+static int
+body_parse(struct MHD_Connection *c, struct http_req *h)
+{
+	const char *type;
+	json_error_t je;
+
+	if (h->body.len == 0)
+		return 0;
+	type = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
+	    MHD_HTTP_HEADER_CONTENT_TYPE);
+	if (type == NULL || strncasecmp(type, "application/json", 16) != 0 ||
+	    (type[16] != '\0' && type[16] != ';'))
+		return api_error(&h->req, 415, "media_type", "a request "
+		    "body must be Content-Type: application/json"), -1;
+	h->req.body = json_loadb((const char *)h->body.d, h->body.len,
+	    JSON_REJECT_DUPLICATES, &je);
+	if (h->req.body == NULL)
+		return api_error(&h->req, 400, "bad_json",
+		    "request body: line %d column %d: %s", je.line, je.column,
+		    je.text), -1;
+	if (!json_is_object(h->req.body))
+		return api_error(&h->req, 400, "bad_json",
+		    "request body: expected a JSON object"), -1;
+	return 0;
+}
+
+/* Queue h's reply on the connection. */
+static enum MHD_Result
+send_reply(struct MHD_Connection *c, struct http_req *h)
+{
+	struct MHD_Response *resp;
+	const char *text = h->req.reply != NULL ? h->req.reply : "";
+	enum MHD_Result ret;
+
+	resp = MHD_create_response_from_buffer(strlen(text), (void *)text,
+	    MHD_RESPMEM_MUST_COPY);
+	if (resp == NULL)
+		return MHD_NO;
+	MHD_add_response_header(resp, "Content-Type", h->req.reply_type !=
+	    NULL ? h->req.reply_type : "application/json");
+	MHD_add_response_header(resp, "Cache-Control", "no-store");
+	ret = MHD_queue_response(c, h->req.status, resp);
+	MHD_destroy_response(resp);
+	api_count_reply(h->req.status);
+	return ret;
+}
+
+/* First call for a request: who is it, may they ask at all? */
+static struct http_req *
+req_begin(struct MHD_Connection *c, const char *url, const char *method)
+{
+	struct http_req *h;
+
+	if ((h = calloc(1, sizeof(*h))) == NULL)
+		return NULL;
+	wbuf_init(&h->body, API_MAX_BODY);
+	h->req.store = api.store;
+	h->req.audit = api.cfg->audit;
+	h->req.method = method;
+	h->req.path = url;
+	if (peer_identify(c, &h->req) != 0) {
+		api_error(&h->req, 401, "unauthenticated",
+		    "the peer's credentials could not be read");
+		h->refused = 1;
+	} else if (h->req.role == API_ROLE_NONE) {
+		api_error(&h->req, 403, "forbidden", "uid %u is neither root "
+		    "nor in the custodian or auditor group",
+		    (unsigned)h->req.peer_uid);
+		h->refused = 1;
+	}
+	return h;
+}
+
+/* Collect one chunk of the body, up to API_MAX_BODY. */
+static void
+req_chunk(struct http_req *h, const char *data, size_t n)
+{
+	if (h->refused || h->too_large)
+		return;
+	if (wbuf_put(&h->body, data, n) != BUF_OK) {
+		h->too_large = 1;
+		api_error(&h->req, 413, "too_large",
+		    "request body over %d bytes", API_MAX_BODY);
+	}
+}
+
+static enum MHD_Result
+on_request(void *cls, struct MHD_Connection *c, const char *url,
+    const char *method, const char *version, const char *data,
+    size_t *data_size, void **con_cls)
+{
+	struct http_req *h = *con_cls;
+
+	(void)cls;
+	(void)version;
+	if (h == NULL) {
+		if ((*con_cls = h = req_begin(c, url, method)) == NULL)
+			return MHD_NO;
+		return MHD_YES;
+	}
+	if (*data_size != 0) {
+		req_chunk(h, data, *data_size);
+		*data_size = 0;
+		return MHD_YES;
+	}
+	if (!h->refused && !h->too_large && body_parse(c, h) == 0)
+		api_dispatch(&h->req);
+	return send_reply(c, h);
+}
+
+static void
+on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
+    enum MHD_RequestTerminationCode toe)
+{
+	struct http_req *h = *con_cls;
+
+	(void)cls;
+	(void)c;
+	(void)toe;
+	if (h == NULL)
+		return;
+	json_decref(h->req.body);
+	free(h->req.reply);
+	wbuf_free(&h->body);
+	free(h);
+	*con_cls = NULL;
+}
+
+/* A signalfd for the signals that end the API. */
+static int
+signals_fd(void)
+{
+	sigset_t set;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGHUP);
+	if (sigprocmask(SIG_BLOCK, &set, NULL) != 0)
+		return -1;
+	signal(SIGPIPE, SIG_IGN);
+	return signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
+}
+
+static struct MHD_Daemon *
+http_start(int listen_fd)
+{
+	return MHD_start_daemon(MHD_USE_EPOLL | MHD_USE_ERROR_LOG, 0, NULL,
+	    NULL, on_request, NULL,
+	    MHD_OPTION_LISTEN_SOCKET, listen_fd,
+	    MHD_OPTION_CONNECTION_LIMIT, (unsigned)API_MAX_CONNECTIONS,
+	    MHD_OPTION_CONNECTION_TIMEOUT, 30u,
+	    MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)64 * 1024,
+	    MHD_OPTION_NOTIFY_COMPLETED, on_completed, NULL,
+	    MHD_OPTION_END);
+}
+
+/* poll() on the daemon's epoll fd and the signals until a signal. */
+static int
+http_loop(struct MHD_Daemon *d, int sigfd)
+{
+	const union MHD_DaemonInfo *di;
+	struct pollfd pfd[2];
+	MHD_UNSIGNED_LONG_LONG to;
+	int ms;
+
+	di = MHD_get_daemon_info(d, MHD_DAEMON_INFO_EPOLL_FD);
+	if (di == NULL)
+		return -1;
+	pfd[0].fd = di->epoll_fd;
+	pfd[0].events = POLLIN;
+	pfd[1].fd = sigfd;
+	pfd[1].events = POLLIN;
+	for (;;) {
+		ms = MHD_get_timeout(d, &to) == MHD_YES ?
+		    (to > 60000 ? 60000 : (int)to) : 60000;
+		if (poll(pfd, 2, ms) < 0 && errno != EINTR)
+			return -1;
+		if (pfd[1].revents & POLLIN)
+			return 0;
+		MHD_run(d);
+	}
+}
+
+int
+api_main(const struct api_config *cfg)
+{
+	struct MHD_Daemon *d = NULL;
+	char err[512];
+	int sigfd = -1, rc = 1;
+
+	api.cfg = cfg;
+	if (store_open(cfg->store_path, &api.store, err, sizeof(err)) !=
+	    STORE_OK) {
+		fprintf(stderr, "cdsgated api: store: %s\n", err);
+		return 1;
+	}
+	if ((sigfd = signals_fd()) < 0 || (d = http_start(cfg->listen_fd))
+	    == NULL) {
+		fprintf(stderr, "cdsgated api: cannot start the HTTP server "
+		    "on %s\n", cfg->listen_desc);
+		goto out;
+	}
+	printf("ready %s\n", cfg->listen_desc);
+	fflush(stdout);
+	if (http_loop(d, sigfd) == 0)
+		rc = 0;
+out:
+	if (d != NULL)
+		MHD_stop_daemon(d);
+	if (sigfd >= 0)
+		close(sigfd);
+	store_close(api.store);
+	return rc;
+}

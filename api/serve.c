@@ -1,0 +1,188 @@
+/*
+ * api/serve.c — `cdsgated api`: set up and run the admin API in the
+ * foreground.
+ *
+ * Runs as root or as the api user.  As root it binds the socket, then
+ * drops to the `cdsgate-api` user (privdrop) with NO_NEW_PRIVS before it
+ * opens the store or reads a byte from a client.  Trust: the operator's
+ * arguments only; clients are api/http.c's business.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <grp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "api/api.h"
+#include "common/privdrop.h"
+
+#define API_USER	"cdsgate-api"
+
+struct serve_args {
+	const char	*socket_path, *store_path;
+	const char	*custodian_group, *auditor_group;
+	const char	*audit_log, *audit_key;
+};
+
+static int
+serve_usage(void)
+{
+	fprintf(stderr, "usage: cdsgated api --socket PATH --store FILE "
+	    "--audit-log FILE --audit-key FILE\n"
+	    "       [--custodian-group NAME] [--auditor-group NAME]\n");
+	return 2;
+}
+
+static int
+serve_parse(int argc, char **argv, struct serve_args *a)
+{
+	int i;
+
+	a->custodian_group = "cdsgate-custodian";
+	a->auditor_group = "cdsgate-auditor";
+	for (i = 0; i < argc; i++) {
+		const char **dst = NULL;
+
+		if (strcmp(argv[i], "--socket") == 0)
+			dst = &a->socket_path;
+		else if (strcmp(argv[i], "--store") == 0)
+			dst = &a->store_path;
+		else if (strcmp(argv[i], "--custodian-group") == 0)
+			dst = &a->custodian_group;
+		else if (strcmp(argv[i], "--auditor-group") == 0)
+			dst = &a->auditor_group;
+		else if (strcmp(argv[i], "--audit-log") == 0)
+			dst = &a->audit_log;
+		else if (strcmp(argv[i], "--audit-key") == 0)
+			dst = &a->audit_key;
+		if (dst == NULL || i + 1 >= argc) {
+			fprintf(stderr, "cdsgated api: %s: %s\n", argv[i],
+			    dst == NULL ? "unknown option" : "needs a value");
+			return -1;
+		}
+		*dst = argv[++i];
+	}
+	if (a->socket_path == NULL || a->store_path == NULL ||
+	    a->audit_log == NULL || a->audit_key == NULL) {
+		fprintf(stderr, "cdsgated api: --socket, --store, --audit-log "
+		    "and --audit-key are required (every change is audited)\n");
+		return -1;
+	}
+	return 0;
+}
+
+/* A group's gid, or (gid_t)-1 (nobody) when it does not exist. */
+static gid_t
+group_gid(const char *name)
+{
+	struct group *g = getgrnam(name);
+
+	return g != NULL ? g->gr_gid : (gid_t)-1;
+}
+
+/* Bind the UNIX socket; a stale one (nobody listening) is replaced. */
+static int
+serve_bind(const char *path)
+{
+	struct sockaddr_un sun = { .sun_family = AF_UNIX };
+	int fd;
+
+	if (strlen(path) >= sizeof(sun.sun_path)) {
+		fprintf(stderr, "cdsgated api: socket path too long\n");
+		return -1;
+	}
+	memcpy(sun.sun_path, path, strlen(path) + 1);
+	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) < 0)
+		return -1;
+	if (connect(fd, (struct sockaddr *)&sun, sizeof(sun)) == 0) {
+		fprintf(stderr, "cdsgated api: %s: another API is listening\n",
+		    path);
+		close(fd);
+		return -1;
+	}
+	unlink(path);
+	/* Anyone may connect: each request is authorised by the peer's
+	   credentials (api/http.c), which a socket mode cannot express
+	   for two groups. */
+	if (bind(fd, (struct sockaddr *)&sun, sizeof(sun)) != 0 ||
+	    chmod(path, 0666) != 0 || listen(fd, 64) != 0) {
+		fprintf(stderr, "cdsgated api: %s: %s\n", path,
+		    strerror(errno));
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* As root: become the api user for good. */
+static int
+serve_drop(void)
+{
+	struct privdrop_user u;
+	const char *what = NULL;
+	char msg[256];
+
+	if (getuid() != 0)
+		return 0;
+	if (privdrop_lookup(API_USER, NULL, &u, msg, sizeof(msg)) != 0) {
+		fprintf(stderr, "cdsgated api: %s\n", msg);
+		return -1;
+	}
+	if (privdrop_to(&u, &what) != 0 ||
+	    prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) {
+		fprintf(stderr, "cdsgated api: dropping to %s: %s: %s\n",
+		    API_USER, what != NULL ? what : "NO_NEW_PRIVS",
+		    strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+int
+api_serve_cmd(int argc, char **argv)
+{
+	struct serve_args a = { 0 };
+	struct api_config cfg = { 0 };
+	struct keyholder kh;
+	char err[512];
+	int rc;
+
+	if (serve_parse(argc, argv, &a) != 0)
+		return serve_usage();
+	cfg.custodian_gid = group_gid(a.custodian_group);
+	cfg.auditor_gid = group_gid(a.auditor_group);
+	cfg.store_path = a.store_path;
+	cfg.listen_desc = a.socket_path;
+	/* The key holder first: without an audit log nothing starts. */
+	if (keyholder_start(a.audit_log, a.audit_key, &kh, err,
+	    sizeof(err)) != 0) {
+		fprintf(stderr, "cdsgated api: %s\n", err);
+		return 1;
+	}
+	cfg.audit = &kh;
+	if ((cfg.listen_fd = serve_bind(a.socket_path)) < 0) {
+		keyholder_stop(&kh);
+		return 1;
+	}
+	if (serve_drop() != 0) {
+		unlink(a.socket_path);
+		keyholder_stop(&kh);
+		return 1;
+	}
+	umask(077);	/* the store and its WAL: the api user's only */
+	rc = api_main(&cfg);
+	close(cfg.listen_fd);
+	if (keyholder_stop(&kh) != 0) {
+		fprintf(stderr, "cdsgated api: the audit key holder did not "
+		    "close the log cleanly\n");
+		rc = 1;
+	}
+	return rc;
+}

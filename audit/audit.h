@@ -1,0 +1,126 @@
+/*
+ * audit/audit.h — the tamper-evident audit log: JSON lines chained by
+ * SHA-256, with checkpoints signed with Ed25519 (OpenSSL), and a signed
+ * head file beside the log so that cutting its tail is evident too.
+ *
+ * A record is one line (compact JSON, sorted keys):
+ *
+ *   {"data":{...},"prev":"<hex>","seq":N,"time":"2026-11-25T09:00:00Z",
+ *    "type":"dataset.import"}
+ *
+ * where prev is the SHA-256 of the previous line's bytes (without its
+ * newline; 64 zeros for the first).  Every `checkpoint_every` records and
+ * on close a checkpoint record is appended whose data is
+ * {"key": <key id>, "sig": <base64 Ed25519 over the checkpoint message>};
+ * the message is "cdsgate-audit-checkpoint v1\n<seq>\n<prev>\n", so one
+ * signature vouches for everything before it.  After each checkpoint the
+ * head file (<log>.head, replaced atomically) holds the last seq, the
+ * hash of that line, and a signature over
+ * "cdsgate-audit-head v1\n<seq>\n<hash>\n".
+ *
+ * Signing goes through a struct audit_signer: in the daemon that is a
+ * request to the key-holder process (the only one with the private key);
+ * in tests and tools it is a key in memory.
+ *
+ * Library code: no logging, no exit; AUDIT_* status codes and a message.
+ */
+#ifndef AUDIT_AUDIT_H
+#define AUDIT_AUDIT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <jansson.h>
+
+#define AUDIT_SIG_LEN		64	/* Ed25519 */
+#define AUDIT_PUB_LEN		32
+#define AUDIT_KEYID_LEN		16	/* hex chars of SHA-256(public key) */
+#define AUDIT_LINE_MAX		(64 * 1024)
+
+enum audit_status {
+	AUDIT_OK = 0,
+	AUDIT_EIO,		/* read/write/fsync failed (disk full, ...) */
+	AUDIT_EINVAL,		/* bad argument */
+	AUDIT_EKEY,		/* key file unreadable, wrong type or mode */
+	AUDIT_ESIGN,		/* the signer failed */
+	AUDIT_ECORRUPT,		/* the existing log is broken: refuse to append */
+	AUDIT_ETAMPER		/* verify found a modification (see report) */
+};
+
+const char	*audit_strerror(int status);
+
+/* Who signs checkpoints. */
+struct audit_signer {
+	int	(*sign)(void *ctx, const uint8_t *msg, size_t len,
+		    uint8_t sig[AUDIT_SIG_LEN]);
+	void	*ctx;
+	char	 key_id[AUDIT_KEYID_LEN + 1];
+};
+
+/* ---- keys (audit/key.c) ---- */
+
+struct audit_key;	/* an Ed25519 key pair or public key (OpenSSL) */
+
+/* Generate a key pair; write the private key (PEM, 0600, refused if it
+ * exists) and the public key (PEM, 0644). */
+int	audit_key_generate(const char *priv_path, const char *pub_path,
+	    char *err, size_t errlen);
+/* Load a private key (refused when group/world-readable) or public key. */
+int	audit_key_load_private(const char *path, struct audit_key **out,
+	    char *err, size_t errlen);
+int	audit_key_load_public(const char *path, struct audit_key **out,
+	    char *err, size_t errlen);
+void	audit_key_free(struct audit_key *k);		/* NULL: no-op */
+/* A signer over an in-memory private key (borrowed, must outlive it). */
+void	audit_key_signer(struct audit_key *k, struct audit_signer *s);
+void	audit_key_id(const struct audit_key *k, char id[AUDIT_KEYID_LEN + 1]);
+int	audit_key_verify(const struct audit_key *k, const uint8_t *msg,
+	    size_t len, const uint8_t sig[AUDIT_SIG_LEN]);	/* 1 = valid */
+
+/* ---- writing (audit/log.c) ---- */
+
+struct audit_log;
+
+/*
+ * Open (create) the log for appending.  An existing log's tail is read
+ * to continue the chain: its last line must parse and its seq/prev must
+ * be consistent, or AUDIT_ECORRUPT (never append to a broken chain).
+ */
+int	audit_log_open(const char *path, const struct audit_signer *signer,
+	    unsigned checkpoint_every, struct audit_log **out, char *err,
+	    size_t errlen);
+/* Append one record (data is stolen; NULL = {}), written and fsync'd. */
+int	audit_log_append(struct audit_log *l, const char *type, json_t *data,
+	    char *err, size_t errlen);
+/* Append a signed checkpoint and replace the head file. */
+int	audit_log_checkpoint(struct audit_log *l, char *err, size_t errlen);
+/* Checkpoint (if anything was written since the last one) and close. */
+int	audit_log_close(struct audit_log *l, char *err, size_t errlen);
+uint64_t audit_log_seq(const struct audit_log *l);	/* next seq */
+
+/* SHA-256 of the log file (for a recording's digest, say), hex. */
+int	audit_sha256_file(const char *path, char hex[65], char *err,
+	    size_t errlen);
+
+/* ---- verifying (audit/verify.c) ---- */
+
+struct audit_report {
+	uint64_t	records;	/* lines read and parsed */
+	uint64_t	checkpoints;	/* valid signed checkpoints */
+	uint64_t	unsigned_tail;	/* records after the last checkpoint */
+	unsigned long	bad_line;	/* 1-based line of the first problem */
+	char		problem[512];	/* "" when intact */
+};
+
+/*
+ * Verify the whole log and its head file against the public key: every
+ * line parses, seq runs 0, 1, 2, ..., each prev is the hash of the line
+ * before, every checkpoint's signature is valid, and the head file
+ * matches (so a cut tail shows).  Returns AUDIT_OK (intact),
+ * AUDIT_ETAMPER with r->bad_line and r->problem naming the first
+ * problem, or another status when the files can't be read.
+ */
+int	audit_verify(const char *path, const struct audit_key *pub,
+	    struct audit_report *r, char *err, size_t errlen);
+
+#endif

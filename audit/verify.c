@@ -1,0 +1,235 @@
+/*
+ * audit/verify.c — checking an audit log end to end: every line parses,
+ * seq runs without gaps, each prev is the hash of the line before, each
+ * checkpoint is signed by the given key, the head file is signed and
+ * matches the log (so a cut tail shows), and files whose digest entered
+ * the chain (a record's data {"file", "sha256"}) are unchanged.
+ *
+ * Trust: everything read here may have been edited by an attacker:
+ * bounded lines, parsed by audit/record.c; the first problem is reported
+ * with its line number and nothing after it is trusted.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <openssl/evp.h>
+
+#include "audit/audit.h"
+#include "audit/audit-int.h"
+
+struct verify {
+	const struct audit_key	*pub;
+	char			 key_id[AUDIT_KEYID_LEN + 1];
+	struct audit_report	*r;
+	char			 prev[65];	/* hash of the last good line */
+	uint64_t		 seq;		/* expected next seq */
+	struct audit_head	 head;
+	int			 have_head;
+	char			 head_line_hash[65];	/* of line head.seq */
+};
+
+static int
+tamper(struct verify *v, unsigned long line, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static int
+tamper(struct verify *v, unsigned long line, const char *fmt, ...)
+{
+	va_list ap;
+
+	v->r->bad_line = line;
+	va_start(ap, fmt);
+	vsnprintf(v->r->problem, sizeof(v->r->problem), fmt, ap);
+	va_end(ap);
+	return AUDIT_ETAMPER;
+}
+
+/* Decode a base64 Ed25519 signature; 0 or -1. */
+static int
+sig_decode(const char *b64, uint8_t sig[AUDIT_SIG_LEN])
+{
+	uint8_t out[96];
+	size_t n = strlen(b64);
+
+	if (n != 88 || EVP_DecodeBlock(out, (const unsigned char *)b64,
+	    (int)n) != 66)
+		return -1;
+	memcpy(sig, out, AUDIT_SIG_LEN);
+	return 0;
+}
+
+/* Is b64 v's key's signature over msg (signed by key id `key`)? */
+static int
+sig_valid(const struct verify *v, const char *key, const char *b64,
+    const char *msg)
+{
+	uint8_t sig[AUDIT_SIG_LEN];
+
+	return strcmp(key, v->key_id) == 0 && sig_decode(b64, sig) == 0 &&
+	    audit_key_verify(v->pub, (const uint8_t *)msg, strlen(msg), sig);
+}
+
+/* A record vouching for a file's digest: is the file unchanged? */
+static int
+check_file(struct verify *v, unsigned long n, const char *line)
+{
+	json_t *o = json_loads(line, 0, NULL), *d;
+	const char *file, *want;
+	char got[65], err[256];
+	int rc = AUDIT_OK;
+
+	d = json_object_get(o, "data");
+	file = json_string_value(json_object_get(d, "file"));
+	want = json_string_value(json_object_get(d, "sha256"));
+	if (file != NULL && want != NULL) {
+		if (audit_sha256_file(file, got, err, sizeof(err)) != AUDIT_OK)
+			rc = tamper(v, n, "%s (its digest is in the chain)",
+			    err);
+		else if (strcmp(got, want) != 0)
+			rc = tamper(v, n, "%s was replaced or modified: sha256 "
+			    "%.16s... where the chain has %.16s...", file, got,
+			    want);
+	}
+	json_decref(o);
+	return rc;
+}
+
+/* One line (without newline) at line number n. */
+static int
+verify_line(struct verify *v, unsigned long n, const char *line)
+{
+	struct audit_line al;
+	char msg[128];
+
+	if (audit_line_parse(line, &al) != 0)
+		return tamper(v, n, "not an audit record (%s)", al.problem);
+	if (al.seq != v->seq)
+		return tamper(v, n, "seq %" PRIu64 " where %" PRIu64 " was "
+		    "expected: records were deleted, inserted or reordered",
+		    al.seq, v->seq);
+	if (strcmp(al.prev, v->prev) != 0)
+		return tamper(v, n, "its prev is not the hash of line %lu: "
+		    "that line was modified, or records were removed or "
+		    "reordered", n - 1);
+	if (strcmp(al.type, AUDIT_CHECKPOINT) == 0) {
+		audit_checkpoint_message(al.seq, al.prev, msg, sizeof(msg));
+		if (!sig_valid(v, al.key, al.sig, msg))
+			return tamper(v, n, "checkpoint signature is not valid "
+			    "for key %s", v->key_id);
+		v->r->checkpoints++;
+		v->r->unsigned_tail = 0;
+	} else
+		v->r->unsigned_tail++;
+	audit_sha256_hex(line, strlen(line), v->prev);
+	if (v->have_head && al.seq == v->head.seq)
+		memcpy(v->head_line_hash, v->prev, sizeof(v->prev));
+	v->seq++;
+	v->r->records++;
+	return check_file(v, n, line);
+}
+
+/* Read the log line by line. */
+static int
+verify_lines(struct verify *v, FILE *f)
+{
+	static char line[AUDIT_LINE_MAX + 2];
+	unsigned long n = 0;
+	size_t len;
+	int rc;
+
+	while (fgets(line, sizeof(line), f) != NULL) {
+		n++;
+		len = strlen(line);
+		if (len == 0 || line[len - 1] != '\n')
+			return tamper(v, n, feof(f) ? "incomplete last line: the"
+			    " log was cut in the middle of a record" :
+			    "line over %d bytes", AUDIT_LINE_MAX);
+		line[len - 1] = '\0';
+		if ((rc = verify_line(v, n, line)) != AUDIT_OK)
+			return rc;
+	}
+	return ferror(f) ? AUDIT_EIO : AUDIT_OK;
+}
+
+/* The head file against what was read. */
+static int
+verify_head(struct verify *v, unsigned long lines)
+{
+	char msg[128];
+
+	if (!v->have_head)
+		return v->r->records == 0 ? AUDIT_OK : tamper(v, lines,
+		    "the head file is missing: a cut tail cannot be ruled out");
+	audit_head_message(v->head.seq, v->head.hash, msg, sizeof(msg));
+	if (!sig_valid(v, v->head.key, v->head.sig, msg))
+		return tamper(v, lines, "the head file's signature is not valid "
+		    "for key %s", v->key_id);
+	if (v->r->records == 0 || v->head.seq > v->seq - 1)
+		return tamper(v, lines, "the log was truncated: it ends at seq "
+		    "%lld but the signed head vouches for seq %" PRIu64,
+		    (long long)v->seq - 1, v->head.seq);
+	if (strcmp(v->head_line_hash, v->head.hash) != 0)
+		return tamper(v, (unsigned long)v->head.seq + 1, "the record "
+		    "with seq %" PRIu64 " is not the one the signed head "
+		    "vouches for", v->head.seq);
+	return AUDIT_OK;
+}
+
+int
+audit_verify(const char *path, const struct audit_key *pub,
+    struct audit_report *r, char *err, size_t errlen)
+{
+	struct verify v = { .pub = pub, .r = r };
+	FILE *f;
+	int rc, hr;
+
+	memset(r, 0, sizeof(*r));
+	audit_key_id(pub, v.key_id);
+	memset(v.prev, '0', 64);
+	if ((hr = audit_head_read(path, &v.head)) < 0)
+		return tamper(&v, 0, "the head file %s.head is broken", path);
+	v.have_head = hr == 0;
+	if ((f = fopen(path, "re")) == NULL)
+		return snprintf(err, errlen, "%s: %s", path, strerror(errno)),
+		    AUDIT_EIO;
+	rc = verify_lines(&v, f);
+	fclose(f);
+	if (rc == AUDIT_EIO)
+		snprintf(err, errlen, "%s: read error", path);
+	if (rc != AUDIT_OK)
+		return rc;
+	return verify_head(&v, (unsigned long)r->records);
+}
+
+int
+audit_sha256_file(const char *path, char hex[65], char *err, size_t errlen)
+{
+	EVP_MD_CTX *mc = EVP_MD_CTX_new();
+	uint8_t buf[65536], md[32];
+	size_t n, i;
+	FILE *f;
+	int ok;
+
+	if (mc == NULL || (f = fopen(path, "re")) == NULL) {
+		EVP_MD_CTX_free(mc);
+		return snprintf(err, errlen, "%s: %s", path, strerror(errno)),
+		    AUDIT_EIO;
+	}
+	ok = EVP_DigestInit_ex(mc, EVP_sha256(), NULL) == 1;
+	while (ok && (n = fread(buf, 1, sizeof(buf), f)) > 0)
+		ok = EVP_DigestUpdate(mc, buf, n) == 1;
+	ok = ok && !ferror(f) && EVP_DigestFinal_ex(mc, md, NULL) == 1;
+	fclose(f);
+	EVP_MD_CTX_free(mc);
+	if (!ok)
+		return snprintf(err, errlen, "%s: read error", path), AUDIT_EIO;
+	for (i = 0; i < 32; i++)
+		snprintf(hex + 2 * i, 3, "%02x", md[i]);
+	return AUDIT_OK;
+}

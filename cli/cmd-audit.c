@@ -1,0 +1,240 @@
+/*
+ * cli/cmd-audit.c — `cdsgate audit keygen|verify|list|show` for auditors:
+ * check a hash-chained, signed audit log (audit/audit.h) and read it.
+ *
+ * Runs as the invoking user; the log is untrusted input (it may have
+ * been edited) and is read through audit/verify.c or line by line with
+ * jansson, bounded.
+ */
+#include "config.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "audit/audit.h"
+#include "cli/cli.h"
+
+#define USAGE_KEYGEN	"audit keygen --private FILE --public FILE"
+#define USAGE_VERIFY	"audit verify LOG --key PUBLIC.pem [--json]"
+#define USAGE_LIST	"audit list LOG [--type TYPE] [--json]"
+#define USAGE_SHOW	"audit show LOG SEQ"
+
+/* --opt VALUE pairs and up to two positionals; -1 on a usage error. */
+static int
+audit_args(int argc, char **argv, const char *usage, const char *const *names,
+    const char **vals, const char **pos, int npos, int *json)
+{
+	int i, k, n = 0;
+
+	for (i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--json") == 0 && json != NULL) {
+			*json = 1;
+			continue;
+		}
+		for (k = 0; names[k] != NULL; k++)
+			if (strcmp(argv[i], names[k]) == 0)
+				break;
+		if (names[k] != NULL && i + 1 < argc)
+			vals[k] = argv[++i];
+		else if (argv[i][0] != '-' && n < npos)
+			pos[n++] = argv[i];
+		else
+			return cli_usage_error(usage, "unexpected argument: %s",
+			    argv[i]), -1;
+	}
+	if (n != npos)
+		return cli_usage_error(usage, "missing arguments"), -1;
+	return 0;
+}
+
+static int
+cmd_keygen(int argc, char **argv)
+{
+	static const char *const names[] = { "--private", "--public", NULL };
+	const char *vals[2] = { NULL, NULL };
+	char err[512];
+
+	if (audit_args(argc, argv, USAGE_KEYGEN, names, vals, NULL, 0, NULL) ||
+	    vals[0] == NULL || vals[1] == NULL)
+		return cli_usage_error(USAGE_KEYGEN, "both key files needed");
+	if (audit_key_generate(vals[0], vals[1], err, sizeof(err)) != AUDIT_OK) {
+		fprintf(stderr, "cdsgate: %s\n", err);
+		return EXIT_BAD_INPUT;
+	}
+	return 0;
+}
+
+static void
+verify_print(const char *log, int rc, const struct audit_report *r, int json)
+{
+	if (json) {
+		json_t *o = json_pack("{s:s, s:b, s:I, s:I, s:I}", "log", log,
+		    "intact", rc == AUDIT_OK, "records", (json_int_t)r->records,
+		    "checkpoints", (json_int_t)r->checkpoints, "unsigned_tail",
+		    (json_int_t)r->unsigned_tail);
+
+		if (rc == AUDIT_ETAMPER)
+			json_object_set_new(o, "problem", json_pack("{s:I, s:s}",
+			    "line", (json_int_t)r->bad_line, "what", r->problem));
+		json_dumpf(o, stdout, JSON_INDENT(2) | JSON_SORT_KEYS);
+		printf("\n");
+		json_decref(o);
+	} else if (rc == AUDIT_OK)
+		printf("%s: intact: %" PRIu64 " records, %" PRIu64 " signed "
+		    "checkpoints, %" PRIu64 " records after the last one\n", log,
+		    r->records, r->checkpoints, r->unsigned_tail);
+	else
+		printf("%s: line %lu: %s\n", log, r->bad_line, r->problem);
+}
+
+static int
+cmd_verify(int argc, char **argv)
+{
+	static const char *const names[] = { "--key", NULL };
+	const char *vals[1] = { NULL }, *pos[1];
+	struct audit_key *pub;
+	struct audit_report r;
+	char err[512];
+	int json = 0, rc;
+
+	if (audit_args(argc, argv, USAGE_VERIFY, names, vals, pos, 1, &json) ||
+	    vals[0] == NULL)
+		return cli_usage_error(USAGE_VERIFY, "a LOG and --key needed");
+	if (audit_key_load_public(vals[0], &pub, err, sizeof(err)) != AUDIT_OK) {
+		fprintf(stderr, "cdsgate: %s\n", err);
+		return EXIT_BAD_INPUT;
+	}
+	rc = audit_verify(pos[0], pub, &r, err, sizeof(err));
+	audit_key_free(pub);
+	if (rc != AUDIT_OK && rc != AUDIT_ETAMPER) {
+		fprintf(stderr, "cdsgate: %s\n", err);
+		return EXIT_BAD_INPUT;
+	}
+	verify_print(pos[0], rc, &r, json);
+	return rc == AUDIT_OK ? 0 : EXIT_GATE_FAILED;
+}
+
+/* Call fn on each record of the log that parses; 0 or an exit code. */
+static int
+each_record(const char *log, int (*fn)(json_t *, void *), void *arg)
+{
+	char line[AUDIT_LINE_MAX + 2];
+	unsigned long n = 0;
+	json_t *o;
+	FILE *f;
+	int stop = 0;
+
+	if ((f = fopen(log, "re")) == NULL) {
+		perror(log);
+		return EXIT_BAD_INPUT;
+	}
+	while (!stop && fgets(line, sizeof(line), f) != NULL) {
+		n++;
+		if ((o = json_loads(line, 0, NULL)) == NULL) {
+			fprintf(stderr, "cdsgate: %s: line %lu is not JSON (run "
+			    "`cdsgate audit verify`)\n", log, n);
+			continue;
+		}
+		stop = fn(o, arg);
+		json_decref(o);
+	}
+	fclose(f);
+	return 0;
+}
+
+struct list_ctx {
+	const char	*type;
+	int		 json;
+};
+
+static int
+list_one(json_t *o, void *arg)
+{
+	struct list_ctx *c = arg;
+	const char *type = json_string_value(json_object_get(o, "type"));
+	char *data;
+
+	if (type == NULL || (c->type != NULL && strcmp(type, c->type) != 0))
+		return 0;
+	if (c->json) {
+		json_dumpf(o, stdout, JSON_COMPACT | JSON_SORT_KEYS);
+		printf("\n");
+		return 0;
+	}
+	data = json_dumps(json_object_get(o, "data"), JSON_COMPACT |
+	    JSON_SORT_KEYS);
+	printf("%6lld  %s  %-18s %.100s\n", (long long)json_integer_value(
+	    json_object_get(o, "seq")), json_string_value(json_object_get(o,
+	    "time")), type, data != NULL ? data : "");
+	free(data);
+	return 0;
+}
+
+static int
+cmd_list(int argc, char **argv)
+{
+	static const char *const names[] = { "--type", NULL };
+	const char *vals[1] = { NULL }, *pos[1];
+	struct list_ctx c = { NULL, 0 };
+
+	if (audit_args(argc, argv, USAGE_LIST, names, vals, pos, 1, &c.json))
+		return EXIT_BAD_INPUT;
+	c.type = vals[0];
+	return each_record(pos[0], list_one, &c);
+}
+
+struct show_ctx {
+	long long	 seq;
+	int		 found;
+};
+
+static int
+show_one(json_t *o, void *arg)
+{
+	struct show_ctx *c = arg;
+
+	if (json_integer_value(json_object_get(o, "seq")) != c->seq)
+		return 0;
+	json_dumpf(o, stdout, JSON_INDENT(2) | JSON_SORT_KEYS);
+	printf("\n");
+	c->found = 1;
+	return 1;
+}
+
+static int
+cmd_show(int argc, char **argv)
+{
+	static const char *const names[] = { NULL };
+	const char *pos[2];
+	struct show_ctx c = { 0, 0 };
+	char *end;
+	int rc;
+
+	if (audit_args(argc, argv, USAGE_SHOW, names, NULL, pos, 2, NULL))
+		return EXIT_BAD_INPUT;
+	c.seq = strtoll(pos[1], &end, 10);
+	if (*end != '\0' || end == pos[1] || c.seq < 0)
+		return cli_usage_error(USAGE_SHOW, "SEQ: not a number: %s",
+		    pos[1]);
+	if ((rc = each_record(pos[0], show_one, &c)) != 0)
+		return rc;
+	if (!c.found) {
+		fprintf(stderr, "cdsgate: %s: no record with seq %lld\n",
+		    pos[0], c.seq);
+		return EXIT_BAD_INPUT;
+	}
+	return 0;
+}
+
+const struct cmd_entry cmd_audit_keygen_entry = { "audit", "keygen",
+    USAGE_KEYGEN, "make the audit log's Ed25519 signing key", cmd_keygen };
+const struct cmd_entry cmd_audit_verify_entry = { "audit", "verify",
+    USAGE_VERIFY, "check the log's chain, signatures and head", cmd_verify };
+const struct cmd_entry cmd_audit_list_entry = { "audit", "list", USAGE_LIST,
+    "list the log's records", cmd_list };
+const struct cmd_entry cmd_audit_show_entry = { "audit", "show", USAGE_SHOW,
+    "show one record", cmd_show };

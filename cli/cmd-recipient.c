@@ -1,0 +1,102 @@
+/*
+ * cli/cmd-recipient.c — `cdsgate recipient add|list|disable`: the
+ * researchers a custodian may give sessions to, over the admin API.
+ */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "cli/apiclient.h"
+#include "cli/cli.h"
+
+#define USAGE_ADD	"recipient add ID --name NAME [--max-sessions N] [--json] [--socket PATH]"
+#define USAGE_LIST	"recipient list [--json] [--socket PATH]"
+#define USAGE_DISABLE	"recipient disable ID [--json] [--socket PATH]"
+
+static void
+print_recipient(json_t *r)
+{
+	printf("%-20s %-8s %3lld  %s\n", json_string_value(json_object_get(r,
+	    "id")), json_is_true(json_object_get(r, "disabled")) ?
+	    "disabled" : "enabled", (long long)json_integer_value(
+	    json_object_get(r, "max_sessions")), json_string_value(
+	    json_object_get(r, "name")));
+}
+
+static void
+print_list(json_t *j)
+{
+	json_t *r;
+	size_t i;
+
+	printf("%-20s %-8s %3s  %s\n", "ID", "STATE", "MAX", "NAME");
+	json_array_foreach(json_object_get(j, "recipients"), i, r)
+		print_recipient(r);
+}
+
+static int
+cmd_add(int argc, char **argv)
+{
+	static const char *const extra[] = { "--name", "--max-sessions", NULL };
+	const char *vals[2] = { NULL, NULL };
+	struct apiclient_opts o;
+	struct apiclient_reply r;
+	char err[512];
+	json_t *body;
+	int rc;
+
+	if ((rc = apiclient_opts(argc, argv, USAGE_ADD, extra, vals, &o)) != 0)
+		return rc;
+	if (o.npos != 1 || vals[0] == NULL)
+		return cli_usage_error(USAGE_ADD, "an ID and --name are needed");
+	body = json_pack("{s:s, s:s}", "id", o.pos[0], "name", vals[0]);
+	if (vals[1] != NULL) {
+		char *end;
+		long n = strtol(vals[1], &end, 10);
+
+		if (*end != '\0' || end == vals[1])
+			return json_decref(body), cli_usage_error(USAGE_ADD,
+			    "--max-sessions: not a number: %s", vals[1]);
+		json_object_set_new(body, "max_sessions", json_integer(n));
+	}
+	rc = apiclient_call(o.socket, "POST", "/v1/recipients", body, &r, err,
+	    sizeof(err));
+	json_decref(body);
+	return apiclient_finish(rc, &r, err, o.json, print_recipient);
+}
+
+static int
+cmd_list(int argc, char **argv)
+{
+	return apiclient_get_cmd(argc, argv, USAGE_LIST, "/v1/recipients",
+	    print_list);
+}
+
+static int
+cmd_disable(int argc, char **argv)
+{
+	struct apiclient_opts o;
+	struct apiclient_reply r;
+	char err[512], path[160];
+	int rc;
+
+	if ((rc = apiclient_opts(argc, argv, USAGE_DISABLE, NULL, NULL, &o))
+	    != 0)
+		return rc;
+	if (o.npos != 1)
+		return cli_usage_error(USAGE_DISABLE, "one ID expected");
+	if (apiclient_path(path, sizeof(path), "/v1/recipients/", o.pos[0],
+	    "/disable") != 0)
+		return cli_usage_error(USAGE_DISABLE, "ID too long");
+	rc = apiclient_call(o.socket, "POST", path, NULL, &r, err, sizeof(err));
+	return apiclient_finish(rc, &r, err, o.json, print_recipient);
+}
+
+const struct cmd_entry cmd_recipient_add_entry = { "recipient", "add",
+    USAGE_ADD, "add a researcher sessions can be made for", cmd_add };
+const struct cmd_entry cmd_recipient_list_entry = { "recipient", "list",
+    USAGE_LIST, "list recipients", cmd_list };
+const struct cmd_entry cmd_recipient_disable_entry = { "recipient",
+    "disable", USAGE_DISABLE, "disable a recipient (no new sessions)",
+    cmd_disable };
