@@ -244,8 +244,6 @@ static const int deid_allow[] = {
 	__NR_sysinfo,
 	/* randomness for sampling */
 	__NR_getrandom,
-	/* glibc's qsort sizes its merge buffer by physical memory */
-	__NR_sysinfo,
 	/* the end of a thread and of the process */
 	__NR_exit, __NR_exit_group,
 };
