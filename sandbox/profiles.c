@@ -107,6 +107,9 @@ static const int worker_allow[] = {
 
 static const struct sandbox_argrule worker_checked[] = {
 	FSTAT_BY_FD,
+	/* the TLS front door relays each client into LibVNCServer through
+	   a socketpair: AF_UNIX only, no other socket can be made */
+	{ __NR_socketpair, 0, ~0UL, AF_UNIX },
 	IOCTL_REQ(FIONREAD),		/* libX11: bytes queued on the X socket */
 	IOCTL_REQ(FIONBIO),
 	FCNTL_BASIC,

@@ -292,6 +292,22 @@ body_libc(const void *arg)
 	return CHILD_OK;
 }
 
+/* The TLS front door's relay: a socketpair(AF_UNIX) per client. */
+static int
+body_socketpair(const void *arg)
+{
+	int sv[2];
+	char c = 'x';
+
+	(void)arg;
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0 ||
+	    write(sv[0], &c, 1) != 1 || read(sv[1], &c, 1) != 1)
+		return CHILD_WRONG;
+	close(sv[0]);
+	close(sv[1]);
+	return CHILD_OK;
+}
+
 static int
 body_raise_self(const void *arg)
 {
@@ -384,6 +400,9 @@ test_argument_checks(void)
 		{ SANDBOX_PROFILE_DEID, body_probes, "isatty -> ENOTTY, "
 		  "clone3 -> ENOSYS, fcntl(F_GETFD) allowed", 0 },
 		{ SANDBOX_PROFILE_WORKER, body_probes, "the same probes", 0 },
+		{ SANDBOX_PROFILE_WORKER, body_socketpair,
+		  "socketpair(AF_UNIX) for the TLS relay", 0 },
+		{ SANDBOX_PROFILE_DEID, body_socketpair, "socketpair", 1 },
 		{ SANDBOX_PROFILE_DEID, body_libc, "qsort of 2^20 ints, "
 		  "localtime_r, stdio on a dup'd fd work", 0 },
 	};
