@@ -263,6 +263,40 @@ static const struct sandbox_errno deid_deny[] = {
 	DENY_PROBES,
 };
 
+/* ---- FORWARD: the browser's only way out (gateway/forward.c) -------
+ * Holds a socket listening inside the jail's network namespace; for each
+ * connection it accepts it makes one TCP socket to the backend and
+ * copies bytes both ways.  socket() only for TCP/IP (the backend's
+ * family); connect's address is in memory, out of the filter's reach:
+ * that it goes only to the backend is forward.c's job and the jail's. */
+static const int forward_allow[] = {
+	/* copying: the browser's side and the backend's */
+	__NR_read, __NR_write, __NR_recvfrom, __NR_sendto, __NR_close,
+	__NR_shutdown, __NR_fstat,
+	/* connections: accept from the jail, connect to the backend */
+	__NR_accept, __NR_accept4, __NR_connect, __NR_getsockopt,
+	/* the loop and its signalfd */
+	WAIT_FOR_FDS, __NR_signalfd4, __NR_rt_sigprocmask,
+	__NR_rt_sigaction, __NR_rt_sigreturn, __NR_restart_syscall,
+	__NR_sigaltstack,
+	/* memory (mmap/mprotect: see the checked list) */
+	__NR_brk, __NR_munmap, __NR_mremap, __NR_madvise,
+	/* time, identity queries, the end */
+	__NR_clock_gettime, __NR_gettimeofday, __NR_getpid, __NR_gettid,
+	__NR_uname, __NR_futex, __NR_exit, __NR_exit_group,
+};
+
+static const struct sandbox_argrule forward_checked[] = {
+	FSTAT_BY_FD,
+	SOCKET_DOMAIN(AF_INET), SOCKET_DOMAIN(AF_INET6),
+	FCNTL_BASIC,
+	NO_EXEC(__NR_mmap), NO_EXEC(__NR_mprotect),
+};
+
+static const struct sandbox_errno forward_deny[] = {
+	DENY_PROBES,
+};
+
 #define RULES(nm, pfx, fl) { nm, pfx##_allow, N(pfx##_allow), \
 	pfx##_checked, N(pfx##_checked), pfx##_deny, N(pfx##_deny), fl }
 
@@ -271,6 +305,8 @@ static const struct sandbox_rules profiles[SANDBOX_PROFILE_COUNT] = {
 	[SANDBOX_PROFILE_XVFB] = RULES("xvfb", xvfb, SANDBOX_SIGNAL_SELF |
 	    SANDBOX_AFFINITY_SELF | SANDBOX_IDS_SELF),
 	[SANDBOX_PROFILE_DEID] = RULES("deid", deid, SANDBOX_SIGNAL_SELF),
+	[SANDBOX_PROFILE_FORWARD] = RULES("forward", forward,
+	    SANDBOX_SIGNAL_SELF),
 };
 
 const struct sandbox_rules *

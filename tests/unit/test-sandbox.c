@@ -174,6 +174,20 @@ body_syscall(const void *arg)
 	return CHILD_WRONG;
 }
 
+/* forward: its one kind of socket, TCP to the backend */
+static int
+body_inet_socket(const void *arg)
+{
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC,
+	    0);
+
+	(void)arg;
+	if (fd < 0)
+		return CHILD_WRONG;
+	close(fd);
+	return CHILD_OK;
+}
+
 /* xvfb: socket(AF_INET) fails with EACCES (Xvfb may try) */
 static int
 body_inet_refused(const void *arg)
@@ -181,6 +195,15 @@ body_inet_refused(const void *arg)
 	(void)arg;
 	return socket(AF_INET, SOCK_STREAM, 0) == -1 && errno == EACCES ?
 	    CHILD_OK : CHILD_WRONG;
+}
+
+/* forward: a socket that is not TCP/IP */
+static int
+body_unix_socket(const void *arg)
+{
+	(void)arg;
+	socket(AF_UNIX, SOCK_STREAM, 0);
+	return CHILD_WRONG;
 }
 
 static int
@@ -403,6 +426,12 @@ test_argument_checks(void)
 		{ SANDBOX_PROFILE_WORKER, body_socketpair,
 		  "socketpair(AF_UNIX) for the TLS relay", 0 },
 		{ SANDBOX_PROFILE_DEID, body_socketpair, "socketpair", 1 },
+		{ SANDBOX_PROFILE_FORWARD, body_unix_socket,
+		  "socket(AF_UNIX)", 1 },
+		{ SANDBOX_PROFILE_FORWARD, body_fork, "fork", 1 },
+		{ SANDBOX_PROFILE_FORWARD, body_mmap_exec, "mmap(PROT_EXEC)", 1 },
+		{ SANDBOX_PROFILE_FORWARD, body_inet_socket,
+		  "socket(AF_INET) for the backend", 0 },
 		{ SANDBOX_PROFILE_DEID, body_libc, "qsort of 2^20 ints, "
 		  "localtime_r, stdio on a dup'd fd work", 0 },
 	};
@@ -507,6 +536,8 @@ main(void)
 	static const char *const calls[] = { "open", "socket", "execve",
 	    "ptrace", NULL };
 	static const char *const xvfb_calls[] = { "ptrace", NULL };
+	static const char *const forward_calls[] = { "open", "execve",
+	    "ptrace", NULL };
 	char err[256];
 
 	if (sandbox_init(SANDBOX_MODE_SECCOMP, 0, err, sizeof(err)) != 0) {
@@ -523,6 +554,7 @@ main(void)
 	test_forbidden(SANDBOX_PROFILE_DEID, calls);
 	test_forbidden(SANDBOX_PROFILE_WORKER, calls);
 	test_forbidden(SANDBOX_PROFILE_XVFB, xvfb_calls);
+	test_forbidden(SANDBOX_PROFILE_FORWARD, forward_calls);
 	test_xvfb_closed();
 	test_argument_checks();
 	test_signal_self();
