@@ -24,6 +24,7 @@
 
 #include "gateway/forward.h"
 #include "gateway/slog.h"
+#include "sandbox/sandbox.h"
 
 /* One direction: bytes read from `from`, not yet written to `to`. */
 struct pipebuf {
@@ -305,6 +306,7 @@ forward_main(const struct forward_config *cfg)
 {
 	struct fwd *f;
 	sigset_t set;
+	char err[256];
 	unsigned i;
 	int st = 1;
 
@@ -322,6 +324,13 @@ forward_main(const struct forward_config *cfg)
 	    (f->sigfd = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC)) < 0) {
 		slog_event("setup_failed", json_pack("{s:s, s:s}", "what",
 		    "signals", "error", strerror(errno)));
+		return 1;
+	}
+	/* Everything it will ever open is open: the filter (fail closed). */
+	if (sandbox_enter(SANDBOX_PROFILE_FORWARD, err, sizeof(err)) != 0) {
+		slog_event("setup_failed", json_pack("{s:s, s:s}", "what",
+		    "sandbox", "error", err));
+		close(f->sigfd);
 		return 1;
 	}
 	slog_event("forward_start", json_pack("{s:s, s:i}", "backend",

@@ -151,10 +151,9 @@ static const struct role_entry {
 	/* The worker appends to the session log: no RLIMIT_FSIZE. */
 	[ROLE_WORKER] = { "worker", PRIVDROP_WORKER_USER, 0,
 	    NULL, role_run_worker, 64, 0, SANDBOX_PROFILE_WORKER },
-	/* The forwarder: its connection cap plus a few fds; no forks.
-	   TODO(confinement): a FORWARD seccomp profile. */
+	/* The forwarder: its connection cap plus a few fds; no forks. */
 	[ROLE_FORWARD] = { "forward", PRIVDROP_BROWSER_USER, 0,
-	    NULL, role_run_forward, 256, 0, NO_PROFILE },
+	    NULL, role_run_forward, 256, 0, SANDBOX_PROFILE_FORWARD },
 	[ROLE_BROWSER] = { "browser", PRIVDROP_BROWSER_USER, 1,
 	    role_prepare_browser, role_run_browser, RL_KEEP, RL_KEEP,
 	    NO_PROFILE },

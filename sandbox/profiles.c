@@ -250,6 +250,48 @@ static const struct sandbox_errno deid_deny[] = {
 	DENY_PROBES,
 };
 
+/* ---- FORWARD: the browser jail's forwarder (gateway/forward.c) ------
+ * Holds the listening socket inside the jail's network namespace and the
+ * session log; accepts the browser's connections and, for each, makes
+ * one TCP socket and connects it to the backend (forward_backend_socket,
+ * the only socket()/connect() in it; seccomp cannot see connect's
+ * address, which is in memory, so the family is what is checked here),
+ * then copies bytes.  No open, no AF_UNIX/netlink/raw sockets, no
+ * bind/listen, no exec, no new processes. */
+static const int forward_allow[] = {
+	/* I/O on its sockets, the signalfd and the session log */
+	__NR_read, __NR_write, __NR_sendto, __NR_recvfrom, __NR_close,
+	__NR_fstat,
+	/* connections: the browser's in, the backend's out */
+	__NR_accept4, __NR_connect, __NR_shutdown, __NR_getsockopt,
+	/* the event loop */
+	WAIT_FOR_FDS,
+	/* memory (mmap/mprotect: see the checked list) */
+	__NR_brk, __NR_munmap, __NR_mremap, __NR_madvise,
+	/* time: durations, log time stamps */
+	__NR_clock_gettime, __NR_gettimeofday,
+	/* signals: the signalfd; the sanitizers' alternate signal stack */
+	__NR_rt_sigprocmask, __NR_rt_sigaction, __NR_rt_sigreturn,
+	__NR_restart_syscall, __NR_sigaltstack,
+	__NR_getpid, __NR_gettid, __NR_futex,
+	/* jansson seeds its hash tables */
+	__NR_getrandom,
+	/* the end */
+	__NR_exit, __NR_exit_group,
+};
+
+static const struct sandbox_argrule forward_checked[] = {
+	SOCKET_DOMAIN(AF_INET),
+	SOCKET_DOMAIN(AF_INET6),
+	FSTAT_BY_FD,
+	FCNTL_BASIC,
+	NO_EXEC(__NR_mmap), NO_EXEC(__NR_mprotect),
+};
+
+static const struct sandbox_errno forward_deny[] = {
+	DENY_PROBES,
+};
+
 #define RULES(nm, pfx, fl) { nm, pfx##_allow, N(pfx##_allow), \
 	pfx##_checked, N(pfx##_checked), pfx##_deny, N(pfx##_deny), fl }
 
@@ -258,6 +300,8 @@ static const struct sandbox_rules profiles[SANDBOX_PROFILE_COUNT] = {
 	[SANDBOX_PROFILE_XVFB] = RULES("xvfb", xvfb, SANDBOX_SIGNAL_SELF |
 	    SANDBOX_AFFINITY_SELF | SANDBOX_IDS_SELF),
 	[SANDBOX_PROFILE_DEID] = RULES("deid", deid, SANDBOX_SIGNAL_SELF),
+	[SANDBOX_PROFILE_FORWARD] = RULES("forward", forward,
+	    SANDBOX_SIGNAL_SELF),
 };
 
 const struct sandbox_rules *

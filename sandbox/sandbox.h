@@ -28,6 +28,8 @@ enum sandbox_profile {
 	SANDBOX_PROFILE_WORKER,	/* session worker: RFB + X11, after start-up */
 	SANDBOX_PROFILE_XVFB,	/* loaded before exec of Xvfb */
 	SANDBOX_PROFILE_DEID,	/* deid worker: reads fds it was handed, computes */
+	SANDBOX_PROFILE_FORWARD, /* the browser's forwarder: accept, connect
+				   to the backend, copy (gateway/forward.c) */
 	SANDBOX_PROFILE_COUNT
 };
 
@@ -48,7 +50,7 @@ int	sandbox_init(enum sandbox_mode mode, int debug, char *err,
  */
 int	sandbox_enter(enum sandbox_profile profile, char *err, size_t errlen);
 
-/* "worker", "xvfb", "deid"; and the active mode ("seccomp", "none"). */
+/* "worker", "xvfb", "deid", "forward"; and the active mode ("seccomp", "none"). */
 const char	*sandbox_profile_name(enum sandbox_profile profile);
 const char	*sandbox_mode_name(void);
 

@@ -182,6 +182,26 @@ body_inet_refused(const void *arg)
 	    CHILD_OK : CHILD_WRONG;
 }
 
+/* forward: TCP sockets (to the backend) yes, AF_UNIX no */
+static int
+body_inet_ok(const void *arg)
+{
+	int a, b;
+
+	(void)arg;
+	a = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	b = socket(AF_INET6, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	return a >= 0 && b >= 0 ? CHILD_OK : CHILD_WRONG;
+}
+
+static int
+body_unix_socket(const void *arg)
+{
+	(void)arg;
+	socket(AF_UNIX, SOCK_STREAM, 0);
+	return CHILD_WRONG;
+}
+
 static int
 body_fork(const void *arg)
 {
@@ -343,6 +363,14 @@ test_argument_checks(void)
 		{ SANDBOX_PROFILE_DEID, body_probes, "isatty -> ENOTTY, "
 		  "clone3 -> ENOSYS, fcntl(F_GETFD) allowed", 0 },
 		{ SANDBOX_PROFILE_WORKER, body_probes, "the same probes", 0 },
+		{ SANDBOX_PROFILE_FORWARD, body_fork, "fork", 1 },
+		{ SANDBOX_PROFILE_FORWARD, body_mmap_exec, "mmap(PROT_EXEC)",
+		  1 },
+		{ SANDBOX_PROFILE_FORWARD, body_unix_socket, "socket(AF_UNIX)",
+		  1 },
+		{ SANDBOX_PROFILE_FORWARD, body_inet_ok,
+		  "socket(AF_INET), socket(AF_INET6) allowed", 0 },
+		{ SANDBOX_PROFILE_FORWARD, body_probes, "the same probes", 0 },
 	};
 	size_t i;
 
@@ -445,6 +473,9 @@ main(void)
 	static const char *const calls[] = { "open", "socket", "execve",
 	    "ptrace", NULL };
 	static const char *const xvfb_calls[] = { "ptrace", NULL };
+	/* the forwarder may make TCP sockets: not "socket" (AF_INET) */
+	static const char *const forward_calls[] = { "open", "execve",
+	    "ptrace", NULL };
 	char err[256];
 
 	if (sandbox_init(SANDBOX_MODE_SECCOMP, 0, err, sizeof(err)) != 0) {
@@ -461,6 +492,7 @@ main(void)
 	test_forbidden(SANDBOX_PROFILE_DEID, calls);
 	test_forbidden(SANDBOX_PROFILE_WORKER, calls);
 	test_forbidden(SANDBOX_PROFILE_XVFB, xvfb_calls);
+	test_forbidden(SANDBOX_PROFILE_FORWARD, forward_calls);
 	test_xvfb_closed();
 	test_argument_checks();
 	test_signal_self();
