@@ -446,7 +446,52 @@ check "the new browser (pid $BPID) is in the same network jail, pid 2 of a new p
 	test "$(readlink "/proc/$BPID/ns/net")" = "$OLDNET" -a \
 	"$(awk '/^NSpid/ {print $3}' "/proc/$BPID/status")" = 2 -a "$INIT2" != "$INIT"
 check "the restarted browser still reaches the backend" injail http 127.0.0.1 "$BPORT"
+rm -f "$TMP/s5.ppm"
+for _ in 1 2 3 4 5 6 7 8; do
+	"$VNCTEST" --host "${ADDR%:*}" --port "${ADDR##*:}" --password-file "$TMP/pw" \
+		snapshot "$TMP/s5.ppm" > "$TMP/vnc.out" 2> "$TMP/vnc.err" &&
+		host banner "$TMP/s5.ppm" >/dev/null && break
+	sleep 1
+done
+check "the restarted browser shows the page again (VNC snapshot)" host banner "$TMP/s5.ppm"
 NEW=$(jail_procs "$INIT2")
+
+# The jail binds the socket inode its Xvfb made (pinned by the supervisor),
+# never whatever the path holds: replace the path with a decoy server's
+# socket and kill the browser; the restart must fail closed, the decoy
+# must see nothing.
+python3 - "/tmp/.X11-unix/X$DISP" "$TMP/xdecoy.hits" > "$TMP/xdecoy.out" 2>&1 <<'PY' &
+import os, socket, sys
+os.unlink(sys.argv[1])
+s = socket.socket(socket.AF_UNIX)
+s.bind(sys.argv[1])
+os.chmod(sys.argv[1], 0o777)
+s.listen(8)
+s.settimeout(20)
+print('ready', flush=True)
+try:
+    while True:
+        c, _ = s.accept()
+        open(sys.argv[2], 'a').write('connection\n')
+        c.close()
+except socket.timeout:
+    pass
+finally:
+    os.unlink(sys.argv[1])
+PY
+XDECOY=$!
+wait_line "$TMP/xdecoy.out" '^ready' 10 "$XDECOY"
+fails0=$(grep -c '"error":"jail:' "$LOG")
+kill -KILL "$BPID"
+for _ in $(seq 50); do
+	[ "$(grep -c '"error":"jail:' "$LOG")" -gt "$fails0" ] && break
+	sleep 0.1
+done
+check "with another socket at the X path, the restart fails closed (child_exit error jail: ...X$DISP)" \
+	grep -q "\"error\":\"jail: [0-9]* /tmp/.X11-unix/X$DISP\"" "$LOG"
+check "and the decoy X server saw no connection" test ! -s "$TMP/xdecoy.hits"
+kill "$XDECOY" 2>/dev/null
+wait "$XDECOY" 2>/dev/null
 kill -TERM "$GW_PID"
 rc=timeout
 for _ in $(seq 150); do
@@ -476,6 +521,9 @@ set -e
 ip link set lo up
 ip addr add 192.0.2.10/32 dev lo
 mount --bind "$TMP/hosts6" /etc/hosts
+# Xvfb's abstract socket is per network namespace, its path is not: a
+# private /tmp/.X11-unix keeps this Xvfb off the host sessions' paths.
+mount -t tmpfs -o mode=1777 tmpfs /tmp/.X11-unix
 python3 "$BACKEND" --bind 192.0.2.10 --port 0 --record "$EV6" > "$TMP/be6.out" 2> "$TMP/be6.err" &
 be=\$!
 for _ in \$(seq 100); do grep -q '^ready ' "$TMP/be6.out" && break; sleep 0.1; done
