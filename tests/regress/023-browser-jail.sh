@@ -287,6 +287,19 @@ still_running() {
 	done
 }
 
+# snapshot FILE: a VNC snapshot of the session at $ADDR, retried for up to
+# 8 s until it shows the banner (the first paint may still be coming).
+snapshot() {
+	rm -f "$1"
+	for _ in 1 2 3 4 5 6 7 8; do
+		"$VNCTEST" --host "${ADDR%:*}" --port "${ADDR##*:}" --password-file "$TMP/pw" \
+			snapshot "$1" > "$TMP/vnc.out" 2> "$TMP/vnc.err" &&
+			host banner "$1" >/dev/null && return 0
+		sleep 1
+	done
+	return 1
+}
+
 EV=$TMP/events.jsonl
 LOG=$TMP/session.log
 
@@ -319,13 +332,7 @@ SID=$(python3 -c 'import json,sys; print(json.loads(open(sys.argv[1]).readline()
 
 # ---- 1. the backend works through the jail --------------------------------
 check "the backend page loaded in the jailed browser" host wait-load "$EV" 20
-rm -f "$TMP/s1.ppm"
-for _ in 1 2 3 4 5; do
-	"$VNCTEST" --host "${ADDR%:*}" --port "${ADDR##*:}" --password-file "$TMP/pw" \
-		snapshot "$TMP/s1.ppm" > "$TMP/vnc.out" 2> "$TMP/vnc.err" &&
-		host banner "$TMP/s1.ppm" >/dev/null && break
-	sleep 1
-done
+snapshot "$TMP/s1.ppm"
 check "the page renders: the VNC snapshot shows the backend's banner" host banner "$TMP/s1.ppm"
 check "the log names the forwarder's backend (browser_net)" \
 	test "$(host log-count "$LOG" browser_net backend="127.0.0.1:$BPORT")" -eq 1
@@ -446,13 +453,7 @@ check "the new browser (pid $BPID) is in the same network jail, pid 2 of a new p
 	test "$(readlink "/proc/$BPID/ns/net")" = "$OLDNET" -a \
 	"$(awk '/^NSpid/ {print $3}' "/proc/$BPID/status")" = 2 -a "$INIT2" != "$INIT"
 check "the restarted browser still reaches the backend" injail http 127.0.0.1 "$BPORT"
-rm -f "$TMP/s5.ppm"
-for _ in 1 2 3 4 5 6 7 8; do
-	"$VNCTEST" --host "${ADDR%:*}" --port "${ADDR##*:}" --password-file "$TMP/pw" \
-		snapshot "$TMP/s5.ppm" > "$TMP/vnc.out" 2> "$TMP/vnc.err" &&
-		host banner "$TMP/s5.ppm" >/dev/null && break
-	sleep 1
-done
+snapshot "$TMP/s5.ppm"
 check "the restarted browser shows the page again (VNC snapshot)" host banner "$TMP/s5.ppm"
 NEW=$(jail_procs "$INIT2")
 
