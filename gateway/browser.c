@@ -13,6 +13,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <netdb.h>
 #include <sched.h>
 #include <stdarg.h>
@@ -396,13 +397,17 @@ browser_net_setup(const char *url, const char *etc_dir,
 }
 
 int
-browser_xsock_open(int display, uid_t owner)
+browser_xsock_open(const char *dir, int display, uid_t owner)
 {
-	char path[64];
+	char path[PATH_MAX];
 	struct stat st;
 	int fd;
 
-	snprintf(path, sizeof(path), "/tmp/.X11-unix/X%d", display);
+	if (snprintf(path, sizeof(path), "%s/X%d", dir, display) >=
+	    (int)sizeof(path)) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
 	if ((fd = open(path, O_PATH | O_NOFOLLOW | O_CLOEXEC)) < 0)
 		return -1;
 	if (fstat(fd, &st) != 0 || !S_ISSOCK(st.st_mode) ||

@@ -68,14 +68,15 @@ int	browser_cmd_build(const struct browser_params *p,
 	    struct browser_cmd *cmd);
 
 /*
- * Supervisor, once Xvfb is ready: an O_PATH fd of its socket file
- * /tmp/.X11-unix/XN, checked to be a socket owned by owner.  The jail
- * binds this inode (through /proc/self/fd), so a browser restart still
- * finds it if the path was unlinked meanwhile (another session's
- * clean-up after its own Xvfb died) and never gets another server's.
- * The fd, or -1 with errno.
+ * Supervisor, once Xvfb is ready: an O_PATH fd of its socket file dir/XN
+ * (the session's private X11-unix, gateway/xvfb.h), checked to be a
+ * socket owned by owner.  Each browser start copies this very inode's
+ * mount into the jail (ns_tree_clone), so the jail gets our Xvfb's
+ * socket or, if the file was replaced (the directory belongs to the
+ * worker's user, shared by all sessions), nothing: never another
+ * server's.  The fd, or -1 with errno.
  */
-int	browser_xsock_open(int display, uid_t owner);
+int	browser_xsock_open(const char *dir, int display, uid_t owner);
 
 /* Supervisor: create CHROMIUM_POLICY_DIR on the host (root, 0755) if
  * missing, so the child has a mount point.  0 or -1 with errno. */

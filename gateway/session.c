@@ -41,6 +41,7 @@
 
 #include "gateway/browser.h"
 #include "gateway/forward.h"
+#include "gateway/notify.h"
 #include "gateway/privdrop.h"
 #include "gateway/session.h"
 #include "gateway/slog.h"
@@ -52,7 +53,7 @@
 
 #define SESSION_ID_BYTES	8
 #define RESTART_HISTORY		128	/* >= browser_restart_max bound */
-#define LISTEN_BACKLOG		16
+#define LISTEN_BACKLOG		128	/* a connect flood queues, not SYN-drops */
 #define STALE_AGE_S		10	/* unlocked and this old: stale */
 #define SESSION_LOCK_FILE	"supervisor.lock"	/* holds our pid */
 
@@ -81,6 +82,7 @@ struct session {
 
 	char		 dir[PATH_MAX];		/* <run>/<id>, 0711 root */
 	char		 xdir[PATH_MAX];	/* x/, 0700 cdsgate */
+	char		 xsockdir[PATH_MAX];	/* x/X11-unix, 1777 root: Xvfb's socket */
 	char		 xauth[PATH_MAX];	/* x/Xauthority */
 	char		 bdir[PATH_MAX];	/* browser/, 0700 browser */
 	char		 bauth[PATH_MAX];	/* browser/Xauthority */
@@ -525,7 +527,7 @@ role_prepare_xvfb(struct session *s, const char **what)
 		*what = "displayfd";
 		return -1;
 	}
-	return 0;
+	return xvfb_private_socket_dir(s->xsockdir, what);
 }
 
 static void
@@ -1038,6 +1040,7 @@ setup_dir(struct session *s)
 	    path_join(s->dir, SESSION_RUN_DIR, s->id) != 0 ||
 	    path_join(s->xdir, s->dir, "x") != 0 ||
 	    path_join(s->xauth, s->xdir, "Xauthority") != 0 ||
+	    path_join(s->xsockdir, s->xdir, "X11-unix") != 0 ||
 	    path_join(s->bdir, s->dir, "browser") != 0 ||
 	    path_join(s->bauth, s->bdir, "Xauthority") != 0 ||
 	    path_join(s->profile, s->bdir, "profile") != 0 ||
@@ -1058,6 +1061,8 @@ setup_dir(struct session *s)
 	}
 	dprintf(s->dir_lock, "%ld\n", (long)getpid());
 	if (mkdir_owned(s->xdir, 0700, w->uid, w->gid) != 0 ||
+	    /* like the host's /tmp/.X11-unix, or Xvfb tries to fix it */
+	    mkdir_owned(s->xsockdir, 01777, 0, 0) != 0 ||
 	    mkdir_owned(s->bdir, 0700, b->uid, b->gid) != 0 ||
 	    mkdir_owned(s->profile, 0700, b->uid, b->gid) != 0 ||
 	    mkdir_owned(s->policy_dir, 0755, 0, 0) != 0 ||
@@ -1245,11 +1250,12 @@ start_xvfb(struct session *s)
 		    s->display);
 		slog_event("display_ready", json_pack("{s:s}", "display",
 		    s->display_name));
-		/* The jail binds this inode, not whatever the path holds
-		   later (another session's teardown may unlink it). */
-		if ((s->xsock_fd = browser_xsock_open(s->display,
-		    s->worker_user.uid)) < 0) {
-			log_warn("Xvfb's socket /tmp/.X11-unix/X%d",
+		/* The jail gets this inode, never whatever the path
+		   holds later (the directory belongs to the worker's
+		   user, which every session shares). */
+		if ((s->xsock_fd = browser_xsock_open(s->xsockdir,
+		    s->display, s->worker_user.uid)) < 0) {
+			log_warn("Xvfb's socket %s/X%d", s->xsockdir,
 			    s->display);
 			return -1;
 		}
@@ -1403,6 +1409,7 @@ session_announce(struct session *s, FILE *out)
 		return 0;
 	fprintf(out, "ready %s\n", s->listen_desc);
 	fflush(out);
+	notify_ready(s->listen_desc);
 	slog_event("ready", json_pack("{s:s, s:i}", "listen", s->listen_desc,
 	    "startup_ms", (int)(now_ms() - s->start_ms)));
 	return 1;
@@ -1603,11 +1610,14 @@ session_run(const struct session_spec *spec, FILE *ready_out)
 	for (r = 0; r < ROLE_COUNT; r++)
 		s->child[r].pid = s->child[r].pgid = -1;
 	s->start_ms = now_ms();
+	if (notify_init() < 0)
+		log_warnx("NOTIFY_SOCKET is unusable: not notifying systemd");
 
 	if ((r = session_setup(s)) >= 0)
 		session_stop(s, "setup_failed", r);
 	else if (start_children(s) == 0 && session_announce(s, ready_out))
 		session_loop(s);
+	notify_send("STOPPING=1");
 	session_teardown(s);
 	stop = json_pack("{s:s, s:i, s:i, s:i}", "reason", s->stop_reason,
 	    "exit", s->exit_code, "duration_s",

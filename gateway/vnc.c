@@ -98,6 +98,28 @@ vnc_strerror(int status)
 
 /* ---- logging ---------------------------------------------------------- */
 
+/*
+ * LibVNCServer reads a ClientCutText's length and, over 1 MiB, closes
+ * the client before any hook of ours sees the message: its log line is
+ * the only trace.  Recognised by the library's format string (ours to
+ * trust, not the peer's bytes) and logged like every other drop: size,
+ * never content.
+ */
+static void
+vnc_log_cut_refused(const char *fmt, const char *line)
+{
+	const char *num;
+	unsigned long size;
+
+	if (strstr(fmt, "too big cut text length") == NULL ||
+	    (num = strstr(line, "requested: ")) == NULL ||
+	    sscanf(num + 11, "%lu", &size) != 1)
+		return;
+	slog_event("clipboard_dropped", json_pack("{s:s, s:I, s:s}", "form",
+	    "oversized", "size", (json_int_t)size, "action",
+	    "client disconnected by LibVNCServer (over 1 MiB)"));
+}
+
 /* Library messages go to the session log (rate limited: a flood of bad
  * clients must not flood the log); trailing newlines are dropped. */
 static void
@@ -107,11 +129,12 @@ vnc_log_line(const char *level, const char *fmt, va_list ap)
 	size_t len;
 	uint64_t now = vnc_current ? vnc_now(vnc_current) : 0;
 
+	vsnprintf(line, sizeof(line), fmt, ap);
+	vnc_log_cut_refused(fmt, line);	/* needs an authenticated peer */
 	if (!tbucket_take(&vnc_log_bucket, now)) {
 		vnc_log_quiet++;
 		return;
 	}
-	vsnprintf(line, sizeof(line), fmt, ap);
 	len = strlen(line);
 	while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == ' '))
 		line[--len] = '\0';
@@ -457,11 +480,13 @@ vnc_client_gone(rfbClientPtr cl)
 		return;
 	vnc_unlink(v, p);
 	if (p->authed != 0) {
-		slog_event("disconnect", json_pack("{s:s, s:s, s:f}",
+		slog_event("disconnect", json_pack("{s:s, s:s, s:f, s:s}",
 		    "client", p->addr, "role",
 		    p->role == VNC_ROLE_INTERACTIVE ? "interactive" :
 		    "observer", "seconds",
-		    (double)vnc_since(now, p->authed) / 1e6));
+		    (double)vnc_since(now, p->authed) / 1e6, "reason",
+		    p->close_reason != NULL ? p->close_reason :
+		    "closed by the client, or a protocol error (see vnc_log)"));
 		if (v->ops.gone != NULL)
 			v->ops.gone(v->ops.arg, p);
 	}
@@ -690,12 +715,15 @@ out:
 void
 vnc_close(struct vnc *v)
 {
+	struct vnc_peer *p;
 	int i;
 
 	if (v == NULL)
 		return;
 	for (i = 0; i < VNC_MAX_PREAUTH; i++)
 		vnc_door_close(&v->door[i]);
+	for (p = v->peers; p != NULL; p = p->next)
+		p->close_reason = "the session ends";
 	if (v->screen != NULL) {
 		rfbShutdownServer(v->screen, TRUE);
 		free(v->screen->versionString);	/* 0.9.14 leaks it */
@@ -916,6 +944,7 @@ vnc_disconnect(struct vnc *v, struct vnc_peer *p, const char *reason)
 		return;
 	slog_event("client_refused", json_pack("{s:s, s:s}", "client",
 	    p->addr, "reason", reason));
+	p->close_reason = reason;
 	rfbCloseClient(cl);
 	(void)v;
 }

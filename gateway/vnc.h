@@ -56,6 +56,7 @@ struct vnc_peer {
 	int			 partial;	/* pre-auth message incomplete */
 	uint64_t		 recheck;	/* us: look at it again */
 	struct kiosk		 kiosk;		/* per-client modifier state */
+	const char		*close_reason;	/* set when we close it */
 	struct vnc_peer		*next;
 };
 
@@ -109,7 +110,8 @@ void	 vnc_update(struct vnc *v);
 /* New cursor image: ARGB words, alpha premultiplied. */
 int	 vnc_set_cursor(struct vnc *v, unsigned w, unsigned h, unsigned xhot,
 	    unsigned yhot, const uint32_t *argb);
-/* Close one client (takes effect at the next vnc_update). */
+/* Close one client (takes effect at the next vnc_update).  reason must
+ * outlive the client (a string constant): its disconnect event names it. */
 void	 vnc_disconnect(struct vnc *v, struct vnc_peer *p,
 	    const char *reason);
 /* Authenticated clients right now. */

@@ -523,11 +523,15 @@ split_list(const char *v, char ***out, size_t *np)
 	return 0;
 }
 
+/* A decimal number only: strtod alone would also take hex ("0x10"),
+ * "inf" and "nan", which no operator means. */
 static int
 parse_double(const char *v, double *d)
 {
 	char *end;
 
+	if (v[strspn(v, "0123456789.+-eE")] != '\0')
+		return -1;
 	errno = 0;
 	*d = strtod(v, &end);
 	return end == v || *end != '\0' || errno != 0 ? -1 : 0;

@@ -54,7 +54,8 @@ static struct {
 	int		 timeout;	/* whole run, seconds */
 	int		 ext_clipboard;	/* advertise the extended clipboard */
 	int		 verbose;
-} opt = { "127.0.0.1", 5900, NULL, 8.0, 60, 1, 0 };
+	int		 stamp;		/* print each key press's send time */
+} opt = { "127.0.0.1", 5900, NULL, 8.0, 60, 1, 0, 0 };
 
 static char	*password;		/* from --password-file */
 
@@ -526,6 +527,13 @@ key(rfbClient *c, uint32_t ks, int down)
 {
 	if (opt.verbose)
 		msg("key 0x%04x %s", ks, down ? "down" : "up");
+	if (opt.stamp && down) {	/* for bench/gateway's latency */
+		struct timespec ts;
+
+		clock_gettime(CLOCK_REALTIME, &ts);
+		printf("keysent 0x%04x %.6f\n", ks, (double)ts.tv_sec +
+		    ts.tv_nsec / 1e9);
+	}
 	if (!SendKeyEvent(c, ks, down ? TRUE : FALSE)) {
 		msg("sending a key event failed");
 		return -1;
@@ -844,7 +852,7 @@ usage(void)
 {
 	fputs(
 "usage: cdsgate-vnctest [--host H] [--port P] [--password-file F]\n"
-"           [--rate KEYS/S] [--timeout S] [--no-ext-clipboard] [-v]\n"
+"           [--rate KEYS/S] [--timeout S] [--no-ext-clipboard] [--stamp] [-v]\n"
 "           COMMAND [ARGS] [COMMAND [ARGS]...]\n"
 "       cdsgate-vnctest mkpasswd PLAIN-FILE VNCPASSWD-FILE\n"
 "Commands run in order over one connection:\n"
@@ -861,6 +869,7 @@ usage(void)
 "  sync                 round trip: the server processed all input\n"
 "  hold [SECONDS]       stay connected (until SIGTERM if no SECONDS)\n"
 "  expect-refused       (alone) exit 0 iff the connection or auth is refused\n"
+"--stamp prints \"keysent KEYSYM UNIXTIME\" on stdout as each key goes down.\n"
 "Exit: 0 ok, 1 check failed, 2 usage, 3 connection/auth/protocol, 4 timeout\n",
 	    stderr);
 }
@@ -954,6 +963,10 @@ main(int argc, char **argv)
 
 		if (strcmp(o, "-v") == 0 || strcmp(o, "--verbose") == 0) {
 			opt.verbose = 1;
+			continue;
+		}
+		if (strcmp(o, "--stamp") == 0) {
+			opt.stamp = 1;
 			continue;
 		}
 		if (strcmp(o, "--no-ext-clipboard") == 0) {

@@ -457,11 +457,11 @@ snapshot "$TMP/s5.ppm"
 check "the restarted browser shows the page again (VNC snapshot)" host banner "$TMP/s5.ppm"
 NEW=$(jail_procs "$INIT2")
 
-# The jail binds the socket inode its Xvfb made (pinned by the supervisor),
-# never whatever the path holds: replace the path with a decoy server's
-# socket and kill the browser; the restart must fail closed, the decoy
-# must see nothing.
-python3 - "/tmp/.X11-unix/X$DISP" "$TMP/xdecoy.hits" > "$TMP/xdecoy.out" 2>&1 <<'PY' &
+# The jail gets the socket inode its Xvfb made (pinned by the supervisor),
+# never whatever the path holds: replace the file in the session's private
+# X11-unix directory with a decoy server's socket and kill the browser; the
+# restart must fail closed, the decoy must see nothing.
+python3 - "/run/cdsgate/sessions/$SID/x/X11-unix/X$DISP" "$TMP/xdecoy.hits" > "$TMP/xdecoy.out" 2>&1 <<'PY' &
 import os, socket, sys
 os.unlink(sys.argv[1])
 s = socket.socket(socket.AF_UNIX)
@@ -522,9 +522,6 @@ set -e
 ip link set lo up
 ip addr add 192.0.2.10/32 dev lo
 mount --bind "$TMP/hosts6" /etc/hosts
-# Xvfb's abstract socket is per network namespace, its path is not: a
-# private /tmp/.X11-unix keeps this Xvfb off the host sessions' paths.
-mount -t tmpfs -o mode=1777 tmpfs /tmp/.X11-unix
 python3 "$BACKEND" --bind 192.0.2.10 --port 0 --record "$EV6" > "$TMP/be6.out" 2> "$TMP/be6.err" &
 be=\$!
 for _ in \$(seq 100); do grep -q '^ready ' "$TMP/be6.out" && break; sleep 0.1; done

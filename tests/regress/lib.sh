@@ -71,6 +71,18 @@ stop() {
 	kill -KILL "$1" 2>/dev/null
 }
 
+# term_wait PID: SIGTERM a child of this shell and wait for it; its exit
+# status is left in $term_rc ("timeout" if it still runs after 15 s).
+# Not in $(...): a subshell cannot wait for the shell's children.
+term_wait() {
+	term_rc=timeout
+	kill -TERM "$1" 2>/dev/null
+	for _ in $(seq 150); do
+		if ! kill -0 "$1" 2>/dev/null; then wait "$1"; term_rc=$?; return; fi
+		sleep 0.1
+	done
+}
+
 # require_session: skip the whole scenario unless a real gateway session
 # can run here ($CDSGATED and $VNCTEST built, root, Xvfb, Chromium, python3).
 require_session() {
