@@ -101,6 +101,7 @@ struct session {
 	int		 xvfb_pipe;		/* write end, for the child */
 	const char	*violate[ROLE_COUNT];	/* test hook, or NULL */
 	int		 display;
+	int		 xsock_fd;	/* O_PATH: Xvfb's socket, for the jail */
 	char		 display_name[16];
 	struct worker_config wcfg;
 	struct browser_cmd bcmd;
@@ -1299,6 +1300,15 @@ start_xvfb(struct session *s)
 		    s->display);
 		slog_event("display_ready", json_pack("{s:s}", "display",
 		    s->display_name));
+		/* The jail gets this inode, never whatever the path
+		   holds later (the directory belongs to the worker's
+		   user, which every session shares). */
+		if ((s->xsock_fd = browser_xsock_open(s->xsockdir,
+		    s->display, s->worker_user.uid)) < 0) {
+			log_warn("Xvfb's socket %s/X%d", s->xsockdir,
+			    s->display);
+			return -1;
+		}
 		return 0;
 	}
 	if (r != XVFB_INTERRUPTED)
@@ -1380,7 +1390,7 @@ start_children(struct session *s)
 	bp.jail_dir = s->jail_dir;
 	bp.etc_dir = s->etc_dir;
 	bp.display_num = s->display;
-	bp.x_socket_dir = s->xsockdir;
+	bp.xsock_fd = s->xsock_fd;
 	bp.width = s->spec->width;
 	bp.height = s->spec->height;
 	if (browser_cmd_build(&bp, &s->bcmd) != 0 ||
@@ -1602,7 +1612,7 @@ session_teardown(struct session *s)
 	/* An Xvfb that was killed (not one that exited) leaves its files. */
 	if (x->last_pid > 0 && s->display_name[0] != '\0' &&
 	    WIFSIGNALED(x->status))
-		xvfb_remove_stale(s->display, x->last_pid);
+		xvfb_remove_stale(s->display, x->last_pid, s->xsock_fd);
 	if (s->listen_fd >= 0)
 		close(s->listen_fd);
 	s->listen_fd = -1;
@@ -1637,6 +1647,8 @@ session_free(struct session *s)
 		close(s->sigfd);
 	if (s->bnet.netns_fd >= 0)
 		close(s->bnet.netns_fd);
+	if (s->xsock_fd >= 0)
+		close(s->xsock_fd);
 	if (s->bnet.listen_fd >= 0)
 		close(s->bnet.listen_fd);
 	if (s->dir_lock >= 0)
@@ -1660,7 +1672,7 @@ session_run(const struct session_spec *spec, FILE *ready_out)
 	s->spec = spec;
 	s->verbose = log_verbose = spec->verbose;
 	s->sigfd = s->listen_fd = s->xvfb_pipe = s->dir_lock = -1;
-	s->bnet.netns_fd = s->bnet.listen_fd = -1;
+	s->bnet.netns_fd = s->bnet.listen_fd = s->xsock_fd = -1;
 	for (r = 0; r < ROLE_COUNT; r++)
 		s->child[r].pid = s->child[r].pgid = -1;
 	s->start_ms = now_ms();
