@@ -28,6 +28,7 @@ enum sandbox_profile {
 	SANDBOX_PROFILE_WORKER,	/* session worker: RFB + X11, after start-up */
 	SANDBOX_PROFILE_XVFB,	/* loaded before exec of Xvfb */
 	SANDBOX_PROFILE_DEID,	/* deid worker: reads fds it was handed, computes */
+	SANDBOX_PROFILE_ANALYTICS, /* cdsgate-analytics: HTTP, read-only files */
 	SANDBOX_PROFILE_COUNT
 };
 
