@@ -67,8 +67,11 @@ int	an_reply_error(struct an_req *r, unsigned status, const char *fmt, ...)
 /* Find the route for r->path and r->method and run it; sets r's reply
  * (404 for no route, 405 with Allow for a method the route lacks). */
 void	an_dispatch(struct an_req *r);
-/* The largest body the request's route accepts (0: none). */
-size_t	an_route_body_limit(const char *method, const char *path);
+/* 1 when a route takes this method and path, with the largest body it
+ * accepts in *max_body (0: none); else 0 (the reply will be 404/405 and
+ * any body is discarded unread). */
+int	an_route_lookup(const char *method, const char *path,
+	    size_t *max_body);
 
 /* ---- files.c ---- */
 /* Open the regular file at rel beneath dirfd: no `..`, no `.` or hidden

@@ -40,6 +40,7 @@
 struct an_conn {
 	struct an_req	 req;
 	struct wbuf	 body;
+	int		 routed;	/* a route takes this method and path */
 	int		 too_large;
 };
 
@@ -153,10 +154,12 @@ static struct an_conn *
 conn_begin(const char *url, const char *method)
 {
 	struct an_conn *h;
+	size_t max;
 
 	if ((h = calloc(1, sizeof(*h))) == NULL)
 		return NULL;
-	wbuf_init(&h->body, an_route_body_limit(method, url));
+	h->routed = an_route_lookup(method, url, &max);
+	wbuf_init(&h->body, max);
 	h->req.dirs = an_dirs;
 	h->req.method = method;
 	h->req.path = url;
@@ -181,7 +184,7 @@ on_request(void *cls, struct MHD_Connection *c, const char *url,
 		*data_size = 0;
 		return MHD_YES;
 	}
-	if (h->too_large)
+	if (h->too_large && h->routed)
 		an_reply_error(&h->req, 413, "request body over %zu bytes",
 		    h->body.max);
 	else {

@@ -65,13 +65,16 @@ route_find(const char *path)
 	return NULL;
 }
 
-size_t
-an_route_body_limit(const char *method, const char *path)
+int
+an_route_lookup(const char *method, const char *path, size_t *max_body)
 {
 	const struct route *rt = route_find(path);
 
-	return rt != NULL && (rt->methods & method_bit(method)) ?
-	    rt->max_body : 0;
+	*max_body = 0;
+	if (rt == NULL || !(rt->methods & method_bit(method)))
+		return 0;
+	*max_body = rt->max_body;
+	return 1;
 }
 
 void
