@@ -22,7 +22,9 @@ PROBE = r"""(() => {
   };
   const v = document.querySelector('perspective-viewer');
   const ths = deep(document, 'regular-table thead th').map((e) => e.textContent.trim()).filter(Boolean);
-  const rows = deep(document, 'regular-table tbody tr').length;
+  const trs = deep(document, 'regular-table tbody tr');
+  const rows = trs.length;
+  const cells = trs.slice(0, 8).map((tr) => Array.from(tr.children).map((c) => c.textContent.trim()));
   const yb = deep(document, 'perspective-viewer-d3fc-ybar')[0];
   const marks = yb ? deep(yb.shadowRoot || yb, 'path.bar, g.bar path, rect').length + deep(yb, 'path.bar, g.bar path').length : 0;
   const ticks = yb ? deep(yb.shadowRoot || yb, 'text').concat(deep(yb, 'text')).map((e) => e.textContent.trim()) : [];
@@ -30,9 +32,16 @@ PROBE = r"""(() => {
     rows_loaded: +document.body.dataset.rows || 0, app_ms: +document.body.dataset.ms || 0,
     status: (document.getElementById('status') || {}).textContent,
     plugin: v ? (v.querySelector('[slot]') || v.firstElementChild || {}).tagName || null : null,
-    headers: ths.slice(0, 60), body_rows: rows, chart_marks: marks,
+    headers: ths.slice(0, 60), body_rows: rows, first_rows: cells, chart_marks: marks,
     chart_labels: ticks.slice(0, 80)});
 })()"""
+
+# Filter and sort through the viewer's API (what its settings panel does).
+FILTER = """(async () => { const v = document.querySelector('perspective-viewer');
+  await v.restore({plugin: 'Datagrid', group_by: [], split_by: [], aggregates: {},
+    columns: ['sex', 'length_of_stay'], filter: [['sex', '==', 'F']],
+    sort: [['length_of_stay', 'desc']]});
+  await v.flush(); return 1; })()"""
 
 CLICK = """(async () => { document.querySelector('#views button[data-view="%s"]').click();
   await new Promise((r) => setTimeout(r, 300));
@@ -127,6 +136,9 @@ def main():
                 out[view] = json.loads(evaluate(p, s, PROBE))
             png = p.send('Page.captureScreenshot', {'format': 'png'}, s)['data']
             open(shot.replace('.png', '-histogram.png'), 'wb').write(base64.b64decode(png))
+            evaluate(p, s, FILTER, 60)
+            p.pump(1.0)
+            out['filter_sort'] = json.loads(evaluate(p, s, PROBE))
     except Exception as e:
         out['exception'] = '%s: %s' % (type(e).__name__, e)
     ev = p.events

@@ -16,7 +16,8 @@
 #   4. real headless Chromium (as cdsgate-browser, its own sandbox on) at
 #      1280x800 over the DevTools pipe (tests/analytics/cdp.py): the
 #      perspective viewer renders the table (dataset column names in the
-#      header, rows in the body), counts, a cross-tab and a histogram;
+#      header, rows in the body), counts, a cross-tab, a histogram, a
+#      filter and a sort;
 #      every request goes to the backend; no console errors; OCR of a
 #      column name in the screenshot when tesseract is installed
 #   5. SIGTERM ends it with exit 0
@@ -267,6 +268,8 @@ else
 		[ "$(json "$J" 'int("F" in j["crosstab"]["headers"] and "M" in j["crosstab"]["headers"])')" = 1 ]
 	check "histogram: a Y bar chart with bars and the age bands on its axis" \
 		[ "$(json "$J" 'int(j["histogram"]["plugin"].endswith("YBAR") and j["histogram"]["chart_marks"] >= 5 and "60-69" in j["histogram"]["chart_labels"])')" = 1 ]
+	check "filter sex == F, sort by length_of_stay desc: only F, descending" \
+		[ "$(json "$J" 'int((lambda r: len(r) >= 5 and all(x[-2] == "F" for x in r) and [int(x[-1]) for x in r] == sorted([int(x[-1]) for x in r], reverse=True))(j["filter_sort"]["first_rows"]))')" = 1 ]
 	check "every request went to the backend (or data:/blob: of it)" \
 		[ "$(json "$J" 'int(len(j["requests"]) > 5 and all(u.startswith(("'"$URL/"'", "data:", "blob:'"$URL/"'")) for u in j["requests"]))')" = 1 ]
 	check "no console errors, no failed loads ($(json "$J" 'j["console_errors"][:2] + j["failed"][:2]'))" \
