@@ -21,6 +21,7 @@
 
 #include <jansson.h>
 
+#include "audit/keyholder.h"
 #include "store/store.h"
 
 #define API_MAX_BODY		(1024 * 1024)	/* bytes; more => 413 */
@@ -40,11 +41,13 @@ struct api_config {
 	const char	*store_path;
 	gid_t		 custodian_gid;	/* (gid_t)-1: nobody but root */
 	gid_t		 auditor_gid;	/* (gid_t)-1: no auditors */
+	struct keyholder *audit;	/* every change is recorded there */
 };
 
 /* What a handler gets: one request, already authorised. */
 struct api_req {
 	struct store	*store;
+	struct keyholder *audit;
 	const char	*method;
 	const char	*path;
 	char		 params[API_MAX_PARAMS][STORE_ID_MAX];
@@ -75,6 +78,17 @@ int	api_reply_text(struct api_req *r, unsigned status, char *text,
 /* The 4xx/5xx reply for a store status (404, 409, 422, 507 ...). */
 int	api_store_error(struct api_req *r, int store_status,
 	    const char *what);
+
+/*
+ * Record a change in the audit log *before* it is made (data stolen),
+ * with the peer's uid and pid.  If that fails the change must not be
+ * made: a 503 reply is set, -1 returned, and the API accepts no further
+ * changes (api_read_only()).  When the change is then refused by the
+ * store, api_audit_refused() records "<type>.refused" with the reason.
+ */
+int	api_audit(struct api_req *r, const char *type, json_t *data);
+void	api_audit_refused(struct api_req *r, const char *type, int status);
+int	api_read_only(void);
 
 /* Dispatch one request through the route table (api/route.c). */
 void	api_dispatch(struct api_req *r);

@@ -45,7 +45,44 @@ static struct {
 	const struct api_config	*cfg;
 	struct store		*store;
 	unsigned long		 replies[6];	/* by status class */
+	int			 read_only;	/* the audit log failed */
 } api;
+
+int
+api_read_only(void)
+{
+	return api.read_only;
+}
+
+int
+api_audit(struct api_req *r, const char *type, json_t *data)
+{
+	char err[512];
+	int rc;
+
+	json_object_set_new(data, "by_uid", json_integer(r->peer_uid));
+	json_object_set_new(data, "by_pid", json_integer(r->peer_pid));
+	rc = keyholder_append(r->audit, type, data, NULL, err, sizeof(err));
+	json_decref(data);
+	if (rc == 0)
+		return 0;
+	api.read_only = 1;
+	fprintf(stderr, "cdsgated api: %s: no further changes accepted\n",
+	    err);
+	return api_error(r, 503, "audit", "the change could not be audited "
+	    "(%s), so it was not made; the API accepts no further changes",
+	    err), -1;
+}
+
+void
+api_audit_refused(struct api_req *r, const char *type, int status)
+{
+	char t[64];
+
+	snprintf(t, sizeof(t), "%s.refused", type);
+	(void)api_audit(r, t, json_pack("{s:s}", "reason",
+	    store_strerror(status)));
+}
 
 void
 api_count_reply(unsigned status)
@@ -224,6 +261,7 @@ req_begin(struct MHD_Connection *c, const char *url, const char *method)
 		return NULL;
 	wbuf_init(&h->body, API_MAX_BODY);
 	h->req.store = api.store;
+	h->req.audit = api.cfg->audit;
 	h->req.method = method;
 	h->req.path = url;
 	if (peer_identify(c, &h->req) != 0) {

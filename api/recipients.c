@@ -53,8 +53,12 @@ recipients_add(struct api_req *r)
 		return -1;
 	rc.max_sessions = (unsigned)max;
 	rc.created = (int64_t)time(NULL);
-	if ((st = store_recipient_add(r->store, &rc)) != STORE_OK)
+	if (api_audit(r, "recipient.add", recipient_json(&rc)) != 0)
+		return -1;
+	if ((st = store_recipient_add(r->store, &rc)) != STORE_OK) {
+		api_audit_refused(r, "recipient.add", st);
 		return api_store_error(r, st, "adding the recipient");
+	}
 	return api_reply(r, 201, recipient_json(&rc));
 }
 
@@ -76,10 +80,15 @@ recipients_disable(struct api_req *r)
 	struct store_recipient rc;
 	int st;
 
+	if (api_audit(r, "recipient.disable", json_pack("{s:s}", "id",
+	    r->params[0])) != 0)
+		return -1;
 	if ((st = store_recipient_disable(r->store, r->params[0])) !=
 	    STORE_OK ||
 	    (st = store_recipient_get(r->store, r->params[0], &rc)) !=
-	    STORE_OK)
+	    STORE_OK) {
+		api_audit_refused(r, "recipient.disable", st);
 		return api_store_error(r, st, "disabling the recipient");
+	}
 	return api_reply(r, 200, recipient_json(&rc));
 }

@@ -117,6 +117,11 @@ api_dispatch(struct api_req *r)
 		    r->method, rt->pattern);
 		return;
 	}
+	if (rt->role == API_ROLE_CUSTODIAN && api_read_only()) {
+		api_error(r, 503, "audit", "the audit log is unavailable: no "
+		    "changes are accepted until the daemon is restarted");
+		return;
+	}
 	if (rt->body && r->body == NULL) {
 		api_error(r, 400, "bad_json", "%s %s needs a JSON object body",
 		    r->method, rt->pattern);

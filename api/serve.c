@@ -28,13 +28,15 @@
 struct serve_args {
 	const char	*socket_path, *store_path;
 	const char	*custodian_group, *auditor_group;
+	const char	*audit_log, *audit_key;
 };
 
 static int
 serve_usage(void)
 {
 	fprintf(stderr, "usage: cdsgated api --socket PATH --store FILE "
-	    "[--custodian-group NAME] [--auditor-group NAME]\n");
+	    "--audit-log FILE --audit-key FILE\n"
+	    "       [--custodian-group NAME] [--auditor-group NAME]\n");
 	return 2;
 }
 
@@ -56,6 +58,10 @@ serve_parse(int argc, char **argv, struct serve_args *a)
 			dst = &a->custodian_group;
 		else if (strcmp(argv[i], "--auditor-group") == 0)
 			dst = &a->auditor_group;
+		else if (strcmp(argv[i], "--audit-log") == 0)
+			dst = &a->audit_log;
+		else if (strcmp(argv[i], "--audit-key") == 0)
+			dst = &a->audit_key;
 		if (dst == NULL || i + 1 >= argc) {
 			fprintf(stderr, "cdsgated api: %s: %s\n", argv[i],
 			    dst == NULL ? "unknown option" : "needs a value");
@@ -63,9 +69,10 @@ serve_parse(int argc, char **argv, struct serve_args *a)
 		}
 		*dst = argv[++i];
 	}
-	if (a->socket_path == NULL || a->store_path == NULL) {
-		fprintf(stderr, "cdsgated api: --socket and --store are "
-		    "required\n");
+	if (a->socket_path == NULL || a->store_path == NULL ||
+	    a->audit_log == NULL || a->audit_key == NULL) {
+		fprintf(stderr, "cdsgated api: --socket, --store, --audit-log "
+		    "and --audit-key are required (every change is audited)\n");
 		return -1;
 	}
 	return 0;
@@ -143,6 +150,8 @@ api_serve_cmd(int argc, char **argv)
 {
 	struct serve_args a = { 0 };
 	struct api_config cfg = { 0 };
+	struct keyholder kh;
+	char err[512];
 	int rc;
 
 	if (serve_parse(argc, argv, &a) != 0)
@@ -151,14 +160,29 @@ api_serve_cmd(int argc, char **argv)
 	cfg.auditor_gid = group_gid(a.auditor_group);
 	cfg.store_path = a.store_path;
 	cfg.listen_desc = a.socket_path;
-	if ((cfg.listen_fd = serve_bind(a.socket_path)) < 0)
+	/* The key holder first: without an audit log nothing starts. */
+	if (keyholder_start(a.audit_log, a.audit_key, &kh, err,
+	    sizeof(err)) != 0) {
+		fprintf(stderr, "cdsgated api: %s\n", err);
 		return 1;
+	}
+	cfg.audit = &kh;
+	if ((cfg.listen_fd = serve_bind(a.socket_path)) < 0) {
+		keyholder_stop(&kh);
+		return 1;
+	}
 	if (serve_drop() != 0) {
 		unlink(a.socket_path);
+		keyholder_stop(&kh);
 		return 1;
 	}
 	umask(077);	/* the store and its WAL: the api user's only */
 	rc = api_main(&cfg);
 	close(cfg.listen_fd);
+	if (keyholder_stop(&kh) != 0) {
+		fprintf(stderr, "cdsgated api: the audit key holder did not "
+		    "close the log cleanly\n");
+		rc = 1;
+	}
 	return rc;
 }

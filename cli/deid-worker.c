@@ -169,13 +169,13 @@ err_to_wire(const struct deid_error *e, int status, int reading,
 	w->file[sizeof(w->file) - 1] = w->msg[sizeof(w->msg) - 1] = '\0';
 }
 
-/* A peer's error: bounded strings, a real status.  okay_ok: status 0 is
+/* A peer's error: bounded strings, a real status.  allow_ok: status 0 is
  * allowed (DW_NO_INPUT's "no file"). */
 static int
-err_from_wire(const struct dw_error *w, int okay_ok, struct deid_error *e,
+err_from_wire(const struct dw_error *w, int allow_ok, struct deid_error *e,
     int *status)
 {
-	if (w->status < (okay_ok ? DEID_OK : DEID_EINPUT) ||
+	if (w->status < (allow_ok ? DEID_OK : DEID_EINPUT) ||
 	    w->status > DEID_EINTERNAL || w->reading > 1 ||
 	    ipc_str_get(e->file, sizeof(e->file), w->file, sizeof(w->file)) ||
 	    ipc_str_get(e->msg, sizeof(e->msg), w->msg, sizeof(w->msg)))

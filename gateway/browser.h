@@ -1,7 +1,11 @@
 /*
  * gateway/browser.h — the session's kiosk Chromium: its command line,
- * its environment, and the private mount namespace that shows it the
- * session's managed policy.
+ * its environment, and its jail (docs/jail.md): a network namespace
+ * whose only reachable address:port is the backend (through
+ * gateway/forward.c), a pid namespace, and a root file system built
+ * from an allow-list (system directories read-only, tmpfs /tmp and
+ * /dev/shm, its private home, the session's managed policy, this
+ * session's X socket and nothing else).
  *
  * Chromium runs straight from /usr/lib/chromium (the /usr/bin wrapper
  * adds flags from /etc/chromium.d) as the browser user, with its own
@@ -14,10 +18,14 @@
 #define GATEWAY_BROWSER_H
 
 #include <stddef.h>
+#include <sys/socket.h>
+
+#include "sandbox/namespace.h"
 
 #define BROWSER_PATH		"/usr/lib/chromium/chromium"
 #define BROWSER_ARGV_MAX	40
 #define BROWSER_ENV_MAX		16
+#define BROWSER_JAIL_MAX	40
 
 struct browser_params {
 	const char	*url;		/* the backend, already validated */
@@ -26,14 +34,28 @@ struct browser_params {
 	const char	*home;		/* its private dir: HOME, XDG dirs */
 	const char	*profile;	/* --user-data-dir */
 	const char	*policy_dir;	/* shown as the managed policy dir */
+	const char	*jail_dir;	/* root-owned, empty: the jail's root */
+	const char	*etc_dir;	/* hosts, resolv.conf for the jail */
+	int		 display_num;	/* N of ":N": its socket file only */
 	unsigned	 width, height;
 };
 
 struct browser_cmd {
 	const char	*argv[BROWSER_ARGV_MAX];
 	const char	*envp[BROWSER_ENV_MAX];
-	const char	*policy_dir;
+	const char	*jail_dir;
+	struct ns_mount	 jail[BROWSER_JAIL_MAX];
+	size_t		 njail;
 	char		 buf[8192];	/* the strings argv/envp point at */
+};
+
+/* The backend as the jail sees it (supervisor side). */
+struct browser_net {
+	struct sockaddr_storage addr;	/* what the forwarder connects to */
+	socklen_t	 addrlen;
+	char		 desc[80];	/* "addr:port" */
+	int		 netns_fd;	/* the jail's network namespace */
+	int		 listen_fd;	/* listening there on addr */
 };
 
 /* Fill cmd from p.  0, or -1 if the strings do not fit. */
@@ -45,11 +67,23 @@ int	browser_cmd_build(const struct browser_params *p,
 int	browser_host_prepare(void);
 
 /*
- * In the child, still root: a private mount namespace (so nothing leaks
- * back to the host), the policy directory bind-mounted read-only over
- * CHROMIUM_POLICY_DIR.  0, or -1 with errno and *what.
+ * Supervisor: resolve the backend URL's host (a name once, here, with
+ * the host's resolver: the jail has none), make the jail's network
+ * namespace and the listener in it (sandbox/namespace.c), and write
+ * etc_dir/hosts (localhost and, for a name, name -> address) and an
+ * empty etc_dir/resolv.conf, which the jail sees in /etc.
+ * 0, or -1 with a message; *stuck as for ns_net_create.
  */
-int	browser_enter_namespace(const struct browser_cmd *cmd,
+int	browser_net_setup(const char *url, const char *etc_dir,
+	    struct browser_net *n, int *stuck, char *err, size_t errlen);
+
+/*
+ * In the child (pid 1 of a new pid namespace), still root: join the
+ * jail's network namespace, a private mount namespace, the jail's root
+ * (cmd->jail) built on cmd->jail_dir and pivoted into.  0, or -1 with
+ * errno and *what (a static message).
+ */
+int	browser_enter_jail(const struct browser_cmd *cmd, int netns_fd,
 	    const char **what);
 
 /* In the child, unprivileged: exec.  Returns only on failure. */

@@ -40,12 +40,14 @@
 #include <openssl/rand.h>
 
 #include "gateway/browser.h"
+#include "gateway/forward.h"
 #include "gateway/privdrop.h"
 #include "gateway/session.h"
 #include "gateway/slog.h"
 #include "gateway/worker.h"
 #include "gateway/xvfb.h"
 #include "policy/chromium.h"
+#include "sandbox/namespace.h"
 #include "sandbox/sandbox.h"
 
 #define SESSION_ID_BYTES	8
@@ -54,7 +56,7 @@
 #define STALE_AGE_S		10	/* unlocked and this old: stale */
 #define SESSION_LOCK_FILE	"supervisor.lock"	/* holds our pid */
 
-enum role { ROLE_XVFB, ROLE_WORKER, ROLE_BROWSER, ROLE_COUNT };
+enum role { ROLE_XVFB, ROLE_WORKER, ROLE_FORWARD, ROLE_BROWSER, ROLE_COUNT };
 
 struct child {
 	pid_t		 pid;		/* -1 = not running */
@@ -84,6 +86,8 @@ struct session {
 	char		 bauth[PATH_MAX];	/* browser/Xauthority */
 	char		 profile[PATH_MAX];	/* browser/profile */
 	char		 policy_dir[PATH_MAX];	/* policy/, 0755 root */
+	char		 jail_dir[PATH_MAX];	/* jail/: the jail's root */
+	char		 etc_dir[PATH_MAX];	/* etc/: its hosts, resolv.conf */
 	int		 dir_made;
 	int		 dir_lock;		/* flock'd while we live */
 
@@ -94,6 +98,8 @@ struct session {
 	char		 display_name[16];
 	struct worker_config wcfg;
 	struct browser_cmd bcmd;
+	struct browser_net bnet;	/* the jail's netns and listener */
+	struct forward_config fcfg;
 
 	struct child	 child[ROLE_COUNT];
 	long		 restarts[RESTART_HISTORY];	/* ms, ring */
@@ -112,6 +118,7 @@ static int	role_prepare_xvfb(struct session *, const char **);
 static int	role_prepare_browser(struct session *, const char **);
 static void	role_run_xvfb(struct session *, int);
 static void	role_run_worker(struct session *, int);
+static void	role_run_forward(struct session *, int);
 static void	role_run_browser(struct session *, int);
 
 /*
@@ -144,6 +151,10 @@ static const struct role_entry {
 	/* The worker appends to the session log: no RLIMIT_FSIZE. */
 	[ROLE_WORKER] = { "worker", PRIVDROP_WORKER_USER, 0,
 	    NULL, role_run_worker, 64, 0, SANDBOX_PROFILE_WORKER },
+	/* The forwarder: its connection cap plus a few fds; no forks.
+	   TODO(confinement): a FORWARD seccomp profile. */
+	[ROLE_FORWARD] = { "forward", PRIVDROP_BROWSER_USER, 0,
+	    NULL, role_run_forward, 256, 0, NO_PROFILE },
 	[ROLE_BROWSER] = { "browser", PRIVDROP_BROWSER_USER, 1,
 	    role_prepare_browser, role_run_browser, RL_KEEP, RL_KEEP,
 	    NO_PROFILE },
@@ -439,6 +450,21 @@ child_rlimits(const struct role_entry *re, const char **what)
 	return 0;
 }
 
+/*
+ * Did the supervisor die before PR_SET_PDEATHSIG was armed?  As pid 1 of
+ * its own pid namespace the browser sees getppid() == 0; it asks the
+ * error pipe instead, whose reader (the supervisor) waits for our exec.
+ */
+static int
+supervisor_gone(int errfd, pid_t parent)
+{
+	struct pollfd p = { errfd, 0, 0 };
+
+	if (getppid() == parent)
+		return 0;
+	return getppid() != 0 || poll(&p, 1, 0) != 0;
+}
+
 static void __attribute__((noreturn))
 child_main(struct session *s, enum role r, int errfd, pid_t parent)
 {
@@ -469,6 +495,10 @@ child_main(struct session *s, enum role r, int errfd, pid_t parent)
 		keep[nkeep++] = s->listen_fd;
 		keep[nkeep++] = slog_fd();
 	}
+	if (r == ROLE_FORWARD) {
+		keep[nkeep++] = s->bnet.listen_fd;
+		keep[nkeep++] = slog_fd();
+	}
 	close_except(keep, (size_t)nkeep);
 	if (child_rlimits(re, &what) != 0)
 		child_fail(errfd, what, errno);
@@ -481,7 +511,7 @@ child_main(struct session *s, enum role r, int errfd, pid_t parent)
 	/* Set after the drop: a credential change clears it. */
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0)
 		child_fail(errfd, "PR_SET_PDEATHSIG", errno);
-	if (getppid() != parent)
+	if (supervisor_gone(errfd, parent))
 		_exit(127);	/* the supervisor is already gone */
 	re->run(s, errfd);
 	child_fail(errfd, "run returned", 0);
@@ -519,16 +549,36 @@ role_run_xvfb(struct session *s, int errfd)
 static int
 role_prepare_browser(struct session *s, const char **what)
 {
-	return browser_enter_namespace(&s->bcmd, what);
+	return browser_enter_jail(&s->bcmd, s->bnet.netns_fd, what);
 }
 
+/* pid 1 of the jail stays as its init (sandbox/namespace.c); its child
+ * execs Chromium. */
 static void
 role_run_browser(struct session *s, int errfd)
 {
+	int code;
+
 	if (chdir(s->bdir) != 0)
 		child_fail(errfd, "chdir to the browser's home", errno);
-	browser_exec(&s->bcmd);
-	child_fail(errfd, "exec " BROWSER_PATH, errno);
+	switch (ns_init_fork(errfd, &code)) {
+	case 0:
+		browser_exec(&s->bcmd);
+		child_fail(errfd, "exec " BROWSER_PATH, errno);
+	case 1:
+		_exit(code);
+	default:
+		child_fail(errfd, "fork the jail's first process", errno);
+	}
+}
+
+static void
+role_run_forward(struct session *s, int errfd)
+{
+	if (chdir("/") != 0)
+		child_fail(errfd, "chdir /", errno);
+	close(errfd);		/* "started": nothing is exec'd here */
+	_exit(forward_main(&s->fcfg));
 }
 
 static void
@@ -548,6 +598,16 @@ role_run_worker(struct session *s, int errfd)
 
 /* ---- the supervisor side of spawning ---- */
 
+/* We could not switch back from a jail namespace: whatever we did next
+ * (a child, a socket) would be inside it.  Stop at once; our children
+ * die with us (PR_SET_PDEATHSIG), the next start sweeps the directory. */
+static void __attribute__((noreturn))
+fatal_namespace(const char *which)
+{
+	log_warnx("cannot return to our own %s namespace; stopping", which);
+	_exit(SESSION_EXIT_FAILED);
+}
+
 static int
 child_spawn(struct session *s, enum role r)
 {
@@ -556,7 +616,7 @@ child_spawn(struct session *s, enum role r)
 	pid_t parent = getpid(), pid;
 	const char *sbn;
 	char sb[64];
-	int p[2], st;
+	int p[2], st, pidns = -1;
 	ssize_t n;
 
 	if (pipe2(p, O_CLOEXEC) != 0) {
@@ -564,7 +624,17 @@ child_spawn(struct session *s, enum role r)
 		return -1;
 	}
 	fflush(NULL);
-	if ((pid = fork()) < 0) {
+	/* The browser is pid 1 of a fresh pid namespace. */
+	if (r == ROLE_BROWSER && ns_pid_begin(&pidns) != 0) {
+		log_warn("%s: unshare(CLONE_NEWPID)", roles[r].name);
+		close(p[0]);
+		close(p[1]);
+		return -1;
+	}
+	pid = fork();
+	if (pid != 0 && ns_pid_end(pidns) != 0)
+		fatal_namespace("pid");
+	if (pid < 0) {
 		log_warn("%s: fork", roles[r].name);
 		close(p[0]);
 		close(p[1]);
@@ -596,8 +666,8 @@ child_spawn(struct session *s, enum role r)
 	sbn = role_sandbox(r, sb, sizeof(sb));
 	slog_event("child_start", json_pack("{s:s, s:i, s:s, s:i, s:s}",
 	    "role", roles[r].name, "pid", (int)pid, "user", roles[r].user,
-	    "uid", (int)(r == ROLE_BROWSER ? s->browser_user.uid :
-	    s->worker_user.uid), "sandbox", sbn));
+	    "uid", (int)(strcmp(roles[r].user, PRIVDROP_BROWSER_USER) == 0 ?
+	    s->browser_user.uid : s->worker_user.uid), "sandbox", sbn));
 	log_info("%s started, pid %d, sandbox %s", roles[r].name, (int)pid,
 	    sbn);
 	return 0;
@@ -701,6 +771,8 @@ child_exited(struct session *s, enum role r, int st)
 		session_stop(s, "worker_exit", WIFEXITED(st) &&
 		    WEXITSTATUS(st) == 0 ? SESSION_EXIT_OK :
 		    SESSION_EXIT_FAILED);
+	else if (r == ROLE_FORWARD)
+		session_stop(s, "forward_exit", SESSION_EXIT_FAILED);
 	else
 		session_stop(s, "xvfb_exit", SESSION_EXIT_FAILED);
 	if (!(WIFEXITED(st) && WEXITSTATUS(st) == 0))
@@ -969,7 +1041,9 @@ setup_dir(struct session *s)
 	    path_join(s->bdir, s->dir, "browser") != 0 ||
 	    path_join(s->bauth, s->bdir, "Xauthority") != 0 ||
 	    path_join(s->profile, s->bdir, "profile") != 0 ||
-	    path_join(s->policy_dir, s->dir, "policy") != 0)
+	    path_join(s->policy_dir, s->dir, "policy") != 0 ||
+	    path_join(s->jail_dir, s->dir, "jail") != 0 ||
+	    path_join(s->etc_dir, s->dir, "etc") != 0)
 		return -1;
 	if (mkdir_owned(s->dir, 0711, 0, 0) != 0)
 		return -1;
@@ -986,8 +1060,35 @@ setup_dir(struct session *s)
 	if (mkdir_owned(s->xdir, 0700, w->uid, w->gid) != 0 ||
 	    mkdir_owned(s->bdir, 0700, b->uid, b->gid) != 0 ||
 	    mkdir_owned(s->profile, 0700, b->uid, b->gid) != 0 ||
-	    mkdir_owned(s->policy_dir, 0755, 0, 0) != 0)
+	    mkdir_owned(s->policy_dir, 0755, 0, 0) != 0 ||
+	    mkdir_owned(s->etc_dir, 0755, 0, 0) != 0)
 		return -1;
+	return 0;
+}
+
+/* The jail's network namespace, its listener and the forwarder's
+ * config: the browser reaches the backend and nothing else. */
+static int
+setup_jail_net(struct session *s)
+{
+	char err[512];
+	int stuck;
+
+	if (browser_net_setup(s->spec->backend, s->etc_dir, &s->bnet, &stuck,
+	    err, sizeof(err)) != 0) {
+		log_warnx("%s", err);
+		if (stuck)
+			fatal_namespace("network");
+		return -1;
+	}
+	memset(&s->fcfg, 0, sizeof(s->fcfg));
+	s->fcfg.listen_fd = s->bnet.listen_fd;
+	s->fcfg.backend = s->bnet.addr;
+	s->fcfg.backend_len = s->bnet.addrlen;
+	s->fcfg.backend_desc = s->bnet.desc;
+	s->fcfg.max_conns = FORWARD_MAX_CONNS;
+	slog_event("browser_net", json_pack("{s:s, s:i}", "backend",
+	    s->bnet.desc, "max_conns", FORWARD_MAX_CONNS));
 	return 0;
 }
 
@@ -1009,6 +1110,8 @@ setup_files(struct session *s)
 		    CHROMIUM_POLICY_DIR);
 		return -1;
 	}
+	if (setup_jail_net(s) != 0)
+		return -1;
 	if (xvfb_cookie_new(cookie) != 0) {
 		log_warnx("RAND_bytes failed");
 		return -1;
@@ -1199,6 +1302,10 @@ start_children(struct session *s)
 	if (s->ws_token != NULL)
 		explicit_bzero(s->ws_token, strlen(s->ws_token));
 
+	if (child_spawn(s, ROLE_FORWARD) != 0) {
+		session_stop(s, "forward_failed", SESSION_EXIT_FAILED);
+		return -1;
+	}
 	memset(&bp, 0, sizeof(bp));
 	bp.url = s->spec->backend;
 	bp.display = s->display_name;
@@ -1206,6 +1313,9 @@ start_children(struct session *s)
 	bp.home = s->bdir;
 	bp.profile = s->profile;
 	bp.policy_dir = s->policy_dir;
+	bp.jail_dir = s->jail_dir;
+	bp.etc_dir = s->etc_dir;
+	bp.display_num = s->display;
 	bp.width = s->spec->width;
 	bp.height = s->spec->height;
 	if (browser_cmd_build(&bp, &s->bcmd) != 0 ||
@@ -1419,7 +1529,8 @@ session_teardown(struct session *s)
 
 	s->stopping = 1;
 	/* Clients of X first, then X. */
-	roles_stop(s, (1u << ROLE_BROWSER) | (1u << ROLE_WORKER));
+	roles_stop(s, (1u << ROLE_BROWSER) | (1u << ROLE_WORKER) |
+	    (1u << ROLE_FORWARD));
 	roles_stop(s, 1u << ROLE_XVFB);
 	reap_everything(s);
 	/* An Xvfb that was killed (not one that exited) leaves its files. */
@@ -1452,6 +1563,10 @@ session_free(struct session *s)
 	}
 	if (s->sigfd >= 0)
 		close(s->sigfd);
+	if (s->bnet.netns_fd >= 0)
+		close(s->bnet.netns_fd);
+	if (s->bnet.listen_fd >= 0)
+		close(s->bnet.listen_fd);
 	if (s->dir_lock >= 0)
 		close(s->dir_lock);
 	free(s);
@@ -1473,6 +1588,7 @@ session_run(const struct session_spec *spec, FILE *ready_out)
 	s->spec = spec;
 	s->verbose = log_verbose = spec->verbose;
 	s->sigfd = s->listen_fd = s->xvfb_pipe = s->dir_lock = -1;
+	s->bnet.netns_fd = s->bnet.listen_fd = -1;
 	for (r = 0; r < ROLE_COUNT; r++)
 		s->child[r].pid = s->child[r].pgid = -1;
 	s->start_ms = now_ms();

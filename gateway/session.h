@@ -11,7 +11,10 @@
  *   role     user             on exit
  *   xvfb     cdsgate          the session ends (no display, no session)
  *   worker   cdsgate          the session ends (it is the session)
+ *   forward  cdsgate-browser  the session ends (the browser's only way out)
  *   browser  cdsgate-browser  restarted with back-off; too many => end
+ *                             (in its jail: pid 1 of its own pid namespace,
+ *                             loopback-only network, allow-list root)
  *
  * Children are in their own sessions/process groups, die with the
  * supervisor (PR_SET_PDEATHSIG), and anything they leave behind is

@@ -8,11 +8,12 @@
  * builds full recording on this.
  *
  * Every line: {"ts": RFC 3339 UTC with microseconds, "session": id,
- *              "proc": "supervisor"|"worker", "event": name, ...fields}.
+ *              "proc": "supervisor"|"worker"|"forward", "event": name, ...fields}.
  * Events: session_start, session_stop (reason), child_start, child_exit,
  * browser_restart, connect, disconnect, auth_fail, key_filtered,
  * rate_limited, rate_alarm, clipboard_dropped, client_refused,
- * protocol_error, idle_timeout, max_duration.
+ * protocol_error, idle_timeout, max_duration; browser_net, and from the
+ * forwarder forward_start, net_open, net_close, net_refused.
  */
 #ifndef GATEWAY_SLOG_H
 #define GATEWAY_SLOG_H

@@ -9,7 +9,9 @@ change is POSTed to /event and appended, one JSON object per line, to the
 file given by --record.  GET /events returns what was recorded.  A copy
 button on the page (and the page /copy) tries navigator.clipboard.writeText
 and document.execCommand('copy'), so a test can show the page's copies never
-reach the VNC client.  --novnc DIR also serves noVNC's files under /novnc/
+reach the VNC client.  The main page at /?probe=PORT also fetch()es the
+backend and 127.0.0.1:PORT and reports each outcome (type "probe"), for
+the browser jail's test.  --novnc DIR also serves noVNC's files under /novnc/
 and a page, /novnc-test?url=WS-URL&password=PW, on which noVNC connects to
 the gateway and reports how that went (events of type "novnc").
 
@@ -135,6 +137,15 @@ rec({type: 'load', url: location.href, w: innerWidth, h: innerHeight,
      sw: screen.width, sh: screen.height, dpr: devicePixelRatio,
      focus: tid(document.activeElement), ua: navigator.userAgent});
 window.addEventListener('load', () => { ta.focus(); });
+/* ?probe=PORT (the jail test, 023): fetch the backend and 127.0.0.1:PORT
+   from the page itself and report which worked. */
+const probe = new URLSearchParams(location.search).get('probe');
+if (probe)
+  for (const [name, url] of [['backend', '/favicon.ico'],
+                             ['other', 'http://127.0.0.1:' + probe + '/']])
+    fetch(url, {mode: 'no-cors', cache: 'no-store'}).then(
+      r => rec({type: 'probe', target: name, ok: true, status: r.status}),
+      e => rec({type: 'probe', target: name, ok: false, err: String(e)}));
 </script>
 </body></html>
 """

@@ -306,16 +306,6 @@ users_procs() {
 	pgrep -u "$SESSION_USERS" 2>/dev/null | tr '\n' ' '
 }
 
-# descendants PID: PID's descendants, now.
-descendants() {
-	ps -eo pid=,ppid= | awk -v root="$1" '
-		{ kids[$2] = kids[$2] " " $1 }
-		END { n = split(kids[root], q, " ");
-		      for (i = 1; i <= n; i++) { printf "%s ", q[i];
-		          m = split(kids[q[i]], more, " ");
-		          for (j = 1; j <= m; j++) q[++n] = more[j] } }'
-}
-
 # ours_procs: processes of the session users that belong to this session —
 # seen under cdsgated during it ($tree), or whose command line names our
 # session id or temporary directory (a developer may run other sessions,
@@ -511,7 +501,10 @@ is_browser() {
 		[ "$(stat -c %U "/proc/$1" 2>/dev/null)" = "$BROWSER_USER" ]
 }
 bpid=
-for p in $(gw log-pids "$LOG"); do is_browser "$p" && bpid=$p; done
+# (the logged pid is the jail's init: the browser is its child)
+for p in $(gw log-pids "$LOG"); do
+	for c in $p $(pgrep -P "$p" 2>/dev/null); do is_browser "$c" && bpid=$c; done
+done
 if [ -z "$bpid" ]; then
 	p=$(pgrep -o -x -u "$BROWSER_USER" chromium 2>/dev/null)
 	[ -n "$p" ] && is_browser "$p" && bpid=$p &&

@@ -26,8 +26,15 @@ STORE=$D/state/store.db
 AUD_GID=$(getent group cdsgate-auditor | cut -d: -f3)
 CUS_GID=$(getent group cdsgate-custodian | cut -d: -f3)
 
+# The audit key holder's key and log: its user's only.
+AUD=$D/audit
+mkdir -p "$AUD" && "$CDSGATE" audit keygen --private "$AUD/key.pem" --public "$D/audit.pub"
+chown -R cdsgate-audit: "$AUD" && chmod 0700 "$AUD"
+LOG=$AUD/audit.log
+
 start_api() {
-	"$CDSGATED" api --socket "$SOCK" --store "$STORE" > "$D/out" 2> "$D/err" &
+	"$CDSGATED" api --socket "$SOCK" --store "$STORE" --audit-log "$LOG" \
+		--audit-key "$AUD/key.pem" > "$D/out" 2> "$D/err" &
 	API_PID=$!
 	for _ in $(seq 50); do
 		grep -q '^ready ' "$D/out" 2>/dev/null && return 0
@@ -64,6 +71,9 @@ is() {
 dump() { sqlite3 "$STORE" .dump; }
 unchanged() { [ "$(dump)" = "$BEFORE" ]; }
 
+"$CDSGATED" api --socket "$SOCK" --store "$STORE" > /dev/null 2> "$D/noaudit.err"; rc=$?
+check "without an audit log the API does not start (exit $rc)" \
+	sh -c "[ $rc -eq 2 ] && grep -q 'every change is audited' '$D/noaudit.err'"
 check "cdsgated api starts and prints ready" start_api
 check "the API process dropped to cdsgate-api" \
 	test "$(stat -c %U /proc/$API_PID)" = cdsgate-api
@@ -142,6 +152,36 @@ check "no daemon: exit 1 and a message naming the socket" \
 check "the auditor's CLI is refused a change (exit 2)" \
 	sh -c 'setpriv --reuid=65534 --regid="$1" --clear-groups "$0" recipient disable alice 2>/dev/null; [ $? -eq 2 ]' "$CDSGATE" "$AUD_GID"
 
+# Every change is in the audit log, signed by the key holder alone.
+KH_PID=$(pgrep -P $API_PID | head -1)
+check "the audit key holder runs as cdsgate-audit" \
+	test "$(stat -c %U /proc/$KH_PID)" = cdsgate-audit
+check "the API process cannot read the signing key" \
+	sh -c '! setpriv --reuid=cdsgate-api --regid=cdsgate-api --clear-groups cat "$0" 2>/dev/null' "$AUD/key.pem"
+"$CDSGATE" audit list "$LOG" --json > "$D/audit.json"
+check "the audit log has every change and every refusal" \
+	python3 -c '
+import json,sys
+recs=[json.loads(l) for l in open(sys.argv[1])]
+adds=[r["data"]["id"] for r in recs if r["type"]=="recipient.add"]
+dis=[r["data"]["id"] for r in recs if r["type"]=="recipient.disable"]
+refused=[r["type"] for r in recs if r["type"].endswith(".refused")]
+assert adds[:2]==["alice","bob"] and "carol" in adds, adds
+assert dis[-1]=="bob", dis
+assert "recipient.add.refused" in refused, refused
+assert all("by_uid" in r["data"] for r in recs if r["type"]!="checkpoint")
+' "$D/audit.json"
+
+# The key holder dies: the API must stop accepting changes (fail closed).
+kill -9 "$KH_PID"
+is 503 root POST /v1/recipients '{"id":"dave","name":"D"}'
+check "the 503 says why" grep -q 'could not be audited.*so it was not made' "$D/resp"
+is 503 root POST /v1/recipients '{"id":"erin","name":"E"}'
+check "later changes are refused before they happen" grep -q 'no changes are accepted' "$D/resp"
+is 200 auditor GET /v1/recipients/alice
+is 404 auditor GET /v1/recipients/erin
+is 404 auditor GET /v1/recipients/dave
+
 # SIGKILL the API, restart on the same store: consistent, data kept.
 kill -9 $API_PID; wait $API_PID 2>/dev/null
 check "after SIGKILL the store passes integrity_check" \
@@ -152,5 +192,10 @@ check "what was written before the kill is still there" grep -q '"disabled":true
 kill -TERM $API_PID
 wait $API_PID; rc=$?
 check "SIGTERM ends the API with status 0" test "$rc" -eq 0
+"$CDSGATE" audit verify "$LOG" --key "$D/audit.pub" > "$D/verify.out"; rc=$?
+check "cdsgate audit verify: the log is intact after all of that ($(cat "$D/verify.out"))" \
+	test "$rc" -eq 0
+check "it was closed with a checkpoint (nothing unsigned at the end)" \
+	grep -q ', 0 records after the last one' "$D/verify.out"
 
 done_testing

@@ -81,3 +81,13 @@ require_session() {
 	[ -x /usr/lib/chromium/chromium ] || skip_all "chromium not installed (/usr/lib/chromium/chromium)"
 	command -v python3 >/dev/null || skip_all "python3 not installed"
 }
+
+# descendants PID: PID's descendants, now.
+descendants() {
+	ps -eo pid=,ppid= | awk -v root="$1" '
+		{ kids[$2] = kids[$2] " " $1 }
+		END { n = split(kids[root], q, " ");
+		      for (i = 1; i <= n; i++) { printf "%s ", q[i];
+		          m = split(kids[q[i]], more, " ");
+		          for (j = 1; j <= m; j++) q[++n] = more[j] } }'
+}
