@@ -48,6 +48,7 @@ bind_ro(const char *dir, char *err, size_t errlen)
 	return 0;
 }
 
+/* One of the two directories, read-only, held for the process's life. */
 static int
 open_dir(const char *dir, int *fd, char *err, size_t errlen)
 {

@@ -166,6 +166,8 @@ conn_begin(const char *url, const char *method)
 	return h;
 }
 
+/* libmicrohttpd's request callback: begin, collect the body (bounded),
+ * then dispatch and queue the reply. */
 static enum MHD_Result
 on_request(void *cls, struct MHD_Connection *c, const char *url,
     const char *method, const char *version, const char *data,
@@ -197,6 +199,7 @@ on_request(void *cls, struct MHD_Connection *c, const char *url,
 	return send_reply(c, h);
 }
 
+/* The request is over (replied, or the client went away): free it. */
 static void
 on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
     enum MHD_RequestTerminationCode toe)

@@ -98,8 +98,11 @@ test_violate(void)
 static void test_violate(void) { }
 #endif
 
-int
-main(int argc, char **argv)
+/* The command line into c and *listen_spec: -1 to go on, else the
+ * exit status (0 for --help, 2 for a usage error). */
+static int
+parse_args(int argc, char **argv, struct an_confine *c,
+    const char **listen_spec)
 {
 	static const struct option lo[] = {
 		{ "listen", required_argument, NULL, 'l' },
@@ -109,27 +112,37 @@ main(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
-	struct an_confine c = { NULL, NULL, 0 };
-	const char *listen_spec = NULL;
-	struct an_dirs dirs;
-	char desc[160], err[512];
-	int opt, fd, sigfd, rc;
+	int opt;
 
 	while ((opt = getopt_long(argc, argv, "", lo, NULL)) != -1) {
 		switch (opt) {
-		case 'l': listen_spec = optarg; break;
-		case 'm': c.mount_dir = optarg; break;
-		case 's': c.static_dir = optarg; break;
-		case 'd': c.sandbox_debug = 1; break;
+		case 'l': *listen_spec = optarg; break;
+		case 'm': c->mount_dir = optarg; break;
+		case 's': c->static_dir = optarg; break;
+		case 'd': c->sandbox_debug = 1; break;
 		case 'h': fputs(usage, stdout); return 0;
 		default: fputs(usage, stderr); return 2;
 		}
 	}
-	if (optind != argc || listen_spec == NULL || c.mount_dir == NULL ||
-	    c.static_dir == NULL) {
+	if (optind != argc || *listen_spec == NULL || c->mount_dir == NULL ||
+	    c->static_dir == NULL) {
 		fputs(usage, stderr);
 		return 2;
 	}
+	return -1;
+}
+
+int
+main(int argc, char **argv)
+{
+	struct an_confine c = { NULL, NULL, 0 };
+	const char *listen_spec = NULL;
+	struct an_dirs dirs;
+	char desc[160], err[512];
+	int fd, sigfd, rc;
+
+	if ((rc = parse_args(argc, argv, &c, &listen_spec)) >= 0)
+		return rc;
 	if ((fd = listen_on(listen_spec, desc, sizeof(desc))) < 0) {
 		fprintf(stderr, "cdsgate-analytics: cannot listen on %s "
 		    "(want a numeric ADDR:PORT)\n", listen_spec);
