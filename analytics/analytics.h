@@ -43,7 +43,7 @@ struct an_req {
 	const char		*method;
 	const char		*path;
 	const char		*param;	/* the rest after a prefix route */
-	const char		*body;	/* POST body (NUL-terminated) or NULL */
+	const char		*body;	/* POST body (body_len bytes, no NUL) or NULL */
 	size_t			 body_len;
 	/* the reply */
 	unsigned		 status;

@@ -174,7 +174,6 @@ on_request(void *cls, struct MHD_Connection *c, const char *url,
     size_t *data_size, void **con_cls)
 {
 	struct an_conn *h = *con_cls;
-	const char *s;
 
 	if (h == NULL)
 		return (*con_cls = conn_begin(url, method)) != NULL ?
@@ -190,8 +189,8 @@ on_request(void *cls, struct MHD_Connection *c, const char *url,
 		an_reply_error(&h->req, 413, "request body over %zu bytes",
 		    h->body.max);
 	else {
-		if (h->body.len > 0 && wbuf_cstr(&h->body, &s) == BUF_OK) {
-			h->req.body = s;
+		if (h->body.len > 0) {
+			h->req.body = (const char *)h->body.d;
 			h->req.body_len = h->body.len;
 		}
 		an_dispatch(&h->req);

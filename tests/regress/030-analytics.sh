@@ -166,9 +166,13 @@ req evbad -H 'Content-Type: application/json' -d '{"event":' "$URL/api/event"
 check "POST /api/event with bad JSON: 400" is evbad 400
 req evtype -H 'Content-Type: application/json' -d '{"event":"x","rows":"many"}' "$URL/api/event"
 check "POST /api/event with a wrong type: 400" is evtype 400
-head -c 5000 /dev/zero | tr '\0' a > "$TMP/big"
-req evbig -H 'Content-Type: application/json' --data-binary "@$TMP/big" "$URL/api/event"
-check "POST /api/event over 4096 bytes: 413" is evbig 413
+python3 -c 'import json; b = json.dumps({"event": "edge", "rows": 1})
+print(b + " " * (4096 - len(b)), end="")' > "$TMP/b4096"
+{ cat "$TMP/b4096"; printf ' '; } > "$TMP/b4097"
+req ev4096 -H 'Content-Type: application/json' --data-binary "@$TMP/b4096" "$URL/api/event"
+req ev4097 -H 'Content-Type: application/json' --data-binary "@$TMP/b4097" "$URL/api/event"
+check "POST /api/event: 4096 bytes taken (200), 4097 refused (413)" \
+	sh -c '[ "$1" = 200 ] && [ "$2" = 413 ]' _ "$(code ev4096)" "$(code ev4097)"
 req getbody -X GET --data-binary 'abc' "$URL/api/datasets"
 check "GET with a body: 413 (GET takes none)" is getbody 413
 req hugehdr -H "X-Big: $(head -c 70000 /dev/zero | tr '\0' b)" "$URL/"
