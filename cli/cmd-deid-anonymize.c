@@ -331,7 +331,8 @@ anon_commit(const struct deid_args *a, struct deid_atomic *out,
 		return dargs_error(r, &err, 0);
 	}
 	if (res->out.len > 0)
-		fwrite(res->out.d, 1, res->out.len, stdout);
+		dargs_put_safe(stdout, (const char *)res->out.d,
+		    res->out.len, 1);
 	return res->exit_code;
 }
 

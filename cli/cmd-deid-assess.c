@@ -124,7 +124,8 @@ cmd_deid_assess(int argc, char **argv)
 		rc = dargs_error(res.status, &res.err, res.reading);
 	else {
 		if (res.out.len > 0)
-			fwrite(res.out.d, 1, res.out.len, stdout);
+			dargs_put_safe(stdout, (const char *)res.out.d,
+			    res.out.len, 1);
 		rc = res.exit_code;
 	}
 	dres_free(&res);

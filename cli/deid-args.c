@@ -205,6 +205,23 @@ dargs_parse(struct deid_args *a, int argc, char **argv)
 	return 0;
 }
 
+/* Untrusted bytes to a terminal: control bytes escaped, never obeyed. */
+void
+dargs_put_safe(FILE *f, const char *s, size_t n, int keep_lines)
+{
+	unsigned char c;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		c = (unsigned char)s[i];
+		if ((c < 0x20 && !(keep_lines && (c == '\n' || c == '\t'))) ||
+		    c == 0x7f)
+			fprintf(f, "\\x%02x", c);
+		else
+			putc(c, f);
+	}
+}
+
 /* Print a library error as "cdsgate: file:line: msg"; map to exit code. */
 int
 dargs_error(int r, const struct deid_error *err, int reading)
@@ -215,7 +232,9 @@ dargs_error(int r, const struct deid_error *err, int reading)
 		deid_error_format(err, msg, sizeof(msg));
 	else
 		snprintf(msg, sizeof(msg), "%s", deid_strerror(r));
-	fprintf(stderr, "cdsgate: %s\n", msg);
+	fputs("cdsgate: ", stderr);
+	dargs_put_safe(stderr, msg, strlen(msg), 0);
+	putc('\n', stderr);
 	if (r == DEID_EINPUT || r == DEID_ELIMIT || (reading && r == DEID_EIO))
 		return EXIT_BAD_INPUT;
 	return EXIT_INTERNAL;

@@ -5,6 +5,8 @@
 #ifndef CLI_DEID_ARGS_H
 #define CLI_DEID_ARGS_H
 
+#include <stdio.h>
+
 #include "deid/dataset.h"
 #include "deid/groupify.h"
 #include "deid/risk.h"
@@ -58,6 +60,10 @@ struct deid_args {
 };
 
 int	dargs_parse(struct deid_args *a, int argc, char **argv);
+/* Write n bytes that came from the input (or the worker) to a terminal's
+ * stream: control bytes become \xHH so a CSV cannot drive the terminal;
+ * keep_lines keeps newlines and tabs. */
+void	dargs_put_safe(FILE *f, const char *s, size_t n, int keep_lines);
 /* Print a library error as "cdsgate: file:line: msg"; map to the exit
  * code (an unreadable input file is bad input while reading). */
 int	dargs_error(int r, const struct deid_error *err, int reading);

@@ -152,18 +152,19 @@ static int
 jail_session(const struct browser_params *p, struct browser_cmd *cmd,
     size_t *used)
 {
-	char xsock[64], hosts[4096], resolv[4096];
+	char xsock[64], xsrc[4096], hosts[4096], resolv[4096];
 
 	memcpy(cmd->jail, jail_system, sizeof(jail_system));
 	cmd->njail = JAIL_SYSTEM_N;
 	snprintf(xsock, sizeof(xsock), "/tmp/.X11-unix/X%d", p->display_num);
-	if (snprintf(hosts, sizeof(hosts), "%s/hosts", p->etc_dir) >=
+	if (snprintf(xsrc, sizeof(xsrc), "%s/X%d", p->x_socket_dir,
+	    p->display_num) >= (int)sizeof(xsrc) || snprintf(hosts, sizeof(hosts), "%s/hosts", p->etc_dir) >=
 	    (int)sizeof(hosts) || snprintf(resolv, sizeof(resolv),
 	    "%s/resolv.conf", p->etc_dir) >= (int)sizeof(resolv))
 		return -1;
 	cmd->jail_dir = cmd_str(cmd, used, "%s", p->jail_dir);
 	if (cmd->jail_dir == NULL ||
-	    jail_add(cmd, used, NS_RW, xsock, xsock, NS_NOEXEC) != 0 ||
+	    jail_add(cmd, used, NS_RW, xsrc, xsock, NS_NOEXEC) != 0 ||
 	    jail_add(cmd, used, NS_RW, p->home, p->home, NS_NOEXEC) != 0 ||
 	    jail_add(cmd, used, NS_RO, p->policy_dir, CHROMIUM_POLICY_DIR,
 	    NS_NOEXEC) != 0 ||

@@ -37,6 +37,7 @@ struct browser_params {
 	const char	*jail_dir;	/* root-owned, empty: the jail's root */
 	const char	*etc_dir;	/* hosts, resolv.conf for the jail */
 	int		 display_num;	/* N of ":N": its socket file only */
+	const char	*x_socket_dir;	/* where Xvfb's socket file XN is */
 	unsigned	 width, height;
 };
 

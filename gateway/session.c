@@ -81,6 +81,7 @@ struct session {
 
 	char		 dir[PATH_MAX];		/* <run>/<id>, 0711 root */
 	char		 xdir[PATH_MAX];	/* x/, 0700 cdsgate */
+	char		 xsockdir[PATH_MAX];	/* x/X11-unix, 1777 root: Xvfb's socket */
 	char		 xauth[PATH_MAX];	/* x/Xauthority */
 	char		 bdir[PATH_MAX];	/* browser/, 0700 browser */
 	char		 bauth[PATH_MAX];	/* browser/Xauthority */
@@ -525,7 +526,7 @@ role_prepare_xvfb(struct session *s, const char **what)
 		*what = "displayfd";
 		return -1;
 	}
-	return 0;
+	return xvfb_private_socket_dir(s->xsockdir, what);
 }
 
 static void
@@ -1038,6 +1039,7 @@ setup_dir(struct session *s)
 	    path_join(s->dir, SESSION_RUN_DIR, s->id) != 0 ||
 	    path_join(s->xdir, s->dir, "x") != 0 ||
 	    path_join(s->xauth, s->xdir, "Xauthority") != 0 ||
+	    path_join(s->xsockdir, s->xdir, "X11-unix") != 0 ||
 	    path_join(s->bdir, s->dir, "browser") != 0 ||
 	    path_join(s->bauth, s->bdir, "Xauthority") != 0 ||
 	    path_join(s->profile, s->bdir, "profile") != 0 ||
@@ -1058,6 +1060,8 @@ setup_dir(struct session *s)
 	}
 	dprintf(s->dir_lock, "%ld\n", (long)getpid());
 	if (mkdir_owned(s->xdir, 0700, w->uid, w->gid) != 0 ||
+	    /* like the host's /tmp/.X11-unix, or Xvfb tries to fix it */
+	    mkdir_owned(s->xsockdir, 01777, 0, 0) != 0 ||
 	    mkdir_owned(s->bdir, 0700, b->uid, b->gid) != 0 ||
 	    mkdir_owned(s->profile, 0700, b->uid, b->gid) != 0 ||
 	    mkdir_owned(s->policy_dir, 0755, 0, 0) != 0 ||
@@ -1316,6 +1320,7 @@ start_children(struct session *s)
 	bp.jail_dir = s->jail_dir;
 	bp.etc_dir = s->etc_dir;
 	bp.display_num = s->display;
+	bp.x_socket_dir = s->xsockdir;
 	bp.width = s->spec->width;
 	bp.height = s->spec->height;
 	if (browser_cmd_build(&bp, &s->bcmd) != 0 ||

@@ -10,10 +10,12 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <sched.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -233,4 +235,26 @@ xvfb_remove_stale(int display, pid_t pid)
 	snprintf(sock, sizeof(sock), "/tmp/.X11-unix/X%d", display);
 	if (socket_is_dead(sock))
 		unlink(sock);
+}
+
+#define X11_SOCKET_DIR	"/tmp/.X11-unix"
+
+int
+xvfb_private_socket_dir(const char *dir, const char **what)
+{
+	/* Our view of the host: nothing we mount propagates back. */
+	*what = "unshare(CLONE_NEWNS)";
+	if (unshare(CLONE_NEWNS) != 0)
+		return -1;
+	*what = "making / private";
+	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0)
+		return -1;
+	/* The mount point; a host without X servers may lack it. */
+	*what = "mkdir " X11_SOCKET_DIR;
+	if (mkdir(X11_SOCKET_DIR, 01777) != 0 && errno != EEXIST)
+		return -1;
+	*what = "bind of the session's X socket directory";
+	if (mount(dir, X11_SOCKET_DIR, NULL, MS_BIND, NULL) != 0)
+		return -1;
+	return 0;
 }

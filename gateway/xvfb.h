@@ -39,6 +39,18 @@ int	xvfb_write_xauth(const char *path,
 	    const unsigned char cookie[XVFB_COOKIE_LEN], uid_t uid,
 	    gid_t gid);
 
+/*
+ * In the child, as root, before the drop: give Xvfb a private
+ * /tmp/.X11-unix (a bind of `dir`, owned by its user) in a mount
+ * namespace of its own.  Why: with -displayfd an X server probes display
+ * numbers by binding sockets, and xtrans unlinks the socket path before
+ * each bind — so another X server starting on the host would delete a
+ * running session's socket file (its abstract socket survives, the file
+ * the browser's jail binds does not).  In a private directory nobody
+ * else's probe can reach it.  0, or -1 with errno and *what.
+ */
+int	xvfb_private_socket_dir(const char *dir, const char **what);
+
 /* In the child: exec Xvfb with fd XVFB_DISPLAYFD as -displayfd.
  * Returns only on failure (-1, errno set). */
 int	xvfb_exec(const struct xvfb_params *p);

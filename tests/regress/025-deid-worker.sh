@@ -13,7 +13,8 @@
 #   4. malformed input comes back through the IPC path as the usual
 #      file:line message with exit 2;
 #   5. a worker killed with SIGKILL mid-run leaves no output; a CLI killed
-#      with SIGKILL takes its worker with it.
+#      with SIGKILL takes its worker with it;
+#   6. run by an unprivileged user it is confined the same way.
 . "$(dirname "$0")/lib.sh"
 
 [ -x "$CDSGATE" ] || skip_all "cdsgate not built at $CDSGATE"
@@ -168,6 +169,13 @@ check "a ragged row: exit 2 (got $rc)" test "$rc" -eq 2
 check "  with the file:line message from the worker" \
 	grep -q "^cdsgate: $TMP/ragged.csv:3.*fields" "$TMP/bad.err"
 check "  and no files" no_files "$TMP/bad"
+printf 'age,sex,zip,race,admission_date\n34,m,12345,w,2020-01-01\n3\0335\033[2J,f,1,w,2020-01-01\n' > "$TMP/esc.csv"
+rc=0
+"$CDSGATE" deid anonymize --data "$TMP/esc.csv" --hierarchies "$S" --qi "$QI" --k 2 \
+	--output "$TMP/bad/o.csv" --report "$TMP/bad/r.json" >/dev/null 2>"$TMP/esc.err" || rc=$?
+check "a value with terminal escapes: exit 2, shown as \\x1b, never sent raw" \
+	test "$rc" -eq 2 -a -n "$(grep -F '3\x1b5\x1b[2J' "$TMP/esc.err")" -a \
+	-z "$(tr -d '\n' < "$TMP/esc.err" | tr -d '[:print:]')"
 mkfifo "$TMP/bad/hierarchy_race.csv.fifo"
 rc=0
 "$CDSGATE" deid assess --data "$S/patients.csv" --qi "$QI" --population 1e6 \
@@ -203,6 +211,34 @@ else
 	else
 		not_ok "no worker for the parent-kill check"; wait "$cli"
 	fi
+fi
+
+# ---- 6. an unprivileged custodian ------------------------------------------
+nobody() { setpriv --reuid=nobody --regid="$(id -g nobody)" --clear-groups "$@"; }
+if [ "$(id -u)" -ne 0 ] || ! command -v setpriv >/dev/null || ! id nobody >/dev/null 2>&1; then
+	skip "unprivileged run: needs root, setpriv and user nobody to switch to"
+elif ! nobody test -x "$CDSGATE"; then
+	skip "unprivileged run: user nobody cannot run $CDSGATE"
+else
+	U=$(mktemp -d "${TMPDIR:-/tmp}/cdsgate-025u.XXXXXX")
+	trap 'rm -rf "$TMP" "$U"' EXIT
+	cp -r "$S" "$U/s" && chmod -R a+rX "$U" && chmod a+w "$U"
+	rc=0
+	(cd "$U" && nobody "$CDSGATE" deid anonymize --data s/patients.csv --hierarchies s \
+		--qi "$QI" --identifying patient_id,name --sensitive diagnosis \
+		--k 5 --pu-threshold 0.01 --population 4.031e6 \
+		--output out.csv --report r.json >/dev/null 2>"$TMP/u.err") || rc=$?
+	check "as user nobody (no privileges to drop) the worker still runs (exit $rc)" \
+		test "$rc" -eq 0
+	check "  with the same released table" cmp -s "$U/out.csv" "$TMP/w/out.csv"
+	if have HAVE_SECCOMP && have ENABLE_TEST_HOOKS; then
+		rc=0
+		(cd "$U" && CDSGATE_TEST_VIOLATE=open nobody "$CDSGATE" deid assess \
+			--data s/patients.csv --qi age --population 1e6 >/dev/null 2>"$TMP/u2.err") || rc=$?
+		check "  and under its filter: open() kills it (exit $rc)" \
+			test "$rc" -eq 1 -a -n "$(grep 'signal 31 (SIGSYS' "$TMP/u2.err")"
+	fi
+	rm -rf "$U"
 fi
 
 done_testing
