@@ -11,12 +11,14 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdint.h>
 #include <string.h>
 #include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "analytics/analytics.h"
+#include "common/buf.h"
 
 #define MAX_REL		512	/* bytes in a relative path */
 #define MAX_DEPTH	8	/* components in a relative path */
@@ -57,23 +59,54 @@ step(int dirfd, const char *name, int last)
 	return openat(dirfd, name, flags);
 }
 
-int
-an_open_beneath(int dirfd, const char *rel, off_t *size)
+/* The next component of the path in b (bounded, read through common/buf)
+ * into name; *last says whether it ends the path.  -1: too long. */
+static int
+next_component(struct buf *b, char *name, size_t namelen, int *last)
 {
-	char path[MAX_REL], *comp, *next;
-	struct stat st;
-	int fd = dirfd, nfd, depth = 0, saved;
+	static uint8_t slash[256];
+	size_t n;
 
-	if (strlen(rel) >= sizeof(path) || rel[0] == '/') {
+	slash['/'] = 1;
+	n = buf_span(b, slash, namelen);
+	if (n >= namelen || buf_get_bytes(b, name, n) != BUF_OK)
+		return -1;
+	name[n] = '\0';
+	*last = buf_eof(b);
+	return *last ? 0 : (buf_skip(b, 1) == BUF_OK ? 0 : -1);
+}
+
+/* The final fd must be a regular file; its size into *size. */
+static int
+regular(int fd, off_t *size)
+{
+	struct stat st;
+
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+		close(fd);
 		errno = EACCES;
 		return -1;
 	}
-	memcpy(path, rel, strlen(rel) + 1);
-	for (comp = path; comp != NULL; comp = next) {
-		if ((next = strchr(comp, '/')) != NULL)
-			*next++ = '\0';
-		nfd = ++depth > MAX_DEPTH ? (errno = EACCES, -1) :
-		    step(fd, comp, next == NULL);
+	*size = st.st_size;
+	return fd;
+}
+
+int
+an_open_beneath(int dirfd, const char *rel, off_t *size)
+{
+	char name[AN_MAX_NAME * 2 + 2];
+	struct buf b;
+	int fd = dirfd, nfd, depth = 0, last = 0, saved;
+
+	buf_init(&b, rel, strlen(rel));
+	if (buf_remaining(&b) >= MAX_REL) {
+		errno = EACCES;
+		return -1;
+	}
+	while (!last) {
+		nfd = ++depth > MAX_DEPTH || next_component(&b, name,
+		    sizeof(name), &last) != 0 ? (errno = EACCES, -1) :
+		    step(fd, name, last);
 		saved = errno;
 		if (fd != dirfd)
 			close(fd);
@@ -83,13 +116,7 @@ an_open_beneath(int dirfd, const char *rel, off_t *size)
 			return -1;
 		}
 	}
-	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-		close(fd);
-		errno = EACCES;
-		return -1;
-	}
-	*size = st.st_size;
-	return fd;
+	return regular(fd, size);
 }
 
 const char *
