@@ -17,6 +17,7 @@
 #define API_API_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #include <jansson.h>
@@ -25,6 +26,7 @@
 #include "store/store.h"
 
 #define API_MAX_BODY		(1024 * 1024)	/* bytes; more => 413 */
+#define API_MAX_UPLOAD		((uint64_t)4 << 30)	/* one raw file */
 #define API_MAX_PATH		256
 #define API_MAX_PARAMS		2		/* {x} segments per route */
 #define API_MAX_CONNECTIONS	64
@@ -42,12 +44,16 @@ struct api_config {
 	gid_t		 custodian_gid;	/* (gid_t)-1: nobody but root */
 	gid_t		 auditor_gid;	/* (gid_t)-1: no auditors */
 	struct keyholder *audit;	/* every change is recorded there */
+	const char	*state_dir;	/* spool/ (uploads), released/ */
+	const char	*mount_dir;	/* the embedded backend reads it */
+	const char	*cdsgate;	/* the CLI that runs the gate */
 };
 
 /* What a handler gets: one request, already authorised. */
 struct api_req {
 	struct store	*store;
 	struct keyholder *audit;
+	const struct api_config *cfg;
 	const char	*method;
 	const char	*path;
 	char		 params[API_MAX_PARAMS][STORE_ID_MAX];
@@ -109,6 +115,19 @@ int	field_uint(struct api_req *r, const char *key, int required,
 /* Refuse keys not in the NULL-terminated list (typos must not pass). */
 int	field_only(struct api_req *r, const char *const *allowed);
 
+/* Streamed uploads (api/upload.c). */
+struct upload;
+struct upload	*upload_begin(const char *spool, char *err, size_t errlen);
+void		 upload_write(struct upload *u, const char *data, size_t n);
+void		 upload_abort(struct upload *u);		/* NULL: no-op */
+int		 upload_end(struct upload *u, const char *spool,
+		    struct api_req *r);
+/* Does this request stream its body into the spool? (api/route.c) */
+int		 api_route_streams(const char *method, const char *path);
+/* "<state_dir>/spool" etc. into buf; -1 if too long. */
+int		 api_path(char *buf, size_t len, const char *sub,
+		    const char *name);
+
 /* The route handlers (one file per resource). */
 int	recipients_list(struct api_req *r);
 int	recipients_add(struct api_req *r);
@@ -116,6 +135,9 @@ int	recipients_show(struct api_req *r);
 int	recipients_disable(struct api_req *r);
 int	datasets_list(struct api_req *r);
 int	datasets_show(struct api_req *r);
+int	datasets_import(struct api_req *r);
+int	datasets_mount(struct api_req *r);
+int	datasets_unmount(struct api_req *r);
 int	health_show(struct api_req *r);
 int	metrics_show(struct api_req *r);
 

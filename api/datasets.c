@@ -2,18 +2,28 @@
  * api/datasets.c — /v1/datasets: what went through the
  * de-identification gate, its verdict and report, and what is mounted.
  *
- * Import, mount and unmount (the gate run in the sandboxed deid worker)
- * are not served yet: the table in api/route.c has no such routes, so a
- * client gets 404/405, never a half-done import.
+ * Import runs the gate (api/gate.c) on uploads from the spool and
+ * records the verdict; mount writes a passed dataset into the embedded
+ * backend's mount dir (api/mount.c).  Every step is audited before it
+ * is made, and the store refuses a mount the verdict does not cover.
  *
  * Trust: unprivileged; ids from the path are checked by api/route.c.
  */
 #include "config.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <openssl/evp.h>
 
 #include "api/api.h"
+#include "api/gate.h"
+#include "api/mount.h"
 
 static json_t *
 dataset_json(const struct store_dataset *d, int with_report)
@@ -53,22 +63,290 @@ datasets_list(struct api_req *r)
 	return api_reply(r, 200, json_pack("{s:o}", "datasets", a));
 }
 
-int
-datasets_show(struct api_req *r)
+/* The {id} of the path as a dataset id; 0 (and a 404 reply) if not. */
+static int64_t
+param_id(struct api_req *r)
 {
-	struct store_dataset d = { 0 };
 	char *end;
 	long long id;
-	int st;
 
 	errno = 0;
 	id = strtoll(r->params[0], &end, 10);
 	if (errno != 0 || *end != '\0' || id <= 0)
 		return api_error(r, 404, "not_found", "no dataset '%s' "
-		    "(dataset ids are positive integers)", r->params[0]);
+		    "(dataset ids are positive integers)", r->params[0]), 0;
+	return id;
+}
+
+/* Reply with the dataset as it is now, with its job and report. */
+static int
+reply_dataset(struct api_req *r, int64_t id, unsigned status)
+{
+	struct store_dataset d = { 0 };
+	int st;
+
 	if ((st = store_dataset_get(r->store, id, &d)) != STORE_OK)
 		return api_store_error(r, st, "dataset");
-	api_reply(r, 200, dataset_json(&d, 1));
+	api_reply(r, status, dataset_json(&d, 1));
+	store_dataset_clear(&d);
+	return 0;
+}
+
+int
+datasets_show(struct api_req *r)
+{
+	int64_t id = param_id(r);
+
+	return id == 0 ? -1 : reply_dataset(r, id, 200);
+}
+
+/* A dataset name: [a-z][a-z0-9_]{0,39} (a directory and a SQL name). */
+static int
+name_ok(const char *s)
+{
+	size_t n = strlen(s);
+
+	return n >= 1 && n <= 40 && s[0] >= 'a' && s[0] <= 'z' &&
+	    strspn(s, "abcdefghijklmnopqrstuvwxyz0123456789_") == n;
+}
+
+/* SHA-256 (hex) of a NUL-terminated text. */
+static void
+sha256_text(const char *t, char hex[65])
+{
+	uint8_t md[32];
+	size_t i;
+
+	EVP_Digest(t, strlen(t), md, NULL, EVP_sha256(), NULL);
+	for (i = 0; i < 32; i++)
+		snprintf(hex + 2 * i, 3, "%02x", md[i]);
+}
+
+/* The uploads a job names must be in the spool. */
+static int
+job_uploads_exist(struct api_req *r, json_t *job)
+{
+	const char *key;
+	char p[4096];
+	json_t *v;
+
+	api_path(p, sizeof(p), "spool", json_string_value(json_object_get(job,
+	    "data")));
+	if (access(p, R_OK) != 0)
+		return api_error(r, 422, "invalid", "field 'data': no upload "
+		    "with that sha256"), -1;
+	json_object_foreach(json_object_get(job, "hierarchies"), key, v) {
+		api_path(p, sizeof(p), "spool", json_string_value(v));
+		if (access(p, R_OK) != 0)
+			return api_error(r, 422, "invalid", "hierarchy '%s': no "
+			    "upload with that sha256", key), -1;
+	}
+	return 0;
+}
+
+/* The gate's exit status as a verdict, and why. */
+static enum store_dataset_state
+verdict_of(int rc, const char *said, char *reason, size_t len)
+{
+	if (rc == GATE_PASSED)
+		return snprintf(reason, len, "%s", ""), STORE_DATASET_PASSED;
+	if (rc == GATE_FAILED)
+		return snprintf(reason, len, "the report says it must not be "
+		    "released"), STORE_DATASET_FAILED;
+	snprintf(reason, len, "the gate could not decide (exit %d): %.200s",
+	    rc, said);
+	return STORE_DATASET_ERROR;
+}
+
+/* Read the report the gate wrote (bounded), or NULL. */
+static char *
+report_text(const char *dir)
+{
+	char p[4096 + 16];
+	json_t *j;
+	char *t;
+
+	snprintf(p, sizeof(p), "%s/report.json", dir);
+	if ((j = json_load_file(p, JSON_REJECT_DUPLICATES, NULL)) == NULL)
+		return NULL;
+	t = json_dumps(j, JSON_COMPACT | JSON_SORT_KEYS);
+	json_decref(j);
+	return t;
+}
+
+/* Run the gate for dataset id and record the verdict (audit first). */
+static int
+import_gate(struct api_req *r, int64_t id, json_t *job)
+{
+	char dir[4096], out[4096 + 16], said[2048], reason[512], rsha[65] = "";
+	enum store_dataset_state v;
+	char *report;
+	int rc, st;
+
+	snprintf(said, sizeof(said), "%lld", (long long)id);
+	if (api_path(dir, sizeof(dir), "released", said) != 0 ||
+	    (mkdir(dir, 0700) != 0 && errno != EEXIST))
+		return api_error(r, 507, "spool", "released dir: %s",
+		    strerror(errno));
+	rc = gate_run(r->cfg, job, dir, said, sizeof(said));
+	v = verdict_of(rc, said, reason, sizeof(reason));
+	report = report_text(dir);
+	if (report != NULL)
+		sha256_text(report, rsha);
+	snprintf(out, sizeof(out), "%s/data.csv", dir);
+	if (v == STORE_DATASET_PASSED && (report == NULL || access(out, R_OK)))
+		v = STORE_DATASET_ERROR;
+	if (api_audit(r, "dataset.verdict", json_pack("{s:I, s:s, s:s, s:s}",
+	    "id", (json_int_t)id, "verdict", store_dataset_state_name(v),
+	    "reason", reason, "report_sha256", rsha)) != 0) {
+		free(report);
+		return -1;	/* stays "importing": recovery makes it an error */
+	}
+	st = store_dataset_finish(r->store, id, v, report, v ==
+	    STORE_DATASET_PASSED ? out : "", reason, (int64_t)time(NULL));
+	free(report);
+	if (st != STORE_OK)
+		return api_store_error(r, st, "recording the verdict");
+	return 0;
+}
+
+int
+datasets_import(struct api_req *r)
+{
+	char name[64], msg[512], job_sha[65], *canon;
+	const char *raw;
+	json_t *job;
+	int64_t id = 0;
+	int st;
+
+	if (field_string(r, "name", 1, 40, name, sizeof(name)) != 0)
+		return -1;
+	if (!name_ok(name))
+		return api_error(r, 422, "invalid", "field 'name': "
+		    "[a-z][a-z0-9_]{0,39}");
+	job = json_deep_copy(r->body);
+	json_object_del(job, "name");
+	if (gate_job_check(job, msg, sizeof(msg)) != 0) {
+		json_decref(job);
+		return api_error(r, 400, "job", "%s", msg);
+	}
+	if (job_uploads_exist(r, job) != 0) {
+		json_decref(job);
+		return -1;
+	}
+	canon = json_dumps(job, JSON_COMPACT | JSON_SORT_KEYS);
+	sha256_text(canon, job_sha);
+	raw = json_string_value(json_object_get(job, "data"));
+	if (api_audit(r, "dataset.import", json_pack("{s:s, s:s, s:s, s:O}",
+	    "name", name, "raw_sha256", raw, "job_sha256", job_sha, "job",
+	    job)) != 0)
+		goto out;
+	st = store_dataset_begin(r->store, name, raw, job_sha, canon,
+	    (int64_t)time(NULL), &id);
+	if (st != STORE_OK) {
+		api_audit_refused(r, "dataset.import", st);
+		api_store_error(r, st, "starting the import");
+		goto out;
+	}
+	if (import_gate(r, id, job) == 0)
+		reply_dataset(r, id, 201);
+out:
+	free(canon);
+	json_decref(job);
+	return 0;
+}
+
+/* records of a report, or -1. */
+static long
+report_records(const char *report)
+{
+	json_t *j = report != NULL ? json_loads(report, 0, NULL) : NULL;
+	long n = json_is_integer(json_object_get(j, "records")) ?
+	    (long)json_integer_value(json_object_get(j, "records")) : -1;
+
+	json_decref(j);
+	return n;
+}
+
+/* Write the mount dir for d at version v; on failure undo the store. */
+static int
+mount_write(struct api_req *r, struct store_dataset *d, int64_t v)
+{
+	struct mount_info mi = { d->name, v, d->id, d->raw_sha256,
+	    d->output_path, report_records(d->report) };
+	char err[512];
+
+	if (r->cfg->mount_dir == NULL ||
+	    mount_embedded(r->cfg->mount_dir, &mi, err, sizeof(err)) == 0)
+		return 0;
+	store_dataset_unmount(r->store, d->id, (int64_t)time(NULL));
+	api_audit_refused(r, "dataset.mount", STORE_EIO);
+	return api_error(r, 507, "mount", "%s", err), -1;
+}
+
+int
+datasets_mount(struct api_req *r)
+{
+	struct store_dataset d = { 0 };
+	int64_t id = param_id(r), v = 0;
+	int st;
+
+	if (id == 0)
+		return -1;
+	if ((st = store_dataset_get(r->store, id, &d)) != STORE_OK)
+		return api_store_error(r, st, "dataset");
+	if (api_audit(r, "dataset.mount", json_pack("{s:I, s:s, s:s, s:s}",
+	    "id", (json_int_t)id, "name", d.name, "raw_sha256", d.raw_sha256,
+	    "job_sha256", d.job_sha256)) != 0)
+		goto out;
+	st = store_dataset_mount(r->store, id, d.raw_sha256, d.job_sha256,
+	    (int64_t)time(NULL), &v);
+	if (st != STORE_OK) {
+		api_audit_refused(r, "dataset.mount", st);
+		api_error(r, 409, st == STORE_EGATE ? "gate" : "state",
+		    "dataset %lld is %s%s%s: %s", (long long)id,
+		    store_dataset_state_name(d.state), d.reason[0] ? " — " : "",
+		    d.reason, st == STORE_EGATE ? "only a dataset that passed "
+		    "the de-identification gate can be mounted" :
+		    store_strerror(st));
+		goto out;
+	}
+	if (mount_write(r, &d, v) == 0)
+		reply_dataset(r, id, 200);
+out:
+	store_dataset_clear(&d);
+	return 0;
+}
+
+int
+datasets_unmount(struct api_req *r)
+{
+	struct store_dataset d = { 0 };
+	int64_t id = param_id(r);
+	char err[512];
+	int st;
+
+	if (id == 0)
+		return -1;
+	if ((st = store_dataset_get(r->store, id, &d)) != STORE_OK)
+		return api_store_error(r, st, "dataset");
+	if (api_audit(r, "dataset.unmount", json_pack("{s:I, s:s}", "id",
+	    (json_int_t)id, "name", d.name)) != 0)
+		goto out;
+	/* Out of the backend's sight first: never served once unmounted. */
+	if (d.state == STORE_DATASET_MOUNTED && r->cfg->mount_dir != NULL &&
+	    unmount_embedded(r->cfg->mount_dir, d.name, err, sizeof(err))) {
+		api_error(r, 507, "mount", "%s", err);
+		goto out;
+	}
+	if ((st = store_dataset_unmount(r->store, id, (int64_t)time(NULL))) !=
+	    STORE_OK) {
+		api_audit_refused(r, "dataset.unmount", st);
+		api_store_error(r, st, "unmounting");
+		goto out;
+	}
+	reply_dataset(r, id, 200);
+out:
 	store_dataset_clear(&d);
 	return 0;
 }

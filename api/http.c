@@ -19,8 +19,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <time.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <microhttpd.h>
@@ -37,6 +39,7 @@
 struct http_req {
 	struct api_req	 req;
 	struct wbuf	 body;
+	struct upload	*up;		/* a streamed upload, or NULL */
 	int		 too_large;
 	int		 refused;	/* 401/403 decided at the headers */
 };
@@ -47,6 +50,15 @@ static struct {
 	unsigned long		 replies[6];	/* by status class */
 	int			 read_only;	/* the audit log failed */
 } api;
+
+int
+api_path(char *buf, size_t len, const char *sub, const char *name)
+{
+	int n = snprintf(buf, len, "%s/%s%s%s", api.cfg->state_dir, sub,
+	    name != NULL ? "/" : "", name != NULL ? name : "");
+
+	return n < 0 || (size_t)n >= len ? -1 : 0;
+}
 
 int
 api_read_only(void)
@@ -251,6 +263,27 @@ send_reply(struct MHD_Connection *c, struct http_req *h)
 	return ret;
 }
 
+/* A streamed upload: only custodians, only while changes are taken. */
+static void
+req_stream_begin(struct http_req *h)
+{
+	char spool[4096], err[512];
+
+	if (h->req.role < API_ROLE_CUSTODIAN) {
+		api_error(&h->req, 403, "forbidden", "uploads need the "
+		    "custodian role");
+		h->refused = 1;
+	} else if (api.read_only) {
+		api_error(&h->req, 503, "audit", "the audit log is "
+		    "unavailable: no changes are accepted");
+		h->refused = 1;
+	} else if (api_path(spool, sizeof(spool), "spool", NULL) != 0 ||
+	    (h->up = upload_begin(spool, err, sizeof(err))) == NULL) {
+		api_error(&h->req, 507, "spool", "%s", err);
+		h->refused = 1;
+	}
+}
+
 /* First call for a request: who is it, may they ask at all? */
 static struct http_req *
 req_begin(struct MHD_Connection *c, const char *url, const char *method)
@@ -262,6 +295,7 @@ req_begin(struct MHD_Connection *c, const char *url, const char *method)
 	wbuf_init(&h->body, API_MAX_BODY);
 	h->req.store = api.store;
 	h->req.audit = api.cfg->audit;
+	h->req.cfg = api.cfg;
 	h->req.method = method;
 	h->req.path = url;
 	if (peer_identify(c, &h->req) != 0) {
@@ -274,6 +308,8 @@ req_begin(struct MHD_Connection *c, const char *url, const char *method)
 		    (unsigned)h->req.peer_uid);
 		h->refused = 1;
 	}
+	if (!h->refused && api_route_streams(method, url))
+		req_stream_begin(h);
 	return h;
 }
 
@@ -283,6 +319,10 @@ req_chunk(struct http_req *h, const char *data, size_t n)
 {
 	if (h->refused || h->too_large)
 		return;
+	if (h->up != NULL) {
+		upload_write(h->up, data, n);
+		return;
+	}
 	if (wbuf_put(&h->body, data, n) != BUF_OK) {
 		h->too_large = 1;
 		api_error(&h->req, 413, "too_large",
@@ -309,7 +349,13 @@ on_request(void *cls, struct MHD_Connection *c, const char *url,
 		*data_size = 0;
 		return MHD_YES;
 	}
-	if (!h->refused && !h->too_large && body_parse(c, h) == 0)
+	if (h->up != NULL) {
+		char spool[4096];
+
+		api_path(spool, sizeof(spool), "spool", NULL);
+		upload_end(h->up, spool, &h->req);
+		h->up = NULL;	/* freed by upload_end */
+	} else if (!h->refused && !h->too_large && body_parse(c, h) == 0)
 		api_dispatch(&h->req);
 	return send_reply(c, h);
 }
@@ -325,11 +371,59 @@ on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
 	(void)toe;
 	if (h == NULL)
 		return;
+	upload_abort(h->up);	/* a cut upload leaves no file */
 	json_decref(h->req.body);
 	free(h->req.reply);
 	wbuf_free(&h->body);
 	free(h);
 	*con_cls = NULL;
+}
+
+/* After a crash: imports in flight become errors, in the audit log too. */
+static int
+api_recover(void)
+{
+	int imports = 0, sessions = 0, rc;
+	char err[512];
+	json_t *rec;
+
+	if (store_recover(api.store, (int64_t)time(NULL), &imports,
+	    &sessions) != STORE_OK) {
+		fprintf(stderr, "cdsgated api: recovery: %s\n",
+		    store_errmsg(api.store));
+		return -1;
+	}
+	if (imports + sessions == 0)
+		return 0;
+	fprintf(stderr, "cdsgated api: recovered %d interrupted import(s), "
+	    "%d session(s)\n", imports, sessions);
+	rec = json_pack("{s:i, s:i}", "imports", imports, "sessions",
+	    sessions);
+	rc = keyholder_append(api.cfg->audit, "recover", rec, NULL, err,
+	    sizeof(err));
+	json_decref(rec);
+	if (rc != 0)
+		fprintf(stderr, "cdsgated api: %s\n", err);
+	return rc;
+}
+
+/* The spool and the released files: the api user's only. */
+static int
+state_dirs(const struct api_config *cfg)
+{
+	static const char *const subs[] = { "spool", "released" };
+	char p[4096];
+	size_t i;
+
+	for (i = 0; i < 2; i++) {
+		snprintf(p, sizeof(p), "%s/%s", cfg->state_dir, subs[i]);
+		if (mkdir(p, 0700) != 0 && errno != EEXIST) {
+			fprintf(stderr, "cdsgated api: %s: %s\n", p,
+			    strerror(errno));
+			return -1;
+		}
+	}
+	return 0;
 }
 
 /* A signalfd for the signals that end the API. */
@@ -396,11 +490,15 @@ api_main(const struct api_config *cfg)
 	int sigfd = -1, rc = 1;
 
 	api.cfg = cfg;
+	if (state_dirs(cfg) != 0)
+		return 1;
 	if (store_open(cfg->store_path, &api.store, err, sizeof(err)) !=
 	    STORE_OK) {
 		fprintf(stderr, "cdsgated api: store: %s\n", err);
 		return 1;
 	}
+	if (api_recover() != 0)
+		goto out;
 	if ((sigfd = signals_fd()) < 0 || (d = http_start(cfg->listen_fd))
 	    == NULL) {
 		fprintf(stderr, "cdsgated api: cannot start the HTTP server "

@@ -17,7 +17,7 @@ struct route {
 	const char	*pattern;	/* "/v1/recipients/{id}" */
 	enum api_role	 role;		/* least role allowed */
 	int		(*handler)(struct api_req *);
-	int		 body;		/* takes a JSON body */
+	int		 body;		/* 1: a JSON body; 2: streamed upload */
 };
 
 static const struct route routes[] = {
@@ -30,6 +30,13 @@ static const struct route routes[] = {
 	    recipients_disable, 0 },
 	{ "GET",  "/v1/datasets", API_ROLE_AUDITOR, datasets_list, 0 },
 	{ "GET",  "/v1/datasets/{id}", API_ROLE_AUDITOR, datasets_show, 0 },
+	{ "POST", "/v1/datasets", API_ROLE_CUSTODIAN, datasets_import, 1 },
+	{ "POST", "/v1/datasets/{id}/mount", API_ROLE_CUSTODIAN,
+	    datasets_mount, 0 },
+	{ "POST", "/v1/datasets/{id}/unmount", API_ROLE_CUSTODIAN,
+	    datasets_unmount, 0 },
+	/* streamed by api/http.c into the spool; never dispatched here */
+	{ "PUT",  "/v1/uploads", API_ROLE_CUSTODIAN, NULL, 2 },
 };
 #define NROUTES (sizeof(routes) / sizeof(routes[0]))
 
@@ -87,6 +94,18 @@ allowed_methods(struct api_req *r, char *allow, size_t len)
 	return allow[0] != '\0';
 }
 
+int
+api_route_streams(const char *method, const char *path)
+{
+	size_t i;
+
+	for (i = 0; i < NROUTES; i++)
+		if (routes[i].body == 2 && strcmp(routes[i].method, method) ==
+		    0 && strcmp(routes[i].pattern, path) == 0)
+			return 1;
+	return 0;
+}
+
 void
 api_dispatch(struct api_req *r)
 {
@@ -124,6 +143,11 @@ api_dispatch(struct api_req *r)
 	}
 	if (rt->body && r->body == NULL) {
 		api_error(r, 400, "bad_json", "%s %s needs a JSON object body",
+		    r->method, rt->pattern);
+		return;
+	}
+	if (rt->handler == NULL) {	/* a streamed route without a stream */
+		api_error(r, 400, "upload", "%s %s streams its body",
 		    r->method, rt->pattern);
 		return;
 	}

@@ -29,6 +29,7 @@ struct serve_args {
 	const char	*socket_path, *store_path;
 	const char	*custodian_group, *auditor_group;
 	const char	*audit_log, *audit_key;
+	const char	*state_dir, *mount_dir, *cdsgate;
 };
 
 static int
@@ -36,6 +37,7 @@ serve_usage(void)
 {
 	fprintf(stderr, "usage: cdsgated api --socket PATH --store FILE "
 	    "--audit-log FILE --audit-key FILE\n"
+	    "       --state-dir DIR [--mount-dir DIR] [--cdsgate PATH]\n"
 	    "       [--custodian-group NAME] [--auditor-group NAME]\n");
 	return 2;
 }
@@ -47,6 +49,7 @@ serve_parse(int argc, char **argv, struct serve_args *a)
 
 	a->custodian_group = "cdsgate-custodian";
 	a->auditor_group = "cdsgate-auditor";
+	a->cdsgate = CDSGATE_BINDIR "/cdsgate";
 	for (i = 0; i < argc; i++) {
 		const char **dst = NULL;
 
@@ -62,6 +65,12 @@ serve_parse(int argc, char **argv, struct serve_args *a)
 			dst = &a->audit_log;
 		else if (strcmp(argv[i], "--audit-key") == 0)
 			dst = &a->audit_key;
+		else if (strcmp(argv[i], "--state-dir") == 0)
+			dst = &a->state_dir;
+		else if (strcmp(argv[i], "--mount-dir") == 0)
+			dst = &a->mount_dir;
+		else if (strcmp(argv[i], "--cdsgate") == 0)
+			dst = &a->cdsgate;
 		if (dst == NULL || i + 1 >= argc) {
 			fprintf(stderr, "cdsgated api: %s: %s\n", argv[i],
 			    dst == NULL ? "unknown option" : "needs a value");
@@ -70,9 +79,11 @@ serve_parse(int argc, char **argv, struct serve_args *a)
 		*dst = argv[++i];
 	}
 	if (a->socket_path == NULL || a->store_path == NULL ||
-	    a->audit_log == NULL || a->audit_key == NULL) {
-		fprintf(stderr, "cdsgated api: --socket, --store, --audit-log "
-		    "and --audit-key are required (every change is audited)\n");
+	    a->audit_log == NULL || a->audit_key == NULL ||
+	    a->state_dir == NULL) {
+		fprintf(stderr, "cdsgated api: --socket, --store, --state-dir, "
+		    "--audit-log and --audit-key are required (every change is "
+		    "audited)\n");
 		return -1;
 	}
 	return 0;
@@ -159,6 +170,9 @@ api_serve_cmd(int argc, char **argv)
 	cfg.custodian_gid = group_gid(a.custodian_group);
 	cfg.auditor_gid = group_gid(a.auditor_group);
 	cfg.store_path = a.store_path;
+	cfg.state_dir = a.state_dir;
+	cfg.mount_dir = a.mount_dir;
+	cfg.cdsgate = a.cdsgate;
 	cfg.listen_desc = a.socket_path;
 	/* The key holder first: without an audit log nothing starts. */
 	if (keyholder_start(a.audit_log, a.audit_key, &kh, err,

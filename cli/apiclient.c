@@ -8,9 +8,12 @@
  */
 #include "config.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <curl/curl.h>
 
@@ -194,4 +197,95 @@ apiclient_get_cmd(int argc, char **argv, const char *usage, const char *path,
 		return cli_usage_error(usage, "no arguments expected");
 	rc = apiclient_call(o.socket, "GET", path, NULL, &r, err, sizeof(err));
 	return apiclient_finish(rc, &r, err, o.json, human);
+}
+
+static int
+on_progress(void *arg, curl_off_t dltotal, curl_off_t dlnow,
+    curl_off_t ultotal, curl_off_t ulnow)
+{
+	(void)dltotal;
+	(void)dlnow;
+	if (ultotal > 0)
+		fprintf(stderr, "\r  uploading %s: %3d%%", (const char *)arg,
+		    (int)(ulnow * 100 / ultotal));
+	return 0;
+}
+
+/* The PUT itself; the reply body into w. */
+static int
+upload_perform(const char *sock, FILE *f, curl_off_t size, const char *path,
+    struct wbuf *w, long *status, char *err, size_t errlen)
+{
+	char cerr[CURL_ERROR_SIZE] = "";
+	struct curl_slist *h = NULL;
+	CURL *c;
+	CURLcode rc;
+
+	if ((c = curl_easy_init()) == NULL)
+		return snprintf(err, errlen, "out of memory"), -1;
+	h = curl_slist_append(h, "Content-Type: application/octet-stream");
+	curl_easy_setopt(c, CURLOPT_UNIX_SOCKET_PATH, sock);
+	curl_easy_setopt(c, CURLOPT_URL, "http://cdsgate/v1/uploads");
+	curl_easy_setopt(c, CURLOPT_UPLOAD, 1L);
+	curl_easy_setopt(c, CURLOPT_READDATA, f);
+	curl_easy_setopt(c, CURLOPT_INFILESIZE_LARGE, size);
+	curl_easy_setopt(c, CURLOPT_HTTPHEADER, h);
+	curl_easy_setopt(c, CURLOPT_ERRORBUFFER, cerr);
+	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_data);
+	curl_easy_setopt(c, CURLOPT_WRITEDATA, w);
+	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+	if (isatty(2)) {
+		curl_easy_setopt(c, CURLOPT_XFERINFOFUNCTION, on_progress);
+		curl_easy_setopt(c, CURLOPT_XFERINFODATA, path);
+		curl_easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
+	}
+	rc = curl_easy_perform(c);
+	if (isatty(2))
+		fprintf(stderr, "\n");
+	curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, status);
+	curl_slist_free_all(h);
+	curl_easy_cleanup(c);
+	if (rc != CURLE_OK)
+		return snprintf(err, errlen, "uploading %s: %s", path,
+		    cerr[0] ? cerr : curl_easy_strerror(rc)), -1;
+	return 0;
+}
+
+int
+apiclient_upload(const char *sock, const char *path, char sha[65], char *err,
+    size_t errlen)
+{
+	struct wbuf w;
+	struct stat st;
+	json_t *j = NULL, *e;
+	long status = 0;
+	FILE *f;
+	int rc;
+
+	if (sock == NULL && (sock = getenv("CDSGATE_SOCKET")) == NULL)
+		sock = APICLIENT_DEFAULT_SOCKET;
+	if ((f = fopen(path, "re")) == NULL || fstat(fileno(f), &st) != 0) {
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		if (f != NULL)
+			fclose(f);
+		return -1;
+	}
+	wbuf_init(&w, 1 << 20);
+	rc = upload_perform(sock, f, (curl_off_t)st.st_size, path, &w, &status,
+	    err, errlen);
+	fclose(f);
+	if (rc == 0 && (j = json_loadb((char *)w.d, w.len, 0, NULL)) != NULL &&
+	    status == 201 && json_is_string(json_object_get(j, "upload")))
+		snprintf(sha, 65, "%s", json_string_value(json_object_get(j,
+		    "upload")));
+	else if (rc == 0) {
+		e = json_object_get(json_object_get(j, "error"), "message");
+		snprintf(err, errlen, "uploading %s: %s (HTTP %ld)", path,
+		    json_is_string(e) ? json_string_value(e) : "refused",
+		    status);
+		rc = -1;
+	}
+	json_decref(j);
+	wbuf_free(&w);
+	return rc;
 }

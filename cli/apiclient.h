@@ -36,6 +36,14 @@ void	apiclient_reply_free(struct apiclient_reply *r);
 int	apiclient_finish(int called, struct apiclient_reply *r,
 	    const char *err, int json, void (*human)(json_t *));
 
+/*
+ * Stream a file to PUT /v1/uploads; sha gets the spool name the daemon
+ * returns.  Progress on stderr when it is a terminal.  0, or -1 and a
+ * message (the daemon's, for a refusal).
+ */
+int	apiclient_upload(const char *socket, const char *path, char sha[65],
+	    char *err, size_t errlen);
+
 /* dst = prefix + percent-encoded id + suffix; -1 if it does not fit. */
 int	apiclient_path(char *dst, size_t len, const char *prefix,
 	    const char *id, const char *suffix);

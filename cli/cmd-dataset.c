@@ -1,17 +1,29 @@
 /*
- * cli/cmd-dataset.c — `cdsgate dataset list|show`: what went through
- * the de-identification gate, its verdict and report, over the admin
- * API.  (Import, mount and unmount come with the custodian workflow.)
+ * cli/cmd-dataset.c — `cdsgate dataset import|list|show|mount|unmount`:
+ * datasets through the de-identification gate into the analytics
+ * backend, over the admin API.  Import uploads the raw file and the
+ * hierarchies into the daemon's spool, then asks it to run the gate.
  */
 #include "config.h"
 
+#include <glob.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "cli/apiclient.h"
 #include "cli/cli.h"
 
 #define USAGE_LIST	"dataset list [--json] [--socket PATH]"
 #define USAGE_SHOW	"dataset show ID [--json] [--socket PATH]"
+#define USAGE_MOUNT	"dataset mount ID [--json] [--socket PATH]"
+#define USAGE_UNMOUNT	"dataset unmount ID [--json] [--socket PATH]"
+#define USAGE_IMPORT	"dataset import FILE --name NAME --qi A,B,... " \
+	"[--hierarchies DIR | --hierarchy A=FILE ...] [--identifying A,...] " \
+	"[--sensitive A,...] [--separator C] [--population N ...] " \
+	"[--pu-threshold T] [--pu-model M] [--k K] [--suppression-limit S] " \
+	"[--quality loss|entropy] [--residual N=BOUND ...] [--json] " \
+	"[--socket PATH]"
 
 static const char *
 str(json_t *o, const char *k)
@@ -87,3 +99,262 @@ const struct cmd_entry cmd_dataset_list_entry = { "dataset", "list",
     USAGE_LIST, "list datasets and their gate verdicts", cmd_list };
 const struct cmd_entry cmd_dataset_show_entry = { "dataset", "show",
     USAGE_SHOW, "show a dataset with its job and report", cmd_show };
+
+/* POST /v1/datasets/ID/<verb>: mount and unmount. */
+static int
+post_verb(int argc, char **argv, const char *usage, const char *verb)
+{
+	struct apiclient_opts o;
+	struct apiclient_reply r;
+	char err[512], path[160], suffix[32];
+	int rc;
+
+	if ((rc = apiclient_opts(argc, argv, usage, NULL, NULL, &o)) != 0)
+		return rc;
+	snprintf(suffix, sizeof(suffix), "/%s", verb);
+	if (o.npos != 1 || apiclient_path(path, sizeof(path), "/v1/datasets/",
+	    o.pos[0], suffix) != 0)
+		return cli_usage_error(usage, "one dataset ID expected");
+	rc = apiclient_call(o.socket, "POST", path, NULL, &r, err, sizeof(err));
+	return apiclient_finish(rc, &r, err, o.json, print_one);
+}
+
+static int
+cmd_mount(int argc, char **argv)
+{
+	return post_verb(argc, argv, USAGE_MOUNT, "mount");
+}
+
+static int
+cmd_unmount(int argc, char **argv)
+{
+	return post_verb(argc, argv, USAGE_UNMOUNT, "unmount");
+}
+
+/* What `dataset import` collects before it talks to the daemon. */
+struct import_args {
+	const char	*file, *name, *hdir, *socket;
+	const char	*hier[64];	/* "A=FILE" */
+	size_t		 nhier;
+	json_t		*job;
+	int		 json;
+};
+
+/* A list option "a,b" as a JSON array of strings. */
+static json_t *
+split_list(const char *s)
+{
+	json_t *a = json_array();
+	char *copy = strdup(s), *p, *save = NULL;
+
+	for (p = strtok_r(copy, ",", &save); p != NULL;
+	    p = strtok_r(NULL, ",", &save))
+		json_array_append_new(a, json_string(p));
+	free(copy);
+	return a;
+}
+
+/* One "--opt VALUE" of import into the job; 0, 1 (not ours) or -1. */
+static int
+import_opt(struct import_args *ia, const char *opt, const char *val)
+{
+	static const char *const lists[] = { "--qi", "--identifying",
+	    "--sensitive", NULL };
+	static const char *const nums[] = { "--pu-threshold", "--k",
+	    "--suppression-limit", NULL };
+	static const char *const strs[] = { "--separator", "--pu-model",
+	    "--quality", NULL };
+	char key[32], *end;
+	double d;
+	size_t i;
+
+	snprintf(key, sizeof(key), "%s", opt + 2);
+	for (i = 0; key[i] != '\0'; i++)
+		if (key[i] == '-')
+			key[i] = '_';
+	for (i = 0; lists[i] != NULL; i++)
+		if (strcmp(opt, lists[i]) == 0)
+			return json_object_set_new(ia->job, key,
+			    split_list(val)), 0;
+	for (i = 0; strs[i] != NULL; i++)
+		if (strcmp(opt, strs[i]) == 0)
+			return json_object_set_new(ia->job, key,
+			    json_string(val)), 0;
+	for (i = 0; nums[i] != NULL; i++)
+		if (strcmp(opt, nums[i]) == 0) {
+			if (cli_parse_number(val, &d) != 0)
+				return -1;
+			return json_object_set_new(ia->job, key,
+			    strcmp(opt, "--k") == 0 ? json_integer((long)d) :
+			    json_real(d)), 0;
+		}
+	if (strcmp(opt, "--population") == 0) {
+		if (cli_parse_number(val, &d) != 0)
+			return -1;
+		if (json_object_get(ia->job, "population") == NULL)
+			json_object_set_new(ia->job, "population", json_array());
+		return json_array_append_new(json_object_get(ia->job,
+		    "population"), json_real(d)), 0;
+	}
+	if (strcmp(opt, "--residual") == 0) {
+		double n = strtod(val, &end), b;
+
+		if (*end != '=' || cli_parse_number(end + 1, &b) != 0)
+			return -1;
+		if (json_object_get(ia->job, "residual") == NULL)
+			json_object_set_new(ia->job, "residual", json_array());
+		return json_array_append_new(json_object_get(ia->job,
+		    "residual"), json_pack("{s:f, s:f}", "population", n,
+		    "bound", b)), 0;
+	}
+	return 1;
+}
+
+static int
+import_parse(int argc, char **argv, struct import_args *ia)
+{
+	int i, r;
+
+	for (i = 1; i < argc; i++) {
+		const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+
+		if (strcmp(argv[i], "--json") == 0) {
+			ia->json = 1;
+			continue;
+		}
+		if (argv[i][0] != '-') {
+			if (ia->file != NULL)
+				return cli_usage_error(USAGE_IMPORT, "one FILE");
+			ia->file = argv[i];
+			continue;
+		}
+		if (v == NULL)
+			return cli_usage_error(USAGE_IMPORT, "%s needs a value",
+			    argv[i]);
+		i++;
+		if (strcmp(argv[i - 1], "--name") == 0)
+			ia->name = v;
+		else if (strcmp(argv[i - 1], "--socket") == 0)
+			ia->socket = v;
+		else if (strcmp(argv[i - 1], "--hierarchies") == 0)
+			ia->hdir = v;
+		else if (strcmp(argv[i - 1], "--hierarchy") == 0 &&
+		    ia->nhier < 64 && strchr(v, '=') != NULL)
+			ia->hier[ia->nhier++] = v;
+		else if ((r = import_opt(ia, argv[i - 1], v)) != 0)
+			return cli_usage_error(USAGE_IMPORT, r < 0 ?
+			    "%s: bad value %s" : "%s: unknown option%.0s",
+			    argv[i - 1], v);
+	}
+	if (ia->file == NULL || ia->name == NULL ||
+	    json_object_get(ia->job, "qi") == NULL)
+		return cli_usage_error(USAGE_IMPORT, "FILE, --name and --qi are "
+		    "needed");
+	return 0;
+}
+
+/* Upload one file; its sha into the job at key (or hierarchies.attr). */
+static int
+import_upload(struct import_args *ia, const char *path, const char *attr)
+{
+	char sha[65], err[512];
+
+	if (apiclient_upload(ia->socket, path, sha, err, sizeof(err)) != 0) {
+		fprintf(stderr, "cdsgate: %s\n", err);
+		return -1;
+	}
+	if (attr == NULL)
+		return json_object_set_new(ia->job, "data", json_string(sha)), 0;
+	if (json_object_get(ia->job, "hierarchies") == NULL)
+		json_object_set_new(ia->job, "hierarchies", json_object());
+	json_object_set_new(json_object_get(ia->job, "hierarchies"), attr,
+	    json_string(sha));
+	return 0;
+}
+
+/* DIR/\*hierarchy_<attr>.csv for each QI, as `deid anonymize` finds them. */
+static int
+import_hierarchy_dir(struct import_args *ia)
+{
+	json_t *qi = json_object_get(ia->job, "qi"), *v;
+	char pat[4096];
+	glob_t g;
+	size_t i;
+	int rc;
+
+	json_array_foreach(qi, i, v) {
+		snprintf(pat, sizeof(pat), "%s/*hierarchy_%s.csv", ia->hdir,
+		    json_string_value(v));
+		if (glob(pat, 0, NULL, &g) != 0 || g.gl_pathc != 1) {
+			fprintf(stderr, "cdsgate: %s: %s *hierarchy_%s.csv\n",
+			    ia->hdir, g.gl_pathc > 1 ? "several files match" :
+			    "no file matches", json_string_value(v));
+			globfree(&g);
+			return -1;
+		}
+		rc = import_upload(ia, g.gl_pathv[0], json_string_value(v));
+		globfree(&g);
+		if (rc != 0)
+			return -1;
+	}
+	return 0;
+}
+
+static int
+import_uploads(struct import_args *ia)
+{
+	char attr[256];
+	size_t i, n;
+
+	if (import_upload(ia, ia->file, NULL) != 0)
+		return -1;
+	if (ia->hdir != NULL && import_hierarchy_dir(ia) != 0)
+		return -1;
+	for (i = 0; i < ia->nhier; i++) {
+		n = (size_t)(strchr(ia->hier[i], '=') - ia->hier[i]);
+		snprintf(attr, sizeof(attr), "%.*s", (int)n, ia->hier[i]);
+		if (import_upload(ia, ia->hier[i] + n + 1, attr) != 0)
+			return -1;
+	}
+	return 0;
+}
+
+static int
+cmd_import(int argc, char **argv)
+{
+	struct import_args ia = { 0 };
+	struct apiclient_reply r;
+	char err[512], state[16] = "";
+	int rc;
+
+	ia.job = json_object();
+	if ((rc = import_parse(argc, argv, &ia)) != 0 ||
+	    (rc = import_uploads(&ia) != 0 ? EXIT_INTERNAL : 0) != 0)
+		goto out;
+	json_object_set_new(ia.job, "name", json_string(ia.name));
+	if (!ia.json)
+		fprintf(stderr, "  running the de-identification gate...\n");
+	rc = apiclient_call(ia.socket, "POST", "/v1/datasets", ia.job, &r, err,
+	    sizeof(err));
+	if (rc == 0 && json_is_string(json_object_get(r.json, "state")))
+		snprintf(state, sizeof(state), "%s", json_string_value(
+		    json_object_get(r.json, "state")));
+	rc = apiclient_finish(rc, &r, err, ia.json, print_one);
+	/* Scripts: 0 passed, 3 failed the gate (as `deid anonymize`). */
+	if (rc == 0 && strcmp(state, "passed") != 0)
+		rc = strcmp(state, "failed") == 0 ? EXIT_GATE_FAILED :
+		    EXIT_INTERNAL;
+out:
+	json_decref(ia.job);
+	return rc;
+}
+
+const struct cmd_entry cmd_dataset_import_entry = { "dataset", "import",
+    USAGE_IMPORT, "import a dataset through the de-identification gate",
+    cmd_import };
+const struct cmd_entry cmd_dataset_mount_entry = { "dataset", "mount",
+    USAGE_MOUNT, "mount a dataset that passed into the analytics backend",
+    cmd_mount };
+const struct cmd_entry cmd_dataset_unmount_entry = { "dataset", "unmount",
+    USAGE_UNMOUNT, "take a dataset out of the analytics backend",
+    cmd_unmount };

@@ -14,12 +14,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <jansson.h>
 
 #include "api/api.h"
 #include "gateway/session.h"
+#include "gateway/tls.h"
 #include "policy/chromium.h"
+#include "policy/creds.h"
 #include "policy/spec.h"
 #include "sandbox/sandbox.h"
 
@@ -34,6 +37,7 @@ static int	cmd_run_session(int, char **);
 static int	cmd_check_session(int, char **);
 static int	cmd_options(int, char **);
 static int	cmd_browser_policy(int, char **);
+static int	cmd_hash_password(int, char **);
 
 static const struct cmd_entry cmd_table[] = {
 	{ "run-session",
@@ -54,6 +58,9 @@ static const struct cmd_entry cmd_table[] = {
 	  "[--auditor-group NAME]",
 	  "run the admin API (HTTP+JSON on a UNIX socket) in the foreground",
 	  api_serve_cmd },
+	{ "hash-password", "< PASSWORD",
+	  "print a $scrypt$ secret for a --credentials-file line",
+	  cmd_hash_password },
 	{ NULL, NULL, NULL, NULL }
 };
 
@@ -182,6 +189,45 @@ cmd_run_session(int argc, char **argv)
 }
 
 /* Like run-session up to the point where anything would start. */
+/* The TLS front door's files: readable, private where they must be,
+ * and a key that matches the certificate. */
+static int
+check_tls_files(const struct session_spec *s)
+{
+	struct policy_error e;
+	struct tls_ctx *t = NULL;
+	struct creds *c = NULL;
+	char *cert = NULL, *key = NULL, err[256] = "";
+	size_t clen = 0, klen = 0;
+	int r = -1;
+
+	if (s->tls_cert == NULL)
+		return 0;
+	if (spec_read_file(s->tls_cert, "TLS certificate", 256 * 1024, 0,
+	    &cert, &clen, &e) != POLICY_OK ||
+	    spec_read_file(s->tls_key, "TLS key", 64 * 1024, 1, &key, &klen,
+	    &e) != POLICY_OK ||
+	    creds_load(&c, s->credentials_file, &e) != POLICY_OK) {
+		fprintf(stderr, "cdsgated: %s\n", e.msg);
+		goto out;
+	}
+	if (tls_ctx_alloc(&t, cert, clen, key, klen, err, sizeof(err)) !=
+	    TLS_OK) {
+		fprintf(stderr, "cdsgated: %s, %s: %s\n", s->tls_cert,
+		    s->tls_key, err);
+		goto out;
+	}
+	r = 0;
+out:
+	tls_ctx_free(t);
+	creds_free(c);
+	if (key != NULL)
+		explicit_bzero(key, klen);
+	free(key);
+	free(cert);
+	return r;
+}
+
 static int
 cmd_check_session(int argc, char **argv)
 {
@@ -209,6 +255,10 @@ cmd_check_session(int argc, char **argv)
 	    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
 	    "0123456789-._~", &secret, &e) != POLICY_OK) {
 		fprintf(stderr, "cdsgated: %s\n", e.msg);
+		r = SESSION_EXIT_CONFIG;
+		goto out;
+	}
+	if (check_tls_files(&s) != 0) {
 		r = SESSION_EXIT_CONFIG;
 		goto out;
 	}
@@ -280,4 +330,37 @@ main(int argc, char **argv)
 	fprintf(stderr, "cdsgated: unknown command '%s'\n", argv[1]);
 	usage(stderr);
 	return SESSION_EXIT_CONFIG;
+}
+
+/* A custodian stores hashes, not passwords: one line on stdin in, one
+ * "$scrypt$..." secret out. */
+static int
+cmd_hash_password(int argc, char **argv)
+{
+	struct policy_error e;
+	char pass[CREDS_PASS_MAX + 2], out[512];
+	size_t n;
+
+	(void)argv;
+	if (argc > 1) {
+		fprintf(stderr, "usage: cdsgated hash-password < PASSWORD\n");
+		return SESSION_EXIT_CONFIG;
+	}
+	if (fgets(pass, sizeof(pass), stdin) == NULL)
+		pass[0] = '\0';
+	n = strcspn(pass, "\r\n");
+	if (n == 0 || n > CREDS_PASS_MAX) {
+		explicit_bzero(pass, sizeof(pass));
+		fprintf(stderr, "cdsgated: the password must have 1 to %d "
+		    "bytes\n", CREDS_PASS_MAX);
+		return SESSION_EXIT_CONFIG;
+	}
+	if (creds_hash(pass, n, out, sizeof(out), &e) != POLICY_OK) {
+		explicit_bzero(pass, sizeof(pass));
+		fprintf(stderr, "cdsgated: %s\n", e.msg);
+		return SESSION_EXIT_FAILED;
+	}
+	explicit_bzero(pass, sizeof(pass));
+	printf("%s\n", out);
+	return 0;
 }

@@ -41,6 +41,7 @@
 
 #include "gateway/browser.h"
 #include "gateway/forward.h"
+#include "gateway/notify.h"
 #include "gateway/privdrop.h"
 #include "gateway/session.h"
 #include "gateway/slog.h"
@@ -49,10 +50,11 @@
 #include "policy/chromium.h"
 #include "sandbox/namespace.h"
 #include "sandbox/sandbox.h"
+#include "policy/creds.h"
 
 #define SESSION_ID_BYTES	8
 #define RESTART_HISTORY		128	/* >= browser_restart_max bound */
-#define LISTEN_BACKLOG		16
+#define LISTEN_BACKLOG		128	/* a connect flood queues, not SYN-drops */
 #define STALE_AGE_S		10	/* unlocked and this old: stale */
 #define SESSION_LOCK_FILE	"supervisor.lock"	/* holds our pid */
 
@@ -75,6 +77,10 @@ struct session {
 
 	struct privdrop_user worker_user, browser_user;
 	char		*password, *ws_token;
+	char		*tls_cert, *tls_key;	/* PEM; the key wiped after
+						   the worker started */
+	size_t		 tls_cert_len, tls_key_len;
+	struct creds	*creds;
 
 	int		 listen_fd;
 	char		 listen_desc[80];
@@ -811,6 +817,27 @@ handle_signals(struct session *s)
 
 /* ---- set-up ---- */
 
+/* The TLS front door's certificate, key and credentials, read now (as
+ * root) because the worker opens no files once it runs. */
+static int
+setup_check_tls(struct session *s)
+{
+	const struct session_spec *sp = s->spec;
+	struct policy_error e;
+
+	if (sp->tls_cert == NULL)
+		return 0;
+	if (spec_read_file(sp->tls_cert, "TLS certificate", 256 * 1024, 0,
+	    &s->tls_cert, &s->tls_cert_len, &e) != POLICY_OK ||
+	    spec_read_file(sp->tls_key, "TLS key", 64 * 1024, 1,
+	    &s->tls_key, &s->tls_key_len, &e) != POLICY_OK ||
+	    creds_load(&s->creds, sp->credentials_file, &e) != POLICY_OK) {
+		log_warnx("%s", e.msg);
+		return -1;
+	}
+	return 0;
+}
+
 /* Users, binaries, secrets: what "bad configuration" means. */
 static int
 setup_check(struct session *s)
@@ -841,7 +868,7 @@ setup_check(struct session *s)
 		log_warnx("%s", e.msg);
 		return -1;
 	}
-	return 0;
+	return setup_check_tls(s);
 }
 
 /* Signals through a signalfd; children are reparented to us. */
@@ -1272,6 +1299,12 @@ worker_config_fill(struct session *s)
 	w->password = s->password;
 	w->ws_token = s->ws_token;
 	w->ws_origins = (const char *const *)sp->ws_origins;
+	w->tls_cert = s->tls_cert;
+	w->tls_cert_len = s->tls_cert_len;
+	w->tls_key = s->tls_key;
+	w->tls_key_len = s->tls_key_len;
+	w->creds = s->creds;
+	w->allow_plain = spec_allow_plain(sp);
 	w->width = sp->width;
 	w->height = sp->height;
 	w->limits.key_rate = sp->key_rate;
@@ -1305,6 +1338,10 @@ start_children(struct session *s)
 	explicit_bzero(s->password, strlen(s->password));
 	if (s->ws_token != NULL)
 		explicit_bzero(s->ws_token, strlen(s->ws_token));
+	if (s->tls_key != NULL)
+		explicit_bzero(s->tls_key, s->tls_key_len);
+	creds_free(s->creds);
+	s->creds = NULL;
 
 	if (child_spawn(s, ROLE_FORWARD) != 0) {
 		session_stop(s, "forward_failed", SESSION_EXIT_FAILED);
@@ -1399,6 +1436,7 @@ session_announce(struct session *s, FILE *out)
 		return 0;
 	fprintf(out, "ready %s\n", s->listen_desc);
 	fflush(out);
+	notify_ready(s->listen_desc);
 	slog_event("ready", json_pack("{s:s, s:i}", "listen", s->listen_desc,
 	    "startup_ms", (int)(now_ms() - s->start_ms)));
 	return 1;
@@ -1566,6 +1604,12 @@ session_free(struct session *s)
 		explicit_bzero(s->ws_token, strlen(s->ws_token));
 		free(s->ws_token);
 	}
+	if (s->tls_key != NULL) {
+		explicit_bzero(s->tls_key, s->tls_key_len);
+		free(s->tls_key);
+	}
+	free(s->tls_cert);
+	creds_free(s->creds);
 	if (s->sigfd >= 0)
 		close(s->sigfd);
 	if (s->bnet.netns_fd >= 0)
@@ -1597,11 +1641,14 @@ session_run(const struct session_spec *spec, FILE *ready_out)
 	for (r = 0; r < ROLE_COUNT; r++)
 		s->child[r].pid = s->child[r].pgid = -1;
 	s->start_ms = now_ms();
+	if (notify_init() < 0)
+		log_warnx("NOTIFY_SOCKET is unusable: not notifying systemd");
 
 	if ((r = session_setup(s)) >= 0)
 		session_stop(s, "setup_failed", r);
 	else if (start_children(s) == 0 && session_announce(s, ready_out))
 		session_loop(s);
+	notify_send("STOPPING=1");
 	session_teardown(s);
 	stop = json_pack("{s:s, s:i, s:i, s:i}", "reason", s->stop_reason,
 	    "exit", s->exit_code, "duration_s",

@@ -9,11 +9,14 @@
  *
  * Every line: {"ts": RFC 3339 UTC with microseconds, "session": id,
  *              "proc": "supervisor"|"worker"|"forward", "event": name, ...fields}.
- * Events: session_start, session_stop (reason), child_start, child_exit,
- * browser_restart, connect, disconnect, auth_fail, key_filtered,
- * rate_limited, rate_alarm, clipboard_dropped, client_refused,
- * protocol_error, idle_timeout, max_duration; browser_net, and from the
- * forwarder forward_start, net_open, net_close, net_refused.
+ * Events — supervisor: session_start, display_ready, ready, child_start,
+ * child_exit, browser_restart, browser_net, session_stop (reason); worker:
+ * connect, disconnect (reason), auth_fail, client_refused, key_filtered,
+ * button_filtered, rate_limited, rate_alarm, clipboard_dropped (size),
+ * protocol_error, idle_timeout, max_duration, setup_failed, vnc_log
+ * (LibVNCServer's own messages, rate limited), and the TLS front door's
+ * front_door, tls_handshake, auth_ok (docs/tls.md); forwarder:
+ * forward_start, net_open, net_close, net_refused.
  */
 #ifndef GATEWAY_SLOG_H
 #define GATEWAY_SLOG_H

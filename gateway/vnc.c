@@ -36,6 +36,7 @@
 #include "gateway/clipboard.h"
 #include "gateway/ratelimit.h"
 #include "gateway/slog.h"
+#include "gateway/vencrypt.h"
 #include "gateway/vnc.h"
 
 #define VNC_ACCEPT_BATCH	64	/* accepts per wake-up */
@@ -60,6 +61,10 @@ struct vnc {
 	struct vnc_peer		*interactive;
 	struct vnc_peer		*observer;
 	const char		*handing_addr;	/* set around rfbNewClient */
+	const char		*handing_user;	/* ... VeNCrypt user or NULL */
+	int			 handing_tls;
+	struct vencrypt		*front[VNC_MAX_FRONT];	/* TLS front door */
+	int			 relay_sndbuf;	/* library side of a relay */
 	struct tbucket		 auth_bucket;	/* authentication attempts */
 	struct tbucket		 refuse_bucket;	/* client_refused lines */
 	unsigned long		 refused_quiet;	/* refusals not logged */
@@ -98,6 +103,28 @@ vnc_strerror(int status)
 
 /* ---- logging ---------------------------------------------------------- */
 
+/*
+ * LibVNCServer reads a ClientCutText's length and, over 1 MiB, closes
+ * the client before any hook of ours sees the message: its log line is
+ * the only trace.  Recognised by the library's format string (ours to
+ * trust, not the peer's bytes) and logged like every other drop: size,
+ * never content.
+ */
+static void
+vnc_log_cut_refused(const char *fmt, const char *line)
+{
+	const char *num;
+	unsigned long size;
+
+	if (strstr(fmt, "too big cut text length") == NULL ||
+	    (num = strstr(line, "requested: ")) == NULL ||
+	    sscanf(num + 11, "%lu", &size) != 1)
+		return;
+	slog_event("clipboard_dropped", json_pack("{s:s, s:I, s:s}", "form",
+	    "oversized", "size", (json_int_t)size, "action",
+	    "client disconnected by LibVNCServer (over 1 MiB)"));
+}
+
 /* Library messages go to the session log (rate limited: a flood of bad
  * clients must not flood the log); trailing newlines are dropped. */
 static void
@@ -107,11 +134,16 @@ vnc_log_line(const char *level, const char *fmt, va_list ap)
 	size_t len;
 	uint64_t now = vnc_current ? vnc_now(vnc_current) : 0;
 
+	vsnprintf(line, sizeof(line), fmt, ap);
+	vnc_log_cut_refused(fmt, line);	/* needs an authenticated peer */
+	/* A relay's socketpair is not TCP: expected, not an error. */
+	if (vnc_current != NULL && vnc_current->handing_user != NULL &&
+	    strstr(line, "TCP_NODELAY") != NULL)
+		return;
 	if (!tbucket_take(&vnc_log_bucket, now)) {
 		vnc_log_quiet++;
 		return;
 	}
-	vsnprintf(line, sizeof(line), fmt, ap);
 	len = strlen(line);
 	while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == ' '))
 		line[--len] = '\0';
@@ -189,6 +221,8 @@ vnc_preauth_count(const struct vnc *v)
 		n += v->door[i].fd >= 0;
 	for (p = v->peers; p != NULL; p = p->next)
 		n += p->role == VNC_ROLE_PENDING;
+	for (i = 0; i < VNC_MAX_FRONT; i++)
+		n += v->front[i] != NULL && !vencrypt_attached(v->front[i]);
 	return n;
 }
 
@@ -376,6 +410,117 @@ vnc_handover(struct vnc *v, struct vnc_door *d)
 	v->handing_addr = NULL;
 }
 
+/* ---- the TLS front door (gateway/vencrypt.c) ------------------------ */
+
+static void
+vnc_front_drop(struct vnc *v, int i)
+{
+	vencrypt_free(v->front[i]);
+	v->front[i] = NULL;
+}
+
+/* Open the library side of an authenticated front-door connection: a
+ * socketpair whose far end LibVNCServer serves like any client.  Its
+ * send buffer holds a whole raw frame, because the library blocks on a
+ * full socket and only this same loop could drain it.  NULL or why not. */
+static const char *
+vnc_front_inner(struct vnc *v, struct vencrypt *c)
+{
+	int sv[2];
+
+	if (!vnc_role_free(v))
+		return "session busy";
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0,
+	    sv) != 0)
+		return "socketpair failed";
+	(void)setsockopt(sv[1], SOL_SOCKET, SO_SNDBUF, &v->relay_sndbuf,
+	    sizeof(v->relay_sndbuf));
+	if (sv[1] >= FD_SETSIZE || vencrypt_attach(c, sv[0]) != 0) {
+		close(sv[0]);
+		close(sv[1]);
+		return "descriptor limit";
+	}
+	v->handing_addr = vencrypt_addr(c);
+	v->handing_user = vencrypt_user(c);
+	v->handing_tls = vencrypt_encrypted(c);
+	(void)rfbNewClient(v->screen, sv[1]);	/* closes sv[1] on refusal */
+	v->handing_addr = v->handing_user = NULL;
+	v->handing_tls = 0;
+	return NULL;
+}
+
+/* Act on what the front door asks for (until it asks for nothing). */
+static void
+vnc_front_event(struct vnc *v, int i, enum vencrypt_event ev, uint64_t now)
+{
+	struct vencrypt *c = v->front[i];
+	const char *why;
+
+	while (ev != VENCRYPT_CONTINUE) {
+		if (ev == VENCRYPT_CLOSED) {
+			vnc_front_drop(v, i);
+			return;
+		}
+		why = ev == VENCRYPT_WS_REQUEST ?
+		    vnc_ws_check(v, vencrypt_request(c)) : NULL;
+		if (why == NULL)
+			why = vnc_front_inner(v, c);
+		if (why != NULL)
+			vencrypt_refuse(c, why, now);
+		ev = vencrypt_handle(c, now);
+	}
+}
+
+/* The door hands a connection to the front door (VeNCrypt or wss). */
+static void
+vnc_front_take(struct vnc *v, struct vnc_door *d, enum vencrypt_mode mode,
+    uint64_t now)
+{
+	struct vencrypt_params prm = {
+		.tls = v->prm.tls, .creds = v->prm.creds,
+		.inner_password = v->passwords[0],
+		.allow_plain = v->prm.allow_plain,
+		.auth_bucket = &v->auth_bucket, .clock = v->prm.clock,
+		.log_bucket = &v->refuse_bucket, .log_quiet = &v->refused_quiet,
+	};
+	int i;
+
+	for (i = 0; i < VNC_MAX_FRONT && v->front[i] != NULL; i++)
+		;
+	if (i == VNC_MAX_FRONT ||
+	    vencrypt_alloc(&v->front[i], d->fd, d->addr, mode, &prm, now) != 0) {
+		vnc_refused(v, d->addr, "session busy");
+		vnc_door_close(d);
+		return;
+	}
+	d->fd = -1;	/* transferred */
+	d->more = 0;
+	vnc_front_event(v, i, vencrypt_handle(v->front[i], now), now);
+}
+
+/* Size the relays' library-side send buffer: a raw full frame. */
+static void
+vnc_front_setup(struct vnc *v)
+{
+	size_t frame = (size_t)v->prm.width * v->prm.height * 4 + 65536;
+	int sv[2], got = 0;
+	socklen_t len = sizeof(got);
+
+	v->relay_sndbuf = frame > INT32_MAX / 2 ? INT32_MAX / 2 : (int)frame;
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) == 0) {
+		(void)setsockopt(sv[1], SOL_SOCKET, SO_SNDBUF, &v->relay_sndbuf,
+		    sizeof(v->relay_sndbuf));
+		(void)getsockopt(sv[1], SOL_SOCKET, SO_SNDBUF, &got, &len);
+		close(sv[0]);
+		close(sv[1]);
+	}
+	slog_event("front_door", json_pack("{s:b, s:b, s:I, s:I, s:I, s:b}",
+	    "tls", 1, "allow_plain", v->prm.allow_plain,
+	    "users", (json_int_t)creds_count(v->prm.creds),
+	    "frame_bytes", (json_int_t)frame, "relay_sndbuf", (json_int_t)got,
+	    "relay_fits_frame", (size_t)got >= frame));
+}
+
 /* Look at what a waiting connection has sent, without consuming it. */
 static void
 vnc_door_check(struct vnc *v, struct vnc_door *d, uint64_t now)
@@ -387,7 +532,11 @@ vnc_door_check(struct vnc *v, struct vnc_door *d, uint64_t now)
 	n = recv(d->fd, buf, VNC_WS_MAX_REQUEST, MSG_PEEK | MSG_DONTWAIT);
 	if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
 		/* RFB clients wait for the server to speak first. */
-		if (vnc_since(now, d->t0) >= VNC_SNIFF_US && !d->more)
+		if (vnc_since(now, d->t0) < VNC_SNIFF_US || d->more)
+			return;
+		if (v->prm.tls != NULL)
+			vnc_front_take(v, d, VENCRYPT_MODE_RFB, now);
+		else
 			vnc_handover(v, d);
 		return;
 	}
@@ -396,8 +545,13 @@ vnc_door_check(struct vnc *v, struct vnc_door *d, uint64_t now)
 		return;
 	}
 	buf[n] = '\0';
+	if (buf[0] == '\x16' && v->prm.tls != NULL && v->prm.ws_token != NULL) {
+		vnc_front_take(v, d, VENCRYPT_MODE_WSS, now);
+		return;
+	}
 	if (buf[0] == '\x16' || buf[0] == '\x80')
-		why = "TLS not offered here";
+		why = v->prm.tls != NULL ? "websockets disabled" :
+		    "TLS not offered here";
 	else if (strncmp(buf, "GET ", (size_t)n < 4 ? (size_t)n : 4) != 0)
 		why = "unexpected bytes before the server greeting";
 	else if (n < 4 || strstr(buf, "\r\n\r\n") == NULL) {
@@ -410,7 +564,9 @@ vnc_door_check(struct vnc *v, struct vnc_door *d, uint64_t now)
 			d->recheck = now + VNC_RECHECK_US;
 			return;
 		}
-	} else if ((why = vnc_ws_check(v, buf)) == NULL) {
+	} else if (!v->prm.allow_plain)
+		why = "websocket without TLS refused on this listener (use wss)";
+	else if ((why = vnc_ws_check(v, buf)) == NULL) {
 		vnc_handover(v, d);
 		return;
 	}
@@ -457,11 +613,13 @@ vnc_client_gone(rfbClientPtr cl)
 		return;
 	vnc_unlink(v, p);
 	if (p->authed != 0) {
-		slog_event("disconnect", json_pack("{s:s, s:s, s:f}",
+		slog_event("disconnect", json_pack("{s:s, s:s, s:f, s:s}",
 		    "client", p->addr, "role",
 		    p->role == VNC_ROLE_INTERACTIVE ? "interactive" :
 		    "observer", "seconds",
-		    (double)vnc_since(now, p->authed) / 1e6));
+		    (double)vnc_since(now, p->authed) / 1e6, "reason",
+		    p->close_reason != NULL ? p->close_reason :
+		    "closed by the client, or a protocol error (see vnc_log)"));
 		if (v->ops.gone != NULL)
 			v->ops.gone(v->ops.arg, p);
 	}
@@ -498,6 +656,9 @@ vnc_new_client(rfbClientPtr cl)
 	p->cl = cl;
 	snprintf(p->addr, sizeof(p->addr), "%s", addr);
 	p->websocket = cl->wsctx != NULL;
+	p->tls = v->handing_tls;
+	if (v->handing_user != NULL)
+		snprintf(p->user, sizeof(p->user), "%s", v->handing_user);
 	p->accepted = vnc_now(v);
 	kiosk_init(&p->kiosk);
 	p->next = v->peers;
@@ -523,9 +684,10 @@ vnc_assign_role(struct vnc *v, rfbClientPtr cl, struct vnc_peer *p)
 		return 0;
 	}
 	p->authed = vnc_now(v);
-	slog_event("connect", json_pack("{s:s, s:s, s:b}", "client", p->addr,
-	    "role", p->role == VNC_ROLE_INTERACTIVE ? "interactive" :
-	    "observer", "websocket", p->websocket));
+	slog_event("connect", json_pack("{s:s, s:s, s:b, s:b, s:s*}", "client",
+	    p->addr, "role", p->role == VNC_ROLE_INTERACTIVE ? "interactive" :
+	    "observer", "websocket", p->websocket, "tls", p->tls, "user",
+	    p->user[0] != '\0' ? p->user : NULL));
 	if (v->ops.connected != NULL)
 		v->ops.connected(v->ops.arg, p);
 	return 1;
@@ -541,7 +703,8 @@ vnc_check_password(rfbClientPtr cl, const char *response, int len)
 
 	if (p == NULL || p->role != VNC_ROLE_PENDING)
 		return FALSE;
-	if (!tbucket_take(&v->auth_bucket, vnc_now(v))) {
+	/* A VeNCrypt user was throttled and checked by the front door. */
+	if (p->user[0] == '\0' && !tbucket_take(&v->auth_bucket, vnc_now(v))) {
 		slog_event("auth_fail", json_pack("{s:s, s:s}", "client",
 		    p->addr, "reason", "throttled"));
 		return FALSE;
@@ -636,6 +799,19 @@ vnc_screen_policy(struct vnc *v, rfbScreenInfoPtr s)
 	clipboard_install(s);
 }
 
+/* The library's DES (VncAuth) is libgcrypt, which initialises itself at
+ * first use: it reads /proc/sys/crypto/fips_enabled and /etc/gcrypt/
+ * and may open a syslog socket.  Do that now, before the loop (and any
+ * seccomp filter), not at the first login. */
+static void
+vnc_warm_up_des(void)
+{
+	unsigned char b[CHALLENGESIZE] = { 0 };
+	char pw[] = "warm-up";
+
+	rfbEncryptBytes(b, pw);
+}
+
 int
 vnc_open(struct vnc **vp, const struct vnc_params *prm,
     const struct vnc_ops *ops)
@@ -647,7 +823,9 @@ vnc_open(struct vnc **vp, const struct vnc_params *prm,
 	*vp = NULL;
 	if (prm->password == NULL || prm->password[0] == '\0' ||
 	    prm->listen_fd < 0 || prm->width == 0 || prm->height == 0 ||
-	    prm->framebuffer == NULL || prm->clock == NULL)
+	    prm->framebuffer == NULL || prm->clock == NULL ||
+	    (prm->tls != NULL && prm->creds == NULL) ||
+	    (prm->tls == NULL && !prm->allow_plain))
 		return VNC_ECONFIG;
 	/* accept(2) in a batch must never block the loop. */
 	if ((fl = fcntl(prm->listen_fd, F_GETFL)) < 0 ||
@@ -679,6 +857,9 @@ vnc_open(struct vnc **vp, const struct vnc_params *prm,
 	v->screen->frameBuffer = prm->framebuffer;
 	rfbSetServerVersionIdentity(v->screen, "cdsgate");  /* not the library's */
 	rfbInitServer(v->screen);
+	vnc_warm_up_des();
+	if (prm->tls != NULL)
+		vnc_front_setup(v);
 	*vp = v;
 	v = NULL;	/* transferred */
 	st = VNC_OK;
@@ -690,12 +871,17 @@ out:
 void
 vnc_close(struct vnc *v)
 {
+	struct vnc_peer *p;
 	int i;
 
 	if (v == NULL)
 		return;
 	for (i = 0; i < VNC_MAX_PREAUTH; i++)
 		vnc_door_close(&v->door[i]);
+	for (p = v->peers; p != NULL; p = p->next)
+		p->close_reason = "the session ends";
+	for (i = 0; i < VNC_MAX_FRONT; i++)
+		vnc_front_drop(v, i);
 	if (v->screen != NULL) {
 		rfbShutdownServer(v->screen, TRUE);
 		free(v->screen->versionString);	/* 0.9.14 leaks it */
@@ -789,6 +975,9 @@ vnc_pollfds(struct vnc *v, struct pollfd *pfd, size_t max)
 	for (i = 0; i < VNC_MAX_PREAUTH && n < max; i++)
 		if (v->door[i].fd >= 0 && !v->door[i].more)
 			pfd[n++] = (struct pollfd){ v->door[i].fd, POLLIN, 0 };
+	for (i = 0; i < VNC_MAX_FRONT; i++)
+		if (v->front[i] != NULL)
+			n += vencrypt_pollfds(v->front[i], pfd + n, max - n);
 	it = rfbGetClientIterator(v->screen);
 	while ((cl = rfbClientIteratorNext(it)) != NULL && n < max) {
 		if (cl->sock == RFB_INVALID_SOCKET || (cl->clientData != NULL &&
@@ -798,6 +987,17 @@ vnc_pollfds(struct vnc *v, struct pollfd *pfd, size_t max)
 	}
 	rfbReleaseClientIterator(it);
 	return n;
+}
+
+static int
+vnc_front_of(const struct vnc *v, int fd)
+{
+	int i;
+
+	for (i = 0; i < VNC_MAX_FRONT; i++)
+		if (v->front[i] != NULL && vencrypt_owns(v->front[i], fd))
+			return i;
+	return -1;
 }
 
 static struct vnc_door *
@@ -815,7 +1015,7 @@ void
 vnc_handle(struct vnc *v, const struct pollfd *pfd, size_t n, uint64_t now)
 {
 	struct vnc_door *d;
-	int clients = 0;
+	int clients = 0, f;
 	size_t i;
 
 	for (i = 0; i < n; i++) {
@@ -825,6 +1025,8 @@ vnc_handle(struct vnc *v, const struct pollfd *pfd, size_t n, uint64_t now)
 			vnc_accept(v, now);
 		else if ((d = vnc_door_of(v, pfd[i].fd)) != NULL)
 			vnc_door_check(v, d, now);
+		else if ((f = vnc_front_of(v, pfd[i].fd)) >= 0)
+			vnc_front_event(v, f, vencrypt_handle(v->front[f], now), now);
 		else
 			clients = 1;
 	}
@@ -866,6 +1068,9 @@ vnc_tick(struct vnc *v, uint64_t now)
 		    (!d->more && vnc_since(now, d->t0) >= VNC_SNIFF_US))
 			vnc_door_check(v, d, now);
 	}
+	for (i = 0; i < VNC_MAX_FRONT; i++)
+		if (v->front[i] != NULL)
+			vnc_front_event(v, i, vencrypt_tick(v->front[i], now), now);
 	if (vnc_expire_handshakes(v, now) | vnc_gate_preauth(v, now))
 		vnc_process(v, now);
 }
@@ -885,6 +1090,10 @@ vnc_next_deadline(const struct vnc *v)
 		if (t == 0 || d < t)
 			t = d;
 	}
+	for (i = 0; i < VNC_MAX_FRONT; i++)
+		if (v->front[i] != NULL &&
+		    (d = vencrypt_deadline(v->front[i])) != 0 && (t == 0 || d < t))
+			t = d;
 	for (p = v->peers; p != NULL; p = p->next) {
 		if (p->role != VNC_ROLE_PENDING)
 			continue;
@@ -916,6 +1125,7 @@ vnc_disconnect(struct vnc *v, struct vnc_peer *p, const char *reason)
 		return;
 	slog_event("client_refused", json_pack("{s:s, s:s}", "client",
 	    p->addr, "reason", reason));
+	p->close_reason = reason;
 	rfbCloseClient(cl);
 	(void)v;
 }

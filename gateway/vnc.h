@@ -11,7 +11,11 @@
  * flood of connections never reaches the library.  An unauthenticated
  * peer is only handed to the library's reader once its whole (fixed
  * size) handshake message has arrived, so a truncated handshake cannot
- * stall the loop.  Behind the door:
+ * stall the loop.  With a TLS certificate, native RFB clients and wss
+ * connections are passed on to the TLS front door (gateway/vencrypt.h),
+ * which reaches the library through a socketpair once the user has
+ * logged in; unencrypted VNC and ws:// are refused unless allowed.
+ * Behind the door:
  * VNC password authentication, one interactive client, optionally one
  * view-only observer.  Key and pointer events go to the callbacks in
  * struct vnc_ops; cut text goes to gateway/clipboard.c and is dropped.
@@ -25,6 +29,8 @@
 #include <stdint.h>
 
 #include "gateway/kiosk.h"
+#include "gateway/tls.h"
+#include "policy/creds.h"
 
 #define VNC_MAX_PREAUTH		2	/* connections before authentication */
 #define VNC_SNIFF_US		100000	/* wait for a websocket request */
@@ -32,6 +38,11 @@
 #define VNC_HANDSHAKE_US	10000000 /* connect to authenticated */
 #define VNC_CLIENT_WAIT_MS	2000	/* library: max stall on one peer */
 #define VNC_WS_MAX_REQUEST	4096
+/* TLS front-door connections: the pre-auth ones plus the two relays. */
+#define VNC_MAX_FRONT		(VNC_MAX_PREAUTH + 2)
+/* Descriptors vnc_pollfds may return (listen, door, clients, front). */
+#define VNC_MAX_POLLFDS		(1 + 2 * VNC_MAX_PREAUTH + 4 + \
+				 2 * VNC_MAX_FRONT)
 
 enum vnc_status {
 	VNC_OK = 0,
@@ -51,11 +62,14 @@ struct vnc_peer {
 	char			 addr[64];	/* "ip:port" */
 	enum vnc_role		 role;
 	int			 websocket;
+	int			 tls;		/* through the TLS front door */
+	char			 user[CREDS_USER_MAX + 1]; /* VeNCrypt user */
 	uint64_t		 accepted;	/* us, monotonic */
 	uint64_t		 authed;	/* us, 0 = not yet */
 	int			 partial;	/* pre-auth message incomplete */
 	uint64_t		 recheck;	/* us: look at it again */
 	struct kiosk		 kiosk;		/* per-client modifier state */
+	const char		*close_reason;	/* set when we close it */
 	struct vnc_peer		*next;
 };
 
@@ -78,6 +92,9 @@ struct vnc_params {
 	const char		*ws_token;	/* NULL: websockets refused */
 	const char *const	*ws_origins;	/* NULL: same host only */
 	int			 allow_observer;
+	struct tls_ctx		*tls;		/* NULL: no TLS front door */
+	const struct creds	*creds;		/* VeNCrypt users (with tls) */
+	int			 allow_plain;	/* unencrypted VNC/ws allowed */
 	unsigned		 width, height;
 	int			 red_shift, green_shift, blue_shift;
 	char			*framebuffer;	/* width * height * 4 */
@@ -109,7 +126,8 @@ void	 vnc_update(struct vnc *v);
 /* New cursor image: ARGB words, alpha premultiplied. */
 int	 vnc_set_cursor(struct vnc *v, unsigned w, unsigned h, unsigned xhot,
 	    unsigned yhot, const uint32_t *argb);
-/* Close one client (takes effect at the next vnc_update). */
+/* Close one client (takes effect at the next vnc_update).  reason must
+ * outlive the client (a string constant): its disconnect event names it. */
 void	 vnc_disconnect(struct vnc *v, struct vnc_peer *p,
 	    const char *reason);
 /* Authenticated clients right now. */

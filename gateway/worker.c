@@ -30,13 +30,14 @@
 #include "gateway/kiosk.h"
 #include "gateway/ratelimit.h"
 #include "gateway/slog.h"
+#include "gateway/tls.h"
 #include "gateway/vnc.h"
 #include "gateway/worker.h"
 #include "gateway/x11.h"
 #include "sandbox/sandbox.h"
 
 #define WORKER_FRAME_US		16667	/* at most 60 captures a second */
-#define WORKER_MAX_PFD		(2 + 1 + 2 * VNC_MAX_PREAUTH + 4)
+#define WORKER_MAX_PFD		(2 + VNC_MAX_POLLFDS)
 #define WORKER_MAX_RECTS	32
 #define WORKER_MAX_WAIT_MS	3600000	/* poll at least once an hour */
 
@@ -45,6 +46,7 @@ struct worker {
 	struct x11		*x;
 	struct input		*in;
 	struct vnc		*v;
+	struct tls_ctx		*tls;
 	struct ratelimit	 rl;
 	int			 sigfd;
 	sigset_t		 oldmask;
@@ -420,6 +422,8 @@ worker_open_vnc(struct worker *w)
 		.ws_token = cfg->ws_token,
 		.ws_origins = cfg->ws_origins,
 		.allow_observer = cfg->allow_observer,
+		.tls = w->tls, .creds = cfg->creds,
+		.allow_plain = cfg->allow_plain,
 		.width = f->width, .height = f->height,
 		.red_shift = f->red_shift, .green_shift = f->green_shift,
 		.blue_shift = f->blue_shift,
@@ -466,6 +470,27 @@ worker_confine(struct worker *w)
 	return 0;
 }
 
+/* The TLS context, before the loop: no files are opened later.  Our
+ * copy of the key is wiped as soon as OpenSSL has parsed it. */
+static int
+worker_open_tls(struct worker *w)
+{
+	const struct worker_config *cfg = w->cfg;
+	char err[256] = "";
+	int st;
+
+	if (cfg->tls_cert == NULL)
+		return 0;
+	st = tls_ctx_alloc(&w->tls, cfg->tls_cert, cfg->tls_cert_len,
+	    cfg->tls_key, cfg->tls_key_len, err, sizeof(err));
+	explicit_bzero(cfg->tls_key, cfg->tls_key_len);
+	if (st != TLS_OK) {
+		worker_setup_failed("tls", err[0] ? err : tls_strerror(st));
+		return -1;
+	}
+	return 0;
+}
+
 static int
 worker_setup(struct worker *w, const struct worker_config *cfg)
 {
@@ -494,6 +519,8 @@ worker_setup(struct worker *w, const struct worker_config *cfg)
 		worker_setup_failed("input", input_strerror(st));
 		return -1;
 	}
+	if (worker_open_tls(w) != 0)
+		return -1;
 	if ((st = worker_open_vnc(w)) != VNC_OK) {
 		worker_setup_failed("vnc", vnc_strerror(st));
 		return -1;
@@ -505,6 +532,7 @@ static void
 worker_teardown(struct worker *w)
 {
 	vnc_close(w->v);	/* logs disconnects, releases held input */
+	tls_ctx_free(w->tls);
 	input_close(w->in);
 	x11_close(w->x);
 	if (w->sigfd >= 0)

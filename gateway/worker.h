@@ -16,6 +16,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "policy/creds.h"
+
 struct ratelimit_config {
 	double		 key_rate;	/* key presses/s sustained (10) */
 	double		 key_burst;	/* (20) */
@@ -37,6 +39,12 @@ struct worker_config {
 	const char		*ws_token;	/* NULL: websockets refused */
 	const char *const	*ws_origins;	/* allowed Origin values; NULL-terminated;
 					   NULL = same host only */
+	char			*tls_cert;	/* PEM; NULL = no TLS front door */
+	size_t			 tls_cert_len;
+	char			*tls_key;	/* PEM; wiped once loaded */
+	size_t			 tls_key_len;
+	const struct creds	*creds;		/* VeNCrypt users */
+	int			 allow_plain;	/* unencrypted VNC/ws allowed */
 	unsigned		 width, height;
 	struct ratelimit_config	 limits;
 	unsigned		 idle_timeout;	/* seconds without input; 0 = off */

@@ -69,6 +69,20 @@ const struct spec_option spec_options[] = {
 	  "+ -)" },
 	{ "verbose", SPEC_BOOL, SPEC_CLI, 0, 1, "no", OFF(verbose), NULL,
 	  NULL, "pass Xvfb's and Chromium's stderr through to ours" },
+	{ "tls_cert", SPEC_PATH, SPEC_CLI, 0, 0, NULL, OFF(tls_cert), "FILE",
+	  NULL, "PEM certificate (chain) of the TLS front door: VeNCrypt "
+	  "X509Plain for VNC clients, wss for noVNC" },
+	{ "tls_key", SPEC_PATH, SPEC_CLI, 0, 0, NULL, OFF(tls_key), "FILE",
+	  NULL, "PEM private key of --tls-cert (refused if group/world "
+	  "readable)" },
+	{ "credentials_file", SPEC_PATH, SPEC_CLI, 0, 0, NULL,
+	  OFF(credentials_file), "FILE", NULL,
+	  "user:secret lines (secret: password or $scrypt$ hash) VeNCrypt "
+	  "clients log in with (refused if group/world readable)" },
+	{ "allow_plain_vnc", SPEC_BOOL, BOTH, 0, 1, NULL,
+	  OFF(allow_plain_vnc), NULL, NULL,
+	  "also allow unencrypted VNC authentication and ws:// (default: "
+	  "only when listening on loopback)" },
 
 	{ "geometry", SPEC_GEOMETRY, BOTH, 320, 4096, "1280x800", OFF(width),
 	  "WxH", NULL, "screen size in pixels (each side 320 to 4096)" },
@@ -523,11 +537,15 @@ split_list(const char *v, char ***out, size_t *np)
 	return 0;
 }
 
+/* A decimal number only: strtod alone would also take hex ("0x10"),
+ * "inf" and "nan", which no operator means. */
 static int
 parse_double(const char *v, double *d)
 {
 	char *end;
 
+	if (v[strspn(v, "0123456789.+-eE")] != '\0')
+		return -1;
 	errno = 0;
 	*d = strtod(v, &end);
 	return end == v || *end != '\0' || errno != 0 ? -1 : 0;
@@ -589,6 +607,7 @@ spec_init(struct session_spec *s, struct policy_error *err)
 		    err)) != POLICY_OK)
 			return r;	/* a bad default: a bug, caught by tests */
 	}
+	s->allow_plain_vnc = -1;	/* decided by the listen address */
 	return POLICY_OK;
 }
 
@@ -939,7 +958,93 @@ out:
 	return r;
 }
 
+/* Whole small files (certificates, keys, credentials): a private one
+ * must not even be readable by group or others. */
+int
+spec_read_file(const char *path, const char *what, size_t max, int private,
+    char **out, size_t *lenp, struct policy_error *err)
+{
+	struct stat st;
+	size_t n;
+	char *data = NULL;
+	int fd, r;
+
+	*out = NULL;
+	*lenp = 0;
+	if ((r = spec_open_private(path, &fd, err)) != POLICY_OK)
+		return r;
+	if (private && (fstat(fd, &st) != 0 || (st.st_mode & 077) != 0)) {
+		r = policy_error_set(err, POLICY_EPERM,
+		    "%s: the %s has mode %04o; it must not be group/world "
+		    "readable or writable (chmod 600)", path, what,
+		    (unsigned)(st.st_mode & 07777));
+		goto out;
+	}
+	if ((data = malloc(max + 2)) == NULL) {
+		r = policy_error_set(err, POLICY_ENOMEM, "out of memory");
+		goto out;
+	}
+	if (read_bounded(fd, data, max, &n) != 0) {
+		r = policy_error_set(err, POLICY_EINPUT, "%s: the %s is "
+		    "unreadable or longer than %zu bytes", path, what, max);
+		goto out;
+	}
+	data[n] = '\0';
+	*out = data;
+	*lenp = n;
+	data = NULL;	/* transferred */
+	r = POLICY_OK;
+out:
+	if (data != NULL) {
+		explicit_bzero(data, max + 2);
+		free(data);
+	}
+	close(fd);
+	return r;
+}
+
 /* ---- whole-spec checks and output ---- */
+
+int
+spec_allow_plain(const struct session_spec *s)
+{
+	struct spec_listen l;
+	const uint8_t *a6;
+	struct in6_addr in6;
+	struct in_addr in4;
+
+	if (s->allow_plain_vnc >= 0)
+		return s->allow_plain_vnc;
+	if (s->listen == NULL || spec_listen_parse(s->listen, &l, NULL) != 0)
+		return 0;
+	if (l.family == AF_INET)
+		return inet_pton(AF_INET, l.addr, &in4) == 1 &&
+		    (ntohl(in4.s_addr) >> 24) == 127;
+	if (inet_pton(AF_INET6, l.addr, &in6) != 1)
+		return 0;
+	a6 = in6.s6_addr;
+	return IN6_IS_ADDR_LOOPBACK(&in6) || (IN6_IS_ADDR_V4MAPPED(&in6) &&
+	    a6[12] == 127);
+}
+
+/* The TLS front door's files come as a set; off loopback, unencrypted
+ * VNC is refused, so TLS is then required. */
+static int
+spec_check_tls(const struct session_spec *s, struct policy_error *err)
+{
+	if ((s->tls_cert == NULL) != (s->tls_key == NULL))
+		return policy_error_set(err, POLICY_EINPUT,
+		    "--tls-cert and --tls-key go together");
+	if ((s->tls_cert == NULL) != (s->credentials_file == NULL))
+		return policy_error_set(err, POLICY_EINPUT,
+		    "--tls-cert needs --credentials-file and vice versa "
+		    "(VeNCrypt clients log in by user name and password)");
+	if (s->tls_cert == NULL && !spec_allow_plain(s))
+		return policy_error_set(err, POLICY_EINPUT,
+		    "unencrypted VNC is off for %s: give --tls-cert, --tls-key "
+		    "and --credentials-file (or --allow-plain-vnc)", s->listen);
+	return POLICY_OK;
+}
 
 int
 spec_check(const struct session_spec *s, struct policy_error *err)
@@ -957,7 +1062,7 @@ spec_check(const struct session_spec *s, struct policy_error *err)
 		return policy_error_set(err, POLICY_EINPUT,
 		    "ws_origins is set but websockets are off (no "
 		    "--ws-token-file)");
-	return POLICY_OK;
+	return spec_check_tls(s, err);
 }
 
 json_t *
@@ -1006,5 +1111,7 @@ spec_to_json(const struct session_spec *s)
 		}
 		json_object_set_new(j, o->name, v);
 	}
+	json_object_set_new(j, "allow_plain_vnc",
+	    json_boolean(spec_allow_plain(s)));
 	return j;
 }

@@ -91,6 +91,9 @@ struct session_spec {
 	char		*policy;	/* the policy file that was read */
 	char		*recipient;	/* who the session is for (logs) */
 	int		 verbose;	/* children's stderr passed through */
+	char		*tls_cert;	/* PEM chain: the TLS front door */
+	char		*tls_key;	/* PEM key (mode 0600 or stricter) */
+	char		*credentials_file; /* VeNCrypt "user:secret" lines */
 
 	/* the session policy: command line or policy file */
 	unsigned	 width, height;
@@ -105,6 +108,7 @@ struct session_spec {
 	char		**ws_origins;	/* NULL-terminated; NULL = same host */
 	unsigned	 browser_restart_max;
 	unsigned	 browser_restart_window;	/* s */
+	int		 allow_plain_vnc;	/* -1: only on loopback */
 };
 
 /* A parsed http(s) URL: what the browser policy and checks need. */
@@ -140,6 +144,10 @@ int	spec_from_args(struct session_spec *s, int argc, char **argv,
  * by root or us); keys not settable from a file are errors. */
 int	spec_load_file(struct session_spec *s, const char *path,
 	    struct policy_error *err);
+
+/* Unencrypted VNC (and ws://) allowed: the flag, or by default only
+ * when --listen is a loopback address. */
+int	spec_allow_plain(const struct session_spec *s);
 
 /* Check what a runnable session needs (required options, cross-field
  * rules).  Call after all sources were applied. */
@@ -179,5 +187,14 @@ int	spec_open_private(const char *path, int *fdp,
 int	spec_read_secret(const char *path, const char *what, size_t min,
 	    size_t max, const char *charset, char **out,
 	    struct policy_error *err);
+
+/*
+ * Read a whole file of at most max bytes into *out (malloc'd, NUL
+ * added, *lenp without it), with spec_open_private's checks; private =
+ * also refused when group/world readable (keys, credentials).  Wipe
+ * private contents with explicit_bzero before free.
+ */
+int	spec_read_file(const char *path, const char *what, size_t max,
+	    int private, char **out, size_t *lenp, struct policy_error *err);
 
 #endif

@@ -50,6 +50,7 @@ const queue = [];
 let inflight = false, seq = 0;
 function rec(ev) {
   ev.seq = ++seq; ev.page = pageId; ev.t = Math.round(performance.now());
+  ev.wall = performance.timeOrigin + performance.now();  // ms, for latency
   ev.path = location.pathname;
   queue.push(ev); flush();
 }
@@ -171,6 +172,30 @@ document.addEventListener('click', () => tryCopy('click'));
 """
 
 
+# /anim: the main page's banner and a 120x120 box that moves 4 px every
+# 50 ms (20 frames/s) — bench/gateway's animated page.
+ANIM_PAGE = """<!doctype html>
+<html><head><meta charset="utf-8"><title>cdsgate animation</title>
+<style>
+html, body { margin: 0; overflow: hidden; width: 100%%; height: 100%%;
+  background: rgb%(page)s; }
+#banner { position: absolute; left: 0; top: 0; width: 100%%; height: 160px;
+  background: rgb%(banner)s; }
+#box { position: absolute; left: 0; top: 300px; width: 120px; height: 120px;
+  background: rgb%(target)s; }
+</style></head>
+<body><div id="banner"></div><div id="box"></div>
+<script>
+%(js)s
+const box = document.getElementById('box');
+let x = 0, frames = 0;
+setInterval(() => { x = (x + 4) %% (innerWidth - 120); box.style.left = x + 'px'; frames++; }, 50);
+setInterval(() => rec({type: 'frames', n: frames}), 10000);
+rec({type: 'load', url: location.href, w: innerWidth, h: innerHeight});
+</script></body></html>
+"""
+
+
 # /novnc-test?url=WS-URL&password=PW: noVNC's RFB object (served from
 # --novnc) connects to the gateway and reports connect, disconnect, security
 # failures and, once connected, a framebuffer pixel from the banner.
@@ -276,6 +301,8 @@ class Handler(BaseHTTPRequestHandler):
             self.send(200, page(MAIN_PAGE), 'text/html; charset=utf-8')
         elif url.path == '/copy':
             self.send(200, page(COPY_PAGE), 'text/html; charset=utf-8')
+        elif url.path == '/anim':
+            self.send(200, page(ANIM_PAGE), 'text/html; charset=utf-8')
         elif url.path == '/novnc-test' and self.server.novnc:
             self.send(200, NOVNC_TEST_PAGE.encode(), 'text/html; charset=utf-8')
         elif url.path == '/events':

@@ -33,7 +33,7 @@ chown -R cdsgate-audit: "$AUD" && chmod 0700 "$AUD"
 LOG=$AUD/audit.log
 
 start_api() {
-	"$CDSGATED" api --socket "$SOCK" --store "$STORE" --audit-log "$LOG" \
+	"$CDSGATED" api --socket "$SOCK" --store "$STORE" --state-dir "$D/state" --audit-log "$LOG" \
 		--audit-key "$AUD/key.pem" > "$D/out" 2> "$D/err" &
 	API_PID=$!
 	for _ in $(seq 50); do

@@ -58,17 +58,32 @@ wait_line() {
 	return 1
 }
 
-# free_port: a TCP port nobody listens on now (tests run concurrently:
-# never a fixed port).
+# free_port [ADDR]: a port nobody listens on right now (tests run concurrently).
 free_port() {
-	python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
+	python3 -c 'import socket,sys; s=socket.socket(); s.bind((sys.argv[1],0)); print(s.getsockname()[1])' "${1:-127.0.0.1}"
 }
 
-# stop PID: TERM, then KILL after 5 s.
-stop() {
+# stop_pid PID: SIGTERM, then SIGKILL after 5 s (no-op for an empty PID).
+stop_pid() {
+	[ -n "${1:-}" ] || return 0
 	kill -TERM "$1" 2>/dev/null || return 0
 	for _ in $(seq 50); do kill -0 "$1" 2>/dev/null || return 0; sleep 0.1; done
 	kill -KILL "$1" 2>/dev/null
+}
+
+# stop PID: the same as stop_pid (older scenarios call it so).
+stop() { stop_pid "$@"; }
+
+# term_wait PID: SIGTERM a child of this shell and wait for it; its exit
+# status is left in $term_rc ("timeout" if it still runs after 15 s).
+# Not in $(...): a subshell cannot wait for the shell's children.
+term_wait() {
+	term_rc=timeout
+	kill -TERM "$1" 2>/dev/null
+	for _ in $(seq 150); do
+		if ! kill -0 "$1" 2>/dev/null; then wait "$1"; term_rc=$?; return; fi
+		sleep 0.1
+	done
 }
 
 # require_session: skip the whole scenario unless a real gateway session

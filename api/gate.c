@@ -1,0 +1,305 @@
+/*
+ * api/gate.c — the de-identification gate of an import: the job spec
+ * checked and turned into `cdsgate deid anonymize` arguments, run as a
+ * child (the CLI puts the CSV parsing into its seccomp-confined deid
+ * worker, docs/processes.md), its exit status read as the verdict.
+ *
+ * Exec rather than link: the gate is exactly the custodian's command,
+ * byte for byte the same options and report, and the api process keeps
+ * no CSV parser of its own.
+ *
+ * Trust: the job spec is untrusted JSON; every field is type-checked and
+ * attribute names that could change the meaning of the CLI's list
+ * syntax (",", "=") or carry control bytes are refused.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "api/api.h"
+#include "api/gate.h"
+
+#define GATE_ARGV_MAX	(2 * 64 * 4 + 32)
+#define GATE_ERR_MAX	2048
+
+/* An attribute name usable in the CLI's "a,b" and "a=FILE" syntax. */
+static int
+attr_ok(const char *s)
+{
+	size_t i, n = strlen(s);
+
+	if (n == 0 || n > 128)
+		return 0;
+	for (i = 0; i < n; i++)
+		if ((unsigned char)s[i] < 0x20 || s[i] == ',' || s[i] == '=' ||
+		    s[i] == 0x7f)
+			return 0;
+	return 1;
+}
+
+static int
+sha_ok(const char *s)
+{
+	return s != NULL && strlen(s) == 64 &&
+	    strspn(s, "0123456789abcdef") == 64;
+}
+
+/* A non-empty array of attribute names, joined with "," into out. */
+static int
+attr_list(json_t *a, char *out, size_t len, const char **bad)
+{
+	json_t *v;
+	size_t i;
+
+	if (!json_is_array(a) || json_array_size(a) == 0 ||
+	    json_array_size(a) > 64)
+		return -1;
+	out[0] = '\0';
+	json_array_foreach(a, i, v) {
+		if (!json_is_string(v) || !attr_ok(json_string_value(v)))
+			return *bad = json_is_string(v) ? json_string_value(v) :
+			    "(not a string)", -1;
+		if (strlen(out) + strlen(json_string_value(v)) + 2 > len)
+			return -1;
+		if (i > 0)
+			strcat(out, ",");
+		strcat(out, json_string_value(v));
+	}
+	return 0;
+}
+
+int
+gate_job_check(json_t *job, char *msg, size_t len)
+{
+	static const char *const keys[] = { "data", "hierarchies", "qi",
+	    "identifying", "sensitive", "separator", "population",
+	    "pu_threshold", "pu_model", "k", "suppression_limit", "quality",
+	    "residual", NULL };
+	const char *key, *bad = NULL;
+	char list[8192];
+	json_t *v;
+	size_t i;
+
+	json_object_foreach(job, key, v) {
+		for (i = 0; keys[i] != NULL && strcmp(keys[i], key) != 0; i++)
+			;
+		if (keys[i] == NULL)
+			return snprintf(msg, len, "unknown field '%s'", key), -1;
+	}
+	if (!sha_ok(json_string_value(json_object_get(job, "data"))))
+		return snprintf(msg, len, "field 'data': the sha256 an upload "
+		    "returned"), -1;
+	if (attr_list(json_object_get(job, "qi"), list, sizeof(list), &bad))
+		return snprintf(msg, len, "field 'qi': 1..64 attribute names "
+		    "without ',' '=' or control bytes%s%s", bad ? ": " : "",
+		    bad ? bad : ""), -1;
+	json_object_foreach(json_object_get(job, "hierarchies"), key, v)
+		if (!attr_ok(key) || !sha_ok(json_string_value(v)))
+			return snprintf(msg, len, "field 'hierarchies': "
+			    "{attribute: upload sha256}"), -1;
+	if (json_object_get(job, "hierarchies") != NULL &&
+	    !json_is_object(json_object_get(job, "hierarchies")))
+		return snprintf(msg, len, "field 'hierarchies': an object"), -1;
+	if (json_object_get(job, "pu_threshold") == NULL &&
+	    json_object_get(job, "k") == NULL)
+		return snprintf(msg, len, "a job needs 'pu_threshold' (with "
+		    "'population') or 'k', or both"), -1;
+	return 0;
+}
+
+/* Append "--opt", value to argv (value formatted into buf). */
+struct argv_b {
+	const char	*argv[GATE_ARGV_MAX];
+	size_t		 n;
+	char		 buf[32768];
+	size_t		 used;
+	int		 overflow;
+};
+
+static void
+arg(struct argv_b *b, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+static void
+arg(struct argv_b *b, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	if (b->n + 1 >= GATE_ARGV_MAX) {
+		b->overflow = 1;
+		return;
+	}
+	va_start(ap, fmt);
+	n = vsnprintf(b->buf + b->used, sizeof(b->buf) - b->used, fmt, ap);
+	va_end(ap);
+	if (n < 0 || (size_t)n >= sizeof(b->buf) - b->used) {
+		b->overflow = 1;
+		return;
+	}
+	b->argv[b->n++] = b->buf + b->used;
+	b->used += (size_t)n + 1;
+}
+
+/* A number field as an option ("--k 5"); type errors refuse the job. */
+static int
+arg_number(struct argv_b *b, json_t *job, const char *key, const char *opt)
+{
+	json_t *v = json_object_get(job, key);
+
+	if (v == NULL)
+		return 0;
+	if (!json_is_number(v))
+		return -1;
+	arg(b, "%s", opt);
+	arg(b, "%.17g", json_number_value(v));
+	return 0;
+}
+
+/* Options whose value is a string or a list. */
+static int
+arg_strings(struct argv_b *b, json_t *job, const char *spool)
+{
+	static const char *const lists[][2] = { { "qi", "--qi" },
+	    { "identifying", "--identifying" }, { "sensitive", "--sensitive" } };
+	static const char *const strs[][2] = { { "separator", "--separator" },
+	    { "pu_model", "--pu-model" }, { "quality", "--quality" } };
+	const char *bad, *key;
+	char list[8192];
+	json_t *v;
+	size_t i;
+
+	for (i = 0; i < 3; i++) {
+		if ((v = json_object_get(job, lists[i][0])) == NULL)
+			continue;
+		if (attr_list(v, list, sizeof(list), &bad) != 0)
+			return -1;
+		arg(b, "%s", lists[i][1]);
+		arg(b, "%s", list);
+	}
+	for (i = 0; i < 3; i++) {
+		if ((v = json_object_get(job, strs[i][0])) == NULL)
+			continue;
+		if (!json_is_string(v) || !attr_ok(json_string_value(v)))
+			return -1;
+		arg(b, "%s", strs[i][1]);
+		arg(b, "%s", json_string_value(v));
+	}
+	json_object_foreach(json_object_get(job, "hierarchies"), key, v) {
+		arg(b, "--hierarchy");
+		arg(b, "%s=%s/%s", key, spool, json_string_value(v));
+	}
+	return 0;
+}
+
+/* populations and residual bounds: arrays of numbers / objects. */
+static int
+arg_lists(struct argv_b *b, json_t *job)
+{
+	json_t *v, *pop, *bound;
+	size_t i;
+
+	json_array_foreach(json_object_get(job, "population"), i, v) {
+		if (!json_is_number(v))
+			return -1;
+		arg(b, "--population");
+		arg(b, "%.17g", json_number_value(v));
+	}
+	json_array_foreach(json_object_get(job, "residual"), i, v) {
+		pop = json_object_get(v, "population");
+		bound = json_object_get(v, "bound");
+		if (!json_is_number(pop) || !json_is_number(bound))
+			return -1;
+		arg(b, "--residual");
+		arg(b, "%.17g=%.17g", json_number_value(pop),
+		    json_number_value(bound));
+	}
+	return 0;
+}
+
+/* Run the child; its stderr (bounded) into err. */
+static int
+gate_exec(struct argv_b *b, char *err, size_t errlen)
+{
+	int p[2], st, fd;
+	ssize_t n;
+	size_t got = 0;
+	pid_t pid;
+
+	if (pipe2(p, O_CLOEXEC) != 0 || (pid = fork()) < 0)
+		return snprintf(err, errlen, "starting the gate: %s",
+		    strerror(errno)), -1;
+	if (pid == 0) {
+		/* The gate dies with the api: no orphan finishing an import
+		   the store will call interrupted. */
+		prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+		fd = open("/dev/null", O_RDWR);
+		dup2(fd, 0);
+		dup2(fd, 1);
+		dup2(p[1], 2);
+		execv(b->argv[0], (char *const *)b->argv);
+		dprintf(2, "exec %s: %s", b->argv[0], strerror(errno));
+		_exit(1);
+	}
+	close(p[1]);
+	err[0] = '\0';
+	while ((n = read(p[0], err + got, errlen - 1 - got)) > 0)
+		got += (size_t)n;
+	err[got] = '\0';
+	close(p[0]);
+	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+		;
+	if (WIFEXITED(st))
+		return WEXITSTATUS(st);
+	snprintf(err, errlen, "the gate was killed by signal %d",
+	    WTERMSIG(st));
+	return -1;
+}
+
+int
+gate_run(const struct api_config *cfg, json_t *job, const char *out_dir,
+    char *err, size_t errlen)
+{
+	struct argv_b *b = calloc(1, sizeof(*b));
+	char spool[4096];
+	int rc;
+
+	if (b == NULL)
+		return snprintf(err, errlen, "out of memory"), -1;
+	snprintf(spool, sizeof(spool), "%s/spool", cfg->state_dir);
+	arg(b, "%s", cfg->cdsgate);
+	arg(b, "deid");
+	arg(b, "anonymize");
+	arg(b, "--data");
+	arg(b, "%s/%s", spool, json_string_value(json_object_get(job, "data")));
+	if (arg_strings(b, job, spool) != 0 || arg_lists(b, job) != 0 ||
+	    arg_number(b, job, "pu_threshold", "--pu-threshold") != 0 ||
+	    arg_number(b, job, "k", "--k") != 0 ||
+	    arg_number(b, job, "suppression_limit", "--suppression-limit")) {
+		free(b);
+		return snprintf(err, errlen, "the job has a field of the wrong "
+		    "type"), GATE_BAD_JOB;
+	}
+	arg(b, "--output");
+	arg(b, "%s/data.csv", out_dir);
+	arg(b, "--report");
+	arg(b, "%s/report.json", out_dir);
+	if (b->overflow) {
+		free(b);
+		return snprintf(err, errlen, "the job is too large"),
+		    GATE_BAD_JOB;
+	}
+	b->argv[b->n] = NULL;
+	rc = gate_exec(b, err, errlen);
+	free(b);
+	return rc;
+}

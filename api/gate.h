@@ -1,0 +1,32 @@
+/*
+ * api/gate.h — running the de-identification gate of an import.
+ */
+#ifndef API_GATE_H
+#define API_GATE_H
+
+#include <stddef.h>
+
+#include <jansson.h>
+
+struct api_config;
+
+/* gate_run's results: the CLI's exit codes (docs/deid.md) and ours. */
+#define GATE_PASSED	0	/* the report says it may be released */
+#define GATE_FAILED	3	/* it must not be released */
+#define GATE_BAD_INPUT	2	/* the CSV/hierarchies/options are wrong */
+#define GATE_BAD_JOB	100	/* the job spec could not become options */
+
+/* Check a job spec's fields (before anything is stored): 0 or -1 and a
+ * message naming the field. */
+int	gate_job_check(json_t *job, char *msg, size_t len);
+
+/*
+ * Run `cdsgate deid anonymize` for the job, writing out_dir/data.csv and
+ * out_dir/report.json.  Returns GATE_* or another exit status of the CLI
+ * (1: internal error), or -1 when it could not run or was killed; err
+ * gets what it said on stderr.
+ */
+int	gate_run(const struct api_config *cfg, json_t *job,
+	    const char *out_dir, char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,28 @@
+/*
+ * api/mount.h — writing a released dataset into the embedded analytics
+ * backend's mount dir, and taking it out again (docs/analytics.md).
+ */
+#ifndef API_MOUNT_H
+#define API_MOUNT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct mount_info {
+	const char	*name;		/* the dataset's name: the dir name */
+	int64_t		 version;	/* the store's mount version */
+	int64_t		 dataset;	/* the store's dataset id */
+	const char	*raw_sha256;
+	const char	*released;	/* the gate's output file */
+	long		 records;	/* from the report; -1: count lines */
+};
+
+/* Replace <mount_dir>/<name> atomically.  0, or -1 and a message (the
+ * previous version, if any, is still there). */
+int	mount_embedded(const char *mount_dir, const struct mount_info *mi,
+	    char *err, size_t errlen);
+/* Take <mount_dir>/<name> away in one rename; absent is fine. */
+int	unmount_embedded(const char *mount_dir, const char *name, char *err,
+	    size_t errlen);
+
+#endif

@@ -1,0 +1,112 @@
+/*
+ * gateway/vencrypt.h — the front door: one TLS-protected connection
+ * between a client and the session's RFB server (LibVNCServer), driven
+ * by the worker's poll loop.
+ *
+ * LibVNCServer 0.9.14 has no server-side TLS for native RFB, so for a
+ * native client the door speaks the start of RFB itself: version 3.8,
+ * security type VeNCrypt (19) only (plus VncAuth (2) where plain VNC is
+ * allowed), VeNCrypt 0.2, subtype X509Plain (262), the TLS handshake,
+ * then the user name and password, checked against the session's
+ * credentials (policy/creds.h).  Only then is a socketpair opened to the
+ * library, where the door plays the RFB *client*: it answers the
+ * library's VncAuth challenge with the session's internal VNC password,
+ * forwards the library's verdict (a busy session, say) as the
+ * SecurityResult, and from then on relays bytes both ways (ClientInit,
+ * ServerInit and everything after pass through untouched).  For wss
+ * (noVNC over https) the door terminates TLS, reads the HTTP request so
+ * that the caller can check the token and Origin, and relays the
+ * plaintext websocket to the library, which does the websocket part.
+ * A client that picks VncAuth where plain VNC is off gets a
+ * SecurityResult failure with the reason, and the attempt is logged.
+ * Trust: unprivileged; everything the client sends is untrusted.
+ */
+#ifndef GATEWAY_VENCRYPT_H
+#define GATEWAY_VENCRYPT_H
+
+#include <poll.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "gateway/ratelimit.h"
+#include "gateway/tls.h"
+#include "policy/creds.h"
+
+#define VENCRYPT_HANDSHAKE_US	30000000 /* accept to relaying (a person
+					    may type the password) */
+#define VENCRYPT_CLOSE_US	1000000	/* flushing a refusal */
+#define VENCRYPT_UP_MAX		(64 * 1024)	/* client -> server buffer */
+#define VENCRYPT_DOWN_MAX	(256 * 1024)	/* server -> client buffer */
+#define VENCRYPT_REQUEST_MAX	4096	/* a wss HTTP request */
+
+#define RFB_SEC_NONE		1
+#define RFB_SEC_VNCAUTH		2
+#define RFB_SEC_VENCRYPT	19
+#define VENCRYPT_X509PLAIN	262
+#define VENCRYPT_TLSPLAIN	259	/* anonymous TLS: never offered */
+
+enum vencrypt_mode {
+	VENCRYPT_MODE_RFB,	/* a native client: we speak RFB first */
+	VENCRYPT_MODE_WSS	/* a TLS ClientHello: https + websocket */
+};
+
+/* What the caller must do after vencrypt_handle/vencrypt_tick. */
+enum vencrypt_event {
+	VENCRYPT_CONTINUE = 0,
+	VENCRYPT_NEED_INNER,	/* authenticated: open the library side */
+	VENCRYPT_WS_REQUEST,	/* check vencrypt_request(), then attach */
+	VENCRYPT_CLOSED		/* done (logged): vencrypt_free it */
+};
+
+struct vencrypt_params {
+	struct tls_ctx		*tls;
+	const struct creds	*creds;
+	const char		*inner_password; /* the library's VncAuth */
+	int			 allow_plain;	/* offer VncAuth too */
+	struct tbucket		*auth_bucket;	/* shared auth throttle */
+	struct tbucket		*log_bucket;	/* refusal lines (auth_ok never
+						   throttled) */
+	unsigned long		*log_quiet;	/* lines not logged, reported
+						   with the next one */
+	uint64_t		 (*clock)(void);
+};
+
+struct vencrypt;
+
+int	 vencrypt_alloc(struct vencrypt **cp, int fd, const char *addr,
+	    enum vencrypt_mode mode, const struct vencrypt_params *prm,
+	    uint64_t now);
+/* Closes both descriptors, wipes the buffers. */
+void	 vencrypt_free(struct vencrypt *c);
+
+/* Descriptors to poll (at most 2). */
+size_t	 vencrypt_pollfds(const struct vencrypt *c, struct pollfd *pfd,
+	    size_t max);
+/* Does fd belong to this connection? */
+int	 vencrypt_owns(const struct vencrypt *c, int fd);
+/* Move bytes and run the protocol as far as it goes without blocking. */
+enum vencrypt_event vencrypt_handle(struct vencrypt *c, uint64_t now);
+/* Deadlines: handshake too slow, refusal flushed. */
+enum vencrypt_event vencrypt_tick(struct vencrypt *c, uint64_t now);
+uint64_t vencrypt_deadline(const struct vencrypt *c);
+
+/* The library's end is fd's peer.  Writes the first bytes (our RFB
+ * version, or the wss request) at once, so that LibVNCServer's
+ * websocket sniff finds them without waiting: call it *before*
+ * rfbNewClient.  Returns 0 (fd is ours now), or -1 (fd stays the
+ * caller's; refuse the connection). */
+int	 vencrypt_attach(struct vencrypt *c, int fd);
+/* Refuse (logged with reason; a native client that logged in gets it
+ * as its SecurityResult), then close: keep calling vencrypt_handle. */
+void	 vencrypt_refuse(struct vencrypt *c, const char *reason,
+	    uint64_t now);
+
+/* The wss request, NUL-terminated (VENCRYPT_WS_REQUEST only). */
+char	*vencrypt_request(struct vencrypt *c);
+const char *vencrypt_addr(const struct vencrypt *c);
+const char *vencrypt_user(const struct vencrypt *c);	/* "" if none */
+/* Handed to the library (which then counts it as pre-auth, if so). */
+int	 vencrypt_attached(const struct vencrypt *c);
+int	 vencrypt_encrypted(const struct vencrypt *c);
+
+#endif
