@@ -10,7 +10,8 @@ import "/static/perspective-viewer-d3fc/cdn/perspective-viewer-d3fc.js";
 
 const $ = (id) => document.getElementById(id);
 const viewer = $("viewer");
-const state = { worker: null, table: null, meta: null, view: "table" };
+const state = { worker: null, table: null, meta: null, view: "table",
+	datasets: [] };
 
 function status(text, st) {
 	$("status").textContent = text;
@@ -85,25 +86,61 @@ async function load(meta) {
 	report({ event: "rendered", dataset: meta.id, rows, ms });
 }
 
+// The picker's options from a listing; keeps the current choice.  With
+// nothing shown, a placeholder comes first so any choice is a change.
+function fillPicker(datasets) {
+	const sel = $("dataset"), cur = state.meta ? state.meta.id : "";
+	const opts = datasets.map((d) => new Option(
+		`${d.name} (${d.records ?? "?"} records)`, d.id));
+	if (!cur) opts.unshift(new Option("choose a dataset…", ""));
+	sel.replaceChildren(...opts);
+	sel.value = datasets.some((d) => d.id === cur) ? cur : "";
+}
+
+async function listing() {
+	const resp = await fetch("/api/datasets");
+	if (!resp.ok) throw new Error(`datasets: HTTP ${resp.status}`);
+	return (await resp.json()).datasets;
+}
+
+// Datasets come and go (mount, unmount): follow the mount dir, and drop
+// the one shown as soon as it is unmounted.
+async function follow() {
+	const datasets = await listing();
+	state.datasets = datasets;
+	fillPicker(datasets);
+	if (state.meta && !datasets.some((d) => d.id === state.meta.id)) {
+		await viewer.eject();
+		if (state.table) await state.table.delete().catch(() => {});
+		state.table = null;
+		status(`${state.meta.name} was unmounted`, "unmounted");
+		state.meta = null;
+		fillPicker(datasets);
+	}
+}
+
 async function main() {
 	state.worker = await perspective.worker();
-	const resp = await fetch("/api/datasets");
-	const { datasets } = await resp.json();
+	state.datasets = await listing();
 	const sel = $("dataset");
-	if (!datasets.length) {
-		status("no dataset is mounted", "empty");
-		return;
-	}
-	sel.replaceChildren(...datasets.map((d) => new Option(
-		`${d.name} (${d.records ?? "?"} records)`, d.id)));
-	const want = new URLSearchParams(location.search).get("dataset");
-	if (want && datasets.some((d) => d.id === want)) sel.value = want;
-	const pick = () => load(datasets.find((d) => d.id === sel.value));
+	fillPicker(state.datasets);
+	const pick = () => {
+		const d = state.datasets.find((x) => x.id === sel.value);
+		return d ? load(d) : Promise.resolve();
+	};
 	sel.addEventListener("change", () => pick().catch(fail));
 	for (const b of document.querySelectorAll("#views button"))
 		b.addEventListener("click", () => show(b.dataset.view).catch(fail));
 	for (const id of ["by", "split"])
 		$(id).addEventListener("change", () => show(state.view).catch(fail));
+	setInterval(() => follow().catch(() => {}), 5000);
+	if (!state.datasets.length) {
+		status("no dataset is mounted", "empty");
+		return;
+	}
+	const want = new URLSearchParams(location.search).get("dataset");
+	sel.value = want && state.datasets.some((d) => d.id === want) ? want :
+		state.datasets[0].id;
 	await pick();
 }
 

@@ -7,8 +7,10 @@ perspective viewer's DOM (through shadow roots), try each quick view
 (table, counts, cross-tab, histogram), record every request the page made,
 and save a screenshot.  Prints one JSON object.
 
-usage: cdp.py URL SHOT.png TIMEOUT -- COMMAND...   (COMMAND runs Chromium;
-       this script appends --remote-debugging-pipe and about:blank)
+usage: cdp.py URL SHOT.png TIMEOUT [UNMOUNT-CMD] -- COMMAND...
+       (COMMAND runs Chromium; this script appends --remote-debugging-pipe
+       and about:blank.  UNMOUNT-CMD, run through sh at the end: the page
+       must then say the dataset was unmounted and show no rows.)
 """
 import base64, json, os, select, subprocess, sys, time
 
@@ -107,7 +109,9 @@ def evaluate(p, s, expr, timeout=30):
 
 def main():
     url, shot, timeout = sys.argv[1], sys.argv[2], float(sys.argv[3])
-    cmd = sys.argv[sys.argv.index('--') + 1:]
+    sep = sys.argv.index('--')
+    unmount = sys.argv[4] if sep > 4 else None
+    cmd = sys.argv[sep + 1:]
     p = Pipe(cmd)
     out = {'url': url}
     try:
@@ -139,6 +143,15 @@ def main():
             evaluate(p, s, FILTER, 60)
             p.pump(1.0)
             out['filter_sort'] = json.loads(evaluate(p, s, PROBE))
+            if unmount:
+                subprocess.run(['sh', '-c', unmount], check=True)
+                t1 = time.time()
+                while time.time() - t1 < 20:
+                    if evaluate(p, s, 'document.body.dataset.state') == 'unmounted':
+                        break
+                    p.pump(0.3)
+                out['unmount_ms'] = round((time.time() - t1) * 1000)
+                out['unmounted'] = json.loads(evaluate(p, s, PROBE))
     except Exception as e:
         out['exception'] = '%s: %s' % (type(e).__name__, e)
     ev = p.events

@@ -18,7 +18,8 @@
 #      perspective viewer renders the table (dataset column names in the
 #      header, rows in the body), counts, a cross-tab, a histogram, a
 #      filter and a sort;
-#      every request goes to the backend; no console errors; OCR of a
+#      every request goes to the backend; no console errors; a dataset
+#      unmounted while shown is dropped from the page; OCR of a
 #      column name in the screenshot when tesseract is installed
 #   5. SIGTERM ends it with exit 0
 #   6. systemd/cdsgate-analytics.service: verify is silent, every relaxed
@@ -248,7 +249,7 @@ fi
 browser() {
 	local prof=$TMP/profile
 	rm -rf "$prof" && mkdir "$prof" && chown "$BROWSER_USER" "$prof"
-	python3 "$CDP" "$URL/" "$TMP/app.png" 90 -- \
+	python3 "$CDP" "$URL/" "$TMP/app.png" 90 "mv '$MNT/patients' '$MNT/.gone-patients'" -- \
 		setpriv --reuid="$BROWSER_USER" --regid="$(id -g "$BROWSER_USER")" --clear-groups \
 		env -i HOME="$prof" PATH=/usr/bin:/bin "$CHROMIUM" --headless=new --disable-gpu \
 		--no-first-run --disable-background-networking --disable-component-update \
@@ -281,6 +282,9 @@ else
 		[ "$(json "$J" 'int(len(j["requests"]) > 5 and all(u.startswith(("'"$URL/"'", "data:", "blob:'"$URL/"'")) for u in j["requests"]))')" = 1 ]
 	check "no console errors, no failed loads ($(json "$J" 'j["console_errors"][:2] + j["failed"][:2]'))" \
 		[ "$(json "$J" 'len(j["console_errors"]) + len(j["failed"])')" = 0 ]
+	check "unmounted while shown: the page drops it ($(json "$J" 'j.get("unmount_ms")') ms): no rows, says so" \
+		[ "$(json "$J" 'int(j["unmounted"]["state"] == "unmounted" and j["unmounted"]["body_rows"] == 0)')" = 1 ]
+	mv "$MNT/.gone-patients" "$MNT/patients"
 	check "the backend logged the render" grep -q "event rendered dataset=patients rows=$RECORDS" "$TMP/an.err"
 	diag "time to show $RECORDS rows: $(json "$J" 'j["table"]["app_ms"]') ms in the app (fetch + load + render), $(json "$J" 'j["wall_ms"]') ms from navigation"
 	if command -v tesseract >/dev/null; then
