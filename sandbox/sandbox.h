@@ -56,7 +56,8 @@ int	sandbox_enter(enum sandbox_profile profile, char *err, size_t errlen);
  * qsort's sysconf(_SC_PHYS_PAGES) (sysinfo) is allowed in DEID.
  */
 
-/* "worker", "xvfb", "deid", "forward", "analytics"; and the active mode ("seccomp", "none"). */
+/* "worker", "xvfb", "deid", "forward", "analytics"; and the active mode
+ * ("seccomp", "none"). */
 const char	*sandbox_profile_name(enum sandbox_profile profile);
 const char	*sandbox_mode_name(void);
 
