@@ -52,6 +52,23 @@
 #endif
 #define WAIT_FOR_FDS	NR_POLL_ NR_SELECT_ __NR_ppoll, __NR_pselect6
 
+#ifdef __NR_time
+#define NR_TIME_	__NR_time,
+#else
+#define NR_TIME_
+#endif
+/* A single-threaded server's loop (worker, analytics): sleeping on fds;
+ * memory (mmap/mprotect: see the checked lists); time; signals (the
+ * signalfd, SIGPIPE handling, restarts, the sanitizers' alternate
+ * signal stack). */
+#define SERVER_LOOP \
+	WAIT_FOR_FDS, \
+	__NR_brk, __NR_munmap, __NR_mremap, __NR_madvise, \
+	__NR_clock_gettime, __NR_gettimeofday, __NR_nanosleep, \
+	__NR_clock_nanosleep, NR_TIME_ \
+	__NR_rt_sigprocmask, __NR_rt_sigaction, __NR_rt_sigreturn, \
+	__NR_restart_syscall, __NR_sigaltstack
+
 /* The fcntl commands every role may use on fds it already has. */
 #define FCNTL_BASIC \
 	FCNTL_CMD(F_GETFL), FCNTL_CMD(F_SETFL), FCNTL_CMD(F_GETFD), \
@@ -79,20 +96,7 @@ static const int worker_allow[] = {
 	__NR_accept, __NR_accept4, __NR_shutdown,
 	__NR_getsockname, __NR_getpeername,
 	__NR_setsockopt, __NR_getsockopt,
-	/* the event loop */
-	WAIT_FOR_FDS,
-	/* memory (mmap/mprotect: see the checked list) */
-	__NR_brk, __NR_munmap, __NR_mremap, __NR_madvise,
-	/* time */
-	__NR_clock_gettime, __NR_gettimeofday, __NR_nanosleep,
-	__NR_clock_nanosleep,
-#ifdef __NR_time
-	__NR_time,
-#endif
-	/* signals: the signalfd, SIGPIPE handling, restarts; the
-	   sanitizers' alternate signal stack */
-	__NR_rt_sigprocmask, __NR_rt_sigaction, __NR_rt_sigreturn,
-	__NR_restart_syscall, __NR_sigaltstack,
+	SERVER_LOOP,
 	/* identity queries libraries make; uname: libX11 at a new client */
 	__NR_getpid, __NR_gettid, __NR_getuid, __NR_geteuid,
 	__NR_getgid, __NR_getegid, __NR_uname,
@@ -301,6 +305,39 @@ static const struct sandbox_errno forward_deny[] = {
 	DENY_PROBES,
 };
 
+/* ---- ANALYTICS: cdsgate-analytics after confinement -----------------
+ * Serves HTTP on its inherited listening socket from a select() loop and
+ * reads the front end and the mounted datasets through directory fds it
+ * holds (chrooted, read-only binds).  openat only without write access
+ * or O_CREAT; no socket(), no exec, no new processes or threads. */
+static const int analytics_allow[] = {
+	/* HTTP clients on the inherited listening socket */
+	__NR_accept, __NR_accept4, __NR_shutdown, __NR_getsockname,
+	__NR_getpeername, __NR_setsockopt, __NR_getsockopt,
+	__NR_recvfrom, __NR_recvmsg, __NR_sendto, __NR_sendmsg,
+	/* files and replies: read them, send them (sendfile), list the
+	   mount dir */
+	__NR_read, __NR_write, __NR_readv, __NR_writev, __NR_pread64,
+	__NR_sendfile, __NR_lseek, __NR_fstat, __NR_close, __NR_getdents64,
+	SERVER_LOOP,	/* libmicrohttpd's timeouts, Date header */
+	__NR_getpid, __NR_gettid, __NR_getuid, __NR_futex, __NR_getrandom,
+	__NR_exit, __NR_exit_group,
+};
+
+static const struct sandbox_argrule analytics_checked[] = {
+	FSTAT_BY_FD,
+	/* read-only opens beneath the held directory fds */
+	{ __NR_openat, 2, O_ACCMODE | O_CREAT | O_TRUNC, O_RDONLY },
+	IOCTL_REQ(FIONBIO),
+	IOCTL_REQ(FIONREAD),
+	FCNTL_BASIC,
+	NO_EXEC(__NR_mmap), NO_EXEC(__NR_mprotect),
+};
+
+static const struct sandbox_errno analytics_deny[] = {
+	DENY_PROBES,
+};
+
 #define RULES(nm, pfx, fl) { nm, pfx##_allow, N(pfx##_allow), \
 	pfx##_checked, N(pfx##_checked), pfx##_deny, N(pfx##_deny), fl }
 
@@ -310,6 +347,8 @@ static const struct sandbox_rules profiles[SANDBOX_PROFILE_COUNT] = {
 	    SANDBOX_AFFINITY_SELF | SANDBOX_IDS_SELF),
 	[SANDBOX_PROFILE_DEID] = RULES("deid", deid, SANDBOX_SIGNAL_SELF),
 	[SANDBOX_PROFILE_FORWARD] = RULES("forward", forward,
+	    SANDBOX_SIGNAL_SELF),
+	[SANDBOX_PROFILE_ANALYTICS] = RULES("analytics", analytics,
 	    SANDBOX_SIGNAL_SELF),
 };
 

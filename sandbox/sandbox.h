@@ -29,6 +29,7 @@ enum sandbox_profile {
 	SANDBOX_PROFILE_XVFB,	/* loaded before exec of Xvfb */
 	SANDBOX_PROFILE_DEID,	/* deid worker: reads fds it was handed, computes */
 	SANDBOX_PROFILE_FORWARD, /* the browser's TCP forwarder to the backend */
+	SANDBOX_PROFILE_ANALYTICS, /* cdsgate-analytics: HTTP, read-only files */
 	SANDBOX_PROFILE_COUNT
 };
 
@@ -55,7 +56,8 @@ int	sandbox_enter(enum sandbox_profile profile, char *err, size_t errlen);
  * qsort's sysconf(_SC_PHYS_PAGES) (sysinfo) is allowed in DEID.
  */
 
-/* "worker", "xvfb", "deid", "forward"; and the active mode ("seccomp", "none"). */
+/* "worker", "xvfb", "deid", "forward", "analytics"; and the active mode
+ * ("seccomp", "none"). */
 const char	*sandbox_profile_name(enum sandbox_profile profile);
 const char	*sandbox_mode_name(void);
 
