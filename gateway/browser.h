@@ -52,6 +52,10 @@ int	browser_host_prepare(void);
 int	browser_enter_namespace(const struct browser_cmd *cmd,
 	    const char **what);
 
+/* In the child, unprivileged: 0 if the managed policy file is readable
+ * (through CHROMIUM_POLICY_DIR), else -1 with errno. */
+int	browser_policy_readable(void);
+
 /* In the child, unprivileged: exec.  Returns only on failure. */
 int	browser_exec(const struct browser_cmd *cmd);
 

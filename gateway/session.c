@@ -441,6 +441,9 @@ role_run_browser(struct session *s, int errfd)
 {
 	if (chdir(s->bdir) != 0)
 		child_fail(errfd, "chdir to the browser's home", errno);
+	if (browser_policy_readable() != 0)
+		child_fail(errfd, "read the managed policy as the browser user",
+		    errno);
 	browser_exec(&s->bcmd);
 	child_fail(errfd, "exec " BROWSER_PATH, errno);
 }
