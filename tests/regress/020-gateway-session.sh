@@ -25,12 +25,7 @@ KEY_BURST=${KEY_BURST:-20}
 BROWSER_USER=${BROWSER_USER:-cdsgate-browser}
 SESSION_USERS=${SESSION_USERS:-cdsgate,$BROWSER_USER}
 
-[ "$(id -u)" -eq 0 ] || skip_all "needs root (cdsgated runs the session as its own users)"
-[ -x "$CDSGATED" ] || skip_all "cdsgated not built at $CDSGATED"
-[ -x "$VNCTEST" ] || skip_all "cdsgate-vnctest not built at $VNCTEST"
-command -v Xvfb >/dev/null || skip_all "Xvfb not installed"
-[ -x /usr/lib/chromium/chromium ] || skip_all "chromium not installed (/usr/lib/chromium/chromium)"
-command -v python3 >/dev/null || skip_all "python3 not installed"
+gateway_require
 
 GW_PID=
 BE_PID=
@@ -43,11 +38,7 @@ cleanup() {
 			"$TMP"/*.err "$ARTIFACTS"/ 2>/dev/null
 		echo "# failed: screenshots, logs and page events kept in $ARTIFACTS"
 	fi
-	for p in $GW_PID $BE_PID; do
-		kill -TERM "$p" 2>/dev/null || continue
-		for _ in $(seq 50); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
-		kill -KILL "$p" 2>/dev/null
-	done
+	for p in $GW_PID $BE_PID; do stop_pid "$p"; done
 	rm -rf "$TMP"
 }
 trap cleanup EXIT
@@ -310,21 +301,6 @@ else:
     sys.exit('gw.py: unknown command %s' % cmd)
 PY
 gw() { python3 "$TMP/gw.py" "$@"; }
-
-# wait_line FILE REGEX SECONDS PID: until FILE has a matching line (or PID dies).
-wait_line() {
-	local i
-	for i in $(seq $(($3 * 10))); do
-		grep -qE "$2" "$1" 2>/dev/null && return 0
-		[ -n "${4:-}" ] && ! kill -0 "$4" 2>/dev/null && return 1
-		sleep 0.1
-	done
-	return 1
-}
-
-free_port() {
-	python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
-}
 
 users_procs() {
 	pgrep -u "$SESSION_USERS" 2>/dev/null | tr '\n' ' '

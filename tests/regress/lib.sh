@@ -44,3 +44,38 @@ find_shared() {
 json() {
 	python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' "$1" "$2"
 }
+
+# ---- the gateway scenarios (02x) --------------------------------------------
+# gateway_require: skip the whole test unless a real session can run here
+# (root, the built daemon and test client, Xvfb, Chromium, python3).
+gateway_require() {
+	[ "$(id -u)" -eq 0 ] || skip_all "needs root (cdsgated runs the session as its own users)"
+	[ -x "$CDSGATED" ] || skip_all "cdsgated not built at $CDSGATED"
+	[ -x "$VNCTEST" ] || skip_all "cdsgate-vnctest not built at $VNCTEST"
+	command -v Xvfb >/dev/null || skip_all "Xvfb not installed"
+	[ -x /usr/lib/chromium/chromium ] || skip_all "chromium not installed (/usr/lib/chromium/chromium)"
+	command -v python3 >/dev/null || skip_all "python3 not installed"
+}
+
+# wait_line FILE REGEX SECONDS [PID]: until FILE has a matching line (or PID dies).
+wait_line() {
+	local i
+	for i in $(seq $(($3 * 10))); do
+		grep -qE "$2" "$1" 2>/dev/null && return 0
+		[ -n "${4:-}" ] && ! kill -0 "$4" 2>/dev/null && return 1
+		sleep 0.1
+	done
+	return 1
+}
+
+# free_port: a TCP port free on loopback now (others run tests concurrently).
+free_port() {
+	python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
+}
+
+# stop_pid PID: TERM, then KILL after 5 s.
+stop_pid() {
+	kill -TERM "$1" 2>/dev/null || return 0
+	for _ in $(seq 50); do kill -0 "$1" 2>/dev/null || return 0; sleep 0.1; done
+	kill -KILL "$1" 2>/dev/null
+}
