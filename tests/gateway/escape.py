@@ -119,6 +119,8 @@ for (const el of document.querySelectorAll('.tile'))
          shift: e.shiftKey});
     if (scripts[el.id]) scripts[el.id]();
   }, true);
+document.getElementById('d-text').addEventListener('dragstart',
+  e => e.dataTransfer.setData('text/plain', MARKER));
 for (const ev of ['dragstart', 'dragend', 'drop'])
   document.addEventListener(ev, e => rec({type: ev, target: tid(e.target),
     types: e.dataTransfer ? Array.from(e.dataTransfer.types) : []}), true);

@@ -25,7 +25,8 @@ session's facts (written once by the test).  Commands:
                                    on the screen; else prints hidden|other
   judge KIND EVMARK LOGMARK PPM [key SPEC | button N]
                                 -> evidence as "#" lines, then
-                                   "verdict blocked|open logged yes|no|-"
+                                   "verdict blocked|open logged yes|no|- next
+                                   EVENTS LOGLINES" (the marks for the next)
 Trust: test code.
 """
 
@@ -267,6 +268,10 @@ def judge(ctx, kind, evmark, logmark, shot, spec=None):
         if e.get('type') == 'result':
             notes.append('page: %s' % json.dumps({k: v for k, v in e.items()
                          if k not in ('seq', 't', 'n', 'rx', 'peer', 'path', 'page', 'type')}))
+    drags = [e for e in evs if e.get('type') in ('dragstart', 'drop')]
+    if drags:
+        notes.append('page: ' + ', '.join('%s on %s' % (e['type'], e.get('target'))
+                                          for e in drags))
     beat = ctx.last_beat(evmark)
     before = ctx.last_beat(0) if beat is None else None
     if kind in ('stay', 'key'):
@@ -381,7 +386,9 @@ def main():
         lg = '-'
         if len(a) > 5:
             lg = 'yes' if logged(ctx, int(a[2]), a[4], a[5]) else 'no'
-        print('verdict %s logged %s' % ('blocked' if not fails else 'open', lg))
+        # the marks for the next attempt, if nothing happens in between
+        print('verdict %s logged %s next %d %d' % ('blocked' if not fails else 'open', lg,
+                                                 count_lines(ctx.ev), count_lines(ctx.log)))
         return 0
     else:
         print('escape_judge: unknown command %s' % cmd, file=sys.stderr)

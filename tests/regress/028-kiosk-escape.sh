@@ -135,7 +135,8 @@ attempt() {
 		*) break ;;
 		esac
 	done
-	read -r em lm <<<"$(J mark)"
+	if [ -n "$next_marks" ]; then read -r em lm <<<"$next_marks"
+	else read -r em lm <<<"$(J mark)"; fi
 	rm -f "$TMP/shot.ppm"
 	local settle=$SETTLE
 	[ "$kind" = key ] && settle=$KEY_SETTLE
@@ -146,7 +147,7 @@ attempt() {
 	[ -n "$button" ] && ev=(button "$button")
 	J judge "$kind" "$em" "$lm" "$TMP/shot.ppm" "${ev[@]}" > "$TMP/judge.out"
 	local verdict logged
-	read -r _ verdict _ logged <<<"$(tail -1 "$TMP/judge.out")"
+	read -r _ verdict _ logged _ next_marks <<<"$(tail -1 "$TMP/judge.out")"
 	if [ $rc -ne 0 ]; then
 		not_ok "$name: the client made the attempt (exit $rc)"
 	elif [ "$verdict" = blocked ]; then
@@ -165,10 +166,12 @@ attempt() {
 	attempts=$((attempts + 1))
 	# The next attempt starts from the page, alone and in front.
 	if [ "$verdict" != blocked ] || [ "$kind" = nav ] || [ "$kind" = same-origin ]; then
+		next_marks=
 		restore || { not_ok "the page came back after $name"; J windows | sed 's/^/# /'; }
 	fi
 }
 attempts=0
+next_marks=
 
 # ---- start the backend and the session -------------------------------------
 python3 "$BACKEND" --port 0 --record "$EV" > "$TMP/backend.out" 2> "$TMP/backend.err" &
@@ -309,6 +312,7 @@ attempt stay "back button (8)" --button 8 -- click $(J at bg) 8
 attempt stay "drag page text into the textarea" -- drag $(J at d-text) $(J at drop)
 attempt nav "drag a chrome:// link onto the page" -- drag $(J at l-drag) $(J at bg)
 attempt nav "drag an other-origin link onto the page" -- drag $(J at l-other) $(J at drop)
+attempt stay "drag a link out of the window onto the root window" -- drag $(J at l-popup) 1279 400
 attempt stay "fullscreen API request, then Escape" -- click $(J at b-full) sleep 0.5 keys Escape
 
 # ---- 7. no window manager: the screen outside the window, held keys ----------
