@@ -15,9 +15,9 @@ front.
 Layout at 1280x800 (CSS pixels = screen pixels at scale 1):
   banner  0..1279 x 0..99        rgb(20, 150, 80)  BANNER_RGB
   field   20..619 x 110..149     a text field (autofocus)
-  tiles   6 columns x 4 rows, tile (c, r) at x = 20 + 205 c, y = 170 + 95 r,
+  tiles   6 columns x 5 rows, tile (c, r) at x = 20 + 205 c, y = 170 + 95 r,
           190 x 80 each, rgb(40, 40, 160) TILE_RGB (see TILES)
-  drop    20..1259 x 560..779    a textarea to drop into, rgb(255, 255, 200)
+  drop    20..1259 x 645..784    a textarea to drop into, rgb(255, 255, 200)
 
 Trust: test code.  Everything here is served to the kiosk browser only.
 """
@@ -62,6 +62,7 @@ TILES = [
     ('b-save', 'btn', '', 'showSaveFilePicker'),
     ('l-popup', 'a', '/x/hit?via=click', 'a plain link'),
     ('b-loc', 'btn', '', 'location = chrome://'),
+    ('b-focus', 'btn', '', 'focus the plain link'),
 ]
 
 SCRIPTS = {
@@ -79,6 +80,8 @@ SCRIPTS = {
     'b-save': """if (!window.showSaveFilePicker) result('b-save', {api: false});
       else showSaveFilePicker().then(h => result('b-save', {handle: true}),
         e => result('b-save', {handle: false, err: String(e)}));""",
+    'b-focus': """document.getElementById('l-popup').focus();
+      result('b-focus', {active: tid(document.activeElement)});""",
     'b-loc': """result('b-loc', {to: 'chrome://settings'});
       location.href = 'chrome://settings';""",
 }
@@ -97,7 +100,7 @@ html, body { margin: 0; padding: 0; overflow: hidden; width: 100%%; height: 100%
   font: 15px sans-serif; text-align: left; overflow: hidden; text-decoration: none;
   display: block; }
 input.tile { padding: 0; }
-#drop { position: absolute; left: 20px; top: 560px; width: 1240px; height: 220px;
+#drop { position: absolute; left: 20px; top: 645px; width: 1240px; height: 140px;
   box-sizing: border-box; margin: 0; background: rgb%(drop)s; resize: none;
   font: 15px monospace; }
 </style></head>
@@ -184,7 +187,7 @@ def layout():
         'title': TITLE, 'banner': BANNER_RGB, 'tile': TILE_RGB, 'drop': DROP_RGB,
         'download': DOWNLOAD_NAME, 'attach': ATTACH_NAME, 'marker': MARKER,
         'tiles': {t[0]: tile_box(i) for i, t in enumerate(TILES)},
-        'field_box': (20, 110, 620, 150), 'drop_box': (20, 560, 1260, 780),
+        'field_box': (20, 110, 620, 150), 'drop_box': (20, 645, 1260, 785),
         'bg_box': (700, 110, 1200, 160),
     }).encode()
 
