@@ -23,7 +23,7 @@ session's facts (written once by the test).  Commands:
   windows                       -> the visible windows, one per line
   healthy SECONDS               -> exit 0 once the page beats, visible, alone
                                    on the screen; else prints hidden|other
-  judge KIND EVMARK LOGMARK PPM [key SPEC | button N]
+  judge KIND EVMARK LOGMARK PPM [key SPEC | button N | window -]
                                 -> evidence as "#" lines, then
                                    "verdict blocked|open logged yes|no|- next
                                    EVENTS LOGLINES" (the marks for the next)
@@ -249,8 +249,11 @@ def judge(ctx, kind, evmark, logmark, shot, spec=None):
             continue
         if e.get('host') != ctx.host:
             fails.append('backend got a request for host %s: %s' % (e.get('host'), e.get('path')))
-        elif e.get('path') == '/x/hit':
+        elif e.get('path') == '/x/hit' and kind != 'closed':
             fails.append('backend served the escape target /x/hit?%s' % e.get('query'))
+        elif e.get('path') == '/x/hit':
+            notes.append('backend served /x/hit?%s to the window before it was closed'
+                         % e.get('query'))
         elif e.get('path') == '/x/probe':
             notes.append('a page script ran: %s' % e.get('query'))
         elif e.get('path') != '/x/':
@@ -274,7 +277,7 @@ def judge(ctx, kind, evmark, logmark, shot, spec=None):
                                           for e in drags))
     beat = ctx.last_beat(evmark)
     before = ctx.last_beat(0) if beat is None else None
-    if kind in ('stay', 'key'):
+    if kind in ('stay', 'key', 'closed'):
         pages = {e.get('page') for e in evs if e.get('type') in ('load',)}
         if pages:
             fails.append('the page was reloaded (%d loads)' % len(pages))
@@ -317,7 +320,8 @@ def judge(ctx, kind, evmark, logmark, shot, spec=None):
 
 
 def logged(ctx, logmark, what, arg):
-    """The gateway logged the key (key_filtered) or button (button_filtered)."""
+    """The gateway logged the key (key_filtered), the button (button_filtered)
+    or a window it closed (window_closed)."""
     logs = jsonl(ctx.log, logmark)
     if what == 'key':
         ks, mods = keyspec(arg)
@@ -330,6 +334,11 @@ def logged(ctx, logmark, what, arg):
         for e in hits[:3]:
             print('#   log: key_filtered keysym=0x%x mods=%s' % (e.get('keysym'), e.get('mods')))
         return ok
+    if what == 'window':
+        hits = [e for e in logs if e.get('event') == 'window_closed']
+        for e in hits[:2]:
+            print('#   log: window_closed window=%s action=%s' % (e.get('window'), e.get('action')))
+        return bool(hits) and all(e.get('action') == 'WM_DELETE_WINDOW' for e in hits)
     hits = [e for e in logs if e.get('event') == 'button_filtered' and
             e.get('button') == int(arg)]
     for e in hits[:1]:

@@ -119,17 +119,20 @@ restore() {
 }
 xkey() { DISPLAY=$XDISPLAY XAUTHORITY=$XAUTH xdotool key "$1" 2>/dev/null; }
 
-# attempt KIND NAME [--key SPEC] [--button N] [--todo FINDING] -- CLIENT-ARGS...
+# attempt KIND NAME [--key SPEC] [--button N] [--window] [--todo FINDING] -- CLIENT-ARGS...
 # KIND: stay (the page must stay as it was), key (stay, and the key never
 # reaches the page), nav (the page may give way to Chromium's error page,
-# never to the target), same-origin (the app's own content may replace it).
+# never to the target), same-origin (the app's own content may replace it),
+# closed (stay; a second window may have opened on the backend's origin
+# if the gateway closed it and logged window_closed: --window).
 attempt() {
-	local kind=$1 name=$2 spec='' button='' finding='' em lm rc
+	local kind=$1 name=$2 spec='' button='' window='' finding='' em lm rc
 	shift 2
 	while [ $# -gt 0 ]; do
 		case $1 in
 		--key) spec=$2; shift 2 ;;
 		--button) button=$2; shift 2 ;;
+		--window) window=1; shift ;;
 		--todo) finding=$2; shift 2 ;;
 		--) shift; break ;;
 		*) break ;;
@@ -145,6 +148,7 @@ attempt() {
 	local ev=()
 	[ -n "$spec" ] && ev=(key "$spec")
 	[ -n "$button" ] && ev=(button "$button")
+	[ -n "$window" ] && ev=(window -)
 	J judge "$kind" "$em" "$lm" "$TMP/shot.ppm" "${ev[@]}" > "$TMP/judge.out"
 	local verdict logged
 	read -r _ verdict _ logged _ next_marks <<<"$(tail -1 "$TMP/judge.out")"
@@ -159,9 +163,11 @@ attempt() {
 	fi
 	[ "$verdict" = blocked ] || cp "$TMP/shot.ppm" "$TMP/escape-$attempts.ppm" 2>/dev/null
 	sed '$d' "$TMP/judge.out"
+	local what="dropped it and logged ${ev[0]}_filtered"
+	[ -n "$window" ] && what="closed the window and logged window_closed"
 	case $logged in
-	yes) ok "$name: the gateway dropped it and logged ${ev[0]}_filtered" ;;
-	no) not_ok "$name: the gateway dropped it and logged ${ev[0]}_filtered" ;;
+	yes) ok "$name: the gateway $what" ;;
+	no) not_ok "$name: the gateway $what" ;;
 	esac
 	attempts=$((attempts + 1))
 	# The next attempt starts from the page, alone and in front.
@@ -297,7 +303,7 @@ attempt stay "ctrl+Enter on a focused link (background tab)" --key ctrl+Return -
 	click $(J at b-focus) keys ctrl+Return
 attempt stay "ctrl+shift+Enter on a focused link (foreground tab)" --key ctrl+shift+Return -- \
 	click $(J at b-focus) keys ctrl+shift+Return
-attempt stay "shift+Enter on a focused link (new window)" --todo "FINDING: shift+Enter on a focused link opens it in a second top-level window (as shift+click did); the gateway cannot drop shift+Enter without breaking Jupyter's run-cell and newline-in-chat, and no policy stops it" -- \
+attempt closed "shift+Enter on a focused link (a second window)" --window -- \
 	click $(J at b-focus) keys shift+Return
 attempt stay "ctrl+wheel on the page (zoom)" --button 4 -- \
 	keydown ctrl click $(J at bg) 4 keyup ctrl
