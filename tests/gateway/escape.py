@@ -63,6 +63,7 @@ TILES = [
     ('l-popup', 'a', '/x/hit?via=click', 'a plain link'),
     ('b-loc', 'btn', '', 'location = chrome://'),
     ('b-focus', 'btn', '', 'focus the plain link'),
+    ('b-popwin', 'btn', '', 'window.open popup window'),
 ]
 
 SCRIPTS = {
@@ -71,6 +72,9 @@ SCRIPTS = {
       result('b-blob', {url: u}); location.href = u;""",
     'b-open': """const w = window.open('/x/hit?via=window-open', '_blank');
       result('b-open', {opened: !!w});""",
+    'b-popwin': """const w = window.open('/x/hit?via=popup-window', 'pop',
+        'popup,width=400,height=300,left=100,top=100');
+      result('b-popwin', {opened: !!w});""",
     'b-print': """result('b-print', {called: true}); window.print();
       result('b-print', {returned: true});""",
     'b-full': """document.documentElement.requestFullscreen().then(

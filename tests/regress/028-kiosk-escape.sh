@@ -292,6 +292,8 @@ attempt stay "window.open on a click" --todo "FINDING: a user-gesture window.ope
 	-- click $(J at b-open)
 attempt stay "target=_blank link" --todo "FINDING: a target=_blank link opens a new tab on the backend origin (as window.open); the app's tab is hidden" \
 	-- click $(J at l-blank)
+attempt closed "window.open with popup features (a popup window)" --window -- \
+	click $(J at b-popwin)
 attempt stay "middle-click on a link (new tab)" --button 2 -- click $(J at l-popup) 2
 attempt stay "ctrl+click on a link (background tab)" --button 1 -- \
 	keydown ctrl click $(J at l-popup) keyup ctrl
