@@ -64,7 +64,12 @@ TILES = [
     ('b-loc', 'btn', '', 'location = chrome://'),
     ('b-focus', 'btn', '', 'focus the plain link'),
     ('b-popwin', 'btn', '', 'window.open popup window'),
+    ('l-csp', 'a', '/x/csp/', 'this page, CSP sandbox'),
 ]
+
+# The app-side remedy for new tabs: the same page under a CSP sandbox
+# without allow-popups (window.open and target=_blank are refused).
+CSP_SANDBOX = 'sandbox allow-scripts allow-same-origin allow-forms'
 
 SCRIPTS = {
     'b-blob': """const u = URL.createObjectURL(new Blob(
@@ -206,6 +211,15 @@ def handle(h, url, recorder_js):
                           h.client_address[0])
     if url.path == '/x/':
         h.send(200, page(recorder_js, h.headers.get('Host', '')), 'text/html; charset=utf-8')
+    elif url.path == '/x/csp/':
+        body = page(recorder_js, h.headers.get('Host', ''))
+        h.send_response(200)
+        h.send_header('Content-Type', 'text/html; charset=utf-8')
+        h.send_header('Content-Security-Policy', CSP_SANDBOX)
+        h.send_header('Content-Length', str(len(body)))
+        h.send_header('Cache-Control', 'no-store')
+        h.end_headers()
+        h.wfile.write(body)
     elif url.path == '/x/layout':
         h.send(200, layout(), 'application/json')
     elif url.path == '/x/hit':

@@ -17,7 +17,8 @@ Evidence, all gathered after the attempt:
 Usage: escape_judge.py CONTEXT.json COMMAND ARGS...; CONTEXT holds the
 session's facts (written once by the test).  Commands:
   mark                          -> "EVENTS LOGLINES" now
-  wait-page EVMARK SECONDS      -> a visible beat of the page after EVMARK;
+  wait-page EVMARK SECONDS [PATH] -> a visible beat of the page (PATH, /x/)
+                                   after EVMARK;
                                    prints its page id and top offset
   at TILE                       -> "X Y", the tile's centre on the screen now
   windows                       -> the visible windows, one per line
@@ -356,9 +357,10 @@ def main():
             print('%s\t%s\t%dx%d+%d+%d' % (w[0], w[1], w[4], w[5], w[2], w[3]))
     elif cmd == 'wait-page':
         end = time.time() + float(a[1])
+        path = a[2] if len(a) > 2 else '/x/'
         while time.time() < end:
             b = ctx.last_beat(int(a[0]))
-            if b and b.get('vis') == 'visible' and b.get('path') == '/x/':
+            if b and b.get('vis') == 'visible' and b.get('path') == path:
                 print(b.get('page'), b.get('top', 0))
                 return 0
             time.sleep(0.1)
