@@ -229,11 +229,16 @@ browser_cmd_build(const struct browser_params *p, struct browser_cmd *cmd)
 	return 0;
 }
 
-/* mkdir -p for a root-owned path, each new component 0755. */
+/* mkdir -p for a root-owned path, each new component 0755 whatever the
+ * umask (the supervisor runs with 077).  Root-owned components that an
+ * earlier run made 0700 get their search bits back: the browser user
+ * must traverse them to read its policy (without, Chromium silently runs
+ * with no managed policy at all).  Read and write bits are never added. */
 static int
 mkdir_p(const char *path)
 {
 	char buf[256], *p, c;
+	struct stat st;
 
 	if (strlen(path) >= sizeof(buf)) {
 		errno = ENAMETOOLONG;
@@ -245,7 +250,16 @@ mkdir_p(const char *path)
 			continue;
 		c = *p;
 		*p = '\0';
-		if (mkdir(buf, 0755) != 0 && errno != EEXIST)
+		if (mkdir(buf, 0755) == 0) {
+			if (chmod(buf, 0755) != 0)
+				return -1;
+		} else if (errno != EEXIST)
+			return -1;
+		if (lstat(buf, &st) != 0)
+			return -1;
+		if (S_ISDIR(st.st_mode) && st.st_uid == 0 &&
+		    (st.st_mode & 0111) != 0111 &&
+		    chmod(buf, (st.st_mode & 07777) | 0111) != 0)
 			return -1;
 		if (c == '\0')
 			break;
@@ -359,6 +373,14 @@ write_etc(const char *etc_dir, const struct spec_url *u, const char *ip)
 	   empty file makes lookups fail at once. */
 	return write_small(etc_dir, "resolv.conf",
 	    "# cdsgate browser jail: no DNS\n");
+}
+
+/* In the child, unprivileged, just before exec: Chromium ignores a policy
+ * it cannot read, so a browser that cannot read its own must not start. */
+int
+browser_policy_readable(void)
+{
+	return access(CHROMIUM_POLICY_DIR "/" CHROMIUM_POLICY_FILE, R_OK);
 }
 
 int

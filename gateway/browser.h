@@ -102,6 +102,10 @@ int	browser_net_setup(const char *url, const char *etc_dir,
 int	browser_enter_jail(struct browser_cmd *cmd, int netns_fd,
 	    const char **what);
 
+/* In the child, unprivileged: 0 if the managed policy file is readable
+ * (through CHROMIUM_POLICY_DIR), else -1 with errno. */
+int	browser_policy_readable(void);
+
 /* In the child, unprivileged: exec.  Returns only on failure. */
 int	browser_exec(const struct browser_cmd *cmd);
 

@@ -568,6 +568,9 @@ role_run_browser(struct session *s, int errfd)
 		child_fail(errfd, "chdir to the browser's home", errno);
 	switch (ns_init_fork(errfd, &code)) {
 	case 0:
+		if (browser_policy_readable() != 0)
+			child_fail(errfd, "read the managed policy as the "
+			    "browser user", errno);
 		browser_exec(&s->bcmd);
 		child_fail(errfd, "exec " BROWSER_PATH, errno);
 	case 1:
