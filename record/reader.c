@@ -324,7 +324,8 @@ record_reader_open(const char *path, struct record_reader **rp, char *err,
 	*rp = NULL;
 	if ((r = calloc(1, sizeof(*r))) == NULL)
 		return RECORD_ENOMEM;
-	r->fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* O_NONBLOCK: a FIFO must not hang us before the S_ISREG check */
+	r->fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (r->fd == -1 || fstat(r->fd, &st) == -1) {
 		snprintf(r->err, sizeof(r->err), "%s: %s", path,
 		    strerror(errno));

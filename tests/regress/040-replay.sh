@@ -107,6 +107,9 @@ fails_with() {
 }
 check "not a recording: refused" fails_with 2 'not a cdsgate recording' /etc/passwd --info
 check "missing file: refused" fails_with 2 'No such file' "$TMP/nope.rec" --info
+mkfifo "$TMP/fifo"
+check "a FIFO is refused, not waited on" sh -c \
+	"timeout 10 '$CDSGATE' replay '$TMP/fifo' --info 2>&1 | grep -q 'not a regular file'"
 check "bad TIME refused" fails_with 2 'bad TIME' "$REC" --frame 1:99 -o "$TMP/x.png"
 check "TIME after the end refused" fails_with 2 'after the end' "$REC" --frame 21 -o "$TMP/x.png"
 check "--export to an unknown format refused" fails_with 2 'mp4 or .webm' "$REC" --export "$TMP/x.avi"
