@@ -98,6 +98,23 @@ open(sys.argv[2], "wb").write(d)' "$REC" "$TMP/flip.rec"
 check "flipped byte: reported as a CRC mismatch" grep -Eq \
 	'^complete: no, truncated at offset [0-9]+ .*CRC mismatch' "$TMP/finfo"
 
+# ---- kill -9 of a writer mid-session ----
+"$RB" --seconds 3600 --out "$TMP/killed.rec" >/dev/null 2>&1 &
+kpid=$!
+for _ in $(seq 100); do
+	[ "$(wc -c <"$TMP/killed.rec" 2>/dev/null || echo 0)" -gt 2000000 ] && break
+	sleep 0.05
+done
+kill -KILL "$kpid" 2>/dev/null; wait "$kpid" 2>/dev/null
+"$CDSGATE" replay "$TMP/killed.rec" --info >"$TMP/kinfo" 2>&1
+check "kill -9: --info reports the cut (no END chunk)" grep -Eq \
+	'^complete: no, truncated at offset [0-9]+ \(time [0-9:.]+\): (no END chunk|incomplete chunk)' "$TMP/kinfo"
+grep -E '^(duration|complete)' "$TMP/kinfo" | while read -r l; do diag "$l"; done
+"$CDSGATE" replay "$TMP/killed.rec" --frame 1 -o "$TMP/k1.png" 2>/dev/null
+if command -v compare >/dev/null && [ "$(ae "$TMP/k1.png" "$TMP/e1.ppm")" = 0 ]; then
+	ok "kill -9: the frame at 1 s is exact"
+else not_ok "kill -9: the frame at 1 s is exact"; fi
+
 # ---- hostile or wrong input: clear errors, exit 2 ----
 # fails_with CODE PATTERN ARGS...: exit status CODE and PATTERN on stderr.
 fails_with() {
