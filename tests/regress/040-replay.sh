@@ -102,7 +102,7 @@ check "flipped byte: reported as a CRC mismatch" grep -Eq \
 "$RB" --seconds 3600 --out "$TMP/killed.rec" >/dev/null 2>&1 &
 kpid=$!
 for _ in $(seq 100); do
-	[ "$(wc -c <"$TMP/killed.rec" 2>/dev/null || echo 0)" -gt 2000000 ] && break
+	[ "$(wc -c 2>/dev/null <"$TMP/killed.rec" || echo 0)" -gt 2000000 ] && break
 	sleep 0.05
 done
 kill -KILL "$kpid" 2>/dev/null; wait "$kpid" 2>/dev/null
