@@ -220,6 +220,18 @@ count(struct record_info *in, uint32_t type)
 	}
 }
 
+/* Where the intact part ends, and why: what --info shows the auditor. */
+static void
+mark_cut(struct record_reader *r, int status, uint64_t off, uint64_t t_us,
+    const char *why)
+{
+	r->info.truncated = 1;
+	r->info.trunc_status = status;
+	r->info.trunc_offset = off;
+	r->info.trunc_t_us = t_us;
+	snprintf(r->info.trunc_reason, sizeof(r->info.trunc_reason), "%s", why);
+}
+
 /* Walk the chunks after the header; stop at the first bad one. */
 static int
 scan(struct record_reader *r, uint64_t off)
@@ -243,12 +255,7 @@ scan(struct record_reader *r, uint64_t off)
 			rc = RECORD_ECORRUPT;
 		}
 		if (rc != RECORD_OK) {
-			r->info.truncated = 1;
-			r->info.trunc_status = rc;
-			r->info.trunc_offset = off;
-			r->info.trunc_t_us = last_t;
-			snprintf(r->info.trunc_reason,
-			    sizeof(r->info.trunc_reason), "%s", r->err);
+			mark_cut(r, rc, off, last_t, r->err);
 			break;
 		}
 		if ((rc = push_chunk(r, &c)) != RECORD_OK)
@@ -259,14 +266,8 @@ scan(struct record_reader *r, uint64_t off)
 		if (c.type == RECORD_CH_END)
 			r->info.complete = 1;
 	}
-	if (!r->info.complete && !r->info.truncated) {
-		r->info.truncated = 1;
-		r->info.trunc_status = RECORD_ETRUNC;
-		r->info.trunc_offset = off;
-		r->info.trunc_t_us = last_t;
-		snprintf(r->info.trunc_reason, sizeof(r->info.trunc_reason),
-		    "no END chunk");
-	}
+	if (!r->info.complete && !r->info.truncated)
+		mark_cut(r, RECORD_ETRUNC, off, last_t, "no END chunk");
 	r->info.valid_size = off;
 	r->info.duration_us = last_t;
 	r->info.chunks = r->nch;
