@@ -12,6 +12,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <fcntl.h>
+#include <openssl/evp.h>
 #include <zstd.h>
 
 #include "common/buf.h"
@@ -227,4 +229,27 @@ record_scatter(uint8_t *fb, uint32_t width, const uint8_t *raw,
 			memcpy(fb + ((size_t)(rects[i].y + y) * width +
 			    rects[i].x) * 4, raw + off, row);
 	}
+}
+
+int
+record_file_sha256(const char *path, uint8_t digest[32])
+{
+	uint8_t b[65536];
+	EVP_MD_CTX *c = EVP_MD_CTX_new();
+	ssize_t n = 0;
+	unsigned int dl;
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK), rc = RECORD_EIO;
+
+	if (c == NULL || fd == -1 || EVP_DigestInit_ex(c, EVP_sha256(), NULL) != 1)
+		goto out;
+	while ((n = read(fd, b, sizeof(b))) > 0 || (n < 0 && errno == EINTR))
+		if (n > 0 && EVP_DigestUpdate(c, b, (size_t)n) != 1)
+			goto out;
+	if (n == 0 && EVP_DigestFinal_ex(c, digest, &dl) == 1)
+		rc = RECORD_OK;
+out:
+	if (fd != -1)
+		close(fd);
+	EVP_MD_CTX_free(c);
+	return rc;
 }

@@ -182,6 +182,10 @@ const uint32_t *record_reader_fb(const struct record_reader *r);
 void	record_reader_rgb(const struct record_reader *r, uint8_t *out);
 const char *record_reader_error(const struct record_reader *r);
 
+/* SHA-256 of a whole file, as record_writer_close() returned it: what the
+ * audit log holds for a closed recording. */
+int	record_file_sha256(const char *path, uint8_t digest[32]);
+
 /* ---- typed text (record/text.c) ---- */
 /* Rebuilds what was typed from key presses: printable keysyms as UTF-8,
  * BackSpace deletes a character, Return/Enter is a newline, Tab a tab.

@@ -25,6 +25,8 @@ check "--info: complete" grep -q '^complete: yes' "$TMP/info"
 check "--info: duration 20 s" grep -q '^duration: 00:00:20.000' "$TMP/info"
 check "--info: geometry and recipient" sh -c \
 	"grep -q '^geometry: 1280x800' '$TMP/info' && grep -q '^recipient: synthetic' '$TMP/info'"
+check "--info: sha256 is the file's (what the audit log holds)" grep -q \
+	"^sha256: $(sha256sum "$REC" | cut -d' ' -f1)\$" "$TMP/info"
 check "--info: indexed, keyframes counted" sh -c \
 	"grep -q '^index: yes' '$TMP/info' && grep -Eq 'keyframes [1-9]' '$TMP/info'"
 

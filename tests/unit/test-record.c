@@ -234,6 +234,8 @@ test_digest(const char *path, const uint8_t digest[32])
 	EVP_MD_CTX_free(c);
 	close(fd);
 	tap_ok(memcmp(d, digest, 32) == 0, "close digest = SHA-256 of the file");
+	tap_ok(record_file_sha256(path, d) == RECORD_OK &&
+	    memcmp(d, digest, 32) == 0, "record_file_sha256 agrees");
 }
 
 static uint8_t *
