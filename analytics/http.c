@@ -34,7 +34,11 @@
 	"worker-src 'self' blob:; style-src 'self' 'unsafe-inline'; " \
 	"img-src 'self' data: blob:; font-src 'self' data:; " \
 	"connect-src 'self'; object-src 'none'; base-uri 'none'; " \
-	"form-action 'none'; frame-ancestors 'none'"
+	"form-action 'none'; frame-ancestors 'none'; " \
+	/* The kiosk's last ways to a second tab (window.open on a click, \
+	   target=_blank) and to downloads: no allow-popups, no \
+	   allow-downloads (docs/kiosk-escape.md). */ \
+	"sandbox allow-scripts allow-same-origin allow-forms"
 
 /* One request between libmicrohttpd's calls. */
 struct an_conn {

@@ -1180,14 +1180,15 @@ log_session_start(struct session *s)
 
 	snprintf(geo, sizeof(geo), "%ux%u", sp->width, sp->height);
 	slog_event("session_start", json_pack(
-	    "{s:s?, s:s, s:s, s:s, s:b, s:b, s:i, s:i, s:s?, s:s, s:b}",
+	    "{s:s?, s:s, s:s, s:s, s:b, s:b, s:i, s:i, s:s?, s:s, s:b, s:b, s:b}",
 	    "recipient", sp->recipient, "backend", sp->backend,
 	    "geometry", geo, "listen", s->listen_desc,
 	    "observer", sp->observer, "websocket", s->ws_token != NULL,
 	    "idle_timeout", (int)sp->idle_timeout,
 	    "max_duration", (int)sp->max_duration, "policy_file",
 	    sp->policy, "sandbox", sandbox_mode_name(), "sandbox_debug",
-	    sandbox_debug()));
+	    sandbox_debug(), "tls", sp->tls_cert != NULL, "allow_plain_vnc",
+	    spec_allow_plain(sp)));
 }
 
 /*
