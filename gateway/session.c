@@ -84,6 +84,8 @@ struct session {
 
 	int		 listen_fd;
 	char		 listen_desc[80];
+	int		 record_fd;	/* the recording, for the worker */
+	char		 record_path[PATH_MAX];
 
 	char		 dir[PATH_MAX];		/* <run>/<id>, 0711 root */
 	char		 xdir[PATH_MAX];	/* x/, 0700 cdsgate */
@@ -478,7 +480,7 @@ child_main(struct session *s, enum role r, int errfd, pid_t parent)
 	const struct privdrop_user *u = strcmp(re->user,
 	    PRIVDROP_BROWSER_USER) == 0 ? &s->browser_user : &s->worker_user;
 	const char *what = NULL;
-	int keep[4], nkeep = 0;
+	int keep[5], nkeep = 0;
 
 	/* Out of the supervisor's session and process group: a ^C in
 	   the terminal reaches only the supervisor, which stops us in
@@ -500,6 +502,7 @@ child_main(struct session *s, enum role r, int errfd, pid_t parent)
 	if (r == ROLE_WORKER) {
 		keep[nkeep++] = s->listen_fd;
 		keep[nkeep++] = slog_fd();
+		keep[nkeep++] = s->record_fd;
 	}
 	if (r == ROLE_FORWARD) {
 		keep[nkeep++] = s->bnet.listen_fd;
@@ -1246,6 +1249,53 @@ bad:
 #endif
 }
 
+/* mkdir -p for the recording directory: root's, 0700 where we make it. */
+static int
+record_dir_make(const char *dir)
+{
+	char p[PATH_MAX];
+	size_t i, n = strlen(dir);
+
+	if (n == 0 || n >= sizeof(p))
+		return errno = ENAMETOOLONG, -1;
+	memcpy(p, dir, n + 1);
+	for (i = 1; i <= n; i++) {
+		if (p[i] != '/' && p[i] != '\0')
+			continue;
+		p[i] = '\0';
+		if (mkdir(p, 0700) != 0 && errno != EEXIST)
+			return -1;
+		p[i] = i < n ? '/' : '\0';
+	}
+	return 0;
+}
+
+/*
+ * The recording file, made by root before any child: <dir>/<id>.cdsrec,
+ * O_EXCL, 0600 root.  The worker inherits the open fd (it can never open
+ * a file itself).  No file, no session: fail closed.
+ */
+static int
+setup_record(struct session *s)
+{
+	const char *dir = s->spec->record_dir;
+	char name[SESSION_ID_BYTES * 2 + 8];
+
+	snprintf(name, sizeof(name), "%s.cdsrec", s->id);
+	if (record_dir_make(dir) != 0 ||
+	    path_join(s->record_path, dir, name) != 0 ||
+	    (s->record_fd = open(s->record_path, O_WRONLY | O_CREAT | O_EXCL |
+	    O_NOFOLLOW | O_CLOEXEC, 0600)) < 0) {
+		log_warn("cannot create the session recording in %s "
+		    "(a session that cannot be recorded does not start)", dir);
+		slog_event("record_failed", json_pack("{s:s, s:s}", "dir", dir,
+		    "error", strerror(errno)));
+		return -1;
+	}
+	slog_event("record_open", json_pack("{s:s}", "file", s->record_path));
+	return 0;
+}
+
 /* Everything before the first child.  Returns an exit status or -1. */
 static int
 session_setup(struct session *s)
@@ -1265,6 +1315,8 @@ session_setup(struct session *s)
 	if (setup_listen(s) != 0)
 		return SESSION_EXIT_FAILED;
 	log_session_start(s);
+	if (setup_record(s) != 0)
+		return SESSION_EXIT_CONFIG;
 	if (setup_dir(s) != 0 || setup_files(s) != 0)
 		return SESSION_EXIT_FAILED;
 	return -1;
@@ -1355,6 +1407,9 @@ worker_config_fill(struct session *s)
 	w->max_duration = sp->max_duration;
 	w->allow_observer = sp->observer;
 	w->test_violate = s->violate[ROLE_WORKER];
+	w->record_fd = s->record_fd;
+	w->recipient = sp->recipient;
+	w->policy = sp->policy;
 }
 
 static int
@@ -1379,6 +1434,8 @@ start_children(struct session *s)
 		explicit_bzero(s->tls_key, s->tls_key_len);
 	creds_free(s->creds);
 	s->creds = NULL;
+	close(s->record_fd);	/* the worker's now, and only its */
+	s->record_fd = -1;
 
 	if (child_spawn(s, ROLE_FORWARD) != 0) {
 		session_stop(s, "forward_failed", SESSION_EXIT_FAILED);
@@ -1620,6 +1677,11 @@ session_teardown(struct session *s)
 	if (s->listen_fd >= 0)
 		close(s->listen_fd);
 	s->listen_fd = -1;
+	if (s->record_fd >= 0) {	/* no worker ever had it */
+		unlink(s->record_path);
+		close(s->record_fd);
+		s->record_fd = -1;
+	}
 	if (s->dir_made) {
 		dirfd = open(SESSION_RUN_DIR, O_RDONLY | O_DIRECTORY |
 		    O_CLOEXEC);
@@ -1657,6 +1719,8 @@ session_free(struct session *s)
 		close(s->bnet.listen_fd);
 	if (s->dir_lock >= 0)
 		close(s->dir_lock);
+	if (s->record_fd >= 0)
+		close(s->record_fd);
 	free(s);
 }
 
@@ -1676,6 +1740,7 @@ session_run(const struct session_spec *spec, FILE *ready_out)
 	s->spec = spec;
 	s->verbose = log_verbose = spec->verbose;
 	s->sigfd = s->listen_fd = s->xvfb_pipe = s->dir_lock = -1;
+	s->record_fd = -1;
 	s->bnet.netns_fd = s->bnet.listen_fd = s->xsock_fd = -1;
 	for (r = 0; r < ROLE_COUNT; r++)
 		s->child[r].pid = s->child[r].pgid = -1;

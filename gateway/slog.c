@@ -60,6 +60,17 @@ slog_ts(char *buf, size_t len)
 	    tm.tm_min, tm.tm_sec, (long)tv.tv_usec);
 }
 
+static slog_tap_fn slog_tap;
+static void *slog_tap_arg;
+static int slog_tapping;
+
+void
+slog_set_tap(slog_tap_fn fn, void *arg)
+{
+	slog_tap = fn;
+	slog_tap_arg = arg;
+}
+
 int
 slog_event(const char *event, json_t *fields)
 {
@@ -77,6 +88,11 @@ slog_event(const char *event, json_t *fields)
 	if (fields != NULL)
 		json_object_update(o, fields);
 	json_decref(fields);
+	if (slog_tap != NULL && !slog_tapping) {
+		slog_tapping = 1;
+		slog_tap(slog_tap_arg, event, o);
+		slog_tapping = 0;
+	}
 	if (slog_fdesc >= 0 &&
 	    (line = json_dumps(o, JSON_COMPACT | JSON_ENSURE_ASCII)) != NULL) {
 		len = strlen(line);

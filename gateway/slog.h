@@ -33,5 +33,10 @@ int	slog_fd(void);
  * Returns 0, or -1 if the line could not be written completely. */
 int	slog_event(const char *event, json_t *fields);
 void	slog_close(void);
+/* Also hand every event of this process (the whole line as a JSON
+ * object, not to be kept) to fn: the worker puts them in the session
+ * recording.  Events logged from inside fn are not tapped again. */
+typedef void (*slog_tap_fn)(void *arg, const char *event, json_t *line);
+void	slog_set_tap(slog_tap_fn fn, void *arg);
 
 #endif

@@ -15,11 +15,14 @@
 #include "config.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <signal.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/signalfd.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -34,6 +37,7 @@
 #include "gateway/vnc.h"
 #include "gateway/worker.h"
 #include "gateway/x11.h"
+#include "record/record.h"
 #include "sandbox/sandbox.h"
 
 #define WORKER_FRAME_US		16667	/* at most 60 captures a second */
@@ -61,6 +65,10 @@ struct worker {
 	int			 client_mask;	/* buttons as the client sent them */
 	int			 suppressed;	/* buttons whose press was dropped */
 	int			 stop;
+	struct record_writer	*rec;		/* the session recording */
+	int			 rec_fd2;	/* a dup, for its size at close */
+	int			 rec_failed;
+	int			 px, py;	/* last pointer position */
 };
 
 static uint64_t
@@ -77,6 +85,165 @@ worker_setup_failed(const char *what, const char *err)
 {
 	slog_event("setup_failed", json_pack("{s:s, s:s}", "what", what,
 	    "error", err));
+}
+
+/* ---- the recording (record/record.h) ---------------------------------- */
+
+/* Microseconds since the worker started: the recording's timeline. */
+static uint64_t
+worker_rec_t(const struct worker *w, uint64_t now)
+{
+	return now > w->start ? now - w->start : 0;
+}
+
+/* A session that cannot be recorded does not go on (issue 6). */
+static void
+worker_rec_check(struct worker *w, int rc)
+{
+	if (rc == RECORD_OK || w->rec_failed)
+		return;
+	w->rec_failed = 1;
+	w->stop = 1;
+	slog_event("record_failed", json_pack("{s:s, s:s}", "error",
+	    record_strerror(rc), "detail", record_writer_error(w->rec)));
+}
+
+static void
+worker_rec_key(struct worker *w, uint64_t now, uint32_t keysym, int down,
+    enum record_verdict v)
+{
+	if (w->rec != NULL)
+		worker_rec_check(w, record_key(w->rec, worker_rec_t(w, now),
+		    keysym, down, v));
+}
+
+static void
+worker_rec_ptr(struct worker *w, uint64_t now, int x, int y, int mask,
+    enum record_verdict v)
+{
+	if (w->rec != NULL)
+		worker_rec_check(w, record_pointer(w->rec, worker_rec_t(w, now),
+		    (uint16_t)x, (uint16_t)y, (uint8_t)mask, v));
+}
+
+static void
+worker_rec_keyframe(struct worker *w, uint64_t now)
+{
+	if (w->rec != NULL)
+		worker_rec_check(w, record_keyframe(w->rec,
+		    worker_rec_t(w, now), x11_framebuffer(w->x),
+		    (size_t)x11_format(w->x)->width * 4));
+}
+
+static void
+worker_rec_rects(struct worker *w, uint64_t now, const struct x11_rect *r,
+    size_t n)
+{
+	struct record_rect rr[WORKER_MAX_RECTS];
+	size_t i;
+
+	if (w->rec == NULL)
+		return;
+	for (i = 0; i < n && i < WORKER_MAX_RECTS; i++)
+		rr[i] = (struct record_rect){ (uint16_t)r[i].x,
+		    (uint16_t)r[i].y, (uint16_t)r[i].w, (uint16_t)r[i].h };
+	worker_rec_check(w, record_frame_rects(w->rec, worker_rec_t(w, now),
+	    x11_framebuffer(w->x), (size_t)x11_format(w->x)->width * 4, rr,
+	    i));
+}
+
+/* Every session-log event of the worker goes on the recording's
+ * timeline too; a dropped cut text as a clipboard attempt (size only). */
+static void
+worker_rec_tap(void *arg, const char *event, json_t *line)
+{
+	struct worker *w = arg;
+	uint64_t t = worker_rec_t(w, worker_clock());
+	json_t *size;
+	char *js;
+
+	if (w->rec == NULL || w->rec_failed || strncmp(event, "record_", 7) == 0)
+		return;
+	if (strcmp(event, "clipboard_dropped") == 0 &&
+	    json_is_integer(size = json_object_get(line, "size")))
+		worker_rec_check(w, record_clipboard(w->rec, t, NULL,
+		    (size_t)json_integer_value(size), RECORD_CLIP_IN,
+		    RECORD_FILTERED));
+	if ((js = json_dumps(line, JSON_COMPACT)) == NULL)
+		return;
+	if (strlen(js) <= RECORD_MAX_EVENT)
+		worker_rec_check(w, record_event(w->rec, t, js));
+	free(js);
+}
+
+/* Before the filter: the writer takes the supervisor's fd, writes the
+ * header and a first keyframe. */
+static int
+worker_rec_open(struct worker *w)
+{
+	const struct worker_config *cfg = w->cfg;
+	const struct x11_format *f = x11_format(w->x);
+	struct record_header h;
+	struct timespec ts;
+	int rc;
+
+	memset(&h, 0, sizeof(h));
+	h.width = (uint16_t)f->width;
+	h.height = (uint16_t)f->height;
+	h.red_shift = (uint8_t)f->red_shift;
+	h.green_shift = (uint8_t)f->green_shift;
+	h.blue_shift = (uint8_t)f->blue_shift;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	h.start_unix_us = (uint64_t)ts.tv_sec * 1000000u -
+	    worker_rec_t(w, worker_clock()) + (uint64_t)ts.tv_nsec / 1000u;
+	snprintf(h.session, sizeof(h.session), "%s", cfg->session_id);
+	snprintf(h.recipient, sizeof(h.recipient), "%s",
+	    cfg->recipient ? cfg->recipient : "");
+	snprintf(h.policy, sizeof(h.policy), "%s",
+	    cfg->policy ? cfg->policy : "");
+	if (cfg->record_fd < 0 ||
+	    (w->rec_fd2 = fcntl(cfg->record_fd, F_DUPFD_CLOEXEC, 3)) < 0) {
+		worker_setup_failed("record", "no recording file");
+		return -1;
+	}
+	if ((rc = record_writer_fdopen(cfg->record_fd, &h, &w->rec)) !=
+	    RECORD_OK) {
+		worker_setup_failed("record", record_strerror(rc));
+		return -1;
+	}
+	slog_set_tap(worker_rec_tap, w);
+	if (x11_capture_all(w->x) == X11_OK)
+		worker_rec_keyframe(w, worker_clock());
+	return w->rec_failed ? -1 : 0;
+}
+
+/* Index, END, fsync; the digest and size go to the session log, where
+ * the custodian chains them into the audit log. */
+static void
+worker_rec_close(struct worker *w)
+{
+	uint8_t d[32];
+	char hex[65];
+	struct stat st;
+	int rc, i;
+
+	slog_set_tap(NULL, NULL);
+	if (w->rec == NULL)
+		return;
+	rc = record_writer_close(w->rec, d);
+	w->rec = NULL;
+	if (rc != RECORD_OK || w->rec_failed) {
+		if (!w->rec_failed)
+			slog_event("record_failed", json_pack("{s:s}", "error",
+			    record_strerror(rc)));
+		w->rec_failed = 1;
+		return;
+	}
+	for (i = 0; i < 32; i++)
+		snprintf(hex + 2 * i, 3, "%02x", d[i]);
+	slog_event("record_closed", json_pack("{s:s, s:I}", "sha256", hex,
+	    "size", fstat(w->rec_fd2, &st) == 0 ? (json_int_t)st.st_size :
+	    (json_int_t)-1));
 }
 
 /* ---- input pipeline: allow-list, then rate limit, then XTest --------- */
@@ -106,9 +273,12 @@ worker_key(void *arg, struct vnc_peer *p, uint32_t keysym, int down)
 	enum rl_verdict r;
 	uint32_t mods;
 	char ms[48];
+	int st;
 
 	w->last_input = now;
 	kv = kiosk_key(&p->kiosk, keysym, down, &mods);
+	if (kv == KIOSK_DROP || kv == KIOSK_SWALLOW)
+		worker_rec_key(w, now, keysym, down, RECORD_FILTERED);
 	if (kv == KIOSK_DROP) {
 		slog_event("key_filtered", json_pack("{s:s, s:I, s:s}",
 		    "client", p->addr, "keysym", (json_int_t)keysym, "mods",
@@ -117,14 +287,20 @@ worker_key(void *arg, struct vnc_peer *p, uint32_t keysym, int down)
 	}
 	if (kv == KIOSK_SWALLOW || !down) {
 		/* Releases only ever release what we pressed. */
+		if (kv != KIOSK_SWALLOW)
+			worker_rec_key(w, now, keysym, 0, RECORD_DELIVERED);
 		(void)input_key(w->in, keysym, 0);
 		return;
 	}
 	if ((r = rl_key_press(&w->rl, now)) != RL_PASS) {
+		worker_rec_key(w, now, keysym, 1, RECORD_RATELIMITED);
 		worker_rate_drop(w, p, r);
 		return;
 	}
-	if (input_key(w->in, keysym, 1) != INPUT_OK)
+	st = input_key(w->in, keysym, 1);
+	worker_rec_key(w, now, keysym, 1, st == INPUT_OK ? RECORD_DELIVERED :
+	    RECORD_FILTERED);
+	if (st != INPUT_OK)
 		slog_event("key_filtered", json_pack("{s:s, s:I, s:s}",
 		    "client", p->addr, "keysym", (json_int_t)keysym,
 		    "reason", "no keycode"));
@@ -135,8 +311,11 @@ worker_flush_motion(struct worker *w, uint64_t now, int force)
 {
 	int x, y;
 
-	if (rl_motion_take(&w->rl, now, force, &x, &y))
+	if (rl_motion_take(&w->rl, now, force, &x, &y)) {
 		input_motion(w->in, x, y);
+		worker_rec_ptr(w, now, x, y, w->client_mask,
+		    RECORD_DELIVERED);
+	}
 }
 
 static void
@@ -147,6 +326,8 @@ worker_button(struct worker *w, struct vnc_peer *p, int button, int down,
 	enum rl_verdict r;
 
 	if (!down) {
+		worker_rec_ptr(w, now, w->px, w->py, w->client_mask & ~bit,
+		    (w->suppressed & bit) ? RECORD_FILTERED : RECORD_DELIVERED);
 		if (w->suppressed & bit)
 			w->suppressed &= ~bit;
 		else
@@ -157,6 +338,8 @@ worker_button(struct worker *w, struct vnc_peer *p, int button, int down,
 		char ms[48];
 
 		w->suppressed |= bit;
+		worker_rec_ptr(w, now, w->px, w->py, w->client_mask | bit,
+		    RECORD_FILTERED);
 		slog_event("button_filtered", json_pack("{s:s, s:i, s:s}",
 		    "client", p->addr, "button", button, "mods",
 		    kiosk_mods_str(kiosk_mods(&p->kiosk), ms, sizeof(ms))));
@@ -164,9 +347,13 @@ worker_button(struct worker *w, struct vnc_peer *p, int button, int down,
 	}
 	if ((r = rl_button_press(&w->rl, now)) != RL_PASS) {
 		w->suppressed |= bit;
+		worker_rec_ptr(w, now, w->px, w->py, w->client_mask | bit,
+		    RECORD_RATELIMITED);
 		worker_rate_drop(w, p, r);
 		return;
 	}
+	worker_rec_ptr(w, now, w->px, w->py, w->client_mask | bit,
+	    RECORD_DELIVERED);
 	input_button(w->in, button, 1);
 }
 
@@ -180,6 +367,8 @@ worker_pointer(void *arg, struct vnc_peer *p, int mask, int x, int y)
 	int changed, b;
 
 	w->last_input = now;
+	w->px = x;
+	w->py = y;
 	if (rl_motion(&w->rl, x, y, now))
 		worker_flush_motion(w, now, 0);
 	changed = (mask ^ w->client_mask) & 0xff;
@@ -187,8 +376,10 @@ worker_pointer(void *arg, struct vnc_peer *p, int mask, int x, int y)
 		return;
 	worker_flush_motion(w, now, 1);
 	for (b = 0; b < 8; b++)
-		if (changed & (1 << b))
+		if (changed & (1 << b)) {
 			worker_button(w, p, b + 1, (mask >> b) & 1, now);
+			w->client_mask ^= 1 << b;
+		}
 	w->client_mask = mask & 0xff;
 }
 
@@ -209,8 +400,10 @@ worker_connected(void *arg, struct vnc_peer *p)
 		w->last_input = worker_clock();
 	}
 	if (w->stale || vnc_viewers(w->v) == 1) {
-		if (x11_capture_all(w->x) == X11_OK)
+		if (x11_capture_all(w->x) == X11_OK) {
 			vnc_mark(w->v, 0, 0, (int)f->width, (int)f->height);
+			worker_rec_keyframe(w, worker_clock());
+		}
 		w->stale = 0;
 		w->damage = 0;
 	}
@@ -248,6 +441,7 @@ worker_capture(struct worker *w, uint64_t now)
 		return;
 	for (i = 0; i < n; i++)
 		vnc_mark(w->v, r[i].x, r[i].y, r[i].w, r[i].h);
+	worker_rec_rects(w, now, r, n);
 	w->last_capture = now;
 	vnc_update(w->v);
 }
@@ -528,6 +722,8 @@ worker_setup(struct worker *w, const struct worker_config *cfg)
 		worker_setup_failed("vnc", vnc_strerror(st));
 		return -1;
 	}
+	if (worker_rec_open(w) != 0)
+		return -1;
 	return worker_confine(w);
 }
 
@@ -535,6 +731,9 @@ static void
 worker_teardown(struct worker *w)
 {
 	vnc_close(w->v);	/* logs disconnects, releases held input */
+	worker_rec_close(w);
+	if (w->rec_fd2 >= 0)
+		close(w->rec_fd2);
 	tls_ctx_free(w->tls);
 	input_close(w->in);
 	x11_close(w->x);
@@ -551,11 +750,11 @@ worker_main(const struct worker_config *cfg)
 	int st = 1;
 
 	memset(&w, 0, sizeof(w));
-	w.sigfd = -1;
+	w.sigfd = w.rec_fd2 = -1;
 	slog_set_proc("worker");
 	if (cfg == NULL || worker_setup(&w, cfg) != 0)
 		goto out;
-	st = worker_loop(&w) == 0 ? 0 : 1;
+	st = worker_loop(&w) == 0 && !w.rec_failed ? 0 : 1;
 out:
 	worker_teardown(&w);
 	return st;

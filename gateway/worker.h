@@ -50,6 +50,11 @@ struct worker_config {
 	unsigned		 idle_timeout;	/* seconds without input; 0 = off */
 	unsigned		 max_duration;	/* seconds; 0 = off */
 	int			 allow_observer; /* one extra view-only client */
+	int			 record_fd;	/* empty file for the recording
+					   (record/record.h); the worker
+					   owns it; -1 = refuse to run */
+	const char		*recipient;	/* for the recording's header */
+	const char		*policy;	/* policy file, or NULL */
 	const char		*test_violate;	/* test hook: a forbidden call to
 					   make after the filter, or NULL */
 };

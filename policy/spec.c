@@ -79,6 +79,10 @@ const struct spec_option spec_options[] = {
 	  OFF(credentials_file), "FILE", NULL,
 	  "user:secret lines (secret: password or $scrypt$ hash) VeNCrypt "
 	  "clients log in with (refused if group/world readable)" },
+	{ "record_dir", SPEC_PATH, SPEC_CLI, 0, 0,
+	  "/var/lib/cdsgate/recordings", OFF(record_dir), "DIR", NULL,
+	  "write the session recording to DIR/<session-id>.cdsrec (made "
+	  "0600 root); a session that cannot be recorded does not start" },
 	{ "allow_plain_vnc", SPEC_BOOL, BOTH, 0, 1, NULL,
 	  OFF(allow_plain_vnc), NULL, NULL,
 	  "also allow unencrypted VNC authentication and ws:// (default: "

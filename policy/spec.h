@@ -94,6 +94,7 @@ struct session_spec {
 	char		*tls_cert;	/* PEM chain: the TLS front door */
 	char		*tls_key;	/* PEM key (mode 0600 or stricter) */
 	char		*credentials_file; /* VeNCrypt "user:secret" lines */
+	char		*record_dir;	/* <dir>/<id>.cdsrec: the recording */
 
 	/* the session policy: command line or policy file */
 	unsigned	 width, height;

@@ -96,7 +96,8 @@ int	record_key(struct record_writer *w, uint64_t t_us, uint32_t keysym,
 	    int down, enum record_verdict verdict);
 int	record_pointer(struct record_writer *w, uint64_t t_us, uint16_t x,
 	    uint16_t y, uint8_t mask, enum record_verdict verdict);
-/* Keeps at most RECORD_MAX_CLIP bytes, and always the full length. */
+/* Keeps at most RECORD_MAX_CLIP bytes, and always the full length;
+ * bytes NULL keeps the length only (the worker never keeps cut text). */
 int	record_clipboard(struct record_writer *w, uint64_t t_us,
 	    const void *bytes, size_t len, enum record_clip_dir dir,
 	    enum record_verdict verdict);

@@ -412,8 +412,8 @@ record_clipboard(struct record_writer *w, uint64_t t_us, const void *bytes,
 
 	if (w->status != RECORD_OK)
 		return RECORD_EFAILED;
-	if (bytes == NULL && len > 0)
-		return RECORD_EINVAL;
+	if (bytes == NULL)
+		keep = 0;	/* the size only */
 	p[0] = (uint8_t)dir;
 	p[1] = (uint8_t)verdict;
 	record_put_u32(p + 2, len > UINT32_MAX ? UINT32_MAX : (uint32_t)len);

@@ -104,6 +104,8 @@ static const int worker_allow[] = {
 	__NR_futex,
 	/* randomness for RFB challenges and websocket keys */
 	__NR_getrandom,
+	/* the session recording's fd (record/writer.c): durable writes */
+	__NR_fdatasync, __NR_fsync,
 	/* MIT-SHM: detach at exit (attach happened before the filter) */
 	__NR_shmdt,
 	/* the end */

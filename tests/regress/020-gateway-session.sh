@@ -353,6 +353,7 @@ ASKED=127.0.0.1:$(free_port)
 t0=$(date +%s.%N)
 "$CDSGATED" run-session --backend "$BURL" --listen "$ASKED" \
 	--password-file "$TMP/pw" --log "$LOG" --geometry 1280x800 \
+	--record-dir "$TMP/rec" \
 	> "$TMP/gw.out" 2> "$TMP/gw.err" &
 GW_PID=$!
 if wait_line "$TMP/gw.out" '^ready ' 30 "$GW_PID"; then

@@ -78,7 +78,7 @@ start_session() {
 	local name=$1; shift
 	"$CDSGATED" run-session "$@" --backend "$BURL" \
 		--listen "127.0.0.1:$(free_port)" --password-file "$TMP/pw" \
-		--log "$TMP/$name.log" --geometry 1024x768 \
+		--log "$TMP/$name.log" --geometry 1024x768 --record-dir "$TMP/rec" \
 		> "$TMP/$name.out" 2> "$TMP/$name.err" &
 	GW_PID=$!
 }
