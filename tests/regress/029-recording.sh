@@ -36,6 +36,7 @@ cleanup() {
 		echo "# failed: snapshots, frames and logs kept in $ARTIFACTS"
 	fi
 	for p in $VT_PID $GW_PID $BE_PID; do stop "$p"; done
+	mountpoint -q "$TMP/rec-full" 2>/dev/null && umount "$TMP/rec-full"
 	rm -rf "$TMP"
 }
 trap cleanup EXIT
@@ -78,8 +79,9 @@ client() {
 	VT_OUT=$TMP/$1-vt.out
 	NDONE=0
 }
+trap '' PIPE	# a client the session ended: its input pipe breaks, not us
 cmd() {
-	echo "$1" >&3
+	echo "$1" >&3 2>/dev/null
 	NDONE=$((NDONE + 1))
 	for _ in $(seq 600); do
 		[ "$(grep -c '^done ' "$VT_OUT" 2>/dev/null)" -ge "$NDONE" ] && break
@@ -266,7 +268,37 @@ for l in open(sys.argv[1]):
 		sh -c "! grep -q '\"record_closed\"' '$TMP/kill.log'"
 fi
 
-# ---- 3. a record dir that cannot be made: nothing runs ----------------------
+# ---- 3. the disk fills up mid-session: the session ends, recording closed ----
+# A 256 KiB tmpfs as the record dir, filled up by us once the session runs;
+# the worker's next chunk cannot be written.
+FULL=$TMP/rec-full
+mkdir -p "$FULL"
+if ! mount -t tmpfs -o size=256k,mode=0700 tmpfs "$FULL" 2>"$TMP/mount.err"; then
+	skip "disk full: cannot mount a small tmpfs here ($(head -1 "$TMP/mount.err"))"
+elif ! session full; then
+	not_ok "a session on a small tmpfs starts"
+	umount "$FULL"
+else
+	sleep 2
+	client full
+	cmd "type 'ab'"
+	dd if=/dev/zero of="$FULL/fill" bs=4k 2>/dev/null
+	cmd "type 'cdefgh'"
+	for _ in $(seq 100); do kill -0 "$GW_PID" 2>/dev/null || break; sleep 0.1; done
+	client_end
+	term_wait "$GW_PID"
+	GW_PID=
+	grep '"record_failed"' "$TMP/full.log" | sed 's/^/# /'
+	check "disk full: the session ends by itself (exit 1) with record_failed logged" sh -c \
+		"test '$term_rc' = 1 && grep -q '\"record_failed\"' '$TMP/full.log' && grep -q '\"reason\":\"worker_exit\"' '$TMP/full.log'"
+	rm -f "$FULL/fill"
+	"$CDSGATE" replay "$(rec_file full)" --keys > "$TMP/fkeys.txt" 2>&1
+	check "disk full: the recording still reads, with the keys before the failure" \
+		grep -q '^ab' "$TMP/fkeys.txt"
+	umount "$FULL"
+fi
+
+# ---- 4. a record dir that cannot be made: nothing runs ----------------------
 : > "$TMP/notadir"
 "$CDSGATED" run-session --backend "$BURL" --listen "127.0.0.1:$(free_port)" \
 	--password-file "$TMP/pw" --log "$TMP/bad.log" --record-dir "$TMP/notadir/rec" \
