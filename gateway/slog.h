@@ -15,7 +15,9 @@
  * button_filtered, rate_limited, rate_alarm, clipboard_dropped (size),
  * protocol_error, idle_timeout, max_duration, setup_failed, vnc_log
  * (LibVNCServer's own messages, rate limited), and the TLS front door's
- * front_door, tls_handshake, auth_ok (docs/tls.md); forwarder:
+ * front_door, tls_handshake, auth_ok (docs/tls.md), record_closed
+ * (sha256, size) and record_failed (docs/gateway.md, "The recording");
+ * supervisor also record_open and record_failed; forwarder:
  * forward_start, net_open, net_close, net_refused.
  */
 #ifndef GATEWAY_SLOG_H
