@@ -50,6 +50,8 @@ struct api_config {
 	int		 parent_fd;	/* IPC to `cdsgated serve`; -1: none
 					   (no sessions) */
 	unsigned long	 expires_default, expires_max;	/* sessions, s */
+	const char	*session_address;	/* where sessions listen */
+	int		 session_tls;	/* VeNCrypt credentials: longer secret */
 };
 
 /* What a handler gets: one request, already authorised. */
@@ -82,6 +84,8 @@ struct api_serve_args {
 	int		 listen_fd;	/* from api_bind() */
 	int		 parent_fd;	/* -1: standalone `cdsgated api` */
 	unsigned long	 expires_default, expires_max;
+	const char	*session_address;
+	int		 session_tls;
 };
 /* Bind the API's UNIX socket (root, before anything else); fd or -1. */
 int	api_bind(const char *path);
@@ -166,7 +170,7 @@ int	sessions_extend(struct api_req *r);
  * the protocol (the api then exits: no parent, no sessions). */
 int	api_parent_input(int fd, struct store *st);
 /* Once a second or so: expire sessions and ask the parent to stop them. */
-void	api_sessions_tick(int fd, struct store *st);
+void	api_sessions_tick(const struct api_config *cfg, struct store *st);
 int	metrics_show(struct api_req *r);
 
 #endif

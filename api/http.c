@@ -484,7 +484,7 @@ http_loop(struct MHD_Daemon *d, int sigfd)
 		if (pfd[2].revents != 0 && api_parent_input(api.cfg->parent_fd, api.store) != 0)
 			return -1;
 		if (api.cfg->parent_fd >= 0)
-			api_sessions_tick(api.cfg->parent_fd, api.store);
+			api_sessions_tick(api.cfg, api.store);
 		MHD_run(d);
 	}
 }

@@ -174,6 +174,9 @@ api_serve_bound(const struct api_serve_args *a)
 	cfg.parent_fd = a->parent_fd;
 	cfg.expires_default = a->expires_default;
 	cfg.expires_max = a->expires_max;
+	cfg.session_address = a->session_address != NULL ?
+	    a->session_address : "127.0.0.1";
+	cfg.session_tls = a->session_tls;
 	if (keyholder_start(a->audit_log, a->audit_key, &kh, err,
 	    sizeof(err)) != 0) {
 		fprintf(stderr, "cdsgated api: %s\n", err);

@@ -21,20 +21,18 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
-#include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "common/secret.h"
 #include "gateway/parent.h"
 #include "gateway/session.h"
 #include "policy/creds.h"
 #include "sandbox/sandbox.h"
 
-#define TOKEN_CHARS	"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz" \
-			"0123456789"
 
 int64_t
 parent_now_ms(void)
@@ -43,23 +41,6 @@ parent_now_ms(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-/* A random token of len characters from the CSPRNG (len < outlen). */
-static int
-random_token(char *out, size_t len)
-{
-	unsigned char b[PIPC_TOKEN_MAX];
-	size_t i;
-
-	if (len >= sizeof(b) ||
-	    getrandom(b, len, 0) != (ssize_t)len)
-		return -1;
-	for (i = 0; i < len; i++)
-		out[i] = TOKEN_CHARS[b[i] % (sizeof(TOKEN_CHARS) - 1)];
-	out[len] = '\0';
-	explicit_bzero(b, sizeof(b));
-	return 0;
 }
 
 static struct psession *
@@ -179,7 +160,7 @@ session_files(const struct parent *p, const struct pipc_start *m,
 	session_path(p, m->id, NULL, path, sizeof(path));
 	if (mkdir(path, 0700) != 0)
 		return -1;
-	if (tls ? random_token(pw, 8) : (snprintf(pw, sizeof(pw), "%.8s",
+	if (tls ? secret_text(pw, 8) : (snprintf(pw, sizeof(pw), "%.8s",
 	    secret), 0))
 		goto out;
 	session_path(p, m->id, "password", path, sizeof(path));
@@ -339,7 +320,7 @@ parent_session_start(struct parent *p, const struct pipc_start *m0)
 		why = "too many sessions";
 	else if ((ps->port = port_pick(p)) == 0)
 		why = "no free port in session_ports";
-	else if (random_token(ps->ws_token, 32) != 0)
+	else if (secret_text(ps->ws_token, 32) != 0)
 		why = "no randomness";
 	else if (session_files(p, &m, secret, ps->ws_token) != 0) {
 		why = "cannot write the session's secret files";

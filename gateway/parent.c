@@ -111,6 +111,8 @@ api_child(const struct gw_config *c, int listen_fd, int ipc,
 	a.parent_fd = ipc;
 	a.expires_default = c->session_expires_default;
 	a.expires_max = c->session_expires_max;
+	a.session_address = c->session_address;
+	a.session_tls = c->tls_cert[0] != '\0';
 	_exit(api_serve_bound(&a));
 }
 

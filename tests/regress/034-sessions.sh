@@ -25,7 +25,26 @@ chown -R cdsgate-audit: "$D/audit" && chmod 0700 "$D/audit"
 SOCK=$D/api.sock
 export CDSGATE_SOCKET=$SOCK
 PORT0=$(free_port)
-BACKEND_URL=${BACKEND_URL:-http://127.0.0.1:9/}
+VNCTEST=${VNCTEST:-$top_builddir/tests/gateway/cdsgate-vnctest}
+BACKEND=$top_srcdir/tests/gateway/backend.py
+
+# Sessions need Xvfb, Chromium and the test VNC client (require_session's
+# list); without them the parent and config checks still run.
+NOSESS=
+[ -x "$VNCTEST" ] || NOSESS="cdsgate-vnctest not built"
+command -v Xvfb >/dev/null || NOSESS="Xvfb not installed"
+[ -x /usr/lib/chromium/chromium ] || NOSESS="chromium not installed"
+BE_PID=
+BACKEND_URL=http://127.0.0.1:9/
+if [ -z "$NOSESS" ]; then
+	python3 "$BACKEND" --port 0 --record "$D/events.jsonl" > "$D/backend.out" 2> "$D/backend.err" &
+	BE_PID=$!
+	if wait_line "$D/backend.out" '^ready ' 10 "$BE_PID"; then
+		BACKEND_URL="http://$(sed -n 's/^ready //p' "$D/backend.out")/"
+	else
+		NOSESS="the test backend did not start"
+	fi
+fi
 
 # write_config FILE [EXTRA-JSON-MEMBERS]
 write_config() {
@@ -56,7 +75,7 @@ start_serve() {
 	SRV_PID=$!
 	wait_line "$D/out" '^ready ' 15 "$SRV_PID"
 }
-trap 'kill $SRV_PID 2>/dev/null; sleep 0.5; rm -rf "$TMP"' EXIT
+trap 'kill $SRV_PID $BE_PID 2>/dev/null; sleep 1; rm -rf "$TMP"' EXIT
 api_pid() { pgrep -P "$SRV_PID" -u cdsgate-api | head -1; }
 
 # ---- the config ----
@@ -96,7 +115,139 @@ check "GET /v1/health answers through the parent's socket" \
 	sh -c "curl -sf --unix-socket '$SOCK' http://cdsgate/v1/health | grep -q ok"
 check "the secrets dir is root's, 0700" test "$(stat -c '%U %a' "$D/secrets")" = "root 700"
 
-#@SESSIONS@
+
+# ---- sessions through the API ----
+# api METHOD PATH [BODY]: as root; prints the status, the body in $D/resp.
+api() {
+	local out
+	out=$(printf '%s' "${3-}" | curl -s -w '\n%{http_code}' --unix-socket "$SOCK" \
+		-X "$1" ${3:+-H 'Content-Type: application/json' --data-binary @-} "http://cdsgate$2")
+	printf '%s' "${out%$'\n'*}" > "$D/resp"
+	echo "${out##*$'\n'}"
+}
+# supervisor_pids: the parent's root children (the api runs as cdsgate-api).
+supervisors() { pgrep -P "$SRV_PID" -u root | tr '\n' ' '; }
+# tree PIDS...: the pids and all their descendants.
+tree() { local p; for p in "$@"; do echo -n "$p $(descendants "$p")"; done; }
+alive() { local p n=0; for p in "$@"; do kill -0 "$p" 2>/dev/null && n=$((n + 1)); done; echo $n; }
+# gone_within MS PIDS...: waits until none is alive; prints the ms it took.
+gone_ms() {
+	local t0 p; t0=$(date +%s%N)
+	for _ in $(seq 100); do [ "$(alive "$@")" -eq 0 ] && break; sleep 0.02; done
+	echo $(( ($(date +%s%N) - t0) / 1000000 ))
+}
+# banner PPM: the backend's page (its magenta banner) is on screen.
+banner() {
+	python3 - "$1" <<'PY'
+import re, sys
+d = open(sys.argv[1], 'rb').read()
+m = re.match(rb'P6\s+(\d+)\s+(\d+)\s+255\s', d)
+w, h, px = int(m.group(1)), int(m.group(2)), d[m.end():]
+good = n = 0
+for y in range(40, 150, 2):
+    for x in range(w // 2 - 100, w // 2 + 100, 2):
+        i = 3 * (y * w + x); n += 1
+        good += all(abs(px[i + k] - v) <= 40 for k, v in enumerate((216, 27, 96)))
+print('# banner: %.1f%% of pixels match' % (100.0 * good / n))
+sys.exit(0 if good / n >= 0.9 else 1)
+PY
+}
+# session_vnc FILE: host and port from a 201 reply.
+vnc_of() { json "$1" 'j["vnc"]'; }
+
+if [ -n "$NOSESS" ]; then
+	skip "sessions: $NOSESS"
+else
+"$CDSGATE" recipient add alice --name "Alice" --max-sessions 1 > /dev/null
+"$CDSGATE" sample generate --out "$D/in" --records 2000 --seed 11 > /dev/null
+chmod -R go-rwx "$D/in"
+"$CDSGATE" dataset import "$D/in/patients.csv" --name patients \
+	--qi age,sex,zip,race,admission_date --identifying patient_id,name \
+	--hierarchies "$D/in" --k 5 --suppression-limit 0.05 --json > "$D/imp.json" 2> "$D/imp.err"
+DS=$(json "$D/imp.json" 'j["id"]')
+"$CDSGATE" dataset mount "$DS" > /dev/null; rc=$?
+check "a dataset is imported through the gate and mounted (exit $rc)" test "$rc" -eq 0
+
+t0=$(date +%s%N)
+code=$(api POST /v1/sessions "{\"recipient\": \"alice\", \"dataset\": $DS, \"expires_in\": 600}")
+START_MS=$(( ($(date +%s%N) - t0) / 1000 / 1000 ))
+cp "$D/resp" "$D/s1.json"
+check "POST /v1/sessions -> 201 in ${START_MS} ms ($(head -c 200 "$D/s1.json"))" test "$code" = 201
+SID=$(json "$D/s1.json" 'j["id"]')
+json "$D/s1.json" 'j["secret"]' > "$D/pw"
+VADDR=$(vnc_of "$D/s1.json")
+check "the reply has the secret, the VNC address in session_ports and a websocket path" python3 - "$D/s1.json" "$PORT0" <<'PY'
+import json, sys
+j = json.load(open(sys.argv[1])); lo = int(sys.argv[2])
+host, port = j["vnc"].rsplit(":", 1)
+assert host == "127.0.0.1" and lo <= int(port) <= lo + 20, j["vnc"]
+assert len(j["secret"]) == 8 and j["novnc"].startswith("/websockify?token="), j
+assert j["recipient"] == "alice" and j["state"] == "running", j
+PY
+"$VNCTEST" --host "${VADDR%:*}" --port "${VADDR##*:}" --password-file "$D/pw" snapshot "$D/s1.ppm" \
+	> "$D/vnc.out" 2> "$D/vnc.err"; rc=$?
+check "a VNC client with the secret connects (exit $rc)" test "$rc" -eq 0
+sleep 3
+"$VNCTEST" --host "${VADDR%:*}" --port "${VADDR##*:}" --password-file "$D/pw" snapshot "$D/s1.ppm" \
+	> "$D/vnc.out" 2> "$D/vnc.err"
+check "its screenshot shows the backend's page" banner "$D/s1.ppm"
+code=$(api GET "/v1/sessions/$SID")
+check "GET /v1/sessions/ID: running, no secret, no hash" \
+	sh -c "[ $code = 200 ] && grep -q '\"state\": *\"running\"' '$D/resp' && ! grep -qi 'secret\|hash\|scrypt' '$D/resp'"
+code=$(api GET /v1/sessions)
+check "GET /v1/sessions lists it, without the secret" \
+	sh -c "[ $code = 200 ] && grep -q '$SID' '$D/resp' && ! grep -q \"\$(cat '$D/pw')\" '$D/resp'"
+check "the store says running" \
+	test "$(sqlite3 "$D/state/store.db" "select state from sessions where id='$SID'")" = running
+check "the secret is not in the store, the audit log or the daemon's output" \
+	sh -c "! grep -rqF \"\$(cat '$D/pw')\" '$D/state' '$D/audit' '$D/out' '$D/err'"
+code=$(api POST /v1/sessions "{\"recipient\": \"alice\", \"dataset\": $DS}")
+check "a second session for alice (limit 1) -> 409 ($(head -c 160 "$D/resp"))" \
+	sh -c "[ $code = 409 ] && grep -q limit '$D/resp'"
+code=$(api POST /v1/sessions "{\"recipient\": \"alice\", \"dataset\": $DS, \"expires_in\": 700000}")
+check "expires_in over 7 days -> 422" test "$code" = 422
+code=$(api POST "/v1/sessions/$SID/extend" '{"expires_in": 1200}')
+check "extend -> 200, later expiry" \
+	sh -c "[ $code = 200 ] && [ \$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))[\"expires\"])' '$D/resp') -gt $(json "$D/s1.json" 'j["expires"]') ]"
+
+# revoke: every process of the session gone within 2 s
+PIDS=$(tree $(supervisors))
+check "the session has processes (supervisor and children: $(echo $PIDS | wc -w))" test "$(echo $PIDS | wc -w)" -ge 3
+code=$(api POST "/v1/sessions/$SID/revoke")
+MS=$(gone_ms $PIDS)
+diag "revoke: the session's processes were gone after $MS ms"
+check "revoke -> 200; all its processes gone within 2 s ($MS ms)" sh -c "[ $code = 200 ] && [ $MS -le 2000 ]"
+check "the store says revoked" \
+	test "$(sqlite3 "$D/state/store.db" "select state from sessions where id='$SID'")" = revoked
+"$VNCTEST" --host "${VADDR%:*}" --port "${VADDR##*:}" --password-file "$D/pw" snapshot "$D/s2.ppm" \
+	> "$D/vnc2.out" 2>&1; rc=$?
+check "a connect after the revoke fails (exit $rc)" test "$rc" -ne 0
+check "the session's secret files are gone" test -z "$(ls -A "$D/secrets")"
+
+# expiry
+code=$(api POST /v1/sessions "{\"recipient\": \"alice\", \"dataset\": $DS, \"expires_in\": 4}")
+cp "$D/resp" "$D/s3.json"
+check "a session with expires_in 4 -> 201" test "$code" = 201
+SID3=$(json "$D/s3.json" 'j["id"]'); VADDR=$(vnc_of "$D/s3.json")
+json "$D/s3.json" 'j["secret"]' > "$D/pw"
+PIDS=$(tree $(supervisors))
+for _ in $(seq 60); do
+	[ "$(sqlite3 "$D/state/store.db" "select state from sessions where id='$SID3'")" = expired ] && break
+	sleep 0.25
+done
+check "after its expiry the store says expired" \
+	test "$(sqlite3 "$D/state/store.db" "select state from sessions where id='$SID3'")" = expired
+MS=$(gone_ms $PIDS)
+check "and its processes are gone ($MS ms after the store said expired)" test "$(alive $PIDS)" -eq 0
+"$VNCTEST" --host "${VADDR%:*}" --port "${VADDR##*:}" --password-file "$D/pw" snapshot "$D/s3.ppm" \
+	> "$D/vnc3.out" 2>&1; rc=$?
+check "it can no longer be connected to (exit $rc)" test "$rc" -ne 0
+
+# one more, alive when the api is killed
+code=$(api POST /v1/sessions "{\"recipient\": \"alice\", \"dataset\": $DS}")
+check "a fresh session for the kill test -> 201" test "$code" = 201
+fi
+SESS_PIDS=$(tree $(supervisors))
 
 # ---- a dead api child: the parent fails closed ----
 kill -9 "$(api_pid)"
@@ -106,8 +257,8 @@ check "and says why" grep -q 'the api.*stopping every session' "$D/err"
 # the api, its key holder and the parent all have the parent's command line
 left() { pgrep -f "^[^ ]*cdsgated serve --config $CONF"; }
 sleep 0.5
-LEFT=$(left | tr '\n' ' ')
-check "and nothing of it is left (api, key holder, parent: '$LEFT')" test -z "$LEFT"
+LEFT="$(left | tr '\n' ' ')$(for p in $SESS_PIDS; do kill -0 $p 2>/dev/null && echo -n "$p "; done)"
+check "and nothing of it is left (api, key holder, parent, $(echo $SESS_PIDS | wc -w) session processes: '$LEFT')" test -z "$LEFT"
 
 # ---- SIGTERM: stop everything, exit 0, the audit log verifies ----
 check "cdsgated serve starts again" start_serve
