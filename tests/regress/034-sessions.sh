@@ -2,8 +2,12 @@
 # 034-sessions: `cdsgated serve --config FILE`, the root parent.  Its
 # config is checked strictly (-n, -T, unsafe modes and unknown keys
 # refused); it binds the API socket and forks the api child (which drops
-# to cdsgate-api); a dead api child makes it stop everything and exit
-# non-zero; SIGTERM makes it exit 0 with an audit log that verifies.
+# to cdsgate-api).  Sessions through the API and `cdsgate session`: a real
+# VNC client with the one-time secret sees the backend's page; the
+# recipient's limit gives 409; revoke ends every process of the session
+# within 2 s (measured); an expired session cannot be connected to; a dead
+# api child makes the parent stop everything and exit non-zero; SIGTERM
+# makes it exit 0, nothing left, with an audit log that verifies.
 . "$(dirname "$0")/lib.sh"
 
 CDSGATED=$top_builddir/cdsgated
@@ -169,10 +173,11 @@ DS=$(json "$D/imp.json" 'j["id"]')
 check "a dataset is imported through the gate and mounted (exit $rc)" test "$rc" -eq 0
 
 t0=$(date +%s%N)
-code=$(api POST /v1/sessions "{\"recipient\": \"alice\", \"dataset\": $DS, \"expires_in\": 600}")
+"$CDSGATE" session create --recipient alice --dataset "$DS" --expires-in 600 --json \
+	> "$D/s1.json" 2> "$D/s1.err"; rc=$?
 START_MS=$(( ($(date +%s%N) - t0) / 1000 / 1000 ))
-cp "$D/resp" "$D/s1.json"
-check "POST /v1/sessions -> 201 in ${START_MS} ms ($(head -c 200 "$D/s1.json"))" test "$code" = 201
+diag "session create -> ready: $START_MS ms"
+check "cdsgate session create (POST /v1/sessions) succeeds in $START_MS ms (exit $rc: $(head -c 200 "$D/s1.err"))" test "$rc" -eq 0
 SID=$(json "$D/s1.json" 'j["id"]')
 json "$D/s1.json" 'j["secret"]' > "$D/pw"
 VADDR=$(vnc_of "$D/s1.json")
@@ -197,13 +202,22 @@ check "GET /v1/sessions/ID: running, no secret, no hash" \
 code=$(api GET /v1/sessions)
 check "GET /v1/sessions lists it, without the secret" \
 	sh -c "[ $code = 200 ] && grep -q '$SID' '$D/resp' && ! grep -q \"\$(cat '$D/pw')\" '$D/resp'"
+"$CDSGATE" session list > "$D/list.out"; rc=$?
+check "cdsgate session list shows it running (exit $rc)" grep -qE "^$SID +alice +$DS +running" "$D/list.out"
 check "the store says running" \
 	test "$(sqlite3 "$D/state/store.db" "select state from sessions where id='$SID'")" = running
 check "the secret is not in the store, the audit log or the daemon's output" \
 	sh -c "! grep -rqF \"\$(cat '$D/pw')\" '$D/state' '$D/audit' '$D/out' '$D/err'"
+"$CDSGATE" session create --recipient alice --dataset "$DS" > "$D/s2.out" 2> "$D/s2.err"; rc=$?
+check "a second session for alice (limit 1) is refused: 409 (exit $rc: $(head -c 160 "$D/s2.err"))" \
+	sh -c "[ $rc -ne 0 ] && grep -q 'limit' '$D/s2.err' && ! grep -q secret '$D/s2.out'"
 code=$(api POST /v1/sessions "{\"recipient\": \"alice\", \"dataset\": $DS}")
-check "a second session for alice (limit 1) -> 409 ($(head -c 160 "$D/resp"))" \
-	sh -c "[ $code = 409 ] && grep -q limit '$D/resp'"
+check "the API says 409 limit" sh -c "[ $code = 409 ] && grep -q '\"limit\"' '$D/resp'"
+code=$(api POST /v1/sessions "{\"recipient\": \"nobody\", \"dataset\": $DS}")
+check "a session for an unknown recipient -> 404 ($(head -c 120 "$D/resp"))" test "$code" = 404
+code=$(api POST /v1/sessions "{\"recipient\": \"alice\", \"dataset\": 999}")
+check "a session on a dataset that is not mounted -> 4xx, not started ($code)" \
+	sh -c "[ $code = 404 ] || [ $code = 409 ]"
 code=$(api POST /v1/sessions "{\"recipient\": \"alice\", \"dataset\": $DS, \"expires_in\": 700000}")
 check "expires_in over 7 days -> 422" test "$code" = 422
 code=$(api POST "/v1/sessions/$SID/extend" '{"expires_in": 1200}')
@@ -213,10 +227,11 @@ check "extend -> 200, later expiry" \
 # revoke: every process of the session gone within 2 s
 PIDS=$(tree $(supervisors))
 check "the session has processes (supervisor and children: $(echo $PIDS | wc -w))" test "$(echo $PIDS | wc -w)" -ge 3
-code=$(api POST "/v1/sessions/$SID/revoke")
+"$CDSGATE" session revoke "$SID" > "$D/rev.out" 2>&1; code=$?
+[ $code = 0 ] && code=200
 MS=$(gone_ms $PIDS)
 diag "revoke: the session's processes were gone after $MS ms"
-check "revoke -> 200; all its processes gone within 2 s ($MS ms)" sh -c "[ $code = 200 ] && [ $MS -le 2000 ]"
+check "cdsgate session revoke; all its processes gone within 2 s ($MS ms)" sh -c "[ $code = 200 ] && [ $MS -le 2000 ]"
 check "the store says revoked" \
 	test "$(sqlite3 "$D/state/store.db" "select state from sessions where id='$SID'")" = revoked
 "$VNCTEST" --host "${VADDR%:*}" --port "${VADDR##*:}" --password-file "$D/pw" snapshot "$D/s2.ppm" \
@@ -262,9 +277,17 @@ check "and nothing of it is left (api, key holder, parent, $(echo $SESS_PIDS | w
 
 # ---- SIGTERM: stop everything, exit 0, the audit log verifies ----
 check "cdsgated serve starts again" start_serve
+SESS_PIDS=
+if [ -z "$NOSESS" ]; then
+	"$CDSGATE" session create --recipient alice --dataset "$DS" --json > "$D/s4.json"; rc=$?
+	check "a session runs when the parent gets SIGTERM (exit $rc)" test "$rc" -eq 0
+	SESS_PIDS=$(tree $(supervisors))
+fi
 kill -TERM "$SRV_PID"; wait "$SRV_PID"; rc=$?
-SRV_PID=
 check "SIGTERM: the parent exits 0 (exit $rc)" test "$rc" -eq 0
+LEFT="$(left | tr '\n' ' ')$(for p in $SESS_PIDS; do kill -0 $p 2>/dev/null && echo -n "$p "; done)"
+SRV_PID=
+check "nothing is left ($(echo $SESS_PIDS | wc -w) session processes before: '$LEFT')" test -z "$LEFT"
 check "the API socket is gone" test ! -e "$SOCK"
 "$CDSGATE" audit verify "$D/audit/audit.log" --key "$D/audit.pub" > "$D/verify.out"; rc=$?
 check "the audit log verifies ($(cat "$D/verify.out"))" test "$rc" -eq 0
