@@ -478,8 +478,10 @@ http_loop(struct MHD_Daemon *d, int sigfd)
 		    (to > 1000 ? 1000 : (int)to) : 1000;
 		if (poll(pfd, 3, ms) < 0 && errno != EINTR)
 			return -1;
-		if (pfd[1].revents & POLLIN)
+		if (pfd[1].revents & POLLIN) {
+			api_parent_drain(api.cfg->parent_fd, api.store);
 			return 0;
+		}
 		/* The parent gone or broken: no sessions, fail closed. */
 		if (pfd[2].revents != 0 && api_parent_input(api.cfg->parent_fd, api.store) != 0)
 			return -1;

@@ -151,6 +151,16 @@ api_parent_input(int fd, struct store *st)
 	return parent_dispatch(&c);
 }
 
+void
+api_parent_drain(int fd, struct store *st)
+{
+	struct pollfd pfd = { fd, POLLIN, 0 };
+
+	while (fd >= 0 && poll(&pfd, 1, 0) == 1 && (pfd.revents & POLLIN) &&
+	    api_parent_input(fd, st) == 0)
+		;
+}
+
 /* Expired sessions: collect the live ones past their expiry. */
 struct expired {
 	int64_t	now;

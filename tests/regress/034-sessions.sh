@@ -288,6 +288,11 @@ check "SIGTERM: the parent exits 0 (exit $rc)" test "$rc" -eq 0
 LEFT="$(left | tr '\n' ' ')$(for p in $SESS_PIDS; do kill -0 $p 2>/dev/null && echo -n "$p "; done)"
 SRV_PID=
 check "nothing is left ($(echo $SESS_PIDS | wc -w) session processes before: '$LEFT')" test -z "$LEFT"
+if [ -z "$NOSESS" ]; then
+	SID4=$(json "$D/s4.json" 'j["id"]')
+	check "the store recorded its end before the api exited (not left running)" \
+		test "$(sqlite3 "$D/state/store.db" "select state from sessions where id='$SID4'")" = ended
+fi
 check "the API socket is gone" test ! -e "$SOCK"
 "$CDSGATE" audit verify "$D/audit/audit.log" --key "$D/audit.pub" > "$D/verify.out"; rc=$?
 check "the audit log verifies ($(cat "$D/verify.out"))" test "$rc" -eq 0
