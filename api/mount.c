@@ -73,7 +73,8 @@ copy_file(const char *src, const char *dst, json_t **cols, long *lines)
 	*lines = 0;
 	if ((in = open(src, O_RDONLY | O_CLOEXEC)) < 0)
 		return -1;
-	if ((out = open(dst, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0640)) < 0)
+	if ((out = open(dst, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644)) < 0 ||
+	    fchmod(out, 0644) != 0)
 		goto out;
 	while ((n = read(in, buf, sizeof(buf))) > 0) {
 		for (i = 0; i < (size_t)n; i++) {
@@ -119,7 +120,7 @@ write_meta(const char *dir, const struct mount_info *mi, json_t *cols,
 	    JSON_SORT_KEYS) == 0 ? 0 : -1;
 	json_decref(m);
 	if (rc == 0)
-		rc = chmod(path, 0640);
+		rc = chmod(path, 0644);
 	return rc;
 }
 
@@ -156,7 +157,10 @@ mount_embedded(const char *mount_dir, const struct mount_info *mi,
 	snprintf(tmp, sizeof(tmp), "%s/.mount-%s-XXXXXX", mount_dir, mi->name);
 	snprintf(dst, sizeof(dst), "%s/%s", mount_dir, mi->name);
 	snprintf(old, sizeof(old), "%s/.old-%s", mount_dir, mi->name);
-	if (mkdtemp(tmp) == NULL || chmod(tmp, 0750) != 0)
+	/* World-readable inside: the mount dir itself (0750, group
+	   cdsgate-analytics, the operator's) is what keeps others out;
+	   the analytics user is not in the writer's group. */
+	if (mkdtemp(tmp) == NULL || chmod(tmp, 0755) != 0)
 		return snprintf(err, errlen, "%s: %s", mount_dir,
 		    strerror(errno)), -1;
 	snprintf(data, sizeof(data), "%s/data.csv", tmp);

@@ -33,6 +33,7 @@ static const struct cmd_entry *const cmd_table[] = {
 	&cmd_audit_verify_entry,
 	&cmd_audit_list_entry,
 	&cmd_audit_show_entry,
+	&cmd_replay_entry,
 	NULL
 };
 
@@ -114,6 +115,8 @@ main(int argc, char **argv)
 	for (c = cmd_table; *c != NULL; c++) {
 		if (strcmp(argv[1], (*c)->noun) != 0)
 			continue;
+		if ((*c)->verb == NULL)
+			return (*c)->exec(argc - 1, argv + 1);
 		if (argc >= 3 && strcmp(argv[2], (*c)->verb) == 0)
 			return (*c)->exec(argc - 2, argv + 2);
 	}

@@ -13,6 +13,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <netdb.h>
 #include <sched.h>
 #include <stdarg.h>
@@ -142,9 +143,9 @@ jail_add(struct browser_cmd *cmd, size_t *used, enum ns_mount_kind kind,
 }
 
 /*
- * This session's part of the jail: only its X socket file (Xvfb's
- * abstract socket is per network namespace, so unreachable from the
- * jail), its home at the same path as on the host (the argv and
+ * This session's part of the jail: only its X socket (the inode its Xvfb
+ * made, pinned by p->xsock_fd; Xvfb's abstract socket is per network
+ * namespace, so unreachable from the jail), its home at the same path as on the host (the argv and
  * environment need no change), the managed policy, and /etc/hosts and
  * /etc/resolv.conf of our own.
  */
@@ -152,19 +153,21 @@ static int
 jail_session(const struct browser_params *p, struct browser_cmd *cmd,
     size_t *used)
 {
-	char xsock[64], xsrc[4096], hosts[4096], resolv[4096];
+	char xsock[64], hosts[4096], resolv[4096];
 
 	memcpy(cmd->jail, jail_system, sizeof(jail_system));
 	cmd->njail = JAIL_SYSTEM_N;
 	snprintf(xsock, sizeof(xsock), "/tmp/.X11-unix/X%d", p->display_num);
-	if (snprintf(xsrc, sizeof(xsrc), "%s/X%d", p->x_socket_dir,
-	    p->display_num) >= (int)sizeof(xsrc) || snprintf(hosts, sizeof(hosts), "%s/hosts", p->etc_dir) >=
+	if (snprintf(hosts, sizeof(hosts), "%s/hosts", p->etc_dir) >=
 	    (int)sizeof(hosts) || snprintf(resolv, sizeof(resolv),
 	    "%s/resolv.conf", p->etc_dir) >= (int)sizeof(resolv))
 		return -1;
 	cmd->jail_dir = cmd_str(cmd, used, "%s", p->jail_dir);
+	cmd->xsock_fd = p->xsock_fd;
+	cmd->xsock_entry = cmd->njail;	/* the next entry; src set in the
+					   child (browser_enter_jail) */
 	if (cmd->jail_dir == NULL ||
-	    jail_add(cmd, used, NS_RW, xsrc, xsock, NS_NOEXEC) != 0 ||
+	    jail_add(cmd, used, NS_TREE, "-", xsock, NS_NOEXEC) != 0 ||
 	    jail_add(cmd, used, NS_RW, p->home, p->home, NS_NOEXEC) != 0 ||
 	    jail_add(cmd, used, NS_RO, p->policy_dir, CHROMIUM_POLICY_DIR,
 	    NS_NOEXEC) != 0 ||
@@ -226,11 +229,16 @@ browser_cmd_build(const struct browser_params *p, struct browser_cmd *cmd)
 	return 0;
 }
 
-/* mkdir -p for a root-owned path, each new component 0755. */
+/* mkdir -p for a root-owned path, each new component 0755 whatever the
+ * umask (the supervisor runs with 077).  Root-owned components that an
+ * earlier run made 0700 get their search bits back: the browser user
+ * must traverse them to read its policy (without, Chromium silently runs
+ * with no managed policy at all).  Read and write bits are never added. */
 static int
 mkdir_p(const char *path)
 {
 	char buf[256], *p, c;
+	struct stat st;
 
 	if (strlen(path) >= sizeof(buf)) {
 		errno = ENAMETOOLONG;
@@ -242,7 +250,16 @@ mkdir_p(const char *path)
 			continue;
 		c = *p;
 		*p = '\0';
-		if (mkdir(buf, 0755) != 0 && errno != EEXIST)
+		if (mkdir(buf, 0755) == 0) {
+			if (chmod(buf, 0755) != 0)
+				return -1;
+		} else if (errno != EEXIST)
+			return -1;
+		if (lstat(buf, &st) != 0)
+			return -1;
+		if (S_ISDIR(st.st_mode) && st.st_uid == 0 &&
+		    (st.st_mode & 0111) != 0111 &&
+		    chmod(buf, (st.st_mode & 07777) | 0111) != 0)
 			return -1;
 		if (c == '\0')
 			break;
@@ -358,6 +375,14 @@ write_etc(const char *etc_dir, const struct spec_url *u, const char *ip)
 	    "# cdsgate browser jail: no DNS\n");
 }
 
+/* In the child, unprivileged, just before exec: Chromium ignores a policy
+ * it cannot read, so a browser that cannot read its own must not start. */
+int
+browser_policy_readable(void)
+{
+	return access(CHROMIUM_POLICY_DIR "/" CHROMIUM_POLICY_FILE, R_OK);
+}
+
 int
 browser_net_setup(const char *url, const char *etc_dir,
     struct browser_net *n, int *stuck, char *err, size_t errlen)
@@ -393,6 +418,29 @@ browser_net_setup(const char *url, const char *etc_dir,
 	return 0;
 }
 
+int
+browser_xsock_open(const char *dir, int display, uid_t owner)
+{
+	char path[PATH_MAX];
+	struct stat st;
+	int fd;
+
+	if (snprintf(path, sizeof(path), "%s/X%d", dir, display) >=
+	    (int)sizeof(path)) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	if ((fd = open(path, O_PATH | O_NOFOLLOW | O_CLOEXEC)) < 0)
+		return -1;
+	if (fstat(fd, &st) != 0 || !S_ISSOCK(st.st_mode) ||
+	    st.st_uid != owner) {
+		close(fd);
+		errno = EPERM;
+		return -1;
+	}
+	return fd;
+}
+
 /* ---- the jail: child side ---- */
 
 /* The staging directory: ours (root), a directory, not a link. */
@@ -413,17 +461,25 @@ jail_dir_ready(const char *dir)
 }
 
 int
-browser_enter_jail(const struct browser_cmd *cmd, int netns_fd,
-    const char **what)
+browser_enter_jail(struct browser_cmd *cmd, int netns_fd, const char **what)
 {
 	static char msg[200];	/* child only: outlives the call */
 	char err[160];
+	int tree;
 
 	*what = msg;
 	if (setns(netns_fd, CLONE_NEWNET) != 0) {
 		snprintf(msg, sizeof(msg), "join the jail's network namespace");
 		return -1;
 	}
+	/* Xvfb's socket as the inode it made, copied while we are still in
+	   the supervisor's mount namespace. */
+	if ((tree = ns_tree_clone(cmd->xsock_fd)) < 0) {
+		snprintf(msg, sizeof(msg), "copy Xvfb's socket mount");
+		return -1;
+	}
+	snprintf(cmd->xtree, sizeof(cmd->xtree), "%d", tree);
+	cmd->jail[cmd->xsock_entry].src = cmd->xtree;
 	if (unshare(CLONE_NEWNS) != 0) {
 		snprintf(msg, sizeof(msg), "unshare(CLONE_NEWNS)");
 		return -1;

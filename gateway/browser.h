@@ -19,6 +19,7 @@
 
 #include <stddef.h>
 #include <sys/socket.h>
+#include <sys/types.h>
 
 #include "sandbox/namespace.h"
 
@@ -37,7 +38,7 @@ struct browser_params {
 	const char	*jail_dir;	/* root-owned, empty: the jail's root */
 	const char	*etc_dir;	/* hosts, resolv.conf for the jail */
 	int		 display_num;	/* N of ":N": its socket file only */
-	const char	*x_socket_dir;	/* where Xvfb's socket file XN is */
+	int		 xsock_fd;	/* browser_xsock_open: that socket */
 	unsigned	 width, height;
 };
 
@@ -47,6 +48,9 @@ struct browser_cmd {
 	const char	*jail_dir;
 	struct ns_mount	 jail[BROWSER_JAIL_MAX];
 	size_t		 njail;
+	int		 xsock_fd;	/* pinned by the supervisor */
+	size_t		 xsock_entry;	/* its jail[] entry (NS_TREE) */
+	char		 xtree[16];	/* that entry's src: the tree's fd */
 	char		 buf[8192];	/* the strings argv/envp point at */
 };
 
@@ -62,6 +66,17 @@ struct browser_net {
 /* Fill cmd from p.  0, or -1 if the strings do not fit. */
 int	browser_cmd_build(const struct browser_params *p,
 	    struct browser_cmd *cmd);
+
+/*
+ * Supervisor, once Xvfb is ready: an O_PATH fd of its socket file dir/XN
+ * (the session's private X11-unix, gateway/xvfb.h), checked to be a
+ * socket owned by owner.  Each browser start copies this very inode's
+ * mount into the jail (ns_tree_clone), so the jail gets our Xvfb's
+ * socket or, if the file was replaced (the directory belongs to the
+ * worker's user, shared by all sessions), nothing: never another
+ * server's.  The fd, or -1 with errno.
+ */
+int	browser_xsock_open(const char *dir, int display, uid_t owner);
 
 /* Supervisor: create CHROMIUM_POLICY_DIR on the host (root, 0755) if
  * missing, so the child has a mount point.  0 or -1 with errno. */
@@ -84,8 +99,12 @@ int	browser_net_setup(const char *url, const char *etc_dir,
  * (cmd->jail) built on cmd->jail_dir and pivoted into.  0, or -1 with
  * errno and *what (a static message).
  */
-int	browser_enter_jail(const struct browser_cmd *cmd, int netns_fd,
+int	browser_enter_jail(struct browser_cmd *cmd, int netns_fd,
 	    const char **what);
+
+/* In the child, unprivileged: 0 if the managed policy file is readable
+ * (through CHROMIUM_POLICY_DIR), else -1 with errno. */
+int	browser_policy_readable(void);
 
 /* In the child, unprivileged: exec.  Returns only on failure. */
 int	browser_exec(const struct browser_cmd *cmd);

@@ -24,6 +24,7 @@
 
 #include "gateway/forward.h"
 #include "gateway/slog.h"
+#include "sandbox/sandbox.h"
 
 /* One direction: bytes read from `from`, not yet written to `to`. */
 struct pipebuf {
@@ -324,6 +325,8 @@ forward_main(const struct forward_config *cfg)
 		    "signals", "error", strerror(errno)));
 		return 1;
 	}
+	/* Its seccomp filter is already on (the role table in
+	   gateway/session.c loads FORWARD before forward_main). */
 	slog_event("forward_start", json_pack("{s:s, s:i}", "backend",
 	    cfg->backend_desc, "max_conns", (int)cfg->max_conns));
 	if (fwd_loop(f) == 0)

@@ -273,6 +273,24 @@ kiosk_button_allowed(int button)
 	return 0;
 }
 
+/* Ctrl or Shift with a left click opens the link under it in a new tab
+ * or a second top-level window (measured: tests/regress/028); Ctrl with
+ * the wheel zooms, like the ctrl+plus it stands for.  Shift+wheel
+ * (horizontal scrolling) stays. */
+int
+kiosk_button_press_allowed(const struct kiosk *k, int button)
+{
+	uint32_t mods = kiosk_mods(k);
+
+	if (!kiosk_button_allowed(button))
+		return 0;
+	if (button == 1 && (mods & (KIOSK_MOD_CTRL | KIOSK_MOD_SHIFT)))
+		return 0;
+	if (button >= 4 && (mods & KIOSK_MOD_CTRL))
+		return 0;
+	return 1;
+}
+
 const char *
 kiosk_mods_str(uint32_t mods, char *buf, size_t len)
 {

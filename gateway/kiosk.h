@@ -30,7 +30,10 @@
  *    is held.
  *  - Pointer: button 1 (left) and the wheel (4–7).  Middle click opens
  *    links in new tabs, the right-click menu offers "open in new window",
- *    "save as", "print" and back/forward buttons (8/9) navigate.
+ *    "save as", "print" and back/forward buttons (8/9) navigate.  Not
+ *    with Ctrl or Shift held: ctrl+click opens a link in a background
+ *    tab, shift+click in a second window (so shift+click cannot extend
+ *    a selection); ctrl+wheel zooms.
  */
 #ifndef GATEWAY_KIOSK_H
 #define GATEWAY_KIOSK_H
@@ -88,6 +91,9 @@ uint32_t kiosk_canon(uint32_t keysym);
 int	 kiosk_is_char(uint32_t keysym);
 /* button: 1-based X button number. */
 int	 kiosk_button_allowed(int button);
+/* A press of the button with the modifiers the client holds now: no
+ * ctrl/shift+left click (new tab or window), no ctrl+wheel (zoom). */
+int	 kiosk_button_press_allowed(const struct kiosk *k, int button);
 /* "ctrl+shift" etc. into buf (always NUL-terminated); returns buf. */
 const char *kiosk_mods_str(uint32_t mods, char *buf, size_t len);
 

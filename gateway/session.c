@@ -99,9 +99,9 @@ struct session {
 	int		 dir_lock;		/* flock'd while we live */
 
 	int		 xvfb_pipe;		/* write end, for the child */
-	const char	*xvfb_violate;		/* test hooks, or NULL */
-	const char	*worker_violate;
+	const char	*violate[ROLE_COUNT];	/* test hook, or NULL */
 	int		 display;
+	int		 xsock_fd;	/* O_PATH: Xvfb's socket, for the jail */
 	char		 display_name[16];
 	struct worker_config wcfg;
 	struct browser_cmd bcmd;
@@ -158,10 +158,9 @@ static const struct role_entry {
 	/* The worker appends to the session log: no RLIMIT_FSIZE. */
 	[ROLE_WORKER] = { "worker", PRIVDROP_WORKER_USER, 0,
 	    NULL, role_run_worker, 64, 0, SANDBOX_PROFILE_WORKER },
-	/* The forwarder: its connection cap plus a few fds; no forks.
-	   TODO(confinement): a FORWARD seccomp profile. */
+	/* The forwarder: its connection cap plus a few fds; no forks. */
 	[ROLE_FORWARD] = { "forward", PRIVDROP_BROWSER_USER, 0,
-	    NULL, role_run_forward, 256, 0, NO_PROFILE },
+	    NULL, role_run_forward, 256, 0, SANDBOX_PROFILE_FORWARD },
 	[ROLE_BROWSER] = { "browser", PRIVDROP_BROWSER_USER, 1,
 	    role_prepare_browser, role_run_browser, RL_KEEP, RL_KEEP,
 	    NO_PROFILE },
@@ -539,7 +538,6 @@ static void
 role_run_xvfb(struct session *s, int errfd)
 {
 	struct xvfb_params p = { s->spec->width, s->spec->height, s->xauth };
-
 	char err[120];
 
 	if (chdir("/") != 0)
@@ -547,8 +545,8 @@ role_run_xvfb(struct session *s, int errfd)
 	/* The last step before the exec: the filter outlives it. */
 	if (sandbox_enter(SANDBOX_PROFILE_XVFB, err, sizeof(err)) != 0)
 		child_fail(errfd, err, 0);
-	if (s->xvfb_violate != NULL)
-		sandbox_violate(s->xvfb_violate);	/* test hook: dies here */
+	if (s->violate[ROLE_XVFB] != NULL)	/* test hook: dies here */
+		sandbox_violate(s->violate[ROLE_XVFB]);
 	xvfb_exec(&p);
 	child_fail(errfd, "exec " XVFB_PATH, errno);
 }
@@ -570,6 +568,9 @@ role_run_browser(struct session *s, int errfd)
 		child_fail(errfd, "chdir to the browser's home", errno);
 	switch (ns_init_fork(errfd, &code)) {
 	case 0:
+		if (browser_policy_readable() != 0)
+			child_fail(errfd, "read the managed policy as the "
+			    "browser user", errno);
 		browser_exec(&s->bcmd);
 		child_fail(errfd, "exec " BROWSER_PATH, errno);
 	case 1:
@@ -582,8 +583,15 @@ role_run_browser(struct session *s, int errfd)
 static void
 role_run_forward(struct session *s, int errfd)
 {
+	char err[120];
+
 	if (chdir("/") != 0)
 		child_fail(errfd, "chdir /", errno);
+	/* It has its listening socket and log: nothing else to open. */
+	if (sandbox_enter(SANDBOX_PROFILE_FORWARD, err, sizeof(err)) != 0)
+		child_fail(errfd, err, 0);
+	if (s->violate[ROLE_FORWARD] != NULL)	/* test hook: dies here */
+		sandbox_violate(s->violate[ROLE_FORWARD]);
 	close(errfd);		/* "started": nothing is exec'd here */
 	_exit(forward_main(&s->fcfg));
 }
@@ -675,8 +683,13 @@ child_spawn(struct session *s, enum role r)
 	    "role", roles[r].name, "pid", (int)pid, "user", roles[r].user,
 	    "uid", (int)(strcmp(roles[r].user, PRIVDROP_BROWSER_USER) == 0 ?
 	    s->browser_user.uid : s->worker_user.uid), "sandbox", sbn));
-	log_info("%s started, pid %d, sandbox %s", roles[r].name, (int)pid,
-	    sbn);
+	/* How each role is confined goes to stderr once, not on restarts. */
+	if (c->last_pid <= 0)
+		log_warnx("%s started, pid %d, sandbox %s", roles[r].name,
+		    (int)pid, sbn);
+	else
+		log_info("%s started, pid %d, sandbox %s", roles[r].name,
+		    (int)pid, sbn);
 	return 0;
 }
 
@@ -1167,22 +1180,24 @@ log_session_start(struct session *s)
 
 	snprintf(geo, sizeof(geo), "%ux%u", sp->width, sp->height);
 	slog_event("session_start", json_pack(
-	    "{s:s?, s:s, s:s, s:s, s:b, s:b, s:i, s:i, s:s?, s:s, s:b}",
+	    "{s:s?, s:s, s:s, s:s, s:b, s:b, s:i, s:i, s:s?, s:s, s:b, s:b, s:b}",
 	    "recipient", sp->recipient, "backend", sp->backend,
 	    "geometry", geo, "listen", s->listen_desc,
 	    "observer", sp->observer, "websocket", s->ws_token != NULL,
 	    "idle_timeout", (int)sp->idle_timeout,
 	    "max_duration", (int)sp->max_duration, "policy_file",
 	    sp->policy, "sandbox", sandbox_mode_name(), "sandbox_debug",
-	    sandbox_debug()));
+	    sandbox_debug(), "tls", sp->tls_cert != NULL, "allow_plain_vnc",
+	    spec_allow_plain(sp)));
 }
 
 /*
  * The test hook (configure --enable-test-hooks): CDSGATE_TEST_VIOLATE in
- * the operator's environment makes a confined child commit one forbidden
- * call right after its filter is loaded: "open", "socket", "execve" or
- * "ptrace" in the worker, "xvfb:ptrace" (etc.) in the Xvfb child before
- * its exec.  No client can reach it; it can only make a process die.
+ * the operator's environment, "[ROLE:]CALL", makes a confined child
+ * commit one forbidden call right after its filter is loaded: CALL is
+ * open, socket, execve or ptrace; ROLE is worker (the default), xvfb
+ * (before its exec) or forward.  No client can reach it; it can only
+ * make a process die.
  */
 static int
 setup_test_hook(struct session *s)
@@ -1190,32 +1205,45 @@ setup_test_hook(struct session *s)
 #ifdef ENABLE_TEST_HOOKS
 	static const char *const calls[] = { "open", "socket", "execve",
 	    "ptrace", NULL };
-	const char *v = getenv("CDSGATE_TEST_VIOLATE"), *call;
-	size_t i;
+	static const enum role hookable[] = { ROLE_WORKER, ROLE_XVFB,
+	    ROLE_FORWARD };
+	const char *v = getenv("CDSGATE_TEST_VIOLATE"), *call, *colon;
+	enum role r = ROLE_WORKER;
+	size_t i, n;
 
 	if (v == NULL || *v == '\0')
 		return 0;
-	call = strncmp(v, "xvfb:", 5) == 0 ? v + 5 : v;
+	call = v;
+	if ((colon = strchr(v, ':')) != NULL) {
+		n = (size_t)(colon - v);
+		for (i = 0; i < sizeof(hookable) / sizeof(hookable[0]); i++)
+			if (strlen(roles[hookable[i]].name) == n &&
+			    strncmp(v, roles[hookable[i]].name, n) == 0)
+				break;
+		if (i == sizeof(hookable) / sizeof(hookable[0]))
+			goto bad;
+		r = hookable[i];
+		call = colon + 1;
+	}
 	for (i = 0; calls[i] != NULL; i++)
 		if (strcmp(call, calls[i]) == 0)
 			break;
-	if (calls[i] == NULL) {
-		log_warnx("CDSGATE_TEST_VIOLATE=%s: want [xvfb:]open|socket|"
-		    "execve|ptrace", v);
-		return -1;
-	}
-	if (call != v)
-		s->xvfb_violate = calls[i];
-	else
-		s->worker_violate = calls[i];
+	if (calls[i] == NULL)
+		goto bad;
+	s->violate[r] = calls[i];
 	log_warnx("test hook: the %s will call %s() after its filter",
-	    call != v ? "xvfb child" : "worker", calls[i]);
-	slog_event("test_hook", json_pack("{s:s, s:s}", "role", call != v ?
-	    "xvfb" : "worker", "violate", calls[i]));
+	    roles[r].name, calls[i]);
+	slog_event("test_hook", json_pack("{s:s, s:s}", "role", roles[r].name,
+	    "violate", calls[i]));
+	return 0;
+bad:
+	log_warnx("CDSGATE_TEST_VIOLATE=%s: want [worker:|xvfb:|forward:]"
+	    "open|socket|execve|ptrace", v);
+	return -1;
 #else
 	(void)s;
-#endif
 	return 0;
+#endif
 }
 
 /* Everything before the first child.  Returns an exit status or -1. */
@@ -1276,6 +1304,15 @@ start_xvfb(struct session *s)
 		    s->display);
 		slog_event("display_ready", json_pack("{s:s}", "display",
 		    s->display_name));
+		/* The jail gets this inode, never whatever the path
+		   holds later (the directory belongs to the worker's
+		   user, which every session shares). */
+		if ((s->xsock_fd = browser_xsock_open(s->xsockdir,
+		    s->display, s->worker_user.uid)) < 0) {
+			log_warn("Xvfb's socket %s/X%d", s->xsockdir,
+			    s->display);
+			return -1;
+		}
 		return 0;
 	}
 	if (r != XVFB_INTERRUPTED)
@@ -1317,7 +1354,7 @@ worker_config_fill(struct session *s)
 	w->idle_timeout = sp->idle_timeout;
 	w->max_duration = sp->max_duration;
 	w->allow_observer = sp->observer;
-	w->test_violate = s->worker_violate;
+	w->test_violate = s->violate[ROLE_WORKER];
 }
 
 static int
@@ -1357,7 +1394,7 @@ start_children(struct session *s)
 	bp.jail_dir = s->jail_dir;
 	bp.etc_dir = s->etc_dir;
 	bp.display_num = s->display;
-	bp.x_socket_dir = s->xsockdir;
+	bp.xsock_fd = s->xsock_fd;
 	bp.width = s->spec->width;
 	bp.height = s->spec->height;
 	if (browser_cmd_build(&bp, &s->bcmd) != 0 ||
@@ -1579,7 +1616,7 @@ session_teardown(struct session *s)
 	/* An Xvfb that was killed (not one that exited) leaves its files. */
 	if (x->last_pid > 0 && s->display_name[0] != '\0' &&
 	    WIFSIGNALED(x->status))
-		xvfb_remove_stale(s->display, x->last_pid);
+		xvfb_remove_stale(s->display, x->last_pid, s->xsock_fd);
 	if (s->listen_fd >= 0)
 		close(s->listen_fd);
 	s->listen_fd = -1;
@@ -1614,6 +1651,8 @@ session_free(struct session *s)
 		close(s->sigfd);
 	if (s->bnet.netns_fd >= 0)
 		close(s->bnet.netns_fd);
+	if (s->xsock_fd >= 0)
+		close(s->xsock_fd);
 	if (s->bnet.listen_fd >= 0)
 		close(s->bnet.listen_fd);
 	if (s->dir_lock >= 0)
@@ -1637,7 +1676,7 @@ session_run(const struct session_spec *spec, FILE *ready_out)
 	s->spec = spec;
 	s->verbose = log_verbose = spec->verbose;
 	s->sigfd = s->listen_fd = s->xvfb_pipe = s->dir_lock = -1;
-	s->bnet.netns_fd = s->bnet.listen_fd = -1;
+	s->bnet.netns_fd = s->bnet.listen_fd = s->xsock_fd = -1;
 	for (r = 0; r < ROLE_COUNT; r++)
 		s->child[r].pid = s->child[r].pgid = -1;
 	s->start_ms = now_ms();

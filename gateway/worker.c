@@ -153,10 +153,13 @@ worker_button(struct worker *w, struct vnc_peer *p, int button, int down,
 			input_button(w->in, button, 0);
 		return;
 	}
-	if (!kiosk_button_allowed(button)) {
+	if (!kiosk_button_press_allowed(&p->kiosk, button)) {
+		char ms[48];
+
 		w->suppressed |= bit;
-		slog_event("button_filtered", json_pack("{s:s, s:i}",
-		    "client", p->addr, "button", button));
+		slog_event("button_filtered", json_pack("{s:s, s:i, s:s}",
+		    "client", p->addr, "button", button, "mods",
+		    kiosk_mods_str(kiosk_mods(&p->kiosk), ms, sizeof(ms))));
 		return;
 	}
 	if ((r = rl_button_press(&w->rl, now)) != RL_PASS) {

@@ -26,6 +26,7 @@
 #include <X11/extensions/Xfixes.h>
 #include <X11/extensions/XTest.h>
 
+#include "gateway/kioskwm.h"
 #include "gateway/slog.h"
 #include "gateway/x11.h"
 
@@ -45,6 +46,7 @@ struct x11 {
 	int		 fixes_event, fixes_error;
 	Damage		 damage;
 	XserverRegion	 region;
+	struct kioskwm	 wm;		/* one top-level window */
 };
 
 /* X errors arrive asynchronously; remember them so a request can be
@@ -212,6 +214,7 @@ x11_open(struct x11 **xp, const char *display, const char *xauth)
 	x->region = XFixesCreateRegion(x->dpy, NULL, 0);
 	XFixesSelectCursorInput(x->dpy, x->root,
 	    XFixesDisplayCursorNotifyMask);
+	kioskwm_init(&x->wm, x->dpy, x->root);
 	if ((st = x11_capture_all(x)) != X11_OK)
 		goto out;
 	*xp = x;
@@ -293,6 +296,8 @@ x11_dispatch(struct x11 *x)
 			bits |= X11_EV_CURSOR;
 		else if (ev.type == MappingNotify)
 			XRefreshKeyboardMapping(&ev.xmapping);
+		else
+			kioskwm_event(&x->wm, &ev);
 	}
 	return bits;
 }

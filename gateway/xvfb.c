@@ -212,8 +212,9 @@ socket_is_dead(const char *path)
 }
 
 void
-xvfb_remove_stale(int display, pid_t pid)
+xvfb_remove_stale(int display, pid_t pid, int sock_fd)
 {
+	struct stat now, ours;
 	char lock[64], sock[64], buf[32];
 	ssize_t n;
 	int fd;
@@ -233,6 +234,10 @@ xvfb_remove_stale(int display, pid_t pid)
 	/* The path socket: only if no server (a new Xvfb that took the
 	   number since) answers on it. */
 	snprintf(sock, sizeof(sock), "/tmp/.X11-unix/X%d", display);
+	if (sock_fd >= 0 && (lstat(sock, &now) != 0 ||
+	    fstat(sock_fd, &ours) != 0 || now.st_dev != ours.st_dev ||
+	    now.st_ino != ours.st_ino))
+		return;		/* not the file our server made */
 	if (socket_is_dead(sock))
 		unlink(sock);
 }

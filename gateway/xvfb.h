@@ -71,7 +71,10 @@ enum xvfb_wait {
 int	xvfb_wait_ready(int fd, int timeout_ms, int intr_fd, int *display);
 
 /* After Xvfb was killed hard: remove its lock file (if it names pid)
- * and its socket file (if no server answers there any more). */
-void	xvfb_remove_stale(int display, pid_t pid);
+ * and its socket file (if no server answers there any more and, given
+ * sock_fd >= 0, an fd of the socket file it made, if the path still
+ * holds that inode: an Xvfb of another network namespace may have
+ * taken the number and the path since). */
+void	xvfb_remove_stale(int display, pid_t pid, int sock_fd);
 
 #endif

@@ -537,6 +537,43 @@ bind_one(const struct jail *j, const struct ns_mount *m, const char *dst)
 	return r;
 }
 
+int
+ns_tree_clone(int fd)
+{
+	return open_tree(fd, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC |
+	    AT_EMPTY_PATH);
+}
+
+/* A tree from ns_tree_clone (its fd number in m->src) attached at dst. */
+static int
+tree_one(const struct jail *j, const struct ns_mount *m, const char *dst)
+{
+	struct mount_attr attr;
+	struct stat st;
+	char *end;
+	long tfd = strtol(m->src, &end, 10);
+	int fd, r;
+
+	if (*m->src == '\0' || *end != '\0' || tfd < 0 || tfd > INT_MAX ||
+	    fstat((int)tfd, &st) != 0) {
+		errno = EBADF;
+		return -1;
+	}
+	if (mount_point(j, dst, S_ISDIR(st.st_mode)) != 0)
+		return -1;
+	memset(&attr, 0, sizeof(attr));
+	attr.attr_set = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV;
+	if (m->flags & NS_NOEXEC)
+		attr.attr_set |= MOUNT_ATTR_NOEXEC;
+	if (mount_setattr((int)tfd, "", AT_EMPTY_PATH, &attr,
+	    sizeof(attr)) != 0 || (fd = jail_open(j, dst)) < 0)
+		return -1;
+	r = move_mount((int)tfd, "", fd, "", MOVE_MOUNT_F_EMPTY_PATH |
+	    MOVE_MOUNT_T_EMPTY_PATH);
+	close(fd);
+	return r;
+}
+
 /* A symlink `text` at dst, in the jail. */
 static int
 link_at(const struct jail *j, const char *text, const char *dst)
@@ -611,6 +648,8 @@ mount_one(const struct jail *j, const struct ns_mount *m, const char *dst)
 		return dir_one(j, m, dst);
 	case NS_SYMLINK:
 		return link_at(j, m->src, dst);
+	case NS_TREE:
+		return tree_one(j, m, dst);
 	}
 	errno = EINVAL;
 	return -1;
@@ -624,7 +663,7 @@ src_missing(const struct ns_mount *m)
 
 	if (!(m->flags & NS_OPTIONAL) || m->src == NULL)
 		return 0;
-	if (m->kind == NS_SYMLINK)
+	if (m->kind == NS_SYMLINK || m->kind == NS_TREE)
 		return 0;
 	return (m->kind == NS_MIRROR ? lstat(m->src, &st) :
 	    stat(m->src, &st)) != 0 && errno == ENOENT;

@@ -67,7 +67,10 @@ enum ns_mount_kind {
 	NS_TMPFS,	/* a fresh tmpfs, opts = "mode=...,size=..." */
 	NS_PROC,	/* proc of the caller's (new) pid namespace */
 	NS_DIR,		/* an empty directory, opts = octal mode */
-	NS_SYMLINK	/* a symlink dst -> src */
+	NS_SYMLINK,	/* a symlink dst -> src */
+	NS_TREE		/* src = the number of an fd from ns_tree_clone()
+			   (made before unshare(CLONE_NEWNS)): attached at
+			   dst, nosuid, nodev (noexec with NS_NOEXEC) */
 };
 
 #define NS_OPTIONAL	1	/* a missing src is skipped, not an error */
@@ -82,6 +85,16 @@ struct ns_mount {
 	const char	*opts;
 	int		 flags;	/* NS_OPTIONAL | NS_NOEXEC */
 };
+
+/*
+ * A detached copy of the mount of what fd (any fd, O_PATH is enough)
+ * refers to, even if its path was unlinked since: for a file that must
+ * reach the jail as that inode (Xvfb's socket), not as whatever its path
+ * holds later.  Call it *before* unshare(CLONE_NEWNS): a mount of another
+ * namespace cannot be copied from inside the new one.  The tree's fd
+ * (close-on-exec), or -1 with errno.
+ */
+int	ns_tree_clone(int fd);
 
 /*
  * In the caller's mount namespace, which must be private to it

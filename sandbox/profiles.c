@@ -20,6 +20,7 @@
 #include <stddef.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <termios.h>
@@ -32,6 +33,7 @@
 #define SOCKET_DOMAIN(d)	{ __NR_socket, 0, ~0UL, (d) }
 #define IOCTL_REQ(r)		{ __NR_ioctl, 1, 0xffffffffUL, (r) }
 #define FCNTL_CMD(c)		{ __NR_fcntl, 1, ~0UL, (c) }
+#define PRCTL_OPT(o)		{ __NR_prctl, 0, ~0UL, (o) }
 #define NO_EXEC(nr)		{ (nr), 2, PROT_EXEC, 0 }
 #define THREAD_FLAGS		(CLONE_VM | CLONE_THREAD | CLONE_SIGHAND)
 /* newfstatat(fd, "", st, AT_EMPTY_PATH) is how glibc spells fstat(). */
@@ -50,6 +52,23 @@
 #endif
 #define WAIT_FOR_FDS	NR_POLL_ NR_SELECT_ __NR_ppoll, __NR_pselect6
 
+#ifdef __NR_time
+#define NR_TIME_	__NR_time,
+#else
+#define NR_TIME_
+#endif
+/* A single-threaded server's loop (worker, analytics): sleeping on fds;
+ * memory (mmap/mprotect: see the checked lists); time; signals (the
+ * signalfd, SIGPIPE handling, restarts, the sanitizers' alternate
+ * signal stack). */
+#define SERVER_LOOP \
+	WAIT_FOR_FDS, \
+	__NR_brk, __NR_munmap, __NR_mremap, __NR_madvise, \
+	__NR_clock_gettime, __NR_gettimeofday, __NR_nanosleep, \
+	__NR_clock_nanosleep, NR_TIME_ \
+	__NR_rt_sigprocmask, __NR_rt_sigaction, __NR_rt_sigreturn, \
+	__NR_restart_syscall, __NR_sigaltstack
+
 /* The fcntl commands every role may use on fds it already has. */
 #define FCNTL_BASIC \
 	FCNTL_CMD(F_GETFL), FCNTL_CMD(F_SETFL), FCNTL_CMD(F_GETFD), \
@@ -66,7 +85,8 @@
  * It holds its X connection (AF_UNIX), the MIT-SHM segment, the
  * listening TCP socket and the session log; it accepts RFB clients,
  * reads and writes them and X, and sleeps in poll().  No open, no
- * socket(), no exec, no fork, no ptrace, no shm attach. */
+ * socket() (socketpair(AF_UNIX) only, for the TLS relay), no exec, no
+ * fork, no ptrace, no shm attach. */
 static const int worker_allow[] = {
 	/* I/O on fds it has: RFB clients, X, the session log, signalfd */
 	__NR_read, __NR_write, __NR_readv, __NR_writev,
@@ -76,20 +96,7 @@ static const int worker_allow[] = {
 	__NR_accept, __NR_accept4, __NR_shutdown,
 	__NR_getsockname, __NR_getpeername,
 	__NR_setsockopt, __NR_getsockopt,
-	/* the event loop */
-	WAIT_FOR_FDS,
-	/* memory (mmap/mprotect: see the checked list) */
-	__NR_brk, __NR_munmap, __NR_mremap, __NR_madvise,
-	/* time */
-	__NR_clock_gettime, __NR_gettimeofday, __NR_nanosleep,
-	__NR_clock_nanosleep,
-#ifdef __NR_time
-	__NR_time,
-#endif
-	/* signals: the signalfd, SIGPIPE handling, restarts; the
-	   sanitizers' alternate signal stack */
-	__NR_rt_sigprocmask, __NR_rt_sigaction, __NR_rt_sigreturn,
-	__NR_restart_syscall, __NR_sigaltstack,
+	SERVER_LOOP,
 	/* identity queries libraries make; uname: libX11 at a new client */
 	__NR_getpid, __NR_gettid, __NR_getuid, __NR_geteuid,
 	__NR_getgid, __NR_getegid, __NR_uname,
@@ -105,6 +112,9 @@ static const int worker_allow[] = {
 
 static const struct sandbox_argrule worker_checked[] = {
 	FSTAT_BY_FD,
+	/* the TLS front door relays each client into LibVNCServer through
+	   a socketpair: AF_UNIX only, no other socket can be made */
+	{ __NR_socketpair, 0, ~0UL, AF_UNIX },
 	IOCTL_REQ(FIONREAD),		/* libX11: bytes queued on the X socket */
 	IOCTL_REQ(FIONBIO),
 	FCNTL_BASIC,
@@ -148,7 +158,7 @@ static const int xvfb_allow[] = {
 #ifdef __NR_dup2
 	__NR_dup2,
 #endif
-	__NR_dup3, __NR_pipe2, __NR_fcntl,
+	__NR_dup3, __NR_pipe2,
 	/* X clients over AF_UNIX (socket() is checked below) */
 	__NR_bind, __NR_listen, __NR_accept, __NR_accept4,
 	__NR_recvmsg, __NR_recvfrom, __NR_sendmsg, __NR_sendto,
@@ -168,7 +178,7 @@ static const int xvfb_allow[] = {
 #ifdef __NR_arch_prctl
 	__NR_arch_prctl,
 #endif
-	__NR_prlimit64, __NR_prctl, __NR_sched_getaffinity,
+	__NR_prlimit64, __NR_sched_getaffinity,
 	__NR_sched_yield, __NR_uname,
 	/* time */
 	__NR_clock_gettime, __NR_gettimeofday, __NR_nanosleep,
@@ -190,6 +200,13 @@ static const struct sandbox_argrule xvfb_checked[] = {
 	IOCTL_REQ(FIONREAD),
 	IOCTL_REQ(FIONBIO),
 	IOCTL_REQ(TIOCGWINSZ),
+	FCNTL_BASIC,
+	FCNTL_CMD(F_DUPFD),		/* /bin/sh's redirections */
+	/* prctl: only questions (libcap asks what it may do), thread names */
+	PRCTL_OPT(PR_CAPBSET_READ), PRCTL_OPT(PR_GET_SECUREBITS),
+	PRCTL_OPT(PR_GET_NO_NEW_PRIVS), PRCTL_OPT(PR_GET_DUMPABLE),
+	PRCTL_OPT(PR_SET_NAME), PRCTL_OPT(PR_GET_NAME),
+	PRCTL_OPT(PR_CAP_AMBIENT),	/* it has no capability to raise */
 };
 
 static const struct sandbox_errno xvfb_deny[] = {
@@ -227,13 +244,14 @@ static const int deid_allow[] = {
 	   give each thread an alternate signal stack */
 	__NR_rt_sigaction, __NR_rt_sigprocmask, __NR_rt_sigreturn,
 	__NR_sigaltstack,
-	/* time, for progress and deadlines */
+	/* time, for progress and deadlines; CPU time for the report */
 	__NR_clock_gettime, __NR_gettimeofday, __NR_clock_nanosleep,
-	__NR_nanosleep,
+	__NR_nanosleep, __NR_getrusage, __NR_times,
+	/* glibc's qsort asks for the machine's memory before it sorts a
+	   large array (sysconf(_SC_PHYS_PAGES)) */
+	__NR_sysinfo,
 	/* randomness for sampling */
 	__NR_getrandom,
-	/* glibc's qsort sizes its merge buffer by physical memory */
-	__NR_sysinfo,
 	/* the end of a thread and of the process */
 	__NR_exit, __NR_exit_group,
 };
@@ -250,6 +268,76 @@ static const struct sandbox_errno deid_deny[] = {
 	DENY_PROBES,
 };
 
+/* ---- FORWARD: the browser's only way out (gateway/forward.c) -------
+ * Holds a socket listening inside the jail's network namespace; for each
+ * connection it accepts it makes one TCP socket to the backend and
+ * copies bytes both ways.  socket() only for TCP/IP (the backend's
+ * family); connect's address is in memory, out of the filter's reach:
+ * that it goes only to the backend is forward.c's job and the jail's. */
+static const int forward_allow[] = {
+	/* copying: the browser's side and the backend's */
+	__NR_read, __NR_write, __NR_recvfrom, __NR_sendto, __NR_close,
+	__NR_shutdown, __NR_fstat,
+	/* connections: accept from the jail, connect to the backend */
+	__NR_accept, __NR_accept4, __NR_connect, __NR_getsockopt,
+	/* the loop and its signalfd */
+	WAIT_FOR_FDS, __NR_signalfd4, __NR_rt_sigprocmask,
+	__NR_rt_sigaction, __NR_rt_sigreturn, __NR_restart_syscall,
+	__NR_sigaltstack,
+	/* memory (mmap/mprotect: see the checked list) */
+	__NR_brk, __NR_munmap, __NR_mremap, __NR_madvise,
+	/* time, identity queries, the end */
+	__NR_clock_gettime, __NR_gettimeofday, __NR_getpid, __NR_gettid,
+	__NR_uname, __NR_futex,
+	/* jansson seeds its hash tables (the session log's events) */
+	__NR_getrandom,
+	__NR_exit, __NR_exit_group,
+};
+
+static const struct sandbox_argrule forward_checked[] = {
+	FSTAT_BY_FD,
+	SOCKET_DOMAIN(AF_INET), SOCKET_DOMAIN(AF_INET6),
+	FCNTL_BASIC,
+	NO_EXEC(__NR_mmap), NO_EXEC(__NR_mprotect),
+};
+
+static const struct sandbox_errno forward_deny[] = {
+	DENY_PROBES,
+};
+
+/* ---- ANALYTICS: cdsgate-analytics after confinement -----------------
+ * Serves HTTP on its inherited listening socket from a select() loop and
+ * reads the front end and the mounted datasets through directory fds it
+ * holds (chrooted, read-only binds).  openat only without write access
+ * or O_CREAT; no socket(), no exec, no new processes or threads. */
+static const int analytics_allow[] = {
+	/* HTTP clients on the inherited listening socket */
+	__NR_accept, __NR_accept4, __NR_shutdown, __NR_getsockname,
+	__NR_getpeername, __NR_setsockopt, __NR_getsockopt,
+	__NR_recvfrom, __NR_recvmsg, __NR_sendto, __NR_sendmsg,
+	/* files and replies: read them, send them (sendfile), list the
+	   mount dir */
+	__NR_read, __NR_write, __NR_readv, __NR_writev, __NR_pread64,
+	__NR_sendfile, __NR_lseek, __NR_fstat, __NR_close, __NR_getdents64,
+	SERVER_LOOP,	/* libmicrohttpd's timeouts, Date header */
+	__NR_getpid, __NR_gettid, __NR_getuid, __NR_futex, __NR_getrandom,
+	__NR_exit, __NR_exit_group,
+};
+
+static const struct sandbox_argrule analytics_checked[] = {
+	FSTAT_BY_FD,
+	/* read-only opens beneath the held directory fds */
+	{ __NR_openat, 2, O_ACCMODE | O_CREAT | O_TRUNC, O_RDONLY },
+	IOCTL_REQ(FIONBIO),
+	IOCTL_REQ(FIONREAD),
+	FCNTL_BASIC,
+	NO_EXEC(__NR_mmap), NO_EXEC(__NR_mprotect),
+};
+
+static const struct sandbox_errno analytics_deny[] = {
+	DENY_PROBES,
+};
+
 #define RULES(nm, pfx, fl) { nm, pfx##_allow, N(pfx##_allow), \
 	pfx##_checked, N(pfx##_checked), pfx##_deny, N(pfx##_deny), fl }
 
@@ -258,6 +346,10 @@ static const struct sandbox_rules profiles[SANDBOX_PROFILE_COUNT] = {
 	[SANDBOX_PROFILE_XVFB] = RULES("xvfb", xvfb, SANDBOX_SIGNAL_SELF |
 	    SANDBOX_AFFINITY_SELF | SANDBOX_IDS_SELF),
 	[SANDBOX_PROFILE_DEID] = RULES("deid", deid, SANDBOX_SIGNAL_SELF),
+	[SANDBOX_PROFILE_FORWARD] = RULES("forward", forward,
+	    SANDBOX_SIGNAL_SELF),
+	[SANDBOX_PROFILE_ANALYTICS] = RULES("analytics", analytics,
+	    SANDBOX_SIGNAL_SELF),
 };
 
 const struct sandbox_rules *

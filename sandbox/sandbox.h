@@ -28,6 +28,8 @@ enum sandbox_profile {
 	SANDBOX_PROFILE_WORKER,	/* session worker: RFB + X11, after start-up */
 	SANDBOX_PROFILE_XVFB,	/* loaded before exec of Xvfb */
 	SANDBOX_PROFILE_DEID,	/* deid worker: reads fds it was handed, computes */
+	SANDBOX_PROFILE_FORWARD, /* the browser's TCP forwarder to the backend */
+	SANDBOX_PROFILE_ANALYTICS, /* cdsgate-analytics: HTTP, read-only files */
 	SANDBOX_PROFILE_COUNT
 };
 
@@ -47,8 +49,15 @@ int	sandbox_init(enum sandbox_mode mode, int debug, char *err,
  * a message; the caller must not go on (fail closed).
  */
 int	sandbox_enter(enum sandbox_profile profile, char *err, size_t errlen);
+/*
+ * What glibc opens lazily must happen before sandbox_enter: it calls
+ * tzset() itself (so localtime_r works afterwards), but e.g.
+ * sysconf(_SC_NPROCESSORS_ONLN) reads /sys on every call — ask before.
+ * qsort's sysconf(_SC_PHYS_PAGES) (sysinfo) is allowed in DEID.
+ */
 
-/* "worker", "xvfb", "deid"; and the active mode ("seccomp", "none"). */
+/* "worker", "xvfb", "deid", "forward", "analytics"; and the active mode
+ * ("seccomp", "none"). */
 const char	*sandbox_profile_name(enum sandbox_profile profile);
 const char	*sandbox_mode_name(void);
 

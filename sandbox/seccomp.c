@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <time.h>
 #include <unistd.h>
 
 #ifdef HAVE_SECCOMP
@@ -323,6 +324,9 @@ sandbox_enter(enum sandbox_profile profile, char *err, size_t errlen)
 	}
 	if (sb_debug && sb_debug_prepare(p->name, err, errlen) != 0)
 		return -1;
+	/* glibc reads /etc/localtime at the first localtime(): now, while
+	   it still may. */
+	tzset();
 	return sb_load(p, err, errlen);
 }
 

@@ -13,7 +13,9 @@ reach the VNC client.  The main page at /?probe=PORT also fetch()es the
 backend and 127.0.0.1:PORT and reports each outcome (type "probe"), for
 the browser jail's test.  --novnc DIR also serves noVNC's files under /novnc/
 and a page, /novnc-test?url=WS-URL&password=PW, on which noVNC connects to
-the gateway and reports how that went (events of type "novnc").
+the gateway and reports how that went (events of type "novnc").  Under /x/
+it serves the kiosk-escape page and its targets (tests/gateway/escape.py;
+every request there is recorded, type "request").
 
 Layout at any viewport (CSS pixels, from the top left):
   banner   0..1279 x 0..159     rgb(216, 27, 96)   BANNER_RGB
@@ -36,6 +38,9 @@ import threading
 import time
 import urllib.parse
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import escape  # noqa: E402  (the /x/ kiosk-escape page)
 
 BANNER_RGB = (216, 27, 96)
 TARGET_RGB = (30, 80, 220)
@@ -305,6 +310,8 @@ class Handler(BaseHTTPRequestHandler):
             self.send(200, page(ANIM_PAGE), 'text/html; charset=utf-8')
         elif url.path == '/novnc-test' and self.server.novnc:
             self.send(200, NOVNC_TEST_PAGE.encode(), 'text/html; charset=utf-8')
+        elif url.path.startswith('/x/'):
+            escape.handle(self, url, RECORDER_JS)
         elif url.path == '/events':
             q = urllib.parse.parse_qs(url.query)
             since = int(q.get('since', ['0'])[0])

@@ -683,6 +683,69 @@ cmd_click(rfbClient *c, int x, int y, int button)
 	return EXIT_OK;
 }
 
+/* keydown/keyup SPEC: press (or release) a key or a combination's keys
+ * and leave them so, e.g. to hold ctrl across a click. */
+static int
+cmd_key_hold(rfbClient *c, const char *spec, int down)
+{
+	uint32_t mods[8], ks = 0;
+	int nmods = 0, i;
+	size_t m;
+
+	/* a modifier's own name ("ctrl") is that modifier key */
+	for (m = 0; m < sizeof(modnames) / sizeof(modnames[0]); m++)
+		if (strcasecmp(spec, modnames[m].name) == 0)
+			ks = modnames[m].keysym;
+	if (ks == 0 && parse_combo(spec, mods, &nmods, &ks) < 0) {
+		msg("keydown/keyup: cannot parse \"%s\"", spec);
+		return EXIT_USAGE;
+	}
+	for (i = 0; i < nmods; i++)
+		if (key(c, mods[down ? i : nmods - 1 - i], down) < 0)
+			return EXIT_CONN;
+	if (key(c, ks, down) < 0 || sync_server(c) < 0)
+		return EXIT_CONN;
+	printf("%s %s\n", down ? "keydown" : "keyup", spec);
+	return EXIT_OK;
+}
+
+/* Drag with a button held: press at (x0,y0), move in steps to (x1,y1)
+ * at a human pace (drag-and-drop needs motion after the press), release. */
+static int
+cmd_drag(rfbClient *c, int x0, int y0, int x1, int y1, int button)
+{
+	int mask = 1 << (button - 1), i, steps = 12;
+
+	if (!SendPointerEvent(c, x0, y0, 0) || pump(c, 0.05) < 0 ||
+	    !SendPointerEvent(c, x0, y0, mask) || pump(c, 0.15) < 0)
+		return EXIT_CONN;
+	for (i = 1; i <= steps; i++)
+		if (!SendPointerEvent(c, x0 + (x1 - x0) * i / steps,
+		    y0 + (y1 - y0) * i / steps, mask) || pump(c, 0.04) < 0)
+			return EXIT_CONN;
+	if (pump(c, 0.2) < 0 || !SendPointerEvent(c, x1, y1, 0) ||
+	    sync_server(c) < 0)
+		return EXIT_CONN;
+	printf("drag %d,%d to %d,%d button=%d\n", x0, y0, x1, y1, button);
+	return EXIT_OK;
+}
+
+/* A key held down as a viewer's auto-repeat sends it: N presses without
+ * a release, at `rate` per second, then one release. */
+static int
+cmd_repeat(rfbClient *c, uint32_t ks, long n, double rate)
+{
+	long i;
+
+	for (i = 0; i < n; i++)
+		if (key(c, ks, 1) < 0 || pump(c, 1.0 / rate) < 0)
+			return EXIT_CONN;
+	if (key(c, ks, 0) < 0 || sync_server(c) < 0)
+		return EXIT_CONN;
+	printf("repeat presses=%ld\n", n);
+	return EXIT_OK;
+}
+
 /* N presses (each released) as fast as the socket takes them, then a
  * round trip so `elapsed` covers the server having processed them all. */
 static int
@@ -901,8 +964,12 @@ usage(void)
 "  snapshot OUT.ppm     request the whole screen, write it as PPM (P6)\n"
 "  type TEXT            type TEXT, key by key at --rate (default 8/s)\n"
 "  keys SPEC...         combos: ctrl+n ctrl+shift+i alt+F4 shift+Escape F12\n"
-"  click X Y [BUTTON]   move, press and release (button 1..5, default 1)\n"
+"  click X Y [BUTTON]   move, press and release (button 1..8, default 1)\n"
 "  move X Y             move the pointer\n"
+"  drag X0 Y0 X1 Y1     press button 1 at X0 Y0, move to X1 Y1, release\n"
+"  keydown SPEC         press a key or combination and keep it down\n"
+"  keyup SPEC           release it\n"
+"  repeat N KEY         auto-repeat: N presses of KEY at 30/s, one release\n"
 "  burst N [KEY]        N presses of KEY (default k) as fast as possible\n"
 "  cut TEXT             ClientCutText (classic)\n"
 "  cut-ext TEXT         ClientCutText (extended clipboard, UTF-8)\n"
@@ -911,6 +978,8 @@ usage(void)
 "  sync                 round trip: the server processed all input\n"
 "  hold [SECONDS]       stay connected (until SIGTERM if no SECONDS)\n"
 "  expect-refused       (alone) exit 0 iff the connection or auth is refused\n"
+"  script               (alone) read command lists from stdin, one per line\n"
+"                       ('quoted words' allowed); print \"done RC\" after each\n"
 "--stamp prints \"keysent KEYSYM UNIXTIME\" on stdout as each key goes down.\n"
 "Exit: 0 ok, 1 check failed, 2 usage, 3 connection/auth/protocol, 4 timeout\n",
 	    stderr);
@@ -921,7 +990,8 @@ is_command(const char *s)
 {
 	static const char *const cmds[] = { "snapshot", "type", "keys",
 	    "click", "move", "burst", "cut", "cut-ext", "watch-cut", "sleep",
-	    "sync", "hold", "expect-refused" };
+	    "sync", "hold", "expect-refused", "drag", "keydown", "keyup",
+	    "repeat", "script" };
 	size_t i;
 
 	for (i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
@@ -939,6 +1009,230 @@ parse_num(const char *s, double lo, double hi, double *v)
 	*v = strtod(s, &end);
 	return (errno != 0 || end == s || *end != '\0' || *v < lo || *v > hi) ?
 	    -1 : 0;
+}
+
+/* Check a command list before running it (argument counts, key specs);
+ * 0, or EXIT_USAGE.  *watching is set if it holds watch-cut. */
+static int
+check_script(int argc, char **argv, int j, int *watching)
+{
+	while (j < argc) {
+		const char *cmd = argv[j++];
+		int need = 0;
+
+		if (!is_command(cmd)) {
+			msg("unknown command: %s", cmd);
+			return EXIT_USAGE;
+		}
+		if (strcmp(cmd, "click") == 0 || strcmp(cmd, "move") == 0 ||
+		    strcmp(cmd, "repeat") == 0)
+			need = 2;
+		else if (strcmp(cmd, "drag") == 0)
+			need = 4;
+		else if (strcmp(cmd, "keydown") == 0 ||
+		    strcmp(cmd, "keyup") == 0)
+			need = 1;
+		else if (strcmp(cmd, "snapshot") == 0 ||
+		    strcmp(cmd, "type") == 0 ||
+		    strcmp(cmd, "burst") == 0 ||
+		    strcmp(cmd, "cut") == 0 ||
+		    strcmp(cmd, "cut-ext") == 0 ||
+		    strcmp(cmd, "watch-cut") == 0 ||
+		    strcmp(cmd, "sleep") == 0)
+			need = 1;
+		if (strcmp(cmd, "watch-cut") == 0)
+			*watching = 1;
+		if (argc - j < need) {
+			msg("%s: missing argument", cmd);
+			return EXIT_USAGE;
+		}
+		j += need;
+		/* optional or variadic arguments: up to the next command */
+		for (; j < argc && !is_command(argv[j]); j++) {
+			uint32_t mods[8], ks;
+			int nmods;
+
+			if (strcmp(cmd, "keys") == 0 &&
+			    parse_combo(argv[j], mods, &nmods, &ks) < 0) {
+				msg("keys: cannot parse \"%s\"", argv[j]);
+				return EXIT_USAGE;
+			}
+		}
+	}
+	return 0;
+}
+
+/* Run the commands argv[i..argc) over the connection; the first
+ * failure's exit code, or EXIT_OK. */
+static int
+run_script(rfbClient *c, int argc, char **argv, int i)
+{
+	int rc = EXIT_OK;
+
+	while (rc == EXIT_OK && i < argc && !stop_requested) {
+		const char *cmd = argv[i++];
+		double a, b, btn = 1;
+
+		if (strcmp(cmd, "snapshot") == 0)
+			rc = cmd_snapshot(c, argv[i++]);
+		else if (strcmp(cmd, "type") == 0)
+			rc = cmd_type(c, argv[i++]);
+		else if (strcmp(cmd, "keys") == 0) {
+			while (rc == EXIT_OK && i < argc && !is_command(argv[i]))
+				rc = cmd_key_spec(c, argv[i++]);
+			if (rc == EXIT_OK && sync_server(c) < 0)
+				rc = EXIT_CONN;
+		} else if (strcmp(cmd, "click") == 0 ||
+		    strcmp(cmd, "move") == 0) {
+			if (parse_num(argv[i], 0, c->width - 1, &a) < 0 ||
+			    parse_num(argv[i + 1], 0, c->height - 1, &b) < 0) {
+				msg("%s: bad coordinates %s %s (screen %dx%d)",
+				    cmd, argv[i], argv[i + 1], c->width,
+				    c->height);
+				rc = EXIT_USAGE;
+				break;
+			}
+			i += 2;
+			if (i < argc && !is_command(argv[i]) &&
+			    parse_num(argv[i++], 1, 8, &btn) < 0) {
+				msg("click: bad button");
+				rc = EXIT_USAGE;
+				break;
+			}
+			if (strcmp(cmd, "move") == 0)
+				rc = SendPointerEvent(c, (int)a, (int)b, 0) &&
+				    sync_server(c) == 0 ? EXIT_OK : EXIT_CONN;
+			else
+				rc = cmd_click(c, (int)a, (int)b, (int)btn);
+		} else if (strcmp(cmd, "drag") == 0) {
+			double x1, y1;
+
+			if (parse_num(argv[i], 0, c->width - 1, &a) < 0 ||
+			    parse_num(argv[i + 1], 0, c->height - 1, &b) < 0 ||
+			    parse_num(argv[i + 2], 0, c->width - 1, &x1) < 0 ||
+			    parse_num(argv[i + 3], 0, c->height - 1, &y1) < 0) {
+				msg("drag: bad coordinates");
+				rc = EXIT_USAGE;
+				break;
+			}
+			i += 4;
+			rc = cmd_drag(c, (int)a, (int)b, (int)x1, (int)y1, 1);
+		} else if (strcmp(cmd, "keydown") == 0 ||
+		    strcmp(cmd, "keyup") == 0)
+			rc = cmd_key_hold(c, argv[i++], cmd[3] == 'd');
+		else if (strcmp(cmd, "repeat") == 0) {
+			uint32_t ks;
+
+			if (parse_num(argv[i], 1, 10000, &a) < 0 ||
+			    parse_key(argv[i + 1], &ks) < 0) {
+				msg("repeat: bad count or key");
+				rc = EXIT_USAGE;
+				break;
+			}
+			i += 2;
+			rc = cmd_repeat(c, ks, (long)a, 30);
+		} else if (strcmp(cmd, "burst") == 0) {
+			uint32_t ks = 'k';
+
+			if (parse_num(argv[i++], 1, 1e7, &a) < 0 ||
+			    (i < argc && !is_command(argv[i]) &&
+			    parse_key(argv[i++], &ks) < 0)) {
+				msg("burst: bad count or key");
+				rc = EXIT_USAGE;
+				break;
+			}
+			rc = cmd_burst(c, (long)a, ks);
+		} else if (strcmp(cmd, "cut") == 0)
+			rc = cmd_cut(c, argv[i++]);
+		else if (strcmp(cmd, "cut-ext") == 0)
+			rc = cmd_cut_ext(c, argv[i++]);
+		else if (strcmp(cmd, "watch-cut") == 0 ||
+		    strcmp(cmd, "sleep") == 0) {
+			if (parse_num(argv[i++], 0, 86400, &a) < 0) {
+				msg("%s: bad seconds", cmd);
+				rc = EXIT_USAGE;
+				break;
+			}
+			if (strcmp(cmd, "sleep") == 0)
+				rc = pump(c, a) < 0 ? EXIT_CONN : EXIT_OK;
+			else
+				rc = cmd_watch_cut(c, a);
+		} else if (strcmp(cmd, "sync") == 0)
+			rc = sync_server(c) < 0 ? EXIT_CONN : EXIT_OK;
+		else if (strcmp(cmd, "hold") == 0) {
+			a = 0;
+			if (i < argc && !is_command(argv[i]) &&
+			    parse_num(argv[i++], 0, 86400, &a) < 0) {
+				msg("hold: bad seconds");
+				rc = EXIT_USAGE;
+				break;
+			}
+			alarm(0);
+			rc = cmd_hold(c, a);
+		} else if (strcmp(cmd, "expect-refused") == 0) {
+			msg("expect-refused must be the only command");
+			rc = EXIT_USAGE;
+		}
+	}
+	return rc;
+}
+
+/* Split one script line into words: blanks separate them, '...' quotes
+ * one (no escapes inside).  Returns the word count, -1 if too many or an
+ * unterminated quote. */
+static int
+split_line(char *line, char **words, int max)
+{
+	int n = 0;
+	char *p = line;
+
+	for (;;) {
+		while (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r')
+			p++;
+		if (*p == '\0')
+			return n;
+		if (n == max)
+			return -1;
+		if (*p == '\'') {
+			words[n++] = ++p;
+			if ((p = strchr(p, '\'')) == NULL)
+				return -1;
+		} else {
+			words[n++] = p;
+			p += strcspn(p, " \t\r\n");
+			if (*p == '\0')
+				return n;
+		}
+		*p++ = '\0';
+	}
+}
+
+/* script: one command list per line on stdin, run over this one
+ * connection; after each, "done RC" on stdout.  Lets a test make many
+ * attempts without a new connection (and authentication) for each. */
+static int
+run_stdin(rfbClient *c)
+{
+	char line[4096], *words[256];
+	int n, rc, watching = 0;
+
+	alarm(0);
+	while (!stop_requested && fgets(line, sizeof(line), stdin) != NULL) {
+		if ((n = split_line(line, words, 256)) < 0)
+			rc = EXIT_USAGE;
+		else if (n == 0)
+			rc = EXIT_OK;
+		else if ((rc = check_script(n, words, 0, &watching)) == 0) {
+			alarm((unsigned int)opt.timeout);
+			rc = run_script(c, n, words, 0);
+			alarm(0);
+		}
+		printf("done %d\n", rc);
+		fflush(stdout);
+		if (rc == EXIT_CONN)
+			return rc;
+	}
+	return EXIT_OK;
 }
 
 /* Classify why the connection did not come up, from libvncclient's log. */
@@ -1073,47 +1367,8 @@ main(int argc, char **argv)
 		want_refused = 1;
 	}
 	/* Check the whole script before connecting. */
-	{
-		int j = i;
-
-		while (j < argc) {
-			const char *cmd = argv[j++];
-			int need = 0;
-
-			if (!is_command(cmd)) {
-				msg("unknown command: %s", cmd);
-				return EXIT_USAGE;
-			}
-			if (strcmp(cmd, "click") == 0 || strcmp(cmd, "move") == 0)
-				need = 2;
-			else if (strcmp(cmd, "snapshot") == 0 ||
-			    strcmp(cmd, "type") == 0 ||
-			    strcmp(cmd, "burst") == 0 ||
-			    strcmp(cmd, "cut") == 0 ||
-			    strcmp(cmd, "cut-ext") == 0 ||
-			    strcmp(cmd, "watch-cut") == 0 ||
-			    strcmp(cmd, "sleep") == 0)
-				need = 1;
-			if (strcmp(cmd, "watch-cut") == 0)
-				watching = 1;
-			if (argc - j < need) {
-				msg("%s: missing argument", cmd);
-				return EXIT_USAGE;
-			}
-			j += need;
-			/* optional or variadic arguments: up to the next command */
-			for (; j < argc && !is_command(argv[j]); j++) {
-				uint32_t mods[8], ks;
-				int nmods;
-
-				if (strcmp(cmd, "keys") == 0 &&
-				    parse_combo(argv[j], mods, &nmods, &ks) < 0) {
-					msg("keys: cannot parse \"%s\"", argv[j]);
-					return EXIT_USAGE;
-				}
-			}
-		}
-	}
+	if ((rc = check_script(argc, argv, i, &watching)) != 0)
+		return rc;
 
 	if (opt.password_file != NULL &&
 	    (password = read_password(opt.password_file)) == NULL)
@@ -1153,84 +1408,10 @@ main(int argc, char **argv)
 		rc = EXIT_CONN;
 	next_press = now();
 
-	while (rc == EXIT_OK && i < argc && !stop_requested) {
-		const char *cmd = argv[i++];
-		double a, b, btn = 1;
-
-		if (strcmp(cmd, "snapshot") == 0)
-			rc = cmd_snapshot(c, argv[i++]);
-		else if (strcmp(cmd, "type") == 0)
-			rc = cmd_type(c, argv[i++]);
-		else if (strcmp(cmd, "keys") == 0) {
-			while (rc == EXIT_OK && i < argc && !is_command(argv[i]))
-				rc = cmd_key_spec(c, argv[i++]);
-			if (rc == EXIT_OK && sync_server(c) < 0)
-				rc = EXIT_CONN;
-		} else if (strcmp(cmd, "click") == 0 ||
-		    strcmp(cmd, "move") == 0) {
-			if (parse_num(argv[i], 0, c->width - 1, &a) < 0 ||
-			    parse_num(argv[i + 1], 0, c->height - 1, &b) < 0) {
-				msg("%s: bad coordinates %s %s (screen %dx%d)",
-				    cmd, argv[i], argv[i + 1], c->width,
-				    c->height);
-				rc = EXIT_USAGE;
-				break;
-			}
-			i += 2;
-			if (i < argc && !is_command(argv[i]) &&
-			    parse_num(argv[i++], 1, 5, &btn) < 0) {
-				msg("click: bad button");
-				rc = EXIT_USAGE;
-				break;
-			}
-			if (strcmp(cmd, "move") == 0)
-				rc = SendPointerEvent(c, (int)a, (int)b, 0) &&
-				    sync_server(c) == 0 ? EXIT_OK : EXIT_CONN;
-			else
-				rc = cmd_click(c, (int)a, (int)b, (int)btn);
-		} else if (strcmp(cmd, "burst") == 0) {
-			uint32_t ks = 'k';
-
-			if (parse_num(argv[i++], 1, 1e7, &a) < 0 ||
-			    (i < argc && !is_command(argv[i]) &&
-			    parse_key(argv[i++], &ks) < 0)) {
-				msg("burst: bad count or key");
-				rc = EXIT_USAGE;
-				break;
-			}
-			rc = cmd_burst(c, (long)a, ks);
-		} else if (strcmp(cmd, "cut") == 0)
-			rc = cmd_cut(c, argv[i++]);
-		else if (strcmp(cmd, "cut-ext") == 0)
-			rc = cmd_cut_ext(c, argv[i++]);
-		else if (strcmp(cmd, "watch-cut") == 0 ||
-		    strcmp(cmd, "sleep") == 0) {
-			if (parse_num(argv[i++], 0, 86400, &a) < 0) {
-				msg("%s: bad seconds", cmd);
-				rc = EXIT_USAGE;
-				break;
-			}
-			if (strcmp(cmd, "sleep") == 0)
-				rc = pump(c, a) < 0 ? EXIT_CONN : EXIT_OK;
-			else
-				rc = cmd_watch_cut(c, a);
-		} else if (strcmp(cmd, "sync") == 0)
-			rc = sync_server(c) < 0 ? EXIT_CONN : EXIT_OK;
-		else if (strcmp(cmd, "hold") == 0) {
-			a = 0;
-			if (i < argc && !is_command(argv[i]) &&
-			    parse_num(argv[i++], 0, 86400, &a) < 0) {
-				msg("hold: bad seconds");
-				rc = EXIT_USAGE;
-				break;
-			}
-			alarm(0);
-			rc = cmd_hold(c, a);
-		} else if (strcmp(cmd, "expect-refused") == 0) {
-			msg("expect-refused must be the only command");
-			rc = EXIT_USAGE;
-		}
-	}
+	if (rc == EXIT_OK && strcmp(argv[i], "script") == 0)
+		rc = run_stdin(c);
+	else if (rc == EXIT_OK)
+		rc = run_script(c, argc, argv, i);
 	if (seen.cut_legacy + seen.cut_ext > 0) {
 		msg("the server sent clipboard data (%lu messages)",
 		    seen.cut_legacy + seen.cut_ext);

@@ -288,10 +288,9 @@ elif cmd == 'log-paths':                # LOG -> paths the session made, from it
                     continue
                 if v.startswith('/') and len(v) > 1:
                     seen.add(v)
-                m = re.fullmatch(r':(\d+)(\.\d+)?', v)
-                if m:
-                    seen.add('/tmp/.X%s-lock' % m.group(1))
-                    seen.add('/tmp/.X11-unix/X%s' % m.group(1))
+                # The X socket is in the session's own x/X11-unix (Xvfb
+                # has a private /tmp/.X11-unix), gone with the session
+                # directory; with -displayfd there is no lock file.
     for p in sorted(seen):
         print(p)
     for i in sorted(ids):

@@ -31,7 +31,7 @@ VIEWER_PID=
 PROFILE=$(mktemp -d "${TMPDIR:-/tmp}/cdsgate-novnc.XXXXXX")
 cleanup() {
 	local p
-	for p in $VIEWER_PID $GW_PID $BE_PID; do stop "$p"; done
+	for p in $VIEWER_PID $GW_PID $BE_PID; do stop_pid "$p"; done
 	rm -rf "$TMP" "$PROFILE"
 }
 trap cleanup EXIT
@@ -93,7 +93,7 @@ try() {
 	m=$(python3 -c 'import json,sys; print(max([json.loads(l).get("n",0) for l in open(sys.argv[1])] or [0]))' "$EV")
 	viewer "$2" "$3"
 	r=$(novnc_state "$m" 20)
-	stop "$VIEWER_PID"
+	stop_pid "$VIEWER_PID"
 	VIEWER_PID=
 	echo "$r"
 }
@@ -161,7 +161,7 @@ check "the log has the websocket connects" python3 -c '
 import json, sys
 sys.exit(sum(1 for l in open(sys.argv[1]) for e in [json.loads(l)]
              if e.get("event") == "connect" and e.get("websocket") is True) < 2)' "$LOG"
-stop "$GW_PID"
+stop_pid "$GW_PID"
 wait "$GW_PID"
 rc=$?
 GW_PID=

@@ -287,6 +287,19 @@ still_running() {
 	done
 }
 
+# snapshot FILE: a VNC snapshot of the session at $ADDR, retried for up to
+# 8 s until it shows the banner (the first paint may still be coming).
+snapshot() {
+	rm -f "$1"
+	for _ in 1 2 3 4 5 6 7 8; do
+		"$VNCTEST" --host "${ADDR%:*}" --port "${ADDR##*:}" --password-file "$TMP/pw" \
+			snapshot "$1" > "$TMP/vnc.out" 2> "$TMP/vnc.err" &&
+			host banner "$1" >/dev/null && return 0
+		sleep 1
+	done
+	return 1
+}
+
 EV=$TMP/events.jsonl
 LOG=$TMP/session.log
 
@@ -319,13 +332,7 @@ SID=$(python3 -c 'import json,sys; print(json.loads(open(sys.argv[1]).readline()
 
 # ---- 1. the backend works through the jail --------------------------------
 check "the backend page loaded in the jailed browser" host wait-load "$EV" 20
-rm -f "$TMP/s1.ppm"
-for _ in 1 2 3 4 5; do
-	"$VNCTEST" --host "${ADDR%:*}" --port "${ADDR##*:}" --password-file "$TMP/pw" \
-		snapshot "$TMP/s1.ppm" > "$TMP/vnc.out" 2> "$TMP/vnc.err" &&
-		host banner "$TMP/s1.ppm" >/dev/null && break
-	sleep 1
-done
+snapshot "$TMP/s1.ppm"
 check "the page renders: the VNC snapshot shows the backend's banner" host banner "$TMP/s1.ppm"
 check "the log names the forwarder's backend (browser_net)" \
 	test "$(host log-count "$LOG" browser_net backend="127.0.0.1:$BPORT")" -eq 1
@@ -446,7 +453,46 @@ check "the new browser (pid $BPID) is in the same network jail, pid 2 of a new p
 	test "$(readlink "/proc/$BPID/ns/net")" = "$OLDNET" -a \
 	"$(awk '/^NSpid/ {print $3}' "/proc/$BPID/status")" = 2 -a "$INIT2" != "$INIT"
 check "the restarted browser still reaches the backend" injail http 127.0.0.1 "$BPORT"
+snapshot "$TMP/s5.ppm"
+check "the restarted browser shows the page again (VNC snapshot)" host banner "$TMP/s5.ppm"
 NEW=$(jail_procs "$INIT2")
+
+# The jail gets the socket inode its Xvfb made (pinned by the supervisor),
+# never whatever the path holds: replace the file in the session's private
+# X11-unix directory with a decoy server's socket and kill the browser; the
+# restart must fail closed, the decoy must see nothing.
+python3 - "/run/cdsgate/sessions/$SID/x/X11-unix/X$DISP" "$TMP/xdecoy.hits" > "$TMP/xdecoy.out" 2>&1 <<'PY' &
+import os, socket, sys
+os.unlink(sys.argv[1])
+s = socket.socket(socket.AF_UNIX)
+s.bind(sys.argv[1])
+os.chmod(sys.argv[1], 0o777)
+s.listen(8)
+s.settimeout(20)
+print('ready', flush=True)
+try:
+    while True:
+        c, _ = s.accept()
+        open(sys.argv[2], 'a').write('connection\n')
+        c.close()
+except socket.timeout:
+    pass
+finally:
+    os.unlink(sys.argv[1])
+PY
+XDECOY=$!
+wait_line "$TMP/xdecoy.out" '^ready' 10 "$XDECOY"
+fails0=$(grep -c '"error":"jail:' "$LOG")
+kill -KILL "$BPID"
+for _ in $(seq 50); do
+	[ "$(grep -c '"error":"jail:' "$LOG")" -gt "$fails0" ] && break
+	sleep 0.1
+done
+check "with another socket at the X path, the restart fails closed (child_exit error jail: ...X$DISP)" \
+	grep -q "\"error\":\"jail: [0-9]* /tmp/.X11-unix/X$DISP\"" "$LOG"
+check "and the decoy X server saw no connection" test ! -s "$TMP/xdecoy.hits"
+kill "$XDECOY" 2>/dev/null
+wait "$XDECOY" 2>/dev/null
 kill -TERM "$GW_PID"
 rc=timeout
 for _ in $(seq 150); do

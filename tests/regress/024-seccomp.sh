@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # 024-seccomp: the session's seccomp filters, live (issue 4).
-#   1. a real session: the worker and Xvfb run with a filter
+#   1. a real session: the worker, Xvfb and the forwarder run with a filter
 #      (/proc/PID/status "Seccomp: 2", NoNewPrivs), the log names each
 #      child's profile, the rlimits of the table are in force, a VNC client
 #      still logs in and gets the picture (the filter lets the worker do its
 #      job), and SIGTERM still ends it cleanly (the teardown runs filtered)
 #   2. the test hook (CDSGATE_TEST_VIOLATE, --enable-test-hooks) makes the
 #      worker call open, execve, ptrace after its filter; Xvfb's child
-#      ptrace before its exec: each dies of SIGSYS, the session log says
+#      ptrace before its exec; the forwarder open, ptrace: each dies of SIGSYS, the session log says
 #      seccomp_violation, stderr says "killed by seccomp", cdsgated exits
 #      non-zero, no process of the session remains, its directory is gone
 #   3. --sandbox-debug reports the syscall by name instead
@@ -133,22 +133,36 @@ ADDR=$(sed -n 's/^ready //p' "$TMP/live.out" | head -1)
 L=$TMP/live.log
 WPID=$(evv "$L" "child('worker')[0]['pid']")
 XPID=$(evv "$L" "child('xvfb')[0]['pid']")
-diag "worker pid $WPID, xvfb pid $XPID"
+FPID=$(evv "$L" "child('forward')[0]['pid'] if child('forward') else ''")
+diag "worker pid $WPID, xvfb pid $XPID, forward pid ${FPID:-none}"
 check "live: child_start says the worker runs seccomp:worker" \
 	ev "$L" "child('worker')[0].get('sandbox') == 'seccomp:worker'"
 check "live: child_start says Xvfb runs seccomp:xvfb" \
 	ev "$L" "child('xvfb')[0].get('sandbox') == 'seccomp:xvfb'"
 check "live: child_start says the browser runs none of ours (Chromium's own sandbox)" \
 	ev "$L" "child('browser')[0].get('sandbox') == 'none'"
+check "live: stderr names the worker's profile" \
+	grep -q "worker started, pid $WPID, sandbox seccomp:worker" "$TMP/live.err"
+check "live: stderr names Xvfb's profile" \
+	grep -q "xvfb started, pid $XPID, sandbox seccomp:xvfb" "$TMP/live.err"
 check "live: session_start names the mode seccomp" \
 	ev "$L" "[e for e in ev if e['event'] == 'session_start'][0].get('sandbox') == 'seccomp'"
-for r in worker:$WPID xvfb:$XPID; do
+if [ -n "$FPID" ]; then
+	check "live: child_start says the forwarder runs seccomp:forward" \
+		ev "$L" "child('forward')[0].get('sandbox') == 'seccomp:forward'"
+	check "live: the forwarder's RLIMIT_NOFILE is 256" \
+		grep -qE '^Max open files +256 +256 ' "/proc/$FPID/limits"
+else
+	skip "live: no forwarder in this session (a build without the browser jail)"
+fi
+for r in worker:$WPID xvfb:$XPID ${FPID:+forward:$FPID}; do
 	n=${r%%:*}; p=${r#*:}
 	diag "$n: $(grep -E '^(Seccomp|Seccomp_filters|NoNewPrivs):' "/proc/$p/status" 2>/dev/null | tr '\n\t' '  ')"
 	check "live: the $n (pid $p) is in seccomp filter mode (Seccomp: 2)" \
 		grep -qE '^Seccomp:[[:space:]]+2$' "/proc/$p/status"
 	check "live: the $n has NoNewPrivs: 1" grep -qE '^NoNewPrivs:[[:space:]]+1$' "/proc/$p/status"
-	check "live: the $n runs as cdsgate" test "$(stat -c %U "/proc/$p" 2>/dev/null)" = cdsgate
+	u=cdsgate; [ "$n" = forward ] && u=cdsgate-browser
+	check "live: the $n runs as $u" test "$(stat -c %U "/proc/$p" 2>/dev/null)" = "$u"
 	check "live: the $n may not dump core (RLIMIT_CORE 0)" \
 		grep -qE '^Max core file size +0 +0 ' "/proc/$p/limits"
 done
@@ -180,10 +194,12 @@ check "live: no process of the session is left" test -z "$(session_procs "${LID:
 if [ "$HOOKS" -eq 0 ]; then
 	skip "violations: cdsgated was built with --disable-test-hooks"
 else
-	for v in open execve ptrace xvfb:ptrace; do
+	hooks="open execve ptrace xvfb:ptrace"
+	[ -n "$FPID" ] && hooks="$hooks forward:open forward:ptrace"
+	for v in $hooks; do
 		name=violate-${v/:/-}
 		role=worker
-		case $v in xvfb:*) role=xvfb ;; esac
+		case $v in *:*) role=${v%%:*} ;; esac
 		CDSGATE_TEST_VIOLATE=$v start_session "$name"
 		wait_exit 40; rc=$RC
 		LOGF=$TMP/$name.log

@@ -397,24 +397,38 @@ else
 	mkdir -p "$TMP/vvhome"
 	sleep 4	# logins are throttled (5 at once, then 1 per 2 s): refill
 	n0=$(t count "$LOG" connect user=alice tls=True)
-	HOME=$TMP/vvhome DISPLAY=$VD VNC_USERNAME=alice VNC_PASSWORD=$APW \
-		vncviewer -SecurityTypes X509Plain -X509CA "$TMP/cert.pem" \
-		-FullScreen "$HOST::$PORT" > "$TMP/vv.out" 2>&1 &
-	VV_PID=$!
-	got=1
-	for _ in $(seq 60); do	# up to 30 s: the machine may be busy
-		sleep 0.5
-		DISPLAY=$VD import -window root "$TMP/a.png" 2>/dev/null &&
-			convert "$TMP/a.png" "$TMP/a.ppm" 2>/dev/null &&
-			t banner "$TMP/a.ppm" > /dev/null && { got=0; break; }
-	done
+	# tigervnc SECONDS: start the viewer, wait for the page on its screen
+	tigervnc() {
+		local i
+		HOME=$TMP/vvhome DISPLAY=$VD VNC_USERNAME=alice VNC_PASSWORD=$APW \
+			vncviewer -SecurityTypes X509Plain -X509CA "$TMP/cert.pem" \
+			-FullScreen "$HOST::$PORT" > "$TMP/vv.out" 2>&1 &
+		VV_PID=$!
+		for i in $(seq $(($1 * 2))); do
+			sleep 0.5
+			DISPLAY=$VD import -window root "$TMP/a.png" 2>/dev/null &&
+				convert "$TMP/a.png" "$TMP/a.ppm" 2>/dev/null &&
+				t banner "$TMP/a.ppm" > /dev/null && return 0
+		done
+		return 1
+	}
+	tigervnc 20
+	got=$?
 	check "TigerVNC (X509Plain, VNC_USERNAME/VNC_PASSWORD) connects" kill -0 "$VV_PID"
+	if [ $got -ne 0 ]; then
+		# Seen twice in ~15 runs under heavy load: the server logged the
+		# login and the connect, TigerVNC never printed its ServerInit
+		# line.  Not reproduced in 29 standalone runs; kept visible here.
+		diag "first TigerVNC attempt showed no page in 20 s; its log and ours:"
+		sed 's/^/# vncviewer: /' "$TMP/vv.out" | tail -6
+		tail -15 "$LOG" | cut -c 60-230 | sed 's/^/# log: /'
+		stop_pid "$VV_PID"
+		sleep 2.5	# the login throttle
+		tigervnc 20
+		got=$?
+	fi
 	check "a screenshot of the viewer's Xvfb shows the backend page" test $got -eq 0
 	t banner "$TMP/a.ppm"
-	if [ $got -ne 0 ]; then
-		sed 's/^/# vncviewer: /' "$TMP/vv.out" | tail -5
-		grep -E '"(auth_ok|auth_fail|client_refused)"' "$LOG" | tail -3 | cut -c 60-260 | sed 's/^/# log: /'
-	fi
 	check "the log has TigerVNC's login as alice over TLS" \
 		test "$(t count "$LOG" connect user=alice tls=True)" -gt "$n0"
 	stop_pid "$VV_PID"; VV_PID=

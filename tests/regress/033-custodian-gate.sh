@@ -14,14 +14,16 @@ CDSGATED=$top_builddir/cdsgated
 for c in curl sqlite3 setpriv python3; do
 	command -v $c >/dev/null || skip_all "$c not installed"
 done
-for u in cdsgate-api cdsgate-audit; do
+for u in cdsgate-api cdsgate-audit cdsgate-analytics; do
 	getent passwd $u >/dev/null || skip_all "user $u missing (./dev creates it)"
 done
 
 D=$TMP/gw
 chmod 0711 "$TMP"
 mkdir -p "$D/state" "$D/audit" "$D/mnt" "$D/in"
-chown cdsgate-api: "$D/state" "$D/mnt"
+chown cdsgate-api: "$D/state"
+# The mount dir as an operator sets it up: the writer's, group analytics.
+chown cdsgate-api:cdsgate-analytics "$D/mnt" && chmod 0750 "$D/mnt"
 "$CDSGATE" audit keygen --private "$D/audit/key.pem" --public "$D/audit.pub"
 chown -R cdsgate-audit: "$D/audit" && chmod 0700 "$D/audit"
 SOCK=$D/api.sock
@@ -66,6 +68,9 @@ check "the store says mounted, version 1" \
 	test "$(json "$D/mnt.json" 'j["state"], j["mount_version"]')" = "('mounted', 1)"
 check "the mount dir has data.csv and meta.json, nothing half-written" \
 	test "$(ls -A "$D/mnt")" = patients -a -f "$D/mnt/patients/data.csv" -a -f "$D/mnt/patients/meta.json"
+check "the analytics backend's user can read what was mounted" \
+	quiet setpriv --reuid=cdsgate-analytics --regid=cdsgate-analytics --init-groups \
+	cat "$D/mnt/patients/meta.json" "$D/mnt/patients/data.csv"
 check "the mounted data is the gate's output: no identifying column" \
 	sh -c '! head -1 "$0" | grep -q "patient_id\|,name,"' "$D/mnt/patients/data.csv"
 check "meta.json has the columns and the record count of the report" python3 - "$D/mnt/patients/meta.json" "$D/imp.json" <<'PY'
@@ -129,8 +134,9 @@ sleep 0.5
 check "the gate died with the daemon (no orphan deid)" \
 	sh -c '! pgrep -f "deid anonymize --data $0" >/dev/null' "$D/state/spool"
 check "restart after SIGKILL" start_api
-check "the interrupted import is an error, never a pass" \
-	test "$(sqlite3 "$D/state/store.db" "select state from datasets where name='big'")" = error
+BIG=$(sqlite3 "$D/state/store.db" "select state || ': ' || reason from datasets where name='big'")
+check "the interrupted import is an error, never a pass ($BIG)" \
+	test "${BIG%%:*}" = error
 check "and nothing of it is mounted" test "$(ls -A "$D/mnt")" = patients
 check "the store is consistent" test "$(sqlite3 "$D/state/store.db" 'PRAGMA integrity_check')" = ok
 

@@ -106,3 +106,6 @@ descendants() {
 		          m = split(kids[q[i]], more, " ");
 		          for (j = 1; j <= m; j++) q[++n] = more[j] } }'
 }
+
+# gateway_require: the same as require_session (the 02x scenarios).
+gateway_require() { require_session; }

@@ -252,6 +252,36 @@ test_buttons(void)
 	    "back/forward buttons dropped");
 }
 
+/* Modifiers held by the client change what a button press may do. */
+static void
+test_button_mods(void)
+{
+	struct kiosk k;
+
+	kiosk_init(&k);
+	tap_ok(kiosk_button_press_allowed(&k, 1) &&
+	    kiosk_button_press_allowed(&k, 4), "plain click and wheel allowed");
+	tap_ok(!kiosk_button_press_allowed(&k, 2), "middle still dropped");
+	(void)kiosk_key(&k, XK_Control_L, 1, NULL);
+	tap_ok(!kiosk_button_press_allowed(&k, 1),
+	    "ctrl+click (background tab) dropped");
+	tap_ok(!kiosk_button_press_allowed(&k, 4) &&
+	    !kiosk_button_press_allowed(&k, 5), "ctrl+wheel (zoom) dropped");
+	(void)kiosk_key(&k, XK_Control_L, 0, NULL);
+	(void)kiosk_key(&k, XK_Shift_R, 1, NULL);
+	tap_ok(!kiosk_button_press_allowed(&k, 1),
+	    "shift+click (new window) dropped");
+	tap_ok(kiosk_button_press_allowed(&k, 6) &&
+	    kiosk_button_press_allowed(&k, 4),
+	    "shift+wheel (horizontal scroll) allowed");
+	(void)kiosk_key(&k, XK_Shift_R, 0, NULL);
+	(void)kiosk_key(&k, XK_Alt_L, 1, NULL);
+	tap_ok(kiosk_button_press_allowed(&k, 1),
+	    "alt+click allowed (Alt never reaches X)");
+	(void)kiosk_key(&k, XK_Alt_L, 0, NULL);
+	tap_ok(kiosk_button_press_allowed(&k, 1), "released: click allowed");
+}
+
 static void
 test_helpers(void)
 {
@@ -268,6 +298,7 @@ int
 main(void)
 {
 	test_escapes();
+	test_button_mods();
 	test_allowed();
 	test_typing();
 	test_modifier_tracking();

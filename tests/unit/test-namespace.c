@@ -196,6 +196,24 @@ mounts_bad_child(void)
 	    "refused (%s)", err);
 }
 
+/* A required source that is missing stops the build, named. */
+static void
+mounts_missing_child(void)
+{
+	const struct ns_mount bad[] = {
+		{ NS_RO, "/nonexistent-cdsgate-src", "/x", NULL, 0 },
+	};
+	char err[200] = "";
+	int r;
+
+	if (!rep(unshare(CLONE_NEWNS) == 0, "unshare(CLONE_NEWNS)"))
+		return;
+	r = ns_root_build(staging, bad, 1, err, sizeof(err));
+	rep(r != 0 && errno == ENOENT && strstr(err,
+	    "/nonexistent-cdsgate-src /x") != NULL, "a missing source is an "
+	    "error naming it (%s)", err);
+}
+
 static void
 mounts_setup(void)
 {
@@ -443,6 +461,7 @@ main(void)
 	tap_ok(access(path, F_OK) != 0, "root: nothing was created on the "
 	    "host through the link (%s)", path);
 	scenario("root, bad table", mounts_bad_child);
+	scenario("root, missing source", mounts_missing_child);
 	scenario("net", net_child);
 	scenario("net, non-loopback", net_addr_child);
 	scenario("pid", pid_child);

@@ -19,6 +19,7 @@
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "sandbox/sandbox.h"
@@ -173,6 +174,20 @@ body_syscall(const void *arg)
 	return CHILD_WRONG;
 }
 
+/* forward: its one kind of socket, TCP to the backend */
+static int
+body_inet_socket(const void *arg)
+{
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC,
+	    0);
+
+	(void)arg;
+	if (fd < 0)
+		return CHILD_WRONG;
+	close(fd);
+	return CHILD_OK;
+}
+
 /* xvfb: socket(AF_INET) fails with EACCES (Xvfb may try) */
 static int
 body_inet_refused(const void *arg)
@@ -180,6 +195,15 @@ body_inet_refused(const void *arg)
 	(void)arg;
 	return socket(AF_INET, SOCK_STREAM, 0) == -1 && errno == EACCES ?
 	    CHILD_OK : CHILD_WRONG;
+}
+
+/* forward: a socket that is not TCP/IP */
+static int
+body_unix_socket(const void *arg)
+{
+	(void)arg;
+	socket(AF_UNIX, SOCK_STREAM, 0);
+	return CHILD_WRONG;
 }
 
 static int
@@ -248,6 +272,62 @@ body_probes(const void *arg)
 	if (fcntl(STDERR_FILENO, F_GETFD) < 0)
 		return CHILD_WRONG;
 	(void)fds;
+	return CHILD_OK;
+}
+
+static int
+cmp_int(const void *a, const void *b)
+{
+	int x = *(const int *)a, y = *(const int *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* What a compute process takes for granted in libc: qsort of a large
+ * array (sysinfo), localtime_r (tzset done by sandbox_enter), stdio on a
+ * handed fd (fstat, isatty probe). */
+static int
+body_libc(const void *arg)
+{
+	const size_t n = 1 << 20;
+	struct tm tm;
+	time_t now = time(NULL);
+	FILE *f;
+	int *a, fd;
+	size_t i;
+
+	(void)arg;
+	if ((a = malloc(n * sizeof(*a))) == NULL)
+		return CHILD_WRONG;
+	for (i = 0; i < n; i++)
+		a[i] = (int)((i * 2654435761u) % 1000003);
+	qsort(a, n, sizeof(*a), cmp_int);
+	for (i = 1; i < n; i++)
+		if (a[i - 1] > a[i])
+			return CHILD_WRONG;
+	free(a);
+	if (localtime_r(&now, &tm) == NULL)
+		return CHILD_WRONG;
+	if ((fd = fcntl(STDERR_FILENO, F_DUPFD_CLOEXEC, 3)) < 0 ||
+	    (f = fdopen(fd, "w")) == NULL ||
+	    fprintf(f, "%s", "") < 0 || fclose(f) != 0)
+		return CHILD_WRONG;
+	return CHILD_OK;
+}
+
+/* The TLS front door's relay: a socketpair(AF_UNIX) per client. */
+static int
+body_socketpair(const void *arg)
+{
+	int sv[2];
+	char c = 'x';
+
+	(void)arg;
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0 ||
+	    write(sv[0], &c, 1) != 1 || read(sv[1], &c, 1) != 1)
+		return CHILD_WRONG;
+	close(sv[0]);
+	close(sv[1]);
 	return CHILD_OK;
 }
 
@@ -343,6 +423,17 @@ test_argument_checks(void)
 		{ SANDBOX_PROFILE_DEID, body_probes, "isatty -> ENOTTY, "
 		  "clone3 -> ENOSYS, fcntl(F_GETFD) allowed", 0 },
 		{ SANDBOX_PROFILE_WORKER, body_probes, "the same probes", 0 },
+		{ SANDBOX_PROFILE_WORKER, body_socketpair,
+		  "socketpair(AF_UNIX) for the TLS relay", 0 },
+		{ SANDBOX_PROFILE_DEID, body_socketpair, "socketpair", 1 },
+		{ SANDBOX_PROFILE_FORWARD, body_unix_socket,
+		  "socket(AF_UNIX)", 1 },
+		{ SANDBOX_PROFILE_FORWARD, body_fork, "fork", 1 },
+		{ SANDBOX_PROFILE_FORWARD, body_mmap_exec, "mmap(PROT_EXEC)", 1 },
+		{ SANDBOX_PROFILE_FORWARD, body_inet_socket,
+		  "socket(AF_INET) for the backend", 0 },
+		{ SANDBOX_PROFILE_DEID, body_libc, "qsort of 2^20 ints, "
+		  "localtime_r, stdio on a dup'd fd work", 0 },
 	};
 	size_t i;
 
@@ -445,6 +536,8 @@ main(void)
 	static const char *const calls[] = { "open", "socket", "execve",
 	    "ptrace", NULL };
 	static const char *const xvfb_calls[] = { "ptrace", NULL };
+	static const char *const forward_calls[] = { "open", "execve",
+	    "ptrace", NULL };
 	char err[256];
 
 	if (sandbox_init(SANDBOX_MODE_SECCOMP, 0, err, sizeof(err)) != 0) {
@@ -461,6 +554,7 @@ main(void)
 	test_forbidden(SANDBOX_PROFILE_DEID, calls);
 	test_forbidden(SANDBOX_PROFILE_WORKER, calls);
 	test_forbidden(SANDBOX_PROFILE_XVFB, xvfb_calls);
+	test_forbidden(SANDBOX_PROFILE_FORWARD, forward_calls);
 	test_xvfb_closed();
 	test_argument_checks();
 	test_signal_self();

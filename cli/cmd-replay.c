@@ -1,0 +1,505 @@
+/*
+ * cli/cmd-replay.c — `cdsgate replay FILE ...`: the auditor's view of a
+ * session recording (record/record.h): --info, a frame as PNG, the key
+ * timeline and the typed text, a search in it, the event list as JSON
+ * lines, an mp4/webm export through ffmpeg, and a read-only VNC player
+ * (cli/replay-serve.c).
+ *
+ * Runs as the invoking auditor; the recording is untrusted input (it may
+ * be damaged or forged) and is read only through record/reader.c.  A
+ * damaged tail is reported on stderr and the intact part is used.
+ * ffmpeg is run without a shell; the output name is passed as "file:..."
+ * so that it can never be read as an option.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <jansson.h>
+
+#include "cli/cli.h"
+#include "cli/replay-serve.h"
+#include "record/record.h"
+
+#define USAGE_REPLAY	"replay FILE [--info | --frame TIME -o OUT.png | " \
+	"--keys | --search TEXT | --events | --export OUT.mp4|OUT.webm " \
+	"[--fps N] | --serve 127.0.0.1:PORT [--password-file F] [--at TIME]]"
+
+struct replay_args {
+	const char	*file;
+	const char	*action;	/* "--info", "--frame", ... */
+	const char	*value;		/* the action's argument */
+	const char	*out;		/* -o */
+	const char	*pwfile;	/* --password-file */
+	const char	*at;		/* --at */
+	double		 fps;
+};
+
+/* "SS[.f]", "MM:SS[.f]" or "HH:MM:SS[.f]" to microseconds; -1 if bad. */
+static int
+parse_time(const char *s, uint64_t *us)
+{
+	double part[3], v;
+	char buf[64], *p, *f[3];
+	size_t n, i;
+
+	if (strlen(s) >= sizeof(buf) || strchr(s, '-') != NULL)
+		return -1;
+	snprintf(buf, sizeof(buf), "%s", s);
+	for (n = 0, p = buf; n < 3 && p != NULL; n++) {
+		f[n] = p;
+		if ((p = strchr(p, ':')) != NULL)
+			*p++ = '\0';
+	}
+	if (p != NULL)
+		return -1;
+	for (i = 0; i < n; i++)
+		if (cli_parse_number(f[i], &part[i]) != 0 || part[i] < 0 ||
+		    strchr(f[i], '%') != NULL ||
+		    (i + 1 < n && (part[i] != (uint64_t)part[i])) ||
+		    (i > 0 && part[i] >= 60))
+			return -1;
+	v = n == 1 ? part[0] : n == 2 ? part[0] * 60 + part[1] :
+	    part[0] * 3600 + part[1] * 60 + part[2];
+	if (v > 1e9)
+		return -1;
+	*us = (uint64_t)(v * 1e6 + 0.5);
+	return 0;
+}
+
+/* hh:mm:ss.mmm */
+static const char *
+fmt_time(uint64_t us, char *buf, size_t len)
+{
+	uint64_t s = us / 1000000;
+
+	snprintf(buf, len, "%02" PRIu64 ":%02" PRIu64 ":%02" PRIu64 ".%03" PRIu64,
+	    s / 3600, s / 60 % 60, s % 60, us / 1000 % 1000);
+	return buf;
+}
+
+static const char *
+verdict_name(unsigned v)
+{
+	return v == RECORD_DELIVERED ? "delivered" : v == RECORD_FILTERED ?
+	    "filtered" : v == RECORD_RATELIMITED ? "rate-limited" : "unknown";
+}
+
+static int
+replay_parse(int argc, char **argv, struct replay_args *a)
+{
+	static const char *const acts[] = { "--info", "--keys", "--events",
+	    "--frame", "--search", "--export", "--serve", NULL };
+	int i, k;
+
+	memset(a, 0, sizeof(*a));
+	a->fps = 5;
+	for (i = 1; i < argc; i++) {
+		for (k = 0; acts[k] != NULL; k++)
+			if (strcmp(argv[i], acts[k]) == 0)
+				break;
+		if (acts[k] != NULL) {
+			if (a->action != NULL)
+				return cli_usage_error(USAGE_REPLAY,
+				    "one action at a time");
+			a->action = acts[k];
+			if (k >= 3 && (a->value = argv[++i]) == NULL)
+				return cli_usage_error(USAGE_REPLAY,
+				    "%s needs an argument", acts[k]);
+		} else if (strcmp(argv[i], "-o") == 0 && i + 1 < argc)
+			a->out = argv[++i];
+		else if (strcmp(argv[i], "--password-file") == 0 && i + 1 < argc)
+			a->pwfile = argv[++i];
+		else if (strcmp(argv[i], "--at") == 0 && i + 1 < argc)
+			a->at = argv[++i];
+		else if (strcmp(argv[i], "--fps") == 0 && i + 1 < argc) {
+			if (cli_parse_number(argv[++i], &a->fps) != 0 ||
+			    a->fps < 0.1 || a->fps > 60)
+				return cli_usage_error(USAGE_REPLAY,
+				    "--fps must be 0.1 to 60");
+		} else if (argv[i][0] != '-' && a->file == NULL)
+			a->file = argv[i];
+		else
+			return cli_usage_error(USAGE_REPLAY,
+			    "unexpected argument: %s", argv[i]);
+	}
+	if (a->file == NULL)
+		return cli_usage_error(USAGE_REPLAY, "no recording given");
+	if (a->action == NULL)
+		a->action = "--info";
+	if (strcmp(a->action, "--export") == 0)
+		a->out = a->value;
+	if (strcmp(a->action, "--frame") == 0 && a->out == NULL)
+		return cli_usage_error(USAGE_REPLAY, "--frame needs -o OUT.png");
+	return 0;
+}
+
+static void
+warn_truncated(const char *file, const struct record_info *in)
+{
+	char t[32];
+
+	if (in->truncated)
+		fprintf(stderr, "cdsgate: warning: %s: truncated at offset %"
+		    PRIu64 " (time %s): %s\n", file, in->trunc_offset,
+		    fmt_time(in->trunc_t_us, t, sizeof(t)), in->trunc_reason);
+}
+
+static int
+do_info(struct record_reader *r, const char *file)
+{
+	const struct record_header *h = record_reader_header(r);
+	const struct record_info *in = record_reader_info(r);
+	time_t start = (time_t)(h->start_unix_us / 1000000);
+	char t[32], when[32] = "?", hex[65] = "?";
+	uint8_t d[32];
+	struct tm tm;
+	int i;
+
+	if (gmtime_r(&start, &tm) != NULL)
+		strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm);
+	printf("file: %s\nsession: %s\nrecipient: %s\npolicy: %s\n"
+	    "started: %s\ngeometry: %ux%u\nduration: %s (%.3f s)\n"
+	    "size: %" PRIu64 " bytes\n", file, h->session, h->recipient,
+	    h->policy, when, h->width, h->height,
+	    fmt_time(in->duration_us, t, sizeof(t)), in->duration_us / 1e6,
+	    in->size);
+	printf("chunks: %zu (keyframes %zu, deltas %zu, keys %zu, pointer %zu, "
+	    "clipboard %zu, events %zu)\nkeyframe interval: %u s\nindex: %s\n",
+	    in->chunks, in->keyframes, in->deltas, in->keys, in->pointers,
+	    in->clips, in->events, h->keyframe_interval_s,
+	    in->indexed ? "yes" : "no");
+	if (record_file_sha256(file, d) == RECORD_OK)
+		for (i = 0; i < 32; i++)
+			snprintf(hex + 2 * i, 3, "%02x", d[i]);
+	printf("sha256: %s\n", hex);
+	if (in->truncated)
+		printf("complete: no, truncated at offset %" PRIu64 " (time %s):"
+		    " %s\n", in->trunc_offset, fmt_time(in->trunc_t_us, t,
+		    sizeof(t)), in->trunc_reason);
+	else
+		printf("complete: yes\n");
+	return 0;
+}
+
+static int
+do_frame(struct record_reader *r, const struct replay_args *a)
+{
+	const struct record_header *h = record_reader_header(r);
+	uint8_t *rgb;
+	uint64_t t;
+	int fd, rc;
+
+	if (parse_time(a->value, &t) != 0)
+		return cli_usage_error(USAGE_REPLAY, "bad TIME '%s' (seconds, "
+		    "mm:ss or hh:mm:ss)", a->value);
+	if (t > record_reader_info(r)->duration_us)
+		return cli_usage_error(NULL, "%s is after the end of the "
+		    "recording (%.3f s)", a->value,
+		    record_reader_info(r)->duration_us / 1e6);
+	if ((rc = record_reader_seek(r, t)) != RECORD_OK) {
+		fprintf(stderr, "cdsgate: %s: %s %s\n", a->file,
+		    record_strerror(rc), record_reader_error(r));
+		return EXIT_BAD_INPUT;
+	}
+	if ((rgb = malloc((size_t)h->width * h->height * 3)) == NULL)
+		return EXIT_INTERNAL;
+	record_reader_rgb(r, rgb);
+	fd = open(a->out, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	rc = fd == -1 ? RECORD_EIO : record_png_write(fd, rgb, h->width,
+	    h->height);
+	if (fd != -1 && close(fd) == -1)
+		rc = RECORD_EIO;
+	free(rgb);
+	if (rc != RECORD_OK) {
+		fprintf(stderr, "cdsgate: %s: %s\n", a->out, strerror(errno));
+		return EXIT_INTERNAL;
+	}
+	return 0;
+}
+
+/* Feed every key chunk to the text; print the timeline if asked. */
+static int
+walk_keys(struct record_reader *r, struct record_text *x, int print,
+    const char *needle, size_t *hits)
+{
+	struct record_item it;
+	char t[32], t0[32], name[32];
+	uint64_t first;
+	size_t i;
+	int rc;
+
+	for (i = 0; i < record_reader_nchunks(r); i++) {
+		if (record_reader_chunk(r, i)->type != RECORD_CH_KEY)
+			continue;
+		if ((rc = record_reader_item(r, i, &it)) != RECORD_OK)
+			return rc;
+		if (print) {
+			record_keysym_name(it.keysym, name, sizeof(name));
+			printf("%s %-7s %-12s %s\n", fmt_time(it.t_us, t,
+			    sizeof(t)), it.down ? "press" : "release", name,
+			    it.verdict == RECORD_DELIVERED ? "" :
+			    verdict_name(it.verdict));
+		}
+		if (record_text_feed(x, it.t_us, it.keysym, it.down,
+		    it.verdict) && needle != NULL &&
+		    record_text_ends_with(x, needle, &first)) {
+			printf("%s typed (started %s)\n", fmt_time(it.t_us, t,
+			    sizeof(t)), fmt_time(first, t0, sizeof(t0)));
+			(*hits)++;
+		}
+	}
+	return RECORD_OK;
+}
+
+static int
+do_keys(struct record_reader *r, const struct replay_args *a, int search)
+{
+	struct record_text *x = record_text_alloc();
+	size_t hits = 0;
+	int rc;
+
+	if (x == NULL)
+		return EXIT_INTERNAL;
+	if (search && a->value[0] == '\0') {
+		record_text_free(x);
+		return cli_usage_error(USAGE_REPLAY, "empty search text");
+	}
+	rc = walk_keys(r, x, !search, search ? a->value : NULL, &hits);
+	if (rc == RECORD_OK && !search)
+		printf("--- typed text ---\n%s\n", record_text_str(x));
+	record_text_free(x);
+	if (rc != RECORD_OK) {
+		fprintf(stderr, "cdsgate: %s: %s %s\n", a->file,
+		    record_strerror(rc), record_reader_error(r));
+		return EXIT_BAD_INPUT;
+	}
+	if (search && hits == 0) {
+		fprintf(stderr, "cdsgate: '%s' was not typed\n", a->value);
+		return EXIT_INTERNAL;
+	}
+	return 0;
+}
+
+/* One non-frame chunk as a JSON object. */
+static json_t *
+item_json(const struct record_item *it)
+{
+	char name[32];
+	json_t *o = json_pack("{s:f, s:I}", "t", it->t_us / 1e6, "t_us",
+	    (json_int_t)it->t_us), *v = NULL;
+
+	switch (it->type) {
+	case RECORD_CH_KEY:
+		record_keysym_name(it->keysym, name, sizeof(name));
+		json_object_set_new(o, "type", json_string("key"));
+		json_object_set_new(o, "keysym", json_integer(it->keysym));
+		json_object_set_new(o, "name", json_string(name));
+		json_object_set_new(o, "down", json_boolean(it->down));
+		break;
+	case RECORD_CH_PTR:
+		json_object_set_new(o, "type", json_string("pointer"));
+		json_object_set_new(o, "x", json_integer(it->x));
+		json_object_set_new(o, "y", json_integer(it->y));
+		json_object_set_new(o, "buttons", json_integer(it->mask));
+		break;
+	case RECORD_CH_CLIP:
+		json_object_set_new(o, "type", json_string("clipboard"));
+		json_object_set_new(o, "direction", json_string(it->dir ==
+		    RECORD_CLIP_IN ? "in" : "out"));
+		json_object_set_new(o, "bytes", json_integer(it->full_len));
+		if ((v = json_stringn(it->data, it->data_len)) != NULL)
+			json_object_set_new(o, "text", v);
+		break;
+	case RECORD_CH_EVNT:
+		json_object_set_new(o, "type", json_string("event"));
+		v = json_loadb(it->data, it->data_len, 0, NULL);
+		json_object_set_new(o, "event", v != NULL ? v :
+		    json_stringn(it->data, it->data_len));
+		return o;
+	}
+	json_object_set_new(o, "verdict", json_string(verdict_name(it->verdict)));
+	return o;
+}
+
+static int
+do_events(struct record_reader *r, const char *file)
+{
+	struct record_item it;
+	const struct record_chunk *c;
+	json_t *o;
+	char *s;
+	size_t i;
+	int rc;
+
+	for (i = 0; i < record_reader_nchunks(r); i++) {
+		c = record_reader_chunk(r, i);
+		if (c->type != RECORD_CH_KEY && c->type != RECORD_CH_PTR &&
+		    c->type != RECORD_CH_CLIP && c->type != RECORD_CH_EVNT)
+			continue;
+		if ((rc = record_reader_item(r, i, &it)) != RECORD_OK) {
+			fprintf(stderr, "cdsgate: %s: %s %s\n", file,
+			    record_strerror(rc), record_reader_error(r));
+			return EXIT_BAD_INPUT;
+		}
+		o = item_json(&it);
+		s = o != NULL ? json_dumps(o, JSON_COMPACT |
+		    JSON_REAL_PRECISION(9)) : NULL;
+		json_decref(o);
+		if (s == NULL)
+			return EXIT_INTERNAL;
+		printf("%s\n", s);
+		free(s);
+	}
+	return 0;
+}
+
+/* ffmpeg reading raw RGB frames on its stdin; returns its pid. */
+static pid_t
+spawn_ffmpeg(const struct record_header *h, const struct replay_args *a,
+    int *wfd)
+{
+	const char *ext = strrchr(a->out, '.');
+	char size[32], fps[32], out[4096];
+	const char *mp4[] = { "-c:v", "libx264", "-preset", "veryfast",
+	    "-f", "mp4", NULL };
+	const char *webm[] = { "-c:v", "libvpx-vp9", "-deadline", "realtime",
+	    "-cpu-used", "8", "-b:v", "0", "-crf", "40", "-f", "webm", NULL };
+	const char *argv[48] = { "ffmpeg", "-hide_banner", "-loglevel", "error",
+	    "-nostdin", "-y", "-f", "rawvideo", "-pix_fmt", "rgb24", "-s", size,
+	    "-framerate", fps, "-i", "pipe:0", "-vf", "pad=ceil(iw/2)*2:ceil(ih/2)*2",
+	    "-pix_fmt", "yuv420p" };
+	const char **codec = ext != NULL && strcmp(ext, ".webm") == 0 ? webm :
+	    ext != NULL && strcmp(ext, ".mp4") == 0 ? mp4 : NULL;
+	size_t n = 20, i;
+	int p[2];
+	pid_t pid;
+
+	if (codec == NULL || strlen(a->out) + 6 > sizeof(out))
+		return cli_usage_error(USAGE_REPLAY, "--export needs a .mp4 "
+		    "or .webm file name"), -1;
+	snprintf(size, sizeof(size), "%ux%u", h->width, h->height);
+	snprintf(fps, sizeof(fps), "%g", a->fps);
+	snprintf(out, sizeof(out), "file:%s", a->out);
+	for (i = 0; codec[i] != NULL; i++)
+		argv[n++] = codec[i];
+	argv[n++] = out;
+	argv[n] = NULL;
+	if (pipe2(p, O_CLOEXEC) == -1 || (pid = fork()) == -1)
+		return perror("cdsgate: ffmpeg"), -1;
+	if (pid == 0) {
+		if (dup2(p[0], 0) == -1)
+			_exit(127);
+		execvp("ffmpeg", (char *const *)argv);
+		fprintf(stderr, "cdsgate: cannot run ffmpeg: %s\n",
+		    strerror(errno));
+		_exit(127);
+	}
+	close(p[0]);
+	*wfd = p[1];
+	return pid;
+}
+
+static int
+do_export(struct record_reader *r, const struct replay_args *a)
+{
+	const struct record_header *h = record_reader_header(r);
+	uint64_t dur = record_reader_info(r)->duration_us, i, frames;
+	size_t len = (size_t)h->width * h->height * 3;
+	uint8_t *rgb = malloc(len);
+	int fd = -1, status, rc = RECORD_OK, wr = 0;
+	pid_t pid;
+
+	if (rgb == NULL) {
+		free(rgb);
+		return EXIT_INTERNAL;
+	}
+	signal(SIGPIPE, SIG_IGN);
+	if ((pid = spawn_ffmpeg(h, a, &fd)) == -1) {
+		free(rgb);
+		return EXIT_BAD_INPUT;
+	}
+	/* frame i shows [i/fps, (i+1)/fps): the video lasts the session */
+	frames = (uint64_t)ceil(dur / 1e6 * a->fps);
+	if (frames == 0)
+		frames = 1;
+	for (i = 0; i < frames && rc == RECORD_OK && wr == 0; i++) {
+		rc = record_reader_seek(r, (uint64_t)(i * 1e6 / a->fps));
+		if (rc == RECORD_ENOFRAME)	/* before the first frame: black */
+			rc = RECORD_OK, memset(rgb, 0, len);
+		else if (rc == RECORD_OK)
+			record_reader_rgb(r, rgb);
+		if (rc == RECORD_OK)
+			wr = -(record_write_all(fd, rgb, len) != 0);
+	}
+	close(fd);
+	free(rgb);
+	while (waitpid(pid, &status, 0) == -1 && errno == EINTR)
+		;
+	if (rc != RECORD_OK)
+		fprintf(stderr, "cdsgate: %s: %s %s\n", a->file,
+		    record_strerror(rc), record_reader_error(r));
+	if (rc != RECORD_OK || wr != 0 || !WIFEXITED(status) ||
+	    WEXITSTATUS(status) != 0) {
+		fprintf(stderr, "cdsgate: export to %s failed\n", a->out);
+		return EXIT_INTERNAL;
+	}
+	printf("%s: %" PRIu64 " frames at %g fps (%.3f s)\n", a->out, frames,
+	    a->fps, frames / a->fps);
+	return 0;
+}
+
+static int
+cmd_replay(int argc, char **argv)
+{
+	struct replay_args a;
+	struct record_reader *r = NULL;
+	char err[256];
+	uint64_t at = 0;
+	int rc;
+
+	if (replay_parse(argc, argv, &a) != 0)
+		return EXIT_BAD_INPUT;
+	if (a.at != NULL && parse_time(a.at, &at) != 0)
+		return cli_usage_error(USAGE_REPLAY, "bad --at TIME '%s'", a.at);
+	if ((rc = record_reader_open(a.file, &r, err, sizeof(err))) !=
+	    RECORD_OK) {
+		fprintf(stderr, "cdsgate: %s: %s (%s)\n", a.file,
+		    record_strerror(rc), err);
+		return EXIT_BAD_INPUT;
+	}
+	if (strcmp(a.action, "--info") != 0)
+		warn_truncated(a.file, record_reader_info(r));
+	if (strcmp(a.action, "--info") == 0)
+		rc = do_info(r, a.file);
+	else if (strcmp(a.action, "--frame") == 0)
+		rc = do_frame(r, &a);
+	else if (strcmp(a.action, "--keys") == 0)
+		rc = do_keys(r, &a, 0);
+	else if (strcmp(a.action, "--search") == 0)
+		rc = do_keys(r, &a, 1);
+	else if (strcmp(a.action, "--events") == 0)
+		rc = do_events(r, a.file);
+	else if (strcmp(a.action, "--serve") == 0)
+		rc = replay_serve(r, a.value, a.pwfile, a.at, at);
+	else
+		rc = do_export(r, &a);
+	record_reader_free(r);
+	return rc;
+}
+
+const struct cmd_entry cmd_replay_entry = {
+	"replay", NULL, USAGE_REPLAY,
+	"replay a session recording (frames, keys, search, events, export)",
+	cmd_replay
+};

@@ -1,0 +1,252 @@
+/*
+ * record/text.c — what was typed, rebuilt from the recorded key presses,
+ * for the auditor's `replay --keys` and `--search`.
+ *
+ * Printable keysyms (Latin-1, keypad digits and operators, and the
+ * 0x01000000 + codepoint range) become UTF-8; BackSpace deletes one
+ * character, Return/KP_Enter a newline, Tab a tab.  Presses while
+ * Control, Alt, Meta or Super is held are shortcuts, not text.  Only
+ * delivered presses count: a filtered or rate-limited key never reached
+ * the session.  Keysyms come from an untrusted file: any value is fine.
+ *
+ * Library code.
+ */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "record/record.h"
+
+#define XK_BackSpace	0xff08
+#define XK_Tab		0xff09
+#define XK_Return	0xff0d
+#define XK_KP_Enter	0xff8d
+
+struct record_text {
+	char		*s;
+	uint64_t	*t;		/* time each byte's character was typed */
+	size_t		 len, cap;
+	unsigned	 mods;		/* held shortcut modifiers, one bit each */
+};
+
+static const struct {
+	uint32_t	 ks;
+	const char	*name;
+} names[] = {
+	{ 0x20, "space" }, { 0xff08, "BackSpace" }, { 0xff09, "Tab" },
+	{ 0xff0d, "Return" }, { 0xff1b, "Escape" }, { 0xffff, "Delete" },
+	{ 0xff50, "Home" }, { 0xff51, "Left" }, { 0xff52, "Up" },
+	{ 0xff53, "Right" }, { 0xff54, "Down" }, { 0xff55, "Page_Up" },
+	{ 0xff56, "Page_Down" }, { 0xff57, "End" }, { 0xff63, "Insert" },
+	{ 0xff8d, "KP_Enter" }, { 0xffe1, "Shift_L" }, { 0xffe2, "Shift_R" },
+	{ 0xffe3, "Control_L" }, { 0xffe4, "Control_R" },
+	{ 0xffe5, "Caps_Lock" }, { 0xffe7, "Meta_L" }, { 0xffe8, "Meta_R" },
+	{ 0xffe9, "Alt_L" }, { 0xffea, "Alt_R" }, { 0xffeb, "Super_L" },
+	{ 0xffec, "Super_R" }, { 0xfe03, "ISO_Level3_Shift" },
+};
+
+/* Control_L/R, Meta_L/R, Alt_L/R, Super_L/R: bit index, or -1. */
+static int
+shortcut_mod(uint32_t ks)
+{
+	if (ks == 0xffe3 || ks == 0xffe4)
+		return (int)(ks - 0xffe3);
+	if (ks >= 0xffe7 && ks <= 0xffec)
+		return (int)(ks - 0xffe7 + 2);
+	return -1;
+}
+
+/* Keysym to Unicode codepoint for the printable ones, else 0. */
+static uint32_t
+keysym_ucs(uint32_t ks)
+{
+	static const char kp[] = " *+,-./0123456789";
+
+	if ((ks >= 0x20 && ks <= 0x7e) || (ks >= 0xa0 && ks <= 0xff))
+		return ks;
+	if (ks >= 0x01000100 && ks <= 0x0110ffff &&
+	    !(ks >= 0x0100d800 && ks <= 0x0100dfff))
+		return ks & 0x00ffffff;
+	if (ks == 0xff80)
+		return ' ';
+	if (ks >= 0xffaa && ks <= 0xffb9)
+		return (uint32_t)kp[ks - 0xffaa + 1];
+	if (ks == 0xffbd)
+		return '=';
+	return 0;
+}
+
+size_t
+record_keysym_utf8(uint32_t keysym, char out[5])
+{
+	uint32_t c = keysym_ucs(keysym);
+	size_t n;
+
+	if (c == 0)
+		n = 0;
+	else if (c < 0x80) {
+		out[0] = (char)c;
+		n = 1;
+	} else if (c < 0x800) {
+		out[0] = (char)(0xc0 | c >> 6);
+		out[1] = (char)(0x80 | (c & 0x3f));
+		n = 2;
+	} else if (c < 0x10000) {
+		out[0] = (char)(0xe0 | c >> 12);
+		out[1] = (char)(0x80 | ((c >> 6) & 0x3f));
+		out[2] = (char)(0x80 | (c & 0x3f));
+		n = 3;
+	} else {
+		out[0] = (char)(0xf0 | c >> 18);
+		out[1] = (char)(0x80 | ((c >> 12) & 0x3f));
+		out[2] = (char)(0x80 | ((c >> 6) & 0x3f));
+		out[3] = (char)(0x80 | (c & 0x3f));
+		n = 4;
+	}
+	out[n] = '\0';
+	return n;
+}
+
+/* Zero-width and bidi controls: shown by number on a timeline, so a
+ * forged recording cannot reorder what the auditor's terminal shows. */
+static int
+invisible(uint32_t c)
+{
+	return (c >= 0x200b && c <= 0x200f) || (c >= 0x2028 && c <= 0x202e) ||
+	    (c >= 0x2060 && c <= 0x206f) || c == 0xfeff || c == 0xad;
+}
+
+void
+record_keysym_name(uint32_t keysym, char *out, size_t outlen)
+{
+	char u[5];
+	size_t i;
+
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (names[i].ks == keysym) {
+			snprintf(out, outlen, "%s", names[i].name);
+			return;
+		}
+	if (keysym >= 0xffbe && keysym <= 0xffc9)
+		snprintf(out, outlen, "F%u", (unsigned)(keysym - 0xffbe + 1));
+	else if (invisible(keysym_ucs(keysym)))
+		snprintf(out, outlen, "U+%04X", (unsigned)keysym_ucs(keysym));
+	else if (record_keysym_utf8(keysym, u) > 0)
+		snprintf(out, outlen, "%s", u);
+	else
+		snprintf(out, outlen, "0x%x", (unsigned)keysym);
+}
+
+struct record_text *
+record_text_alloc(void)
+{
+	struct record_text *x = calloc(1, sizeof(*x));
+
+	if (x == NULL)
+		return NULL;
+	x->cap = 256;
+	x->s = malloc(x->cap + 1);
+	x->t = malloc(x->cap * sizeof(*x->t));
+	if (x->s == NULL || x->t == NULL) {
+		record_text_free(x);
+		return NULL;
+	}
+	x->s[0] = '\0';
+	return x;
+}
+
+void
+record_text_free(struct record_text *x)
+{
+	if (x == NULL)
+		return;
+	free(x->s);
+	free(x->t);
+	free(x);
+}
+
+/* Append n bytes typed at t; -1 when out of memory. */
+static int
+append(struct record_text *x, const char *u, size_t n, uint64_t t)
+{
+	char *s;
+	uint64_t *tt;
+	size_t i;
+
+	if (x->len + n > x->cap) {
+		if ((s = realloc(x->s, x->cap * 2 + 1)) == NULL)
+			return -1;
+		x->s = s;
+		if ((tt = realloc(x->t, x->cap * 2 * sizeof(*tt))) == NULL)
+			return -1;
+		x->t = tt;
+		x->cap *= 2;
+	}
+	for (i = 0; i < n; i++) {
+		x->s[x->len] = u[i];
+		x->t[x->len++] = t;
+	}
+	x->s[x->len] = '\0';
+	return 0;
+}
+
+int
+record_text_feed(struct record_text *x, uint64_t t_us, uint32_t keysym,
+    int down, int verdict)
+{
+	char u[5];
+	size_t n;
+	int m = shortcut_mod(keysym);
+
+	if (verdict != RECORD_DELIVERED)
+		return 0;
+	if (m >= 0) {
+		x->mods = down ? x->mods | 1u << m : x->mods & ~(1u << m);
+		return 0;
+	}
+	if (!down || x->mods != 0)
+		return 0;
+	if (keysym == XK_BackSpace) {
+		if (x->len == 0)
+			return 0;
+		/* drop UTF-8 continuation bytes, then the lead byte */
+		while (x->len > 0 && ((unsigned char)x->s[x->len - 1] & 0xc0) ==
+		    0x80)
+			x->len--;
+		if (x->len > 0)
+			x->len--;
+		x->s[x->len] = '\0';
+		return 1;
+	}
+	if (keysym == XK_Return || keysym == XK_KP_Enter)
+		n = (u[0] = '\n', 1);
+	else if (keysym == XK_Tab)
+		n = (u[0] = '\t', 1);
+	else
+		n = record_keysym_utf8(keysym, u);
+	if (n == 0 || append(x, u, n, t_us) != 0)
+		return 0;
+	return 1;
+}
+
+const char *
+record_text_str(const struct record_text *x)
+{
+	return x->s;
+}
+
+int
+record_text_ends_with(const struct record_text *x, const char *needle,
+    uint64_t *t_first)
+{
+	size_t n = strlen(needle);
+
+	if (n == 0 || n > x->len ||
+	    memcmp(x->s + x->len - n, needle, n) != 0)
+		return 0;
+	if (t_first != NULL)
+		*t_first = x->t[x->len - n];
+	return 1;
+}
