@@ -294,6 +294,35 @@ if [ -z "$NOSESS" ]; then
 		test "$(sqlite3 "$D/state/store.db" "select state from sessions where id='$SID4'")" = ended
 fi
 check "the API socket is gone" test ! -e "$SOCK"
+# ---- with TLS: the secret is the recipient's VeNCrypt password ----
+if [ -n "$NOSESS" ] || ! command -v openssl >/dev/null; then
+	skip "sessions over TLS: ${NOSESS:-openssl not installed}"
+else
+	openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj "/CN=127.0.0.1" \
+		-addext "subjectAltName=IP:127.0.0.1" -keyout "$D/key.pem" -out "$D/cert.pem" 2> /dev/null
+	chmod 600 "$D/key.pem"
+	write_config "$CONF" "\"tls_cert\": \"$D/cert.pem\", \"tls_key\": \"$D/key.pem\""
+	check "cdsgated serve starts with tls_cert and tls_key" start_serve
+	"$CDSGATE" session create --recipient alice --dataset "$DS" --json > "$D/s5.json" 2> "$D/s5.err"; rc=$?
+	check "a session with TLS: created, a 24-character secret (exit $rc: $(head -c 160 "$D/s5.err"))" \
+		sh -c "[ $rc -eq 0 ] && [ \$(python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))[\"secret\"]))' '$D/s5.json') -eq 24 ]"
+	json "$D/s5.json" 'j["secret"]' > "$D/pw"
+	VADDR=$(vnc_of "$D/s5.json")
+	sleep 3
+	"$VNCTEST" --host "${VADDR%:*}" --port "${VADDR##*:}" --user alice --ca "$D/cert.pem" \
+		--password-file "$D/pw" --timeout 30 snapshot "$D/s5.ppm" > "$D/vt.out" 2> "$D/vt.err"; rc=$?
+	check "VeNCrypt as alice with the secret connects (exit $rc: $(tail -1 "$D/vt.err"))" test "$rc" -eq 0
+	[ "$rc" -eq 0 ] || { sed 's/^/#   /' "$D/vt.err" | tail -8; grep -v '^{' "$D/err" | sed 's/^/#   /' | tail -8; grep auth "$D/err" | tail -3 | sed 's/^/#   /'; }
+	check "and sees the backend's page" banner "$D/s5.ppm"
+	echo wrong-secret-wrong-secret > "$D/badpw"
+	"$VNCTEST" --host "${VADDR%:*}" --port "${VADDR##*:}" --user alice --ca "$D/cert.pem" \
+		--password-file "$D/badpw" --timeout 30 snapshot "$D/s6.ppm" > /dev/null 2>&1; rc=$?
+	check "a wrong secret is refused (exit $rc)" test "$rc" -ne 0
+	kill -TERM "$SRV_PID"; wait "$SRV_PID"; rc=$?
+	SRV_PID=
+	check "SIGTERM: exit 0 (exit $rc)" test "$rc" -eq 0
+fi
+
 "$CDSGATE" audit verify "$D/audit/audit.log" --key "$D/audit.pub" > "$D/verify.out"; rc=$?
 check "the audit log verifies ($(cat "$D/verify.out"))" test "$rc" -eq 0
 
