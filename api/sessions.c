@@ -335,14 +335,18 @@ created_json(struct api_req *r, const struct store_session *ss,
 	    novnc);
 }
 
-/* The parent could not start it: the store says ended, with why. */
+/* The parent could not start it: it never ran, so the store's word is
+ * "revoked" (only a running session "ends"), with why. */
 static int
 create_failed(struct api_req *r, const struct store_session *ss,
     const char *why)
 {
+	char reason[PIPC_REASON_MAX + 32];
+
+	snprintf(reason, sizeof(reason), "did not start: %s", why);
 	(void)api_audit(r, "session.failed", json_pack("{s:s, s:s}", "id",
 	    ss->id, "reason", why));
-	store_session_end(r->store, ss->id, STORE_SESSION_ENDED, why,
+	store_session_end(r->store, ss->id, STORE_SESSION_REVOKED, reason,
 	    (int64_t)time(NULL));
 	return api_error(r, 503, "session_failed", "the session did not "
 	    "start: %s", why);

@@ -329,6 +329,7 @@ parent_session_start(struct parent *p, const struct pipc_start *m0)
 		snprintf(ps->id, sizeof(ps->id), "%s", m.id);
 		ps->linelen = 0;
 		ps->stopping = 0;
+		ps->started = 0;
 		ps->deadline_ms = parent_now_ms() + PARENT_READY_MS;
 		if (session_fork(p, ps, &m) != 0) {
 			why = "fork failed";
@@ -368,6 +369,7 @@ parent_session_ready(struct parent *p, struct psession *ps)
 		return;
 	}
 	ps->deadline_ms = 0;
+	ps->started = 1;
 	memset(&st, 0, sizeof(st));
 	snprintf(st.id, sizeof(st.id), "%s", ps->id);
 	st.port = ps->port;
@@ -433,12 +435,12 @@ parent_session_reaped(struct parent *p, pid_t pid, int status)
 	snprintf(e.id, sizeof(e.id), "%s", ps->id);
 	e.status = WIFEXITED(status) ? WEXITSTATUS(status) :
 	    128 + WTERMSIG(status);
-	if (ps->ready_fd >= 0) {
+	if (ps->ready_fd >= 0)
 		close(ps->ready_fd);
-		ps->ready_fd = -1;
+	if (!ps->started)
 		answer_failed(p, ps->id, "the session did not start (see the "
 		    "daemon's log)");
-	} else if (p->ipc >= 0)
+	else if (p->ipc >= 0)
 		ipc_send(p->ipc, &pipc_proto, PIPC_SESSION_ENDED, &e,
 		    sizeof(e), -1);
 	session_files_remove(p, ps->id);

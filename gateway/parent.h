@@ -32,6 +32,7 @@ struct psession {
 	char		ws_token[PIPC_TOKEN_MAX];
 	int64_t		deadline_ms;	/* ready by / killed by; 0 = none */
 	int		stopping;
+	int		started;	/* SESSION_STARTED was sent */
 };
 
 struct parent {

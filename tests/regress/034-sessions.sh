@@ -294,6 +294,25 @@ if [ -z "$NOSESS" ]; then
 		test "$(sqlite3 "$D/state/store.db" "select state from sessions where id='$SID4'")" = ended
 fi
 check "the API socket is gone" test ! -e "$SOCK"
+# ---- a session that cannot start: 503 with the reason, store says ended ----
+if [ -n "$NOSESS" ]; then
+	skip "a failing session start: $NOSESS"
+else
+	echo '{"key_rate": 1e9}' > "$D/badpolicy.json"
+	write_config "$CONF" "\"session_policy\": \"$D/badpolicy.json\""
+	check "cdsgated serve starts with a session policy the supervisor refuses" start_serve
+	t0=$(date +%s%N)
+	code=$(api POST /v1/sessions "{\"recipient\": \"alice\", \"dataset\": $DS}")
+	MS=$(( ($(date +%s%N) - t0) / 1000000 ))
+	check "POST /v1/sessions -> 503 session_failed at once ($MS ms: $(head -c 160 "$D/resp"))" \
+		sh -c "[ $code = 503 ] && grep -q session_failed '$D/resp' && [ $MS -lt 10000 ]"
+	check "the store says it did not start (revoked, with the reason); nothing live" \
+		sh -c "[ \"\$(sqlite3 '$D/state/store.db' \"select count(*) from sessions where state in ('created','running')\")\" = 0 ] &&
+		       sqlite3 '$D/state/store.db' \"select reason from sessions where state='revoked'\" | grep -q 'did not start'"
+	kill -TERM "$SRV_PID"; wait "$SRV_PID"; SRV_PID=
+	write_config "$CONF"
+fi
+
 # ---- with TLS: the secret is the recipient's VeNCrypt password ----
 if [ -n "$NOSESS" ] || ! command -v openssl >/dev/null; then
 	skip "sessions over TLS: ${NOSESS:-openssl not installed}"
