@@ -438,8 +438,8 @@ parent_session_reaped(struct parent *p, pid_t pid, int status)
 	if (ps->ready_fd >= 0)
 		close(ps->ready_fd);
 	if (!ps->started)
-		answer_failed(p, ps->id, "the session did not start (see the "
-		    "daemon's log)");
+		answer_failed(p, ps->id, "its supervisor exited before it was "
+		    "ready (the daemon's log says why)");
 	else if (p->ipc >= 0)
 		ipc_send(p->ipc, &pipc_proto, PIPC_SESSION_ENDED, &e,
 		    sizeof(e), -1);
