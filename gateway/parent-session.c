@@ -231,7 +231,7 @@ supervisor_child(struct parent *p, const struct pipc_start *m,
 	char *argv[24], err[256];
 	sigset_t none;
 	FILE *f;
-	int argc, r;
+	int argc, r, i;
 
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
@@ -241,6 +241,10 @@ supervisor_child(struct parent *p, const struct pipc_start *m,
 	    getppid() == 1)
 		_exit(SESSION_EXIT_FAILED);
 	close(p->ipc);
+	close(p->sigfd);
+	for (i = 0; i < PARENT_MAX_SESSIONS; i++)	/* the others' pipes */
+		if (p->s[i].pid > 0 && p->s[i].ready_fd >= 0)
+			close(p->s[i].ready_fd);
 	argc = session_argv(p, m, port, bufs, argv);
 	f = fdopen(out, "w");
 #ifdef HAVE_SECCOMP

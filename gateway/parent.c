@@ -138,6 +138,7 @@ parent_spawn_api(struct parent *p, const sigset_t *old)
 	}
 	if (p->api_pid == 0) {
 		close(sv[0]);
+		close(p->sigfd);
 		api_child(&p->cfg, lfd, sv[1], old);
 	}
 	close(lfd);	/* the parent holds no client socket */
@@ -319,6 +320,7 @@ parent_run(struct parent *p)
 		log_warn("serve: signals");
 		return SESSION_EXIT_FAILED;
 	}
+	p->sigfd = sigfd;
 	if (parent_spawn_api(p, &old) != 0)
 		return SESSION_EXIT_FAILED;
 	r = parent_loop(p, sigfd);

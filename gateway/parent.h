@@ -38,6 +38,7 @@ struct psession {
 struct parent {
 	struct gw_config	 cfg;
 	int			 ipc;		/* to the api */
+	int			 sigfd;		/* children close it */
 	pid_t			 api_pid;
 	struct psession		 s[PARENT_MAX_SESSIONS];
 };
