@@ -7,8 +7,8 @@
  * bounded and read back with ipc_str_get().  The secret crosses this
  * socket once, in SESSION_START, and is never logged by either side.
  *
- * Bump PIPC_REVISION *and* IPC_VERSION's comment-owner (common/ipc.h)
- * whenever a type number, a struct below or an fd rule changes.
+ * BUMP IPC_VERSION (common/ipc.h: it is the version on the wire of every
+ * protocol) whenever a type number, a struct below or an fd rule changes.
  */
 #ifndef API_PARENTIPC_H
 #define API_PARENTIPC_H
@@ -17,8 +17,6 @@
 
 #include "common/ipc.h"
 #include "store/store.h"
-
-#define PIPC_REVISION		1	/* bump with any change below */
 
 enum pipc_type {
 	PIPC_SESSION_START = 1,	/* api -> parent: start one */
