@@ -47,6 +47,11 @@ struct api_config {
 	const char	*state_dir;	/* spool/ (uploads), released/ */
 	const char	*mount_dir;	/* the embedded backend reads it */
 	const char	*cdsgate;	/* the CLI that runs the gate */
+	int		 parent_fd;	/* IPC to `cdsgated serve`; -1: none
+					   (no sessions) */
+	unsigned long	 expires_default, expires_max;	/* sessions, s */
+	const char	*session_address;	/* where sessions listen */
+	int		 session_tls;	/* VeNCrypt credentials: longer secret */
 };
 
 /* What a handler gets: one request, already authorised. */
@@ -69,6 +74,23 @@ struct api_req {
 
 /* `cdsgated api --socket PATH --store FILE ...` (api/serve.c). */
 int	api_serve_cmd(int argc, char **argv);
+
+/* What the api process is started with (api/serve.c). */
+struct api_serve_args {
+	const char	*socket_path, *store_path;
+	const char	*custodian_group, *auditor_group;
+	const char	*audit_log, *audit_key;
+	const char	*state_dir, *mount_dir, *cdsgate;
+	int		 listen_fd;	/* from api_bind() */
+	int		 parent_fd;	/* -1: standalone `cdsgated api` */
+	unsigned long	 expires_default, expires_max;
+	const char	*session_address;
+	int		 session_tls;
+};
+/* Bind the API's UNIX socket (root, before anything else); fd or -1. */
+int	api_bind(const char *path);
+/* Key holder, privilege drop, api_main(): the api process's life. */
+int	api_serve_bound(const struct api_serve_args *a);
 
 /* Run the API until SIGTERM/SIGINT; returns the process exit status. */
 int	api_main(const struct api_config *cfg);
@@ -139,6 +161,19 @@ int	datasets_import(struct api_req *r);
 int	datasets_mount(struct api_req *r);
 int	datasets_unmount(struct api_req *r);
 int	health_show(struct api_req *r);
+int	sessions_list(struct api_req *r);
+int	sessions_create(struct api_req *r);
+int	sessions_show(struct api_req *r);
+int	sessions_revoke(struct api_req *r);
+int	sessions_extend(struct api_req *r);
+/* The parent's messages (api/sessions.c): -1 when it is gone or broke
+ * the protocol (the api then exits: no parent, no sessions). */
+int	api_parent_input(int fd, struct store *st);
+/* At exit: what the parent already sent (the ends of the sessions it
+ * stopped before stopping us) goes into the store. */
+void	api_parent_drain(int fd, struct store *st);
+/* Once a second or so: expire sessions and ask the parent to stop them. */
+void	api_sessions_tick(const struct api_config *cfg, struct store *st);
 int	metrics_show(struct api_req *r);
 
 #endif

@@ -460,7 +460,7 @@ static int
 http_loop(struct MHD_Daemon *d, int sigfd)
 {
 	const union MHD_DaemonInfo *di;
-	struct pollfd pfd[2];
+	struct pollfd pfd[3];
 	MHD_UNSIGNED_LONG_LONG to;
 	int ms;
 
@@ -471,13 +471,22 @@ http_loop(struct MHD_Daemon *d, int sigfd)
 	pfd[0].events = POLLIN;
 	pfd[1].fd = sigfd;
 	pfd[1].events = POLLIN;
+	pfd[2].fd = api.cfg->parent_fd;	/* -1: ignored by poll */
+	pfd[2].events = POLLIN;
 	for (;;) {
 		ms = MHD_get_timeout(d, &to) == MHD_YES ?
-		    (to > 60000 ? 60000 : (int)to) : 60000;
-		if (poll(pfd, 2, ms) < 0 && errno != EINTR)
+		    (to > 1000 ? 1000 : (int)to) : 1000;
+		if (poll(pfd, 3, ms) < 0 && errno != EINTR)
 			return -1;
-		if (pfd[1].revents & POLLIN)
+		if (pfd[1].revents & POLLIN) {
+			api_parent_drain(api.cfg->parent_fd, api.store);
 			return 0;
+		}
+		/* The parent gone or broken: no sessions, fail closed. */
+		if (pfd[2].revents != 0 && api_parent_input(api.cfg->parent_fd, api.store) != 0)
+			return -1;
+		if (api.cfg->parent_fd >= 0)
+			api_sessions_tick(api.cfg, api.store);
 		MHD_run(d);
 	}
 }

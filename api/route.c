@@ -35,6 +35,13 @@ static const struct route routes[] = {
 	    datasets_mount, 0 },
 	{ "POST", "/v1/datasets/{id}/unmount", API_ROLE_CUSTODIAN,
 	    datasets_unmount, 0 },
+	{ "GET",  "/v1/sessions", API_ROLE_AUDITOR, sessions_list, 0 },
+	{ "POST", "/v1/sessions", API_ROLE_CUSTODIAN, sessions_create, 1 },
+	{ "GET",  "/v1/sessions/{id}", API_ROLE_AUDITOR, sessions_show, 0 },
+	{ "POST", "/v1/sessions/{id}/revoke", API_ROLE_CUSTODIAN,
+	    sessions_revoke, 0 },
+	{ "POST", "/v1/sessions/{id}/extend", API_ROLE_CUSTODIAN,
+	    sessions_extend, 1 },
 	/* streamed by api/http.c into the spool; never dispatched here */
 	{ "PUT",  "/v1/uploads", API_ROLE_CUSTODIAN, NULL, 2 },
 };

@@ -11,6 +11,7 @@
 
 #include <errno.h>
 #include <grp.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,13 +26,6 @@
 
 #define API_USER	"cdsgate-api"
 
-struct serve_args {
-	const char	*socket_path, *store_path;
-	const char	*custodian_group, *auditor_group;
-	const char	*audit_log, *audit_key;
-	const char	*state_dir, *mount_dir, *cdsgate;
-};
-
 static int
 serve_usage(void)
 {
@@ -43,7 +37,7 @@ serve_usage(void)
 }
 
 static int
-serve_parse(int argc, char **argv, struct serve_args *a)
+serve_parse(int argc, char **argv, struct api_serve_args *a)
 {
 	int i;
 
@@ -99,8 +93,8 @@ group_gid(const char *name)
 }
 
 /* Bind the UNIX socket; a stale one (nobody listening) is replaced. */
-static int
-serve_bind(const char *path)
+int
+api_bind(const char *path)
 {
 	struct sockaddr_un sun = { .sun_family = AF_UNIX };
 	int fd;
@@ -156,47 +150,75 @@ serve_drop(void)
 	return 0;
 }
 
+/*
+ * After the bind, as root: the key holder first (without an audit log
+ * nothing starts), then the drop, then the loop.  Shared by `cdsgated
+ * api` and the api child of `cdsgated serve` (a->parent_fd >= 0).
+ */
 int
-api_serve_cmd(int argc, char **argv)
+api_serve_bound(const struct api_serve_args *a)
 {
-	struct serve_args a = { 0 };
 	struct api_config cfg = { 0 };
 	struct keyholder kh;
 	char err[512];
 	int rc;
 
-	if (serve_parse(argc, argv, &a) != 0)
-		return serve_usage();
-	cfg.custodian_gid = group_gid(a.custodian_group);
-	cfg.auditor_gid = group_gid(a.auditor_group);
-	cfg.store_path = a.store_path;
-	cfg.state_dir = a.state_dir;
-	cfg.mount_dir = a.mount_dir;
-	cfg.cdsgate = a.cdsgate;
-	cfg.listen_desc = a.socket_path;
-	/* The key holder first: without an audit log nothing starts. */
-	if (keyholder_start(a.audit_log, a.audit_key, &kh, err,
+	cfg.custodian_gid = group_gid(a->custodian_group);
+	cfg.auditor_gid = group_gid(a->auditor_group);
+	cfg.store_path = a->store_path;
+	cfg.state_dir = a->state_dir;
+	cfg.mount_dir = a->mount_dir;
+	cfg.cdsgate = a->cdsgate;
+	cfg.listen_desc = a->socket_path;
+	cfg.listen_fd = a->listen_fd;
+	cfg.parent_fd = a->parent_fd;
+	cfg.expires_default = a->expires_default;
+	cfg.expires_max = a->expires_max;
+	cfg.session_address = a->session_address != NULL ?
+	    a->session_address : "127.0.0.1";
+	cfg.session_tls = a->session_tls;
+	if (keyholder_start(a->audit_log, a->audit_key, &kh, err,
 	    sizeof(err)) != 0) {
 		fprintf(stderr, "cdsgated api: %s\n", err);
 		return 1;
 	}
 	cfg.audit = &kh;
-	if ((cfg.listen_fd = serve_bind(a.socket_path)) < 0) {
+	if (serve_drop() != 0) {
 		keyholder_stop(&kh);
 		return 1;
 	}
-	if (serve_drop() != 0) {
-		unlink(a.socket_path);
+	/* The parent is our only way to sessions: die with it. */
+	if (a->parent_fd >= 0 && (prctl(PR_SET_PDEATHSIG, SIGTERM) != 0 ||
+	    getppid() == 1)) {
 		keyholder_stop(&kh);
 		return 1;
 	}
 	umask(077);	/* the store and its WAL: the api user's only */
 	rc = api_main(&cfg);
-	close(cfg.listen_fd);
 	if (keyholder_stop(&kh) != 0) {
 		fprintf(stderr, "cdsgated api: the audit key holder did not "
 		    "close the log cleanly\n");
 		rc = 1;
 	}
+	return rc;
+}
+
+int
+api_serve_cmd(int argc, char **argv)
+{
+	struct api_serve_args a = { 0 };
+	int rc;
+
+	if (serve_parse(argc, argv, &a) != 0)
+		return serve_usage();
+	a.parent_fd = -1;
+	a.expires_default = 3600;
+	a.expires_max = 7 * 86400;
+	if ((a.listen_fd = api_bind(a.socket_path)) < 0)
+		return 1;
+	rc = api_serve_bound(&a);
+	close(a.listen_fd);
+	if (rc != 0)
+		unlink(a.socket_path);
 	return rc;
 }

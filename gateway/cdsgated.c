@@ -19,6 +19,7 @@
 #include <jansson.h>
 
 #include "api/api.h"
+#include "gateway/parent.h"
 #include "gateway/session.h"
 #include "gateway/tls.h"
 #include "policy/chromium.h"
@@ -58,6 +59,10 @@ static const struct cmd_entry cmd_table[] = {
 	  "[--auditor-group NAME]",
 	  "run the admin API (HTTP+JSON on a UNIX socket) in the foreground",
 	  api_serve_cmd },
+	{ "serve", "[-n | -T] --config FILE",
+	  "the root parent: the admin API and one supervisor per session\n"
+	  "      (-n checks the configuration, -T prints the effective one)",
+	  parent_serve_cmd },
 	{ "hash-password", "< PASSWORD",
 	  "print a $scrypt$ secret for a --credentials-file line",
 	  cmd_hash_password },

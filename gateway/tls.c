@@ -120,6 +120,11 @@ tls_ctx_alloc(struct tls_ctx **cp, const char *cert_pem, size_t cert_len,
 	    SSL_OP_CIPHER_SERVER_PREFERENCE | SSL_OP_NO_COMPRESSION |
 	    SSL_OP_NO_TICKET);
 	SSL_CTX_set_session_cache_mode(ctx, SSL_SESS_CACHE_OFF);
+	/* No TLS 1.3 tickets either: we never resume, and a ticket record
+	 * arriving together with the first RFB bytes can leave TigerVNC
+	 * (GnuTLS) waiting on the socket with our data in its buffer. */
+	if (SSL_CTX_set_num_tickets(ctx, 0) != 1)
+		goto fail;
 	SSL_CTX_set_mode(ctx, SSL_MODE_ENABLE_PARTIAL_WRITE |
 	    SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER | SSL_MODE_RELEASE_BUFFERS);
 	SSL_CTX_set_verify(ctx, SSL_VERIFY_NONE, NULL);	/* no client certs */

@@ -67,6 +67,9 @@ struct vencrypt {
 	struct wbuf		 iout;		/* us -> library (handshake) */
 	char			 addr[64];
 	char			 user[CREDS_USER_MAX + 1];
+	uint64_t		 relayed_up;	/* bytes client -> library */
+	uint64_t		 relayed_down;	/* bytes library -> client */
+	uint64_t		 relay_t0;
 };
 
 /* ---- small helpers -------------------------------------------------- */
@@ -259,6 +262,8 @@ vc_client_out(struct vencrypt *c)
 	c->block_w = st;
 	if (st == TLS_OK) {
 		vc_consume(&c->down, put);
+		if (c->state == VC_RELAY)
+			c->relayed_down += put;
 		return 1;
 	}
 	if (st == TLS_EOF || st == TLS_ERROR) {
@@ -308,6 +313,8 @@ vc_inner_out(struct vencrypt *c)
 	n = send(c->ifd, from->d, from->len, MSG_DONTWAIT | MSG_NOSIGNAL);
 	if (n > 0) {
 		vc_consume(from, (size_t)n);
+		if (from == &c->up)
+			c->relayed_up += (uint64_t)n;
 		return 1;
 	}
 	if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
@@ -558,6 +565,7 @@ vc_inner_failed(struct vencrypt *c, struct buf *b, uint64_t now)
 static void
 vc_start_relay(struct vencrypt *c)
 {
+	c->relay_t0 = c->prm.clock();
 	(void)wbuf_put(&c->down, c->iin.d, c->iin.len);
 	vc_consume(&c->iin, c->iin.len);
 	c->state = VC_RELAY;
@@ -778,8 +786,20 @@ vencrypt_alloc(struct vencrypt **cp, int fd, const char *addr,
 void
 vencrypt_free(struct vencrypt *c)
 {
+	json_t *j;
+
 	if (c == NULL)
 		return;
+	if (c->relay_t0 != 0) {	/* what passed, for the audit trail */
+		j = vc_fields(c);
+		json_object_set_new(j, "bytes_up", json_integer(
+		    (json_int_t)c->relayed_up));
+		json_object_set_new(j, "bytes_down", json_integer(
+		    (json_int_t)c->relayed_down));
+		json_object_set_new(j, "seconds", json_real((double)(
+		    c->prm.clock() - c->relay_t0) / 1e6));
+		slog_event("relay_end", j);
+	}
 	tls_conn_free(c->tls);
 	if (c->fd >= 0)
 		close(c->fd);
@@ -871,6 +891,7 @@ vencrypt_attach(struct vencrypt *c, int fd)
 	if (c->mode == VENCRYPT_MODE_WSS) {
 		/* token and Origin were checked by the caller */
 		c->state = VC_RELAY;
+		c->relay_t0 = c->prm.clock();
 	} else {
 		(void)wbuf_put(&c->iout, "RFB 003.008\n", RFB_VERSION_LEN);
 		c->state = VC_INNER_VERSION;

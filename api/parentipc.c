@@ -1,0 +1,21 @@
+/*
+ * api/parentipc.c — the parent <-> api protocol's wire table (see
+ * api/parentipc.h).  Data only.
+ */
+#include "config.h"
+
+#include "api/parentipc.h"
+
+static const struct ipc_type pipc_types[] = {
+	{ PIPC_SESSION_START, sizeof(struct pipc_start), 0, "session start" },
+	{ PIPC_SESSION_STOP, sizeof(struct pipc_stop), 0, "session stop" },
+	{ PIPC_SESSION_STARTED, sizeof(struct pipc_started), 0,
+	  "session started" },
+	{ PIPC_SESSION_FAILED, sizeof(struct pipc_failed), 0,
+	  "session failed" },
+	{ PIPC_SESSION_ENDED, sizeof(struct pipc_ended), 0, "session ended" },
+};
+
+const struct ipc_proto pipc_proto = {
+	pipc_types, sizeof(pipc_types) / sizeof(pipc_types[0])
+};

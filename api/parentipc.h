@@ -1,0 +1,63 @@
+/*
+ * api/parentipc.h — the typed protocol between the root parent
+ * (`cdsgated serve`, gateway/parent.c) and its api child.
+ *
+ * The api asks, the parent spawns: the api never forks a session and the
+ * parent never parses HTTP.  Sizes are fixed (common/ipc.h); strings are
+ * bounded and read back with ipc_str_get().  The secret crosses this
+ * socket once, in SESSION_START, and is never logged by either side.
+ *
+ * BUMP IPC_VERSION (common/ipc.h: it is the version on the wire of every
+ * protocol) whenever a type number, a struct below or an fd rule changes.
+ */
+#ifndef API_PARENTIPC_H
+#define API_PARENTIPC_H
+
+#include <stdint.h>
+
+#include "common/ipc.h"
+#include "store/store.h"
+
+enum pipc_type {
+	PIPC_SESSION_START = 1,	/* api -> parent: start one */
+	PIPC_SESSION_STOP,	/* api -> parent: revoke or expire one */
+	PIPC_SESSION_STARTED,	/* parent -> api: it is ready */
+	PIPC_SESSION_FAILED,	/* parent -> api: it did not start */
+	PIPC_SESSION_ENDED	/* parent -> api: its supervisor exited */
+};
+
+#define PIPC_SECRET_MAX		64
+#define PIPC_REASON_MAX		256
+#define PIPC_TOKEN_MAX		64
+
+struct pipc_start {
+	char		id[STORE_ID_MAX];
+	char		recipient[STORE_ID_MAX];
+	int64_t		expires;		/* unix time */
+	char		secret[PIPC_SECRET_MAX];	/* never logged */
+};
+
+struct pipc_stop {
+	char		id[STORE_ID_MAX];
+	char		reason[PIPC_REASON_MAX];
+};
+
+struct pipc_started {
+	char		id[STORE_ID_MAX];
+	uint32_t	port;
+	char		ws_token[PIPC_TOKEN_MAX];	/* "" = none */
+};
+
+struct pipc_failed {
+	char		id[STORE_ID_MAX];
+	char		reason[PIPC_REASON_MAX];
+};
+
+struct pipc_ended {
+	char		id[STORE_ID_MAX];
+	int32_t		status;		/* the supervisor's exit status */
+};
+
+extern const struct ipc_proto	pipc_proto;
+
+#endif

@@ -1,0 +1,471 @@
+/*
+ * api/sessions.c — /v1/sessions: provision a researcher's session, and
+ * the api's side of the parent protocol (api/parentipc.h).
+ *
+ * Unprivileged (cdsgate-api); the body is untrusted JSON checked by
+ * api/field.c.  The api never forks a session: it records it in the
+ * store (audited first), asks the root parent over typed IPC, and waits
+ * for the answer.  The one-time secret comes from the kernel's CSPRNG,
+ * is shown once in the 201 reply and otherwise exists only as an scrypt
+ * hash in the store and in the parent's 0600 files.  The parent's
+ * messages are checked too; a malformed one ends the api.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "api/api.h"
+#include "api/parentipc.h"
+#include "common/secret.h"
+#include "policy/creds.h"
+
+#define START_WAIT_MS	90000	/* the parent's own limit is 60 s */
+#define SECRET_PLAIN	8	/* RFB authentication uses 8 bytes */
+#define SECRET_TLS	24	/* VeNCrypt Plain: a longer secret */
+
+/* The SESSION_START we wait for (one at a time: the api is serial). */
+struct start_wait {
+	const char	*id;
+	int		 done;		/* 1 started, -1 failed */
+	unsigned	 port;
+	char		 token[PIPC_TOKEN_MAX];
+	char		 reason[PIPC_REASON_MAX];
+};
+
+struct pctx {
+	struct store		*st;
+	int			 fd;
+	struct start_wait	*wait;	/* NULL: nothing awaited */
+};
+
+static int	answer_started(void *, struct ipc_msg *);
+static int	answer_failed(void *, struct ipc_msg *);
+static int	answer_ended(void *, struct ipc_msg *);
+
+/* What the parent may send us. */
+static const struct ipc_handler api_permit[] = {
+	{ PIPC_SESSION_STARTED, answer_started },
+	{ PIPC_SESSION_FAILED, answer_failed },
+	{ PIPC_SESSION_ENDED, answer_ended },
+};
+
+/* Ask the parent to stop one supervisor. */
+static int
+ask_stop(int fd, const char *id, const char *reason)
+{
+	struct pipc_stop m;
+
+	memset(&m, 0, sizeof(m));
+	snprintf(m.id, sizeof(m.id), "%s", id);
+	snprintf(m.reason, sizeof(m.reason), "%s", reason);
+	return ipc_send(fd, &pipc_proto, PIPC_SESSION_STOP, &m, sizeof(m),
+	    -1) == IPC_OK ? 0 : -1;
+}
+
+/* SESSION_STARTED: ours, or a stale one (we gave up): stop that. */
+static int
+answer_started(void *ctx, struct ipc_msg *m)
+{
+	struct pctx *c = ctx;
+	struct pipc_started s;
+	char id[STORE_ID_MAX];
+
+	memcpy(&s, m->data, sizeof(s));
+	if (ipc_str_get(id, sizeof(id), s.id, sizeof(s.id)) != 0 ||
+	    !store_id_valid(id) || s.port == 0 || s.port > 65535)
+		return -1;
+	if (c->wait == NULL || strcmp(c->wait->id, id) != 0)
+		return ask_stop(c->fd, id, "not awaited");
+	if (ipc_str_get(c->wait->token, sizeof(c->wait->token), s.ws_token,
+	    sizeof(s.ws_token)) != 0)
+		return -1;
+	c->wait->port = s.port;
+	c->wait->done = 1;
+	return 0;
+}
+
+/* SESSION_FAILED: the reason goes to the client and the store. */
+static int
+answer_failed(void *ctx, struct ipc_msg *m)
+{
+	struct pctx *c = ctx;
+	struct pipc_failed f;
+	char id[STORE_ID_MAX];
+
+	memcpy(&f, m->data, sizeof(f));
+	if (ipc_str_get(id, sizeof(id), f.id, sizeof(f.id)) != 0)
+		return -1;
+	if (c->wait == NULL || strcmp(c->wait->id, id) != 0)
+		return 0;	/* a stale answer: its session is over */
+	if (ipc_str_get(c->wait->reason, sizeof(c->wait->reason), f.reason,
+	    sizeof(f.reason)) != 0)
+		return -1;
+	c->wait->done = -1;
+	return 0;
+}
+
+/* SESSION_ENDED: the supervisor exited; record it unless already over. */
+static int
+answer_ended(void *ctx, struct ipc_msg *m)
+{
+	struct pctx *c = ctx;
+	struct pipc_ended e;
+	char id[STORE_ID_MAX], why[64];
+
+	memcpy(&e, m->data, sizeof(e));
+	if (ipc_str_get(id, sizeof(id), e.id, sizeof(e.id)) != 0 ||
+	    !store_id_valid(id))
+		return -1;
+	snprintf(why, sizeof(why), "the session ended (status %d)",
+	    (int)e.status);
+	/* revoked/expired stay so (STORE_ESTATE) */
+	store_session_end(c->st, id, STORE_SESSION_ENDED, why,
+	    (int64_t)time(NULL));
+	return 0;
+}
+
+static int
+parent_dispatch(struct pctx *c)
+{
+	const struct ipc_peer peer = { c->fd, "parent", &pipc_proto,
+	    api_permit, sizeof(api_permit) / sizeof(api_permit[0]) };
+	int r;
+
+	if ((r = ipc_dispatch(&peer, c, NULL)) != IPC_OK) {
+		fprintf(stderr, "cdsgated api: the parent: %s; exiting\n",
+		    ipc_strerror(r));
+		return -1;
+	}
+	return 0;
+}
+
+int
+api_parent_input(int fd, struct store *st)
+{
+	struct pctx c = { st, fd, NULL };
+
+	return parent_dispatch(&c);
+}
+
+void
+api_parent_drain(int fd, struct store *st)
+{
+	struct pollfd pfd = { fd, POLLIN, 0 };
+
+	while (fd >= 0 && poll(&pfd, 1, 0) == 1 && (pfd.revents & POLLIN) &&
+	    api_parent_input(fd, st) == 0)
+		;
+}
+
+/* Expired sessions: collect the live ones past their expiry. */
+struct expired {
+	int64_t	now;
+	char	ids[32][STORE_ID_MAX];
+	int	n;
+};
+
+static int
+expired_one(const struct store_session *ss, void *arg)
+{
+	struct expired *x = arg;
+
+	if ((ss->state == STORE_SESSION_CREATED ||
+	    ss->state == STORE_SESSION_RUNNING) && ss->expires <= x->now &&
+	    x->n < 32)
+		snprintf(x->ids[x->n++], STORE_ID_MAX, "%s", ss->id);
+	return 0;
+}
+
+void
+api_sessions_tick(const struct api_config *cfg, struct store *st)
+{
+	static int64_t last;
+	struct expired x = { .now = (int64_t)time(NULL) };
+	char err[256];
+	json_t *ids, *rec;
+	int i, n = 0;
+
+	if (x.now == last)
+		return;
+	last = x.now;
+	if (store_session_list(st, expired_one, &x) != STORE_OK || x.n == 0)
+		return;
+	ids = json_array();
+	for (i = 0; i < x.n; i++)
+		json_array_append_new(ids, json_string(x.ids[i]));
+	rec = json_pack("{s:o}", "ids", ids);
+	i = keyholder_append(cfg->audit, "session.expire", rec, NULL, err,
+	    sizeof(err));
+	json_decref(rec);
+	if (i != 0) {
+		fprintf(stderr, "cdsgated api: %s\n", err);
+		return;
+	}
+	if (store_session_expire(st, x.now, &n) != STORE_OK)
+		return;
+	for (i = 0; i < x.n; i++)
+		ask_stop(cfg->parent_fd, x.ids[i], "expired");
+}
+
+/* ---- the routes ---- */
+
+static json_t *
+session_json(const struct store_session *ss)
+{
+	return json_pack("{s:s, s:s, s:I, s:s, s:I, s:I, s:I, s:s}", "id",
+	    ss->id, "recipient", ss->recipient, "dataset",
+	    (json_int_t)ss->dataset, "state",
+	    store_session_state_name(ss->state), "created",
+	    (json_int_t)ss->created, "expires", (json_int_t)ss->expires,
+	    "updated", (json_int_t)ss->updated, "reason", ss->reason);
+}
+
+static int
+list_one(const struct store_session *ss, void *arg)
+{
+	return json_array_append_new(arg, session_json(ss));
+}
+
+int
+sessions_list(struct api_req *r)
+{
+	json_t *a = json_array();
+	int st;
+
+	if ((st = store_session_list(r->store, list_one, a)) != STORE_OK) {
+		json_decref(a);
+		return api_store_error(r, st, "listing sessions");
+	}
+	return api_reply(r, 200, json_pack("{s:o}", "sessions", a));
+}
+
+int
+sessions_show(struct api_req *r)
+{
+	struct store_session ss;
+	json_t *j;
+	int st;
+
+	memset(&ss, 0, sizeof(ss));
+	if ((st = store_session_get(r->store, r->params[0], &ss)) != STORE_OK)
+		return api_store_error(r, st, "session");
+	j = session_json(&ss);
+	store_session_clear(&ss);
+	return api_reply(r, 200, j);
+}
+
+/* Send SESSION_START and wait for its answer (other messages handled). */
+static int
+start_and_wait(struct api_req *r, const struct store_session *ss,
+    const char *secret, struct start_wait *w)
+{
+	struct pctx c = { r->store, r->cfg->parent_fd, w };
+	struct pipc_start m;
+	struct timespec t0, t;
+	struct pollfd pfd = { r->cfg->parent_fd, POLLIN, 0 };
+	int rc;
+
+	memset(&m, 0, sizeof(m));
+	snprintf(m.id, sizeof(m.id), "%s", ss->id);
+	snprintf(m.recipient, sizeof(m.recipient), "%s", ss->recipient);
+	m.expires = ss->expires;
+	snprintf(m.secret, sizeof(m.secret), "%s", secret);
+	rc = ipc_send(c.fd, &pipc_proto, PIPC_SESSION_START, &m, sizeof(m),
+	    -1);
+	explicit_bzero(&m, sizeof(m));
+	if (rc != IPC_OK)
+		return -1;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	while (w->done == 0) {
+		clock_gettime(CLOCK_MONOTONIC, &t);
+		if ((t.tv_sec - t0.tv_sec) * 1000 > START_WAIT_MS)
+			return -1;
+		if (poll(&pfd, 1, 1000) < 0 && errno != EINTR)
+			return -1;
+		if (pfd.revents != 0 && parent_dispatch(&c) != 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* The fields of POST /v1/sessions into *ss. */
+static int
+create_fields(struct api_req *r, struct store_session *ss)
+{
+	static const char *const keys[] = { "recipient", "dataset",
+	    "expires_in", NULL };
+	unsigned long ds = 0, exp = r->cfg->expires_default;
+	int64_t now = (int64_t)time(NULL);
+	char rnd[17];
+
+	if (field_only(r, keys) != 0 ||
+	    field_id(r, "recipient", 1, ss->recipient) != 0 ||
+	    field_uint(r, "dataset", 1, 1, (unsigned long)INT64_MAX / 2,
+	    &ds) != 0 ||
+	    field_uint(r, "expires_in", 0, 1, r->cfg->expires_max, &exp) != 0)
+		return -1;
+	if (secret_text(rnd, 16) != 0)
+		return api_error(r, 503, "random", "no randomness"), -1;
+	snprintf(ss->id, sizeof(ss->id), "s-%s", rnd);
+	ss->dataset = (int64_t)ds;
+	ss->created = now;
+	ss->expires = now + (int64_t)exp;
+	return 0;
+}
+
+/* The 201 body: the secret shown this once, where to connect. */
+static json_t *
+created_json(struct api_req *r, const struct store_session *ss,
+    const char *secret, const struct start_wait *w)
+{
+	char vnc[300], novnc[PIPC_TOKEN_MAX + 32];
+	const char *a = r->cfg->session_address;
+
+	snprintf(vnc, sizeof(vnc), strchr(a, ':') != NULL ? "[%s]:%u" :
+	    "%s:%u", a, w->port);
+	snprintf(novnc, sizeof(novnc), "/websockify?token=%s", w->token);
+	return json_pack("{s:s, s:s, s:I, s:s, s:I, s:s, s:s, s:s}", "id",
+	    ss->id, "recipient", ss->recipient, "dataset",
+	    (json_int_t)ss->dataset, "state", "running", "expires",
+	    (json_int_t)ss->expires, "secret", secret, "vnc", vnc, "novnc",
+	    novnc);
+}
+
+/* The parent could not start it: it never ran, so the store's word is
+ * "revoked" (only a running session "ends"), with why. */
+static int
+create_failed(struct api_req *r, const struct store_session *ss,
+    const char *why)
+{
+	char reason[PIPC_REASON_MAX + 32];
+
+	snprintf(reason, sizeof(reason), "did not start: %s", why);
+	(void)api_audit(r, "session.failed", json_pack("{s:s, s:s}", "id",
+	    ss->id, "reason", why));
+	store_session_end(r->store, ss->id, STORE_SESSION_REVOKED, reason,
+	    (int64_t)time(NULL));
+	return api_error(r, 503, "session_failed", "the session did not "
+	    "start: %s", why);
+}
+
+int
+sessions_create(struct api_req *r)
+{
+	struct store_session ss;
+	struct start_wait w;
+	struct policy_error e;
+	char secret[SECRET_TLS + 1];
+	json_t *reply, *pol;
+	int st;
+
+	memset(&ss, 0, sizeof(ss));
+	memset(&w, 0, sizeof(w));
+	if (r->cfg->parent_fd < 0)
+		return api_error(r, 503, "no_parent", "sessions need the "
+		    "parent: run `cdsgated serve`, not `cdsgated api`");
+	if (create_fields(r, &ss) != 0)
+		return -1;
+	if (secret_text(secret, r->cfg->session_tls ? SECRET_TLS :
+	    SECRET_PLAIN) != 0 || creds_hash(secret, strlen(secret),
+	    ss.cred_hash, sizeof(ss.cred_hash), &e) != POLICY_OK)
+		return api_error(r, 503, "secret", "cannot make a secret");
+	/* what the session runs under; the rest is the parent's config */
+	pol = json_pack("{s:s, s:b, s:I}", "address", r->cfg->session_address,
+	    "tls", r->cfg->session_tls, "expires_in",
+	    (json_int_t)(ss.expires - ss.created));
+	ss.policy = pol != NULL ? json_dumps(pol, JSON_COMPACT |
+	    JSON_SORT_KEYS) : NULL;
+	json_decref(pol);
+	if (ss.policy == NULL)
+		return api_error(r, 503, "memory", "out of memory");
+	if (api_audit(r, "session.create", json_pack("{s:s, s:s, s:I, s:I}",
+	    "id", ss.id, "recipient", ss.recipient, "dataset",
+	    (json_int_t)ss.dataset, "expires", (json_int_t)ss.expires)) != 0)
+		goto out;
+	if ((st = store_session_create(r->store, &ss, ss.created)) !=
+	    STORE_OK) {
+		api_audit_refused(r, "session.create", st);
+		api_store_error(r, st, "creating the session");
+		goto out;
+	}
+	w.id = ss.id;
+	if (start_and_wait(r, &ss, secret, &w) != 0 || w.done < 0) {
+		create_failed(r, &ss, w.done < 0 ? w.reason :
+		    "the parent did not answer");
+		goto out;
+	}
+	if ((st = store_session_start(r->store, ss.id, (int64_t)time(NULL)))
+	    != STORE_OK) {
+		ask_stop(r->cfg->parent_fd, ss.id, "store refused start");
+		api_store_error(r, st, "starting the session");
+		goto out;
+	}
+	reply = created_json(r, &ss, secret, &w);
+	api_reply(r, 201, reply);
+out:
+	explicit_bzero(secret, sizeof(secret));
+	explicit_bzero(&w, sizeof(w));
+	store_session_clear(&ss);
+	return 0;
+}
+
+int
+sessions_revoke(struct api_req *r)
+{
+	struct store_session ss;
+	char why[64];
+	json_t *j;
+	int st;
+
+	if (api_audit(r, "session.revoke", json_pack("{s:s}", "id",
+	    r->params[0])) != 0)
+		return -1;
+	snprintf(why, sizeof(why), "revoked by uid %u",
+	    (unsigned)r->peer_uid);
+	memset(&ss, 0, sizeof(ss));
+	if ((st = store_session_end(r->store, r->params[0],
+	    STORE_SESSION_REVOKED, why, (int64_t)time(NULL))) != STORE_OK ||
+	    (st = store_session_get(r->store, r->params[0], &ss)) !=
+	    STORE_OK) {
+		api_audit_refused(r, "session.revoke", st);
+		return api_store_error(r, st, "revoking the session");
+	}
+	if (r->cfg->parent_fd >= 0)
+		ask_stop(r->cfg->parent_fd, ss.id, "revoked");
+	j = session_json(&ss);
+	store_session_clear(&ss);
+	return api_reply(r, 200, j);
+}
+
+int
+sessions_extend(struct api_req *r)
+{
+	static const char *const keys[] = { "expires_in", NULL };
+	struct store_session ss;
+	unsigned long exp = 0;
+	int64_t now = (int64_t)time(NULL);
+	json_t *j;
+	int st;
+
+	if (field_only(r, keys) != 0 || field_uint(r, "expires_in", 1, 1,
+	    r->cfg->expires_max, &exp) != 0)
+		return -1;
+	if (api_audit(r, "session.extend", json_pack("{s:s, s:I}", "id",
+	    r->params[0], "expires", (json_int_t)(now + (int64_t)exp))) != 0)
+		return -1;
+	memset(&ss, 0, sizeof(ss));
+	if ((st = store_session_extend(r->store, r->params[0],
+	    now + (int64_t)exp, now)) != STORE_OK ||
+	    (st = store_session_get(r->store, r->params[0], &ss)) !=
+	    STORE_OK) {
+		api_audit_refused(r, "session.extend", st);
+		return api_store_error(r, st, "extending the session");
+	}
+	j = session_json(&ss);
+	store_session_clear(&ss);
+	return api_reply(r, 200, j);
+}

@@ -1,0 +1,59 @@
+/*
+ * gateway/parent.h — `cdsgated serve`: the root parent.  It does only
+ * config, sockets, spawning and reaping: it binds the API socket, forks
+ * the api child (api/serve.c's api_serve_bound) and, when the api asks
+ * over api/parentipc.h, one session supervisor (gateway/session.c's
+ * session_run) per session.  It parses no client input.
+ *
+ * parent.c: the command, the api child, signals, the loop.
+ * parent-session.c: the session table, spawning and stopping.
+ */
+#ifndef GATEWAY_PARENT_H
+#define GATEWAY_PARENT_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "api/parentipc.h"
+#include "policy/config.h"
+
+#define PARENT_MAX_SESSIONS	256
+#define PARENT_READY_MS		60000	/* start -> "ready" line */
+#define PARENT_STOP_MS		10000	/* SIGTERM -> SIGKILL at shutdown */
+#define PARENT_REVOKE_MS	1500	/* SIGTERM -> SIGKILL on revoke */
+
+struct psession {
+	char		id[STORE_ID_MAX];
+	pid_t		pid;		/* supervisor; 0 = free slot */
+	unsigned	port;
+	int		ready_fd;	/* its stdout until "ready"; -1 after */
+	char		line[128];	/* what it printed so far */
+	size_t		linelen;
+	char		ws_token[PIPC_TOKEN_MAX];
+	int64_t		deadline_ms;	/* ready by / killed by; 0 = none */
+	int		stopping;
+	int		started;	/* SESSION_STARTED was sent */
+};
+
+struct parent {
+	struct gw_config	 cfg;
+	int			 ipc;		/* to the api */
+	int			 sigfd;		/* children close it */
+	pid_t			 api_pid;
+	struct psession		 s[PARENT_MAX_SESSIONS];
+};
+
+int	parent_serve_cmd(int argc, char **argv);
+
+/* parent-session.c */
+int64_t	parent_now_ms(void);
+int	parent_session_start(struct parent *p, const struct pipc_start *m);
+void	parent_session_stop(struct parent *p, const char *id, int revoke);
+void	parent_session_ready(struct parent *p, struct psession *ps);
+void	parent_session_reaped(struct parent *p, pid_t pid, int status);
+void	parent_session_timers(struct parent *p);
+/* SIGTERM all, wait up to ms, SIGKILL the rest; reaps them. */
+void	parent_sessions_stop_all(struct parent *p, int ms);
+int	parent_sessions_live(const struct parent *p);
+
+#endif

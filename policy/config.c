@@ -1,0 +1,273 @@
+/*
+ * policy/config.c — `cdsgated serve`'s configuration file: the option
+ * table and the strict JSON reader.
+ *
+ * Library code (no logging, no exits).  Runs in the root parent before
+ * anything is bound or forked; the file comes from the operator and is
+ * refused when anyone but root (or us) could have written it.
+ */
+#include "config.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "policy/config.h"
+
+#define OFF(f)	offsetof(struct gw_config, f)
+
+/* Every key of the file: the one place a setting is declared. */
+const struct config_option config_options[] = {
+	{ "socket", CONFIG_PATH, 0, 0, "/run/cdsgate/api.sock", 0,
+	  OFF(socket), "the admin API's UNIX socket" },
+	{ "store", CONFIG_PATH, 0, 0, "/var/lib/cdsgate/store.db", 0,
+	  OFF(store), "the state store (SQLite)" },
+	{ "state_dir", CONFIG_PATH, 0, 0, "/var/lib/cdsgate", 0,
+	  OFF(state_dir), "the api's spool and released files" },
+	{ "mount_dir", CONFIG_PATH, 0, 0, NULL, 1, OFF(mount_dir),
+	  "where mounted datasets are read by the backend" },
+	{ "audit_log", CONFIG_PATH, 0, 0, "/var/lib/cdsgate/audit.log", 0,
+	  OFF(audit_log), "the signed audit log" },
+	{ "audit_key", CONFIG_PATH, 0, 0, "/etc/cdsgate/audit.key", 0,
+	  OFF(audit_key), "the audit signing key (0600)" },
+	{ "cdsgate", CONFIG_PATH, 0, 0, CDSGATE_BINDIR "/cdsgate", 0,
+	  OFF(cdsgate), "the CLI that runs the import gate" },
+	{ "custodian_group", CONFIG_STRING, 0, 0, "cdsgate-custodian", 0,
+	  OFF(custodian_group), "group whose members may change things" },
+	{ "auditor_group", CONFIG_STRING, 0, 0, "cdsgate-auditor", 0,
+	  OFF(auditor_group), "group whose members may read everything" },
+	{ "backend_url", CONFIG_STRING, 0, 0, NULL, 0, OFF(backend_url),
+	  "http(s) URL the sessions' browsers show" },
+	{ "session_address", CONFIG_STRING, 0, 0, "127.0.0.1", 0,
+	  OFF(session_address), "numeric address sessions listen on" },
+	{ "session_ports", CONFIG_PORTS, 1, 65535, "40000-40099", 0,
+	  OFF(session_ports), "port range for sessions, \"LO-HI\"" },
+	{ "tls_cert", CONFIG_PATH, 0, 0, NULL, 1, OFF(tls_cert),
+	  "PEM chain of the sessions' TLS front door (with tls_key)" },
+	{ "tls_key", CONFIG_PATH, 0, 0, NULL, 1, OFF(tls_key),
+	  "PEM key of the TLS front door (0600)" },
+	{ "secrets_dir", CONFIG_PATH, 0, 0, "/run/cdsgate/secrets", 0,
+	  OFF(secrets_dir), "root's 0700 directory of the sessions' password "
+	  "files (never under the api user's state_dir)" },
+	{ "session_policy", CONFIG_PATH, 0, 0, NULL, 1,
+	  OFF(session_policy), "session policy file (cdsgated options)" },
+	{ "session_expires_default", CONFIG_UINT, 1, 604800, "3600", 0,
+	  OFF(session_expires_default), "expires_in when none is given, s" },
+	{ "session_expires_max", CONFIG_UINT, 1, 604800, "604800", 0,
+	  OFF(session_expires_max), "largest expires_in accepted, s" },
+	{ "session_idle_timeout", CONFIG_UINT, 0, 604800, "1800", 0,
+	  OFF(session_idle_timeout), "a session ends after this idle, s" },
+};
+const size_t config_noptions =
+    sizeof(config_options) / sizeof(config_options[0]);
+
+/* "LO-HI" within the option's bounds. */
+static int
+parse_ports(const struct config_option *o, const char *v, unsigned *lo,
+    unsigned *hi, struct policy_error *err)
+{
+	unsigned long a, b;
+	char *end;
+
+	a = strtoul(v, &end, 10);
+	if (end == v || *end != '-')
+		goto bad;
+	v = end + 1;
+	b = strtoul(v, &end, 10);
+	if (end == v || *end != '\0' || a < o->min || b > o->max || a > b)
+		goto bad;
+	*lo = (unsigned)a;
+	*hi = (unsigned)b;
+	return POLICY_OK;
+bad:
+	return policy_error_set(err, POLICY_EINPUT, "%s: wants \"LO-HI\" "
+	    "with %g <= LO <= HI <= %g", o->name, o->min, o->max);
+}
+
+/* Set option o from text (a default or a JSON string). */
+static int
+config_set_text(struct gw_config *c, const struct config_option *o,
+    const char *v, struct policy_error *err)
+{
+	char *dst = (char *)c + o->offset;
+
+	if (strlen(v) >= CONFIG_STR_MAX || (o->type != CONFIG_STRING &&
+	    v[0] == '\0'))
+		return policy_error_set(err, POLICY_EINPUT,
+		    "%s: empty or longer than %d bytes", o->name,
+		    CONFIG_STR_MAX - 1);
+	if (o->type == CONFIG_PORTS &&
+	    parse_ports(o, v, &c->port_lo, &c->port_hi, err) != POLICY_OK)
+		return POLICY_EINPUT;
+	memcpy(dst, v, strlen(v) + 1);
+	return POLICY_OK;
+}
+
+/* Set option o from a JSON value of the right type. */
+static int
+config_set_json(struct gw_config *c, const struct config_option *o,
+    json_t *v, struct policy_error *err)
+{
+	double d;
+
+	if (o->type != CONFIG_UINT) {
+		if (!json_is_string(v))
+			return policy_error_set(err, POLICY_EINPUT,
+			    "%s: wants a string", o->name);
+		return config_set_text(c, o, json_string_value(v), err);
+	}
+	if (!json_is_integer(v))
+		return policy_error_set(err, POLICY_EINPUT,
+		    "%s: wants an integer", o->name);
+	d = (double)json_integer_value(v);
+	if (d < o->min || d > o->max)
+		return policy_error_set(err, POLICY_EINPUT,
+		    "%s: %.0f is out of range %g..%g", o->name, d, o->min,
+		    o->max);
+	*(unsigned long *)((char *)c + o->offset) = (unsigned long)d;
+	return POLICY_OK;
+}
+
+static const struct config_option *
+config_find(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < config_noptions; i++)
+		if (strcmp(config_options[i].name, name) == 0)
+			return &config_options[i];
+	return NULL;
+}
+
+/* The table's defaults into a zeroed *c. */
+static int
+config_defaults(struct gw_config *c, struct policy_error *err)
+{
+	const struct config_option *o;
+	size_t i;
+
+	memset(c, 0, sizeof(*c));
+	for (i = 0; i < config_noptions; i++) {
+		o = &config_options[i];
+		if (o->def == NULL)
+			continue;
+		if (o->type == CONFIG_UINT)
+			*(unsigned long *)((char *)c + o->offset) =
+			    strtoul(o->def, NULL, 10);
+		else if (config_set_text(c, o, o->def, err) != POLICY_OK)
+			return POLICY_EINPUT;
+	}
+	return POLICY_OK;
+}
+
+/* Whole-config rules: required keys, pairs, the URL and address. */
+static int
+config_check(const struct gw_config *c, struct policy_error *err)
+{
+	struct spec_url u;
+	struct spec_listen l;
+	char addr[CONFIG_STR_MAX + 8];
+	size_t i;
+
+	for (i = 0; i < config_noptions; i++)
+		if (!config_options[i].optional &&
+		    config_options[i].type != CONFIG_UINT &&
+		    ((const char *)c + config_options[i].offset)[0] == '\0')
+			return policy_error_set(err, POLICY_EINPUT,
+			    "%s is required", config_options[i].name);
+	if ((c->tls_cert[0] == '\0') != (c->tls_key[0] == '\0'))
+		return policy_error_set(err, POLICY_EINPUT,
+		    "tls_cert and tls_key go together");
+	if (c->session_expires_default > c->session_expires_max)
+		return policy_error_set(err, POLICY_EINPUT,
+		    "session_expires_default exceeds session_expires_max");
+	if (spec_url_parse(c->backend_url, &u, err) != POLICY_OK)
+		return POLICY_EINPUT;
+	snprintf(addr, sizeof(addr), strchr(c->session_address, ':') ?
+	    "[%s]:0" : "%s:0", c->session_address);
+	if (spec_listen_parse(addr, &l, err) != POLICY_OK)
+		return POLICY_EINPUT;
+	return POLICY_OK;
+}
+
+/* Apply every key of the parsed object; unknown keys are errors. */
+static int
+config_apply(struct gw_config *c, json_t *root, const char *path,
+    struct policy_error *err)
+{
+	const struct config_option *o;
+	const char *k;
+	json_t *v;
+
+	if (!json_is_object(root))
+		return policy_error_set(err, POLICY_EINPUT,
+		    "%s: the configuration is a JSON object", path);
+	json_object_foreach(root, k, v) {
+		if ((o = config_find(k)) == NULL)
+			return policy_error_set(err, POLICY_EINPUT,
+			    "%s: unknown key \"%.64s\" (cdsgated serve -T "
+			    "lists them)", path, k);
+		if (config_set_json(c, o, v, err) != POLICY_OK) {
+			char m[sizeof(err->msg)];
+
+			snprintf(m, sizeof(m), "%s", err->msg);
+			return policy_error_set(err, POLICY_EINPUT, "%s: %s",
+			    path, m);
+		}
+	}
+	return POLICY_OK;
+}
+
+int
+config_load(struct gw_config *c, const char *path, struct policy_error *err)
+{
+	json_error_t je;
+	json_t *root;
+	size_t n;
+	char *text = NULL;
+	int r;
+
+	if ((r = config_defaults(c, err)) != POLICY_OK)
+		return r;
+	if ((r = spec_read_file(path, "configuration", CONFIG_FILE_MAX, 0,
+	    &text, &n, err)) != POLICY_OK)
+		return r;
+	root = json_loadb(text, n, JSON_REJECT_DUPLICATES, &je);
+	free(text);
+	if (root == NULL)
+		return policy_error_set(err, POLICY_EINPUT, "%s:%d:%d: %s",
+		    path, je.line, je.column, je.text);
+	r = config_apply(c, root, path, err);
+	json_decref(root);
+	if (r != POLICY_OK)
+		return r;
+	return config_check(c, err);
+}
+
+void
+config_print(const struct gw_config *c, FILE *f)
+{
+	const struct config_option *o;
+	const char *s;
+	json_t *obj = json_object(), *v;
+	size_t i;
+
+	for (i = 0; obj != NULL && i < config_noptions; i++) {
+		o = &config_options[i];
+		if (o->type == CONFIG_UINT)
+			v = json_integer((json_int_t)*(const unsigned long *)
+			    ((const char *)c + o->offset));
+		else {
+			s = (const char *)c + o->offset;
+			v = s[0] != '\0' ? json_string(s) : json_null();
+		}
+		json_object_set_new(obj, o->name, v);
+	}
+	if (obj != NULL)
+		json_dumpf(obj, f, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+	fputc('\n', f);
+	json_decref(obj);
+}
