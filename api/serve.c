@@ -22,6 +22,15 @@
 
 #include "api/api.h"
 #include "common/privdrop.h"
+#include "sandbox/sandbox.h"
+
+/* Every api-side process (key holder, api) runs under its own filter;
+ * a --with-sandbox=none build has none (its configure said so). */
+#ifdef HAVE_SECCOMP
+#define SERVE_SANDBOX_MODE	SANDBOX_MODE_SECCOMP
+#else
+#define SERVE_SANDBOX_MODE	SANDBOX_MODE_NONE
+#endif
 
 #define API_USER	"cdsgate-api"
 
@@ -175,7 +184,8 @@ api_serve_cmd(int argc, char **argv)
 	cfg.cdsgate = a.cdsgate;
 	cfg.listen_desc = a.socket_path;
 	/* The key holder first: without an audit log nothing starts. */
-	if (keyholder_start(a.audit_log, a.audit_key, &kh, err,
+	if (sandbox_init(SERVE_SANDBOX_MODE, 0, err, sizeof(err)) != 0 ||
+	    keyholder_start(a.audit_log, a.audit_key, &kh, err,
 	    sizeof(err)) != 0) {
 		fprintf(stderr, "cdsgated api: %s\n", err);
 		return 1;

@@ -338,6 +338,43 @@ static const struct sandbox_errno analytics_deny[] = {
 	DENY_PROBES,
 };
 
+/* ---- AUDIT: the audit key holder after the key is loaded ------------
+ * Holds the signing key, the log fd (O_APPEND) and the log's directory
+ * fd; answers typed messages on its socketpair with the api.  Appends
+ * and fsyncs; after each checkpoint it replaces <log>.head through the
+ * directory fd: openat/renameat/unlinkat only with that fd
+ * (sandbox_enter_fd).  No socket, no exec, no fork, no other open. */
+static const int audit_allow[] = {
+	/* typed IPC with the api (common/ipc.c) */
+	__NR_recvmsg, __NR_sendmsg, WAIT_FOR_FDS,
+	/* the log and the head file: append, sync, close */
+	__NR_write, __NR_writev, __NR_read, __NR_pread64, __NR_lseek,
+	__NR_fsync, __NR_fdatasync, __NR_fstat, __NR_close,
+	/* memory (mmap/mprotect: see the checked list) */
+	__NR_brk, __NR_munmap, __NR_mremap, __NR_madvise,
+	/* record timestamps; jansson's and OpenSSL's randomness */
+	__NR_clock_gettime, __NR_gettimeofday, __NR_getrandom,
+	/* signals, identity queries, locks libraries take, the end */
+	__NR_rt_sigprocmask, __NR_rt_sigaction, __NR_rt_sigreturn,
+	__NR_restart_syscall, __NR_getpid, __NR_gettid, __NR_futex,
+	__NR_exit, __NR_exit_group,
+};
+
+static const struct sandbox_argrule audit_checked[] = {
+	FSTAT_BY_FD,
+	FCNTL_BASIC,
+	NO_EXEC(__NR_mmap), NO_EXEC(__NR_mprotect),
+};
+
+static const struct sandbox_errno audit_deny[] = {
+	DENY_PROBES,
+};
+
+/* Only on the directory fd given to sandbox_enter_fd. */
+static const int audit_dirfd[] = {
+	__NR_openat, __NR_unlinkat, __NR_renameat, __NR_renameat2,
+};
+
 #define RULES(nm, pfx, fl) { nm, pfx##_allow, N(pfx##_allow), \
 	pfx##_checked, N(pfx##_checked), pfx##_deny, N(pfx##_deny), fl }
 
@@ -350,6 +387,9 @@ static const struct sandbox_rules profiles[SANDBOX_PROFILE_COUNT] = {
 	    SANDBOX_SIGNAL_SELF),
 	[SANDBOX_PROFILE_ANALYTICS] = RULES("analytics", analytics,
 	    SANDBOX_SIGNAL_SELF),
+	[SANDBOX_PROFILE_AUDIT] = { "audit", audit_allow, N(audit_allow),
+	    audit_checked, N(audit_checked), audit_deny, N(audit_deny),
+	    SANDBOX_SIGNAL_SELF, audit_dirfd, N(audit_dirfd) },
 };
 
 const struct sandbox_rules *
