@@ -37,6 +37,8 @@ enum api_role {
 	API_ROLE_CUSTODIAN	/* everything (root is a custodian) */
 };
 
+struct gaterunner;
+
 struct api_config {
 	int		 listen_fd;	/* bound, listening AF_UNIX socket */
 	const char	*listen_desc;	/* socket path, for messages */
@@ -47,6 +49,7 @@ struct api_config {
 	const char	*state_dir;	/* spool/ (uploads), released/ */
 	const char	*mount_dir;	/* the embedded backend reads it */
 	const char	*cdsgate;	/* the CLI that runs the gate */
+	struct gaterunner *gate;	/* runs it (the api may not exec) */
 };
 
 /* What a handler gets: one request, already authorised. */

@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "api/api.h"
+#include "api/gaterunner.h"
 #include "common/privdrop.h"
 #include "sandbox/sandbox.h"
 
@@ -171,6 +172,7 @@ api_serve_cmd(int argc, char **argv)
 	struct serve_args a = { 0 };
 	struct api_config cfg = { 0 };
 	struct keyholder kh;
+	struct gaterunner gate;
 	char err[512];
 	int rc;
 
@@ -201,7 +203,14 @@ api_serve_cmd(int argc, char **argv)
 		return 1;
 	}
 	umask(077);	/* the store and its WAL: the api user's only */
+	if (gaterunner_start(a.cdsgate, &gate, err, sizeof(err)) != 0) {
+		fprintf(stderr, "cdsgated api: %s\n", err);
+		keyholder_stop(&kh);
+		return 1;
+	}
+	cfg.gate = &gate;
 	rc = api_main(&cfg);
+	gaterunner_stop(&gate);
 	close(cfg.listen_fd);
 	if (keyholder_stop(&kh) != 0) {
 		fprintf(stderr, "cdsgated api: the audit key holder did not "

@@ -31,6 +31,7 @@ enum sandbox_profile {
 	SANDBOX_PROFILE_FORWARD, /* the browser's TCP forwarder to the backend */
 	SANDBOX_PROFILE_ANALYTICS, /* cdsgate-analytics: HTTP, read-only files */
 	SANDBOX_PROFILE_AUDIT,	/* audit key holder: its log and head dir */
+	SANDBOX_PROFILE_GATE,	/* api's gate runner: fork+exec the deid CLI */
 	SANDBOX_PROFILE_COUNT
 };
 
@@ -68,7 +69,8 @@ int	sandbox_enter_fd(enum sandbox_profile profile, int dirfd, char *err,
  * qsort's sysconf(_SC_PHYS_PAGES) (sysinfo) is allowed in DEID.
  */
 
-/* "worker", "xvfb", "deid", "forward", "analytics", "audit"; and the active mode
+/* "worker", "xvfb", "deid", "forward", "analytics", "audit",
+ * "gate"; and the active mode
  * ("seccomp", "none"). */
 const char	*sandbox_profile_name(enum sandbox_profile profile);
 const char	*sandbox_mode_name(void);

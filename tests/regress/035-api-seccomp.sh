@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # 035-api-seccomp: the api side's processes run under their own seccomp
-# allow-lists.  Today: the audit key holder (profile "audit").
+# allow-lists: the audit key holder (profile "audit") and the gate runner
+# (profile "gate", the only api-side process that may execve).
 #   1. live: the key holder shows "Seccomp: 2", logs its profile, and a
 #      change through the api is audited (the head file is replaced through
 #      the log's directory fd, under the filter); the log verifies.
@@ -54,6 +55,12 @@ check "live: the key holder is filtered (Seccomp: 2)" \
 	grep -q '^Seccomp:[[:space:]]*2$' "/proc/${KH:-0}/status"
 check "live: the daemon names the key holder's profile" \
 	grep -q 'audit key holder: sandbox seccomp, profile audit' "$D/err"
+GR=$(pgrep -P "$API_PID" -u cdsgate-api | head -1)
+check "live: the gate runner runs as cdsgate-api (pid ${GR:-none})" test -n "$GR"
+check "live: the gate runner is filtered (Seccomp: 2)" \
+	grep -q '^Seccomp:[[:space:]]*2$' "/proc/${GR:-0}/status"
+check "live: the daemon names the gate runner's profile" \
+	grep -q 'gate runner: sandbox seccomp, profile gate' "$D/err"
 code=$(curl -s -o "$D/resp" -w '%{http_code}' --unix-socket "$D/sock" -X POST \
 	-H 'Content-Type: application/json' --data '{"id":"alice","name":"Alice"}' \
 	http://cdsgate/v1/recipients)
@@ -84,6 +91,15 @@ else
 		API_PID=
 		check "violate $v: the log and its head are unchanged" \
 			test "$before" = "$(sha256sum "$LOG" "$LOG.head")"
+	done
+	# The gate runner: it dies of SIGSYS; the api stays up without it.
+	for v in socket ptrace; do
+		check "violate gate:$v: the api starts" start_api CDSGATE_TEST_VIOLATE=gate:$v
+		sleep 0.3
+		gr=$(pgrep -P "$API_PID" -u cdsgate-api | head -1)
+		check "violate gate:$v: the runner (pid ${gr:-none}) is dead (a zombie: killed by its filter)" \
+			test "$(ps -o stat= -p "${gr:-0}" | cut -c1)" = Z
+		kill "$API_PID"; wait "$API_PID"; API_PID=
 	done
 fi
 done_testing

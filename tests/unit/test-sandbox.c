@@ -518,6 +518,41 @@ test_audit(void)
 	rmdir(dir);
 }
 
+/* GATE: fork + exec of a program (here /bin/true) and wait for it. */
+static int
+body_gate_exec(const void *arg)
+{
+	char *const argv[] = { "/bin/true", NULL };
+	pid_t pid;
+	int st;
+
+	(void)arg;
+	if ((pid = fork()) < 0)
+		return CHILD_WRONG;
+	if (pid == 0) {
+		execv(argv[0], argv);
+		_exit(CHILD_WRONG);
+	}
+	if (waitpid(pid, &st, 0) != pid || !WIFEXITED(st) ||
+	    WEXITSTATUS(st) != 0)
+		return CHILD_WRONG;
+	return CHILD_OK;
+}
+
+static void
+test_gate(void)
+{
+	static const char *const calls[] = { "socket", "ptrace", NULL };
+
+	expect_exit0(SANDBOX_PROFILE_GATE, body_gate_exec, NULL,
+	    "fork + execve(/bin/true) + wait4 under the filter");
+	expect_exit0(SANDBOX_PROFILE_GATE, body_socketpair,
+	    NULL, "socketpair(AF_UNIX) for the deid worker");
+	expect_sigsys(SANDBOX_PROFILE_GATE, body_unix_socket, NULL,
+	    "socket(AF_UNIX)");
+	test_forbidden(SANDBOX_PROFILE_GATE, calls);
+}
+
 /* The kernel's attack surface stays closed under Xvfb's broad list. */
 static void
 test_xvfb_closed(void)
@@ -632,6 +667,7 @@ main(void)
 	test_argument_checks();
 	test_signal_self();
 	test_audit();
+	test_gate();
 	test_debug();
 	test_mode_none();
 	return tap_done();
