@@ -75,6 +75,8 @@ int	api_serve_cmd(int argc, char **argv);
 
 /* Run the API until SIGTERM/SIGINT; returns the process exit status. */
 int	api_main(const struct api_config *cfg);
+/* Load the api's seccomp profile (api/confine.c); -1: do not go on. */
+int	api_confine(void);
 
 /* Set the reply: status + JSON (stolen reference).  Returns 0. */
 int	api_reply(struct api_req *r, unsigned status, json_t *body);

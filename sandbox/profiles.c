@@ -375,6 +375,25 @@ static const int audit_dirfd[] = {
 	__NR_openat, __NR_unlinkat, __NR_renameat, __NR_renameat2,
 };
 
+/* access/rename/unlink where the architecture still has them (glibc
+ * uses them on x86_64; newer ones only have the *at forms). */
+#ifdef __NR_access
+#define NR_ACCESS_	__NR_access,
+#else
+#define NR_ACCESS_
+#endif
+#ifdef __NR_rename
+#define NR_RENAME_	__NR_rename,
+#else
+#define NR_RENAME_
+#endif
+#ifdef __NR_unlink
+#define NR_UNLINK_	__NR_unlink,
+#else
+#define NR_UNLINK_
+#endif
+#define OLD_PATH_CALLS	NR_ACCESS_ NR_RENAME_ NR_UNLINK_
+
 /* ---- GATE: the api's gate runner, and across execve the deid CLI ----
  * The runner forks and execs `cdsgate deid anonymize` per import and
  * reads its stderr from a pipe.  The filter outlives the exec, so the
@@ -392,15 +411,7 @@ static const int gate_allow[] = {
 	/* files: the loader, the spool, the output; the runner's pipe */
 	__NR_openat, __NR_close, __NR_read, __NR_write, __NR_pread64,
 	__NR_pwrite64, __NR_lseek, __NR_fstat, __NR_newfstatat,
-#ifdef __NR_access
-	__NR_access,
-#endif
-#ifdef __NR_rename
-	__NR_rename,
-#endif
-#ifdef __NR_unlink
-	__NR_unlink,
-#endif
+	OLD_PATH_CALLS
 #ifdef __NR_dup2
 	__NR_dup2,
 #endif
@@ -441,6 +452,62 @@ static const struct sandbox_errno gate_deny[] = {
 	DENY_PROBES,
 };
 
+/* ---- API: cdsgated api after start-up ------------------------------
+ * Serves HTTP on its inherited UNIX socket from libmicrohttpd's epoll fd
+ * (made before the filter); keeps its SQLite store (db, -wal, -shm:
+ * pread/pwrite, fsync, POSIX locks, MAP_SHARED -shm); writes the spool,
+ * the release and mount dirs; asks the key holder and the gate runner
+ * over their socketpairs.  No socket(), no exec, no fork, no ptrace:
+ * the exec lives in the gate runner (GATE). */
+static const int api_allow[] = {
+	/* HTTP clients on the inherited listening socket */
+	__NR_accept, __NR_accept4, __NR_shutdown, __NR_getsockname,
+	__NR_getpeername, __NR_setsockopt, __NR_getsockopt,
+	__NR_recvfrom, __NR_sendto, __NR_recvmsg, __NR_sendmsg,
+	__NR_epoll_wait, __NR_epoll_pwait, __NR_epoll_ctl,
+	/* the store, the spool, the release and mount dirs */
+	__NR_openat, __NR_close, __NR_read, __NR_write, __NR_readv,
+	__NR_writev, __NR_pread64, __NR_pwrite64, __NR_lseek, __NR_fstat,
+	__NR_newfstatat, __NR_fsync, __NR_fdatasync, __NR_ftruncate,
+	__NR_getdents64, __NR_fchmod, __NR_fchmodat, __NR_faccessat,
+	__NR_renameat, __NR_unlinkat, __NR_mkdirat, __NR_getcwd,
+	__NR_readlinkat, __NR_statfs, __NR_fstatfs,
+	OLD_PATH_CALLS
+#ifdef __NR_mkdir
+	__NR_mkdir,
+#endif
+#ifdef __NR_rmdir
+	__NR_rmdir,
+#endif
+#ifdef __NR_chmod
+	__NR_chmod,
+#endif
+#ifdef __NR_readlink
+	__NR_readlink,
+#endif
+	/* reaping the key holder and the gate runner at the end */
+	__NR_wait4,
+	SERVER_LOOP,
+	__NR_getpid, __NR_gettid, __NR_getuid, __NR_geteuid, __NR_futex,
+	__NR_getrandom, __NR_exit, __NR_exit_group,
+};
+
+static const struct sandbox_argrule api_checked[] = {
+	IOCTL_REQ(FIONBIO),
+	IOCTL_REQ(FIONREAD),
+	FCNTL_BASIC,
+	/* SQLite's POSIX locks on the db and its -shm */
+	FCNTL_CMD(F_GETLK), FCNTL_CMD(F_SETLK), FCNTL_CMD(F_SETLKW),
+	FCNTL_CMD(F_OFD_GETLK), FCNTL_CMD(F_OFD_SETLK),
+	FCNTL_CMD(F_OFD_SETLKW),
+	/* the -shm is mapped MAP_SHARED; nothing is ever executable */
+	NO_EXEC(__NR_mmap), NO_EXEC(__NR_mprotect),
+};
+
+static const struct sandbox_errno api_deny[] = {
+	DENY_PROBES,
+};
+
 #define RULES(nm, pfx, fl) { nm, pfx##_allow, N(pfx##_allow), \
 	pfx##_checked, N(pfx##_checked), pfx##_deny, N(pfx##_deny), fl }
 
@@ -457,6 +524,7 @@ static const struct sandbox_rules profiles[SANDBOX_PROFILE_COUNT] = {
 	    audit_checked, N(audit_checked), audit_deny, N(audit_deny),
 	    SANDBOX_SIGNAL_SELF, audit_dirfd, N(audit_dirfd) },
 	[SANDBOX_PROFILE_GATE] = RULES("gate", gate, SANDBOX_SIGNAL_SELF),
+	[SANDBOX_PROFILE_API] = RULES("api", api, SANDBOX_SIGNAL_SELF),
 };
 
 const struct sandbox_rules *

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # 035-api-seccomp: the api side's processes run under their own seccomp
-# allow-lists: the audit key holder (profile "audit") and the gate runner
-# (profile "gate", the only api-side process that may execve).
+# allow-lists: the api itself (profile "api": no exec, no socket), the
+# audit key holder ("audit") and the gate runner ("gate", the only
+# api-side process that may execve).
 #   1. live: the key holder shows "Seccomp: 2", logs its profile, and a
 #      change through the api is audited (the head file is replaced through
 #      the log's directory fd, under the filter); the log verifies.
@@ -55,6 +56,10 @@ check "live: the key holder is filtered (Seccomp: 2)" \
 	grep -q '^Seccomp:[[:space:]]*2$' "/proc/${KH:-0}/status"
 check "live: the daemon names the key holder's profile" \
 	grep -q 'audit key holder: sandbox seccomp, profile audit' "$D/err"
+check "live: the api is filtered (Seccomp: 2)" \
+	grep -q '^Seccomp:[[:space:]]*2$' "/proc/$API_PID/status"
+check "live: the daemon names the api's profile" \
+	grep -q 'cdsgated api: sandbox seccomp, profile api' "$D/err"
 GR=$(pgrep -P "$API_PID" -u cdsgate-api | head -1)
 check "live: the gate runner runs as cdsgate-api (pid ${GR:-none})" test -n "$GR"
 check "live: the gate runner is filtered (Seccomp: 2)" \
@@ -91,6 +96,21 @@ else
 		API_PID=
 		check "violate $v: the log and its head are unchanged" \
 			test "$before" = "$(sha256sum "$LOG" "$LOG.head")"
+	done
+	# The api itself: it dies of SIGSYS before it serves; nothing changed.
+	for v in execve socket ptrace; do
+		before=$(sha256sum "$LOG" "$LOG.head"; sqlite3 "$D/state/store.db" .dump 2>/dev/null)
+		if start_api CDSGATE_TEST_VIOLATE=api:$v; then
+			not_ok "violate api:$v: the api served although it made a forbidden call"
+			kill "$API_PID"; wait "$API_PID"
+		else
+			wait "$API_PID"; rc=$?
+			check "violate api:$v: the api died of SIGSYS (status $rc = 128+31)" test "$rc" = 159
+		fi
+		API_PID=
+		sleep 0.2
+		check "violate api:$v: the store and the audit log are unchanged" \
+			test "$before" = "$(sha256sum "$LOG" "$LOG.head"; sqlite3 "$D/state/store.db" .dump 2>/dev/null)"
 	done
 	# The gate runner: it dies of SIGSYS; the api stays up without it.
 	for v in socket ptrace; do

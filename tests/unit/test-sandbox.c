@@ -553,6 +553,43 @@ test_gate(void)
 	test_forbidden(SANDBOX_PROFILE_GATE, calls);
 }
 
+/* API: SQLite's way with a file: POSIX lock, MAP_SHARED, fdatasync. */
+static int
+body_api_sqlite(const void *arg)
+{
+	struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET };
+	char path[] = "/tmp/test-sandbox-api.XXXXXX";
+	int fd = mkstemp(path);
+	char *p;
+
+	(void)arg;
+	if (fd < 0 || ftruncate(fd, 4096) != 0 || fcntl(fd, F_SETLK, &fl) != 0)
+		return CHILD_WRONG;
+	p = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (p == MAP_FAILED || (p[0] = 'x', fdatasync(fd)) != 0 ||
+	    munmap(p, 4096) != 0 || unlink(path) != 0)
+		return CHILD_WRONG;
+	return close(fd) == 0 ? CHILD_OK : CHILD_WRONG;
+}
+
+static void
+test_api(void)
+{
+	static const char *const calls[] = { "execve", "socket", "ptrace",
+	    NULL };
+
+	expect_exit0(SANDBOX_PROFILE_API, body_api_sqlite, NULL,
+	    "mkstemp, F_SETLK, MAP_SHARED mmap, fdatasync, unlink");
+	expect_sigsys(SANDBOX_PROFILE_API, body_fork, NULL, "fork");
+	expect_sigsys(SANDBOX_PROFILE_API, body_unix_socket, NULL,
+	    "socket(AF_UNIX)");
+	expect_sigsys(SANDBOX_PROFILE_API, body_mmap_exec, NULL,
+	    "mmap(PROT_EXEC)");
+	expect_sigsys(SANDBOX_PROFILE_API, body_ioctl_other, NULL,
+	    "ioctl(TIOCSTI)");
+	test_forbidden(SANDBOX_PROFILE_API, calls);
+}
+
 /* The kernel's attack surface stays closed under Xvfb's broad list. */
 static void
 test_xvfb_closed(void)
@@ -668,6 +705,7 @@ main(void)
 	test_signal_self();
 	test_audit();
 	test_gate();
+	test_api();
 	test_debug();
 	test_mode_none();
 	return tap_done();
