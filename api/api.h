@@ -37,6 +37,8 @@ enum api_role {
 	API_ROLE_CUSTODIAN	/* everything (root is a custodian) */
 };
 
+struct gaterunner;
+
 struct api_config {
 	int		 listen_fd;	/* bound, listening AF_UNIX socket */
 	const char	*listen_desc;	/* socket path, for messages */
@@ -52,6 +54,7 @@ struct api_config {
 	unsigned long	 expires_default, expires_max;	/* sessions, s */
 	const char	*session_address;	/* where sessions listen */
 	int		 session_tls;	/* VeNCrypt credentials: longer secret */
+	struct gaterunner *gate;	/* runs it (the api may not exec) */
 };
 
 /* What a handler gets: one request, already authorised. */
@@ -94,6 +97,8 @@ int	api_serve_bound(const struct api_serve_args *a);
 
 /* Run the API until SIGTERM/SIGINT; returns the process exit status. */
 int	api_main(const struct api_config *cfg);
+/* Load the api's seccomp profile (api/confine.c); -1: do not go on. */
+int	api_confine(void);
 
 /* Set the reply: status + JSON (stolen reference).  Returns 0. */
 int	api_reply(struct api_req *r, unsigned status, json_t *body);

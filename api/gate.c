@@ -15,18 +15,15 @@
 #include "config.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <signal.h>
-#include <sys/prctl.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "api/api.h"
 #include "api/gate.h"
+#include "api/gaterunner.h"
 
 #define GATE_ARGV_MAX	(2 * 64 * 4 + 32)
 #define GATE_ERR_MAX	2048
@@ -226,45 +223,6 @@ arg_lists(struct argv_b *b, json_t *job)
 	return 0;
 }
 
-/* Run the child; its stderr (bounded) into err. */
-static int
-gate_exec(struct argv_b *b, char *err, size_t errlen)
-{
-	int p[2], st, fd;
-	ssize_t n;
-	size_t got = 0;
-	pid_t pid;
-
-	if (pipe2(p, O_CLOEXEC) != 0 || (pid = fork()) < 0)
-		return snprintf(err, errlen, "starting the gate: %s",
-		    strerror(errno)), -1;
-	if (pid == 0) {
-		/* The gate dies with the api: no orphan finishing an import
-		   the store will call interrupted. */
-		prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
-		fd = open("/dev/null", O_RDWR);
-		dup2(fd, 0);
-		dup2(fd, 1);
-		dup2(p[1], 2);
-		execv(b->argv[0], (char *const *)b->argv);
-		dprintf(2, "exec %s: %s", b->argv[0], strerror(errno));
-		_exit(1);
-	}
-	close(p[1]);
-	err[0] = '\0';
-	while ((n = read(p[0], err + got, errlen - 1 - got)) > 0)
-		got += (size_t)n;
-	err[got] = '\0';
-	close(p[0]);
-	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
-		;
-	if (WIFEXITED(st))
-		return WEXITSTATUS(st);
-	snprintf(err, errlen, "the gate was killed by signal %d",
-	    WTERMSIG(st));
-	return -1;
-}
-
 int
 gate_run(const struct api_config *cfg, json_t *job, const char *out_dir,
     char *err, size_t errlen)
@@ -299,7 +257,7 @@ gate_run(const struct api_config *cfg, json_t *job, const char *out_dir,
 		    GATE_BAD_JOB;
 	}
 	b->argv[b->n] = NULL;
-	rc = gate_exec(b, err, errlen);
+	rc = gaterunner_run(cfg->gate, b->argv, err, errlen);
 	free(b);
 	return rc;
 }

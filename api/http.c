@@ -514,6 +514,8 @@ api_main(const struct api_config *cfg)
 		    "on %s\n", cfg->listen_desc);
 		goto out;
 	}
+	if (api_confine() != 0)
+		goto out;
 	printf("ready %s\n", cfg->listen_desc);
 	fflush(stdout);
 	if (http_loop(d, sigfd) == 0)

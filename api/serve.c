@@ -22,7 +22,17 @@
 #include <unistd.h>
 
 #include "api/api.h"
+#include "api/gaterunner.h"
 #include "common/privdrop.h"
+#include "sandbox/sandbox.h"
+
+/* Every api-side process (key holder, api) runs under its own filter;
+ * a --with-sandbox=none build has none (its configure said so). */
+#ifdef HAVE_SECCOMP
+#define SERVE_SANDBOX_MODE	SANDBOX_MODE_SECCOMP
+#else
+#define SERVE_SANDBOX_MODE	SANDBOX_MODE_NONE
+#endif
 
 #define API_USER	"cdsgate-api"
 
@@ -160,6 +170,7 @@ api_serve_bound(const struct api_serve_args *a)
 {
 	struct api_config cfg = { 0 };
 	struct keyholder kh;
+	struct gaterunner gate;
 	char err[512];
 	int rc;
 
@@ -177,7 +188,8 @@ api_serve_bound(const struct api_serve_args *a)
 	cfg.session_address = a->session_address != NULL ?
 	    a->session_address : "127.0.0.1";
 	cfg.session_tls = a->session_tls;
-	if (keyholder_start(a->audit_log, a->audit_key, &kh, err,
+	if (sandbox_init(SERVE_SANDBOX_MODE, 0, err, sizeof(err)) != 0 ||
+	    keyholder_start(a->audit_log, a->audit_key, &kh, err,
 	    sizeof(err)) != 0) {
 		fprintf(stderr, "cdsgated api: %s\n", err);
 		return 1;
@@ -194,7 +206,14 @@ api_serve_bound(const struct api_serve_args *a)
 		return 1;
 	}
 	umask(077);	/* the store and its WAL: the api user's only */
+	if (gaterunner_start(a->cdsgate, &gate, err, sizeof(err)) != 0) {
+		fprintf(stderr, "cdsgated api: %s\n", err);
+		keyholder_stop(&kh);
+		return 1;
+	}
+	cfg.gate = &gate;
 	rc = api_main(&cfg);
+	gaterunner_stop(&gate);
 	if (keyholder_stop(&kh) != 0) {
 		fprintf(stderr, "cdsgated api: the audit key holder did not "
 		    "close the log cleanly\n");

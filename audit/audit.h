@@ -97,6 +97,8 @@ int	audit_log_checkpoint(struct audit_log *l, char *err, size_t errlen);
 /* Checkpoint (if anything was written since the last one) and close. */
 int	audit_log_close(struct audit_log *l, char *err, size_t errlen);
 uint64_t audit_log_seq(const struct audit_log *l);	/* next seq */
+/* The log's directory fd: the head file is replaced beneath it only. */
+int	audit_log_dirfd(const struct audit_log *l);
 
 /* SHA-256 of the log file (for a recording's digest, say), hex. */
 int	audit_sha256_file(const char *path, char hex[65], char *err,

@@ -6,7 +6,8 @@
  * memory; it reads typed, size-checked messages (common/ipc.h) from the
  * one peer that forked it and parses their JSON with jansson, bounded by
  * KEYHOLDER_DATA_MAX.  It never opens anything after start-up except the
- * log's head file (replaced on each checkpoint).
+ * log's head file (replaced on each checkpoint), and its seccomp profile
+ * (AUDIT) allows that only beneath the log's directory fd.
  */
 #include "config.h"
 
@@ -25,6 +26,7 @@
 #include "audit/keyholder.h"
 #include "common/ipc.h"
 #include "common/privdrop.h"
+#include "sandbox/sandbox.h"
 
 enum { KH_APPEND = 1, KH_RESULT = 2 };
 
@@ -121,6 +123,34 @@ kh_confine(char *err, size_t errlen)
 	return 0;
 }
 
+/* Test hook (--enable-test-hooks): CDSGATE_TEST_VIOLATE=audit:CALL makes
+ * the confined key holder commit CALL so a test sees it die. */
+static void
+kh_test_violate(void)
+{
+#ifdef ENABLE_TEST_HOOKS
+	const char *v = getenv("CDSGATE_TEST_VIOLATE");
+
+	if (v != NULL && strncmp(v, "audit:", 6) == 0)
+		sandbox_violate(v + 6);
+#endif
+}
+
+/* The AUDIT allow-list, once the key and the log are open. */
+static int
+kh_sandbox(struct audit_log *log, char *err, size_t errlen)
+{
+	/* jansson seeds its hash tables from /dev/urandom at first use */
+	json_object_seed(0);
+	if (sandbox_enter_fd(SANDBOX_PROFILE_AUDIT, audit_log_dirfd(log),
+	    err, errlen) != 0)
+		return -1;
+	dprintf(2, "cdsgate audit key holder: sandbox %s, profile %s\n",
+	    sandbox_mode_name(), sandbox_profile_name(SANDBOX_PROFILE_AUDIT));
+	kh_test_violate();
+	return 0;
+}
+
 static void __attribute__((noreturn))
 kh_main(int sock, const char *log_path, const char *key_path)
 {
@@ -142,6 +172,10 @@ kh_main(int sock, const char *log_path, const char *key_path)
 	if ((rc = audit_log_open(log_path, &signer, KEYHOLDER_CHECKPOINT,
 	    &st.log, err, sizeof(err))) != AUDIT_OK) {
 		kh_reply(sock, rc, 0, err);
+		_exit(1);
+	}
+	if (kh_sandbox(st.log, err, sizeof(err)) != 0) {
+		kh_reply(sock, AUDIT_EIO, 0, err);
 		_exit(1);
 	}
 	kh_reply(sock, AUDIT_OK, audit_log_seq(st.log), "ready");
@@ -186,6 +220,24 @@ kh_result(struct keyholder *kh, struct kh_result *r, char *err,
 	return 0;
 }
 
+/* A key holder that died at start-up: say of what (SIGSYS = its filter). */
+static void
+kh_reap(struct keyholder *kh, char *err, size_t errlen)
+{
+	size_t n = strlen(err);
+	int st = 0;
+
+	close(kh->sock);
+	kh->sock = -1;
+	while (waitpid(kh->pid, &st, 0) < 0 && errno == EINTR)
+		;
+	kh->pid = -1;
+	if (WIFSIGNALED(st) && n < errlen)
+		snprintf(err + n, errlen - n, " (the key holder was killed by "
+		    "signal %d%s)", WTERMSIG(st), WTERMSIG(st) == SIGSYS ?
+		    ", SIGSYS: its seccomp filter" : "");
+}
+
 int
 keyholder_start(const char *log_path, const char *key_path,
     struct keyholder *kh, char *err, size_t errlen)
@@ -216,7 +268,7 @@ keyholder_start(const char *log_path, const char *key_path,
 	close(sv[1]);
 	kh->sock = sv[0];
 	if (kh_result(kh, &r, err, errlen) != 0) {
-		keyholder_stop(kh);
+		kh_reap(kh, err, errlen);
 		return -1;
 	}
 	return 0;

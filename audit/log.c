@@ -26,7 +26,9 @@
 
 struct audit_log {
 	int			 fd;
+	int			 dirfd;		/* the log's directory */
 	char			 path[PATH_MAX];
+	char			 base[PATH_MAX];	/* path's last part */
 	uint64_t		 seq;		/* of the next record */
 	char			 prev[65];	/* hash of the last line */
 	unsigned		 since_checkpoint;
@@ -38,6 +40,34 @@ uint64_t
 audit_log_seq(const struct audit_log *l)
 {
 	return l->seq;
+}
+
+int
+audit_log_dirfd(const struct audit_log *l)
+{
+	return l->dirfd;
+}
+
+/* The head file is replaced through a directory fd held from the start,
+ * so a confined key holder needs no path lookups (sandbox AUDIT). */
+static int
+log_open_dir(struct audit_log *l)
+{
+	char dir[PATH_MAX];
+	char *slash;
+
+	snprintf(dir, sizeof(dir), "%s", l->path);
+	slash = strrchr(dir, '/');
+	snprintf(l->base, sizeof(l->base), "%s", slash != NULL ? slash + 1 :
+	    dir);
+	if (slash == dir)
+		dir[1] = '\0';
+	else if (slash != NULL)
+		*slash = '\0';
+	else
+		snprintf(dir, sizeof(dir), ".");
+	l->dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	return l->dirfd >= 0 ? 0 : -1;
 }
 
 /* Read the last line of the file into line (NUL-terminated). */
@@ -135,13 +165,16 @@ audit_log_open(const char *path, const struct audit_signer *signer,
 	l->signer = *signer;
 	l->every = every;
 	l->fd = open(path, O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC, 0640);
-	if (l->fd < 0) {
+	if (l->fd < 0 || log_open_dir(l) != 0) {
 		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		if (l->fd >= 0)
+			close(l->fd);
 		free(l);
 		return AUDIT_EIO;
 	}
 	if ((rc = log_resume(l, err, errlen)) != AUDIT_OK) {
 		close(l->fd);
+		close(l->dirfd);
 		free(l);
 		return rc;
 	}
@@ -260,24 +293,25 @@ head_write(struct audit_log *l, char *err, size_t errlen)
 	audit_head_message(l->seq - 1, l->prev, msg, sizeof(msg));
 	if ((rc = sign_b64(l, msg, b64, err, errlen)) != AUDIT_OK)
 		return rc;
-	snprintf(dst, sizeof(dst), "%s.head", l->path);
-	snprintf(tmp, sizeof(tmp), "%s.head.tmp", l->path);
+	snprintf(dst, sizeof(dst), "%s.head", l->base);
+	snprintf(tmp, sizeof(tmp), "%s.head.tmp", l->base);
 	h = json_pack("{s:I, s:s, s:s, s:s}", "seq", (json_int_t)(l->seq - 1),
 	    "hash", l->prev, "key", l->signer.key_id, "sig", b64);
 	text = h != NULL ? json_dumps(h, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
 	json_decref(h);
 	if (text == NULL)
 		return snprintf(err, errlen, "out of memory"), AUDIT_EIO;
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0640);
+	fd = openat(l->dirfd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
+	    0640);
 	rc = fd >= 0 && write_synced(fd, text, strlen(text)) == 0 ? 0 : -1;
 	if (fd >= 0 && close(fd) != 0)
 		rc = -1;
 	if (rc == 0)
-		rc = rename(tmp, dst);
+		rc = renameat(l->dirfd, tmp, l->dirfd, dst);
 	free(text);
 	if (rc != 0) {
-		snprintf(err, errlen, "%s: %s", dst, strerror(errno));
-		unlink(tmp);
+		snprintf(err, errlen, "%s.head: %s", l->path, strerror(errno));
+		unlinkat(l->dirfd, tmp, 0);
 		return AUDIT_EIO;
 	}
 	return AUDIT_OK;
@@ -308,6 +342,7 @@ audit_log_close(struct audit_log *l, char *err, size_t errlen)
 		return AUDIT_OK;
 	if (l->since_checkpoint > 0)
 		rc = audit_log_checkpoint(l, err, errlen);
+	close(l->dirfd);
 	if (close(l->fd) != 0 && rc == AUDIT_OK) {
 		snprintf(err, errlen, "%s: %s", l->path, strerror(errno));
 		rc = AUDIT_EIO;

@@ -340,6 +340,176 @@ static const struct sandbox_errno analytics_deny[] = {
 	DENY_PROBES,
 };
 
+/* ---- AUDIT: the audit key holder after the key is loaded ------------
+ * Holds the signing key, the log fd (O_APPEND) and the log's directory
+ * fd; answers typed messages on its socketpair with the api.  Appends
+ * and fsyncs; after each checkpoint it replaces <log>.head through the
+ * directory fd: openat/renameat/unlinkat only with that fd
+ * (sandbox_enter_fd).  No socket, no exec, no fork, no other open. */
+static const int audit_allow[] = {
+	/* typed IPC with the api (common/ipc.c) */
+	__NR_recvmsg, __NR_sendmsg, WAIT_FOR_FDS,
+	/* the log and the head file: append, sync, close */
+	__NR_write, __NR_writev, __NR_read, __NR_pread64, __NR_lseek,
+	__NR_fsync, __NR_fdatasync, __NR_fstat, __NR_close,
+	/* memory (mmap/mprotect: see the checked list) */
+	__NR_brk, __NR_munmap, __NR_mremap, __NR_madvise,
+	/* record timestamps; jansson's and OpenSSL's randomness */
+	__NR_clock_gettime, __NR_gettimeofday, __NR_getrandom,
+	/* signals, identity queries, locks libraries take, the end */
+	__NR_rt_sigprocmask, __NR_rt_sigaction, __NR_rt_sigreturn,
+	__NR_restart_syscall, __NR_getpid, __NR_gettid, __NR_futex,
+	__NR_exit, __NR_exit_group,
+};
+
+static const struct sandbox_argrule audit_checked[] = {
+	FSTAT_BY_FD,
+	FCNTL_BASIC,
+	NO_EXEC(__NR_mmap), NO_EXEC(__NR_mprotect),
+};
+
+static const struct sandbox_errno audit_deny[] = {
+	DENY_PROBES,
+};
+
+/* Only on the directory fd given to sandbox_enter_fd. */
+static const int audit_dirfd[] = {
+	__NR_openat, __NR_unlinkat, __NR_renameat, __NR_renameat2,
+};
+
+/* access/rename/unlink where the architecture still has them (glibc
+ * uses them on x86_64; newer ones only have the *at forms). */
+#ifdef __NR_access
+#define NR_ACCESS_	__NR_access,
+#else
+#define NR_ACCESS_
+#endif
+#ifdef __NR_rename
+#define NR_RENAME_	__NR_rename,
+#else
+#define NR_RENAME_
+#endif
+#ifdef __NR_unlink
+#define NR_UNLINK_	__NR_unlink,
+#else
+#define NR_UNLINK_
+#endif
+#define OLD_PATH_CALLS	NR_ACCESS_ NR_RENAME_ NR_UNLINK_
+
+/* ---- GATE: the api's gate runner, and across execve the deid CLI ----
+ * The runner forks and execs `cdsgate deid anonymize` per import and
+ * reads its stderr from a pipe.  The filter outlives the exec, so the
+ * list also covers the CLI (the loader maps it executable; it opens the
+ * spool's CSV and hierarchies, writes and renames the output beneath the
+ * release dir) and its deid worker (threads; it stacks the DEID filter
+ * with seccomp(2)).  From `strace -f` of 033's imports.  Trade-off: this
+ * is a broad list (execve, clone, openat, PROT_EXEC); it is kept out of
+ * the api (no execve there) and the runner accepts only `cdsgate deid
+ * anonymize` argv.  Absent (kill): socket() (socketpair AF_UNIX only),
+ * connect/bind, ptrace, mount, namespaces, chroot, bpf, setuid. */
+static const int gate_allow[] = {
+	/* the gate itself: fork, exec, wait; the CLI forks its worker */
+	__NR_execve, __NR_clone, __NR_wait4, __NR_kill,
+	/* files: the loader, the spool, the output; the runner's pipe */
+	__NR_openat, __NR_close, __NR_read, __NR_write, __NR_pread64,
+	__NR_pwrite64, __NR_lseek, __NR_fstat, __NR_newfstatat,
+	OLD_PATH_CALLS
+#ifdef __NR_dup2
+	__NR_dup2,
+#endif
+	__NR_faccessat, __NR_renameat, __NR_unlinkat, __NR_fsync,
+	__NR_fdatasync, __NR_ftruncate, __NR_dup3, __NR_pipe2,
+	__NR_close_range, __NR_getcwd, __NR_readlinkat,
+	/* IPC between the CLI and its worker (socketpair: checked) */
+	__NR_recvmsg, __NR_sendmsg, WAIT_FOR_FDS,
+	/* memory, with the loader's executable mappings */
+	__NR_brk, __NR_mmap, __NR_mprotect, __NR_munmap, __NR_mremap,
+	__NR_madvise,
+	/* process start-up, threads, limits, the worker's own filter */
+	__NR_futex, __NR_set_robust_list, __NR_set_tid_address, __NR_rseq,
+#ifdef __NR_arch_prctl
+	__NR_arch_prctl,
+#endif
+	__NR_prlimit64, __NR_sched_getaffinity, __NR_sched_yield,
+	__NR_seccomp, __NR_sysinfo, __NR_getrusage, __NR_times,
+	__NR_getrandom,
+	/* identity queries, time, signals, the end */
+	__NR_getuid, __NR_geteuid, __NR_getgid, __NR_getegid, __NR_getpid,
+	__NR_getppid, __NR_gettid, __NR_clock_gettime, __NR_gettimeofday,
+	__NR_clock_nanosleep, __NR_nanosleep, __NR_rt_sigprocmask,
+	__NR_rt_sigaction, __NR_rt_sigreturn, __NR_restart_syscall,
+	__NR_sigaltstack, __NR_exit, __NR_exit_group,
+};
+
+static const struct sandbox_argrule gate_checked[] = {
+	{ __NR_socketpair, 0, ~0UL, AF_UNIX },
+	FCNTL_BASIC,
+	/* prctl: die with the parent, no new privileges, not dumpable */
+	PRCTL_OPT(PR_SET_PDEATHSIG), PRCTL_OPT(PR_SET_NO_NEW_PRIVS),
+	PRCTL_OPT(PR_GET_NO_NEW_PRIVS), PRCTL_OPT(PR_SET_DUMPABLE),
+	PRCTL_OPT(PR_GET_DUMPABLE),
+};
+
+static const struct sandbox_errno gate_deny[] = {
+	DENY_PROBES,
+};
+
+/* ---- API: cdsgated api after start-up ------------------------------
+ * Serves HTTP on its inherited UNIX socket from libmicrohttpd's epoll fd
+ * (made before the filter); keeps its SQLite store (db, -wal, -shm:
+ * pread/pwrite, fsync, POSIX locks, MAP_SHARED -shm); writes the spool,
+ * the release and mount dirs; asks the key holder and the gate runner
+ * over their socketpairs.  No socket(), no exec, no fork, no ptrace:
+ * the exec lives in the gate runner (GATE). */
+static const int api_allow[] = {
+	/* HTTP clients on the inherited listening socket */
+	__NR_accept, __NR_accept4, __NR_shutdown, __NR_getsockname,
+	__NR_getpeername, __NR_setsockopt, __NR_getsockopt,
+	__NR_recvfrom, __NR_sendto, __NR_recvmsg, __NR_sendmsg,
+	__NR_epoll_wait, __NR_epoll_pwait, __NR_epoll_ctl,
+	/* the store, the spool, the release and mount dirs */
+	__NR_openat, __NR_close, __NR_read, __NR_write, __NR_readv,
+	__NR_writev, __NR_pread64, __NR_pwrite64, __NR_lseek, __NR_fstat,
+	__NR_newfstatat, __NR_fsync, __NR_fdatasync, __NR_ftruncate,
+	__NR_getdents64, __NR_fchmod, __NR_fchmodat, __NR_faccessat,
+	__NR_renameat, __NR_unlinkat, __NR_mkdirat, __NR_getcwd,
+	__NR_readlinkat, __NR_statfs, __NR_fstatfs,
+	OLD_PATH_CALLS
+#ifdef __NR_mkdir
+	__NR_mkdir,
+#endif
+#ifdef __NR_rmdir
+	__NR_rmdir,
+#endif
+#ifdef __NR_chmod
+	__NR_chmod,
+#endif
+#ifdef __NR_readlink
+	__NR_readlink,
+#endif
+	/* reaping the key holder and the gate runner at the end */
+	__NR_wait4,
+	SERVER_LOOP,
+	__NR_getpid, __NR_gettid, __NR_getuid, __NR_geteuid, __NR_futex,
+	__NR_getrandom, __NR_exit, __NR_exit_group,
+};
+
+static const struct sandbox_argrule api_checked[] = {
+	IOCTL_REQ(FIONBIO),
+	IOCTL_REQ(FIONREAD),
+	FCNTL_BASIC,
+	/* SQLite's POSIX locks on the db and its -shm */
+	FCNTL_CMD(F_GETLK), FCNTL_CMD(F_SETLK), FCNTL_CMD(F_SETLKW),
+	FCNTL_CMD(F_OFD_GETLK), FCNTL_CMD(F_OFD_SETLK),
+	FCNTL_CMD(F_OFD_SETLKW),
+	/* the -shm is mapped MAP_SHARED; nothing is ever executable */
+	NO_EXEC(__NR_mmap), NO_EXEC(__NR_mprotect),
+};
+
+static const struct sandbox_errno api_deny[] = {
+	DENY_PROBES,
+};
+
 #define RULES(nm, pfx, fl) { nm, pfx##_allow, N(pfx##_allow), \
 	pfx##_checked, N(pfx##_checked), pfx##_deny, N(pfx##_deny), fl }
 
@@ -352,6 +522,11 @@ static const struct sandbox_rules profiles[SANDBOX_PROFILE_COUNT] = {
 	    SANDBOX_SIGNAL_SELF),
 	[SANDBOX_PROFILE_ANALYTICS] = RULES("analytics", analytics,
 	    SANDBOX_SIGNAL_SELF),
+	[SANDBOX_PROFILE_AUDIT] = { "audit", audit_allow, N(audit_allow),
+	    audit_checked, N(audit_checked), audit_deny, N(audit_deny),
+	    SANDBOX_SIGNAL_SELF, audit_dirfd, N(audit_dirfd) },
+	[SANDBOX_PROFILE_GATE] = RULES("gate", gate, SANDBOX_SIGNAL_SELF),
+	[SANDBOX_PROFILE_API] = RULES("api", api, SANDBOX_SIGNAL_SELF),
 };
 
 const struct sandbox_rules *

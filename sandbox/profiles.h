@@ -50,6 +50,10 @@ struct sandbox_rules {
 	const struct sandbox_errno	*deny;		/* errno, not death */
 	size_t				 ndeny;
 	unsigned			 flags;
+	/* allowed only on the dirfd given to sandbox_enter_fd (every
+	   argument that is a dirfd: openat's 1st, renameat's 1st+3rd) */
+	const int			*dirfd_calls;
+	size_t				 ndirfd_calls;
 };
 
 /* The rules of a profile; NULL for an unknown one. */

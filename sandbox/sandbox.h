@@ -30,6 +30,9 @@ enum sandbox_profile {
 	SANDBOX_PROFILE_DEID,	/* deid worker: reads fds it was handed, computes */
 	SANDBOX_PROFILE_FORWARD, /* the browser's TCP forwarder to the backend */
 	SANDBOX_PROFILE_ANALYTICS, /* cdsgate-analytics: HTTP, read-only files */
+	SANDBOX_PROFILE_AUDIT,	/* audit key holder: its log and head dir */
+	SANDBOX_PROFILE_GATE,	/* api's gate runner: fork+exec the deid CLI */
+	SANDBOX_PROFILE_API,	/* cdsgated api: HTTP, SQLite, spool; no exec */
 	SANDBOX_PROFILE_COUNT
 };
 
@@ -50,13 +53,25 @@ int	sandbox_init(enum sandbox_mode mode, int debug, char *err,
  */
 int	sandbox_enter(enum sandbox_profile profile, char *err, size_t errlen);
 /*
+ * sandbox_enter with one runtime value: the directory fd the profile's
+ * *at() calls are tied to.  A profile with "dirfd rules" (AUDIT:
+ * openat, unlinkat, renameat) allows those calls only when their dirfd
+ * arguments equal `dirfd` (open it before, O_DIRECTORY).  seccomp sees
+ * numbers, not paths: an absolute path ignores the dirfd, so the caller
+ * must pass relative names (docs/seccomp.md).  sandbox_enter() of such a
+ * profile allows none of them.  Same return as sandbox_enter.
+ */
+int	sandbox_enter_fd(enum sandbox_profile profile, int dirfd, char *err,
+	    size_t errlen);
+/*
  * What glibc opens lazily must happen before sandbox_enter: it calls
  * tzset() itself (so localtime_r works afterwards), but e.g.
  * sysconf(_SC_NPROCESSORS_ONLN) reads /sys on every call — ask before.
  * qsort's sysconf(_SC_PHYS_PAGES) (sysinfo) is allowed in DEID.
  */
 
-/* "worker", "xvfb", "deid", "forward", "analytics"; and the active mode
+/* "worker", "xvfb", "deid", "forward", "analytics", "audit",
+ * "gate", "api"; and the active mode
  * ("seccomp", "none"). */
 const char	*sandbox_profile_name(enum sandbox_profile profile);
 const char	*sandbox_mode_name(void);

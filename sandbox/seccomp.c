@@ -267,9 +267,31 @@ sb_add_self(scmp_filter_ctx ctx, unsigned flags, char *err, size_t errlen)
 	    errlen);
 }
 
+/* The dirfd rules: each call only with its dirfd argument(s) == dirfd
+ * (renameat*: old and new dir).  Without a dirfd (-1) none is added. */
+static int
+sb_add_dirfd(scmp_filter_ctx ctx, const struct sandbox_rules *p, int dirfd,
+    char *err, size_t errlen)
+{
+	const scmp_datum_t all = 0xffffffffUL, fd = (scmp_datum_t)dirfd;
+	struct scmp_arg_cmp c[2];
+	size_t i;
+	int nr;
+
+	c[0] = SCMP_A0(SCMP_CMP_MASKED_EQ, all, fd);
+	c[1] = SCMP_A2(SCMP_CMP_MASKED_EQ, all, fd);
+	for (i = 0; dirfd >= 0 && i < p->ndirfd_calls; i++) {
+		nr = p->dirfd_calls[i];
+		if (sb_add(ctx, SCMP_ACT_ALLOW, nr, nr == __NR_renameat ||
+		    nr == __NR_renameat2 ? 2 : 1, c, err, errlen) != 0)
+			return -1;
+	}
+	return 0;
+}
+
 /* Build the filter for p and load it into this thread. */
 static int
-sb_load(const struct sandbox_rules *p, char *err, size_t errlen)
+sb_load(const struct sandbox_rules *p, int dirfd, char *err, size_t errlen)
 {
 	scmp_filter_ctx ctx;
 	int r = -1, e;
@@ -287,7 +309,8 @@ sb_load(const struct sandbox_rules *p, char *err, size_t errlen)
 	}
 	if (sb_add_rules(ctx, p, err, errlen) != 0)
 		goto out;
-	if (sb_add_self(ctx, p->flags, err, errlen) != 0)
+	if (sb_add_self(ctx, p->flags, err, errlen) != 0 ||
+	    sb_add_dirfd(ctx, p, dirfd, err, errlen) != 0)
 		goto out;
 	if ((e = seccomp_load(ctx)) != 0) {
 		sb_err(err, errlen, "seccomp_load (%s): %s", p->name,
@@ -300,8 +323,9 @@ out:
 	return r;
 }
 
-int
-sandbox_enter(enum sandbox_profile profile, char *err, size_t errlen)
+/* sandbox_enter and sandbox_enter_fd (dirfd -1: no dirfd rules). */
+static int
+sb_enter(enum sandbox_profile profile, int dirfd, char *err, size_t errlen)
 {
 	const struct sandbox_rules *p = sandbox_rules(profile);
 
@@ -327,7 +351,24 @@ sandbox_enter(enum sandbox_profile profile, char *err, size_t errlen)
 	/* glibc reads /etc/localtime at the first localtime(): now, while
 	   it still may. */
 	tzset();
-	return sb_load(p, err, errlen);
+	return sb_load(p, dirfd, err, errlen);
+}
+
+int
+sandbox_enter(enum sandbox_profile profile, char *err, size_t errlen)
+{
+	return sb_enter(profile, -1, err, errlen);
+}
+
+int
+sandbox_enter_fd(enum sandbox_profile profile, int dirfd, char *err,
+    size_t errlen)
+{
+	if (dirfd < 0) {
+		sb_err(err, errlen, "sandbox_enter_fd: no directory fd");
+		return -1;
+	}
+	return sb_enter(profile, dirfd, err, errlen);
 }
 
 #else /* !HAVE_SECCOMP */
@@ -344,6 +385,14 @@ sandbox_enter(enum sandbox_profile profile, char *err, size_t errlen)
 		return -1;
 	}
 	return 0;	/* sandbox_init refused SECCOMP: mode is NONE */
+}
+
+int
+sandbox_enter_fd(enum sandbox_profile profile, int dirfd, char *err,
+    size_t errlen)
+{
+	(void)dirfd;
+	return sandbox_enter(profile, err, errlen);
 }
 
 #endif /* HAVE_SECCOMP */

@@ -33,6 +33,9 @@
 
 typedef int (*body_fn)(const void *arg);
 
+/* >= 0: in_child enters with sandbox_enter_fd(profile, child_dirfd). */
+static int child_dirfd = -1;
+
 /* Fork; the child enters profile and runs body; return its wait status.
  * stderr of the child goes to errfd when >= 0. */
 static int
@@ -49,7 +52,9 @@ in_child(enum sandbox_profile profile, body_fn body, const void *arg,
 	if (pid == 0) {
 		if (errfd >= 0)
 			dup2(errfd, STDERR_FILENO);
-		if (sandbox_enter(profile, err, sizeof(err)) != 0) {
+		if ((child_dirfd >= 0 ? sandbox_enter_fd(profile, child_dirfd,
+		    err, sizeof(err)) : sandbox_enter(profile, err,
+		    sizeof(err))) != 0) {
 			fprintf(stderr, "sandbox_enter: %s\n", err);
 			_exit(CHILD_ENTER);
 		}
@@ -445,6 +450,146 @@ test_argument_checks(void)
 	}
 }
 
+/* ---- AUDIT: *at() only beneath the directory fd it was given ---- */
+
+/* The key holder's head replacement: temp file, fsync, rename, unlink. */
+static int
+body_audit_head(const void *arg)
+{
+	int fd;
+
+	(void)arg;
+	if ((fd = openat(child_dirfd, "h.tmp", O_WRONLY | O_CREAT | O_TRUNC |
+	    O_CLOEXEC, 0600)) < 0 || write(fd, "{}", 2) != 2 ||
+	    fsync(fd) != 0 || close(fd) != 0 ||
+	    renameat(child_dirfd, "h.tmp", child_dirfd, "h") != 0 ||
+	    unlinkat(child_dirfd, "h", 0) != 0)
+		return CHILD_WRONG;
+	return CHILD_OK;
+}
+
+/* openat on another directory fd (arg: that fd) */
+static int
+body_audit_otherdir(const void *arg)
+{
+	openat(*(const int *)arg, "x", O_WRONLY | O_CREAT, 0600);
+	return CHILD_WRONG;
+}
+
+/* rename out of the directory: new dirfd differs */
+static int
+body_audit_rename_out(const void *arg)
+{
+	renameat(child_dirfd, "h", *(const int *)arg, "h");
+	return CHILD_WRONG;
+}
+
+static void
+test_audit(void)
+{
+	static const char *const calls[] = { "open", "socket", "execve",
+	    "ptrace", NULL };
+	char dir[] = "/tmp/test-sandbox.XXXXXX", b[80];
+	int other, st;
+
+	if (mkdtemp(dir) == NULL ||
+	    (child_dirfd = open(dir, O_RDONLY | O_DIRECTORY)) < 0 ||
+	    (other = open("/tmp", O_RDONLY | O_DIRECTORY)) < 0) {
+		tap_ok(0, "audit: set-up: %s", strerror(errno));
+		return;
+	}
+	expect_exit0(SANDBOX_PROFILE_AUDIT, body_audit_head, NULL,
+	    "openat/fsync/renameat/unlinkat beneath its dirfd");
+	expect_sigsys(SANDBOX_PROFILE_AUDIT, body_audit_otherdir, &other,
+	    "openat on another directory fd");
+	expect_sigsys(SANDBOX_PROFILE_AUDIT, body_audit_rename_out, &other,
+	    "renameat into another directory");
+	expect_sigsys(SANDBOX_PROFILE_AUDIT, body_fork, NULL, "fork");
+	test_forbidden(SANDBOX_PROFILE_AUDIT, calls);
+	other = child_dirfd;
+	child_dirfd = -1;
+	st = in_child(SANDBOX_PROFILE_AUDIT, body_audit_otherdir, &other, -1);
+	tap_ok(st != -1 && WIFSIGNALED(st) && WTERMSIG(st) == SIGSYS,
+	    "audit: without sandbox_enter_fd no openat at all (%s)",
+	    status_str(st, b, sizeof(b)));
+	tap_ok(sandbox_enter_fd(SANDBOX_PROFILE_AUDIT, -1, b, sizeof(b)) != 0,
+	    "audit: sandbox_enter_fd refuses a negative fd: %s", b);
+	close(other);
+	rmdir(dir);
+}
+
+/* GATE: fork + exec of a program (here /bin/true) and wait for it. */
+static int
+body_gate_exec(const void *arg)
+{
+	char *const argv[] = { "/bin/true", NULL };
+	pid_t pid;
+	int st;
+
+	(void)arg;
+	if ((pid = fork()) < 0)
+		return CHILD_WRONG;
+	if (pid == 0) {
+		execv(argv[0], argv);
+		_exit(CHILD_WRONG);
+	}
+	if (waitpid(pid, &st, 0) != pid || !WIFEXITED(st) ||
+	    WEXITSTATUS(st) != 0)
+		return CHILD_WRONG;
+	return CHILD_OK;
+}
+
+static void
+test_gate(void)
+{
+	static const char *const calls[] = { "socket", "ptrace", NULL };
+
+	expect_exit0(SANDBOX_PROFILE_GATE, body_gate_exec, NULL,
+	    "fork + execve(/bin/true) + wait4 under the filter");
+	expect_exit0(SANDBOX_PROFILE_GATE, body_socketpair,
+	    NULL, "socketpair(AF_UNIX) for the deid worker");
+	expect_sigsys(SANDBOX_PROFILE_GATE, body_unix_socket, NULL,
+	    "socket(AF_UNIX)");
+	test_forbidden(SANDBOX_PROFILE_GATE, calls);
+}
+
+/* API: SQLite's way with a file: POSIX lock, MAP_SHARED, fdatasync. */
+static int
+body_api_sqlite(const void *arg)
+{
+	struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET };
+	char path[] = "/tmp/test-sandbox-api.XXXXXX";
+	int fd = mkstemp(path);
+	char *p;
+
+	(void)arg;
+	if (fd < 0 || ftruncate(fd, 4096) != 0 || fcntl(fd, F_SETLK, &fl) != 0)
+		return CHILD_WRONG;
+	p = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (p == MAP_FAILED || (p[0] = 'x', fdatasync(fd)) != 0 ||
+	    munmap(p, 4096) != 0 || unlink(path) != 0)
+		return CHILD_WRONG;
+	return close(fd) == 0 ? CHILD_OK : CHILD_WRONG;
+}
+
+static void
+test_api(void)
+{
+	static const char *const calls[] = { "execve", "socket", "ptrace",
+	    NULL };
+
+	expect_exit0(SANDBOX_PROFILE_API, body_api_sqlite, NULL,
+	    "mkstemp, F_SETLK, MAP_SHARED mmap, fdatasync, unlink");
+	expect_sigsys(SANDBOX_PROFILE_API, body_fork, NULL, "fork");
+	expect_sigsys(SANDBOX_PROFILE_API, body_unix_socket, NULL,
+	    "socket(AF_UNIX)");
+	expect_sigsys(SANDBOX_PROFILE_API, body_mmap_exec, NULL,
+	    "mmap(PROT_EXEC)");
+	expect_sigsys(SANDBOX_PROFILE_API, body_ioctl_other, NULL,
+	    "ioctl(TIOCSTI)");
+	test_forbidden(SANDBOX_PROFILE_API, calls);
+}
+
 /* The kernel's attack surface stays closed under Xvfb's broad list. */
 static void
 test_xvfb_closed(void)
@@ -558,6 +703,9 @@ main(void)
 	test_xvfb_closed();
 	test_argument_checks();
 	test_signal_self();
+	test_audit();
+	test_gate();
+	test_api();
 	test_debug();
 	test_mode_none();
 	return tap_done();

@@ -1,0 +1,255 @@
+/*
+ * api/gaterunner.c — the gate runner process and its client side.
+ *
+ * Trust: the runner takes typed, size-checked RUN messages (common/ipc.h)
+ * from the api that forked it; the api may be compromised, so the runner
+ * checks every string is terminated inside its bounds and runs only
+ * `<cdsgate> deid anonymize ...` (argv[0] fixed at fork).  It holds no
+ * other fd than its socket.  Its filter (SANDBOX_PROFILE_GATE) is the
+ * only api-side one with execve; it stays on across the exec, so it also
+ * covers what the CLI and its deid worker do (docs/seccomp.md).
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "api/gaterunner.h"
+#include "common/ipc.h"
+#include "sandbox/sandbox.h"
+
+enum { GR_RUN = 1, GR_DONE = 2 };
+
+struct gr_run {
+	uint32_t	argc;
+	uint32_t	len;			/* bytes used in args */
+	char		args[GATERUNNER_ARGS_MAX];	/* NUL-separated */
+};
+
+struct gr_done {
+	int32_t		status;		/* exit status, -1: did not run */
+	char		err[GATERUNNER_ERR_MAX];
+};
+
+static const struct ipc_type gr_types[] = {
+	{ GR_RUN, sizeof(struct gr_run), 0, "run" },
+	{ GR_DONE, sizeof(struct gr_done), 0, "done" },
+};
+static const struct ipc_proto gr_proto = { gr_types, 2 };
+
+/* ---- the runner ---- */
+
+struct gr_state {
+	const char	*cdsgate;
+	int		 sock;
+};
+
+/* Run argv with stdin/stdout on /dev/null; its stderr (bounded) into
+ * err.  Returns the exit status or -1. */
+static int
+gr_exec(char *const *argv, char *err, size_t errlen)
+{
+	int p[2], st = 0, fd;
+	ssize_t n;
+	size_t got = 0;
+	pid_t pid;
+
+	if (pipe2(p, O_CLOEXEC) != 0 || (pid = fork()) < 0)
+		return snprintf(err, errlen, "starting the gate: %s",
+		    strerror(errno)), -1;
+	if (pid == 0) {
+		/* The gate dies with the runner (and it with the api). */
+		prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+		fd = open("/dev/null", O_RDWR);
+		dup2(fd, 0);
+		dup2(fd, 1);
+		dup2(p[1], 2);
+		execv(argv[0], argv);
+		dprintf(2, "exec %s: %s", argv[0], strerror(errno));
+		_exit(1);
+	}
+	close(p[1]);
+	while (got + 1 < errlen &&
+	    (n = read(p[0], err + got, errlen - 1 - got)) > 0)
+		got += (size_t)n;
+	err[got] = '\0';
+	close(p[0]);
+	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+		;
+	if (WIFEXITED(st))
+		return WEXITSTATUS(st);
+	snprintf(err, errlen, "the gate was killed by signal %d",
+	    WTERMSIG(st));
+	return -1;
+}
+
+/* Split a RUN into argv; refuse anything but `cdsgate deid anonymize`. */
+static int
+gr_argv(const struct gr_state *st, const struct gr_run *r, char **argv)
+{
+	size_t off = 0, i, n;
+
+	if (r->argc < 3 || r->argc > GATERUNNER_ARGC_MAX ||
+	    r->len > sizeof(r->args))
+		return -1;
+	for (i = 0; i < r->argc; i++) {
+		if (off >= r->len ||
+		    (n = strnlen(r->args + off, r->len - off)) == r->len - off)
+			return -1;	/* unterminated */
+		argv[i] = (char *)r->args + off;
+		off += n + 1;
+	}
+	argv[i] = NULL;
+	return strcmp(argv[0], st->cdsgate) == 0 &&
+	    strcmp(argv[1], "deid") == 0 &&
+	    strcmp(argv[2], "anonymize") == 0 ? 0 : -1;
+}
+
+/* RUN: check, run, answer DONE.  A malformed RUN ends the runner. */
+static int
+gr_on_run(void *ctx, struct ipc_msg *m)
+{
+	static char *argv[GATERUNNER_ARGC_MAX + 1];
+	static struct gr_done d;
+	struct gr_state *st = ctx;
+
+	if (gr_argv(st, (struct gr_run *)m->data, argv) != 0)
+		return -1;
+	memset(&d, 0, sizeof(d));
+	d.status = gr_exec(argv, d.err, sizeof(d.err));
+	return ipc_send(st->sock, &gr_proto, GR_DONE, &d, sizeof(d), -1) ==
+	    IPC_OK ? 0 : -1;
+}
+
+static const struct ipc_handler gr_from_api[] = {
+	{ GR_RUN, gr_on_run },
+};
+
+static void __attribute__((noreturn))
+gr_main(int sock, const char *cdsgate)
+{
+	struct ipc_peer peer = { sock, "api", &gr_proto, gr_from_api, 1 };
+	struct gr_state st = { cdsgate, sock };
+	char err[256];
+	int rc;
+
+	prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+	if (sandbox_enter(SANDBOX_PROFILE_GATE, err, sizeof(err)) != 0) {
+		dprintf(2, "cdsgated api: gate runner: sandbox: %s\n", err);
+		_exit(1);
+	}
+	dprintf(2, "cdsgated api: gate runner: sandbox %s, profile %s\n",
+	    sandbox_mode_name(), sandbox_profile_name(SANDBOX_PROFILE_GATE));
+#ifdef ENABLE_TEST_HOOKS
+	/* CDSGATE_TEST_VIOLATE=gate:CALL: prove the filter kills */
+	if (getenv("CDSGATE_TEST_VIOLATE") != NULL &&
+	    strncmp(getenv("CDSGATE_TEST_VIOLATE"), "gate:", 5) == 0)
+		sandbox_violate(getenv("CDSGATE_TEST_VIOLATE") + 5);
+#endif
+	while ((rc = ipc_dispatch(&peer, &st, NULL)) == IPC_OK)
+		;
+	if (rc != IPC_EOF)
+		dprintf(2, "cdsgated api: gate runner: the api broke the "
+		    "protocol (%s)\n", ipc_strerror(rc));
+	_exit(rc == IPC_EOF ? 0 : 1);
+}
+
+/* ---- the api's side ---- */
+
+int
+gaterunner_start(const char *cdsgate, struct gaterunner *gr, char *err,
+    size_t errlen)
+{
+	int sv[2];
+
+	gr->pid = -1;
+	gr->sock = -1;
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0)
+		return snprintf(err, errlen, "gate runner: socketpair: %s",
+		    strerror(errno)), -1;
+	fflush(NULL);
+	if ((gr->pid = fork()) < 0) {
+		close(sv[0]);
+		close(sv[1]);
+		return snprintf(err, errlen, "gate runner: fork: %s",
+		    strerror(errno)), -1;
+	}
+	if (gr->pid == 0) {
+		close(sv[0]);
+		gr_main(sv[1], cdsgate);
+	}
+	close(sv[1]);
+	gr->sock = sv[0];
+	return 0;
+}
+
+static int
+gr_on_done(void *ctx, struct ipc_msg *m)
+{
+	memcpy(ctx, m->data, sizeof(struct gr_done));
+	return 0;
+}
+
+static const struct ipc_handler gr_from_runner[] = {
+	{ GR_DONE, gr_on_done },
+};
+
+/* Pack argv into r (NUL-separated); -1 when it does not fit. */
+static int
+gr_pack(const char *const *argv, struct gr_run *r)
+{
+	size_t n;
+
+	memset(r, 0, sizeof(*r));
+	for (; *argv != NULL; argv++, r->argc++) {
+		n = strlen(*argv) + 1;
+		if (r->argc >= GATERUNNER_ARGC_MAX ||
+		    n > sizeof(r->args) - r->len)
+			return -1;
+		memcpy(r->args + r->len, *argv, n);
+		r->len += (uint32_t)n;
+	}
+	return 0;
+}
+
+int
+gaterunner_run(struct gaterunner *gr, const char *const *argv, char *err,
+    size_t errlen)
+{
+	struct ipc_peer peer = { gr->sock, "gate runner", &gr_proto,
+	    gr_from_runner, 1 };
+	static struct gr_run r;
+	static struct gr_done d;
+	int rc;
+
+	if (gr_pack(argv, &r) != 0)
+		return snprintf(err, errlen, "the job is too large"), -1;
+	if (ipc_send(gr->sock, &gr_proto, GR_RUN, &r, sizeof(r), -1) !=
+	    IPC_OK || (rc = ipc_dispatch(&peer, &d, NULL)) != IPC_OK)
+		return snprintf(err, errlen, "the gate runner is gone or broke "
+		    "the protocol"), -1;
+	d.err[sizeof(d.err) - 1] = '\0';
+	snprintf(err, errlen, "%s", d.err);
+	return d.status;
+}
+
+void
+gaterunner_stop(struct gaterunner *gr)
+{
+	if (gr->sock >= 0)
+		close(gr->sock);
+	gr->sock = -1;
+	if (gr->pid > 0)
+		while (waitpid(gr->pid, NULL, 0) < 0 && errno == EINTR)
+			;
+	gr->pid = -1;
+}
