@@ -28,7 +28,7 @@ enum {
 	OPT_DATA = 256, OPT_QI, OPT_IDENT, OPT_SENS, OPT_HDIR, OPT_HIER,
 	OPT_SEP, OPT_POP, OPT_JSON, OPT_OUTPUT, OPT_REPORT, OPT_PUT,
 	OPT_PUMODEL, OPT_K, OPT_SUPP, OPT_QUALITY, OPT_RESID, OPT_THREADS,
-	OPT_NO_SANDBOX, OPT_SANDBOX_DEBUG
+	OPT_IN_PROCESS, OPT_SANDBOX_DEBUG
 };
 
 static const struct option deid_longopts[] = {
@@ -52,7 +52,7 @@ static const struct option deid_longopts[] = {
 	{ "threads", required_argument, NULL, OPT_THREADS },
 	/* hidden, for debugging: parse in the CLI process itself, or make a
 	   seccomp violation report the syscall instead of killing */
-	{ "no-sandbox", no_argument, NULL, OPT_NO_SANDBOX },
+	{ "in-process", no_argument, NULL, OPT_IN_PROCESS },
 	{ "sandbox-debug", no_argument, NULL, OPT_SANDBOX_DEBUG },
 	{ NULL, 0, NULL, 0 }
 };
@@ -151,7 +151,7 @@ args_named(struct deid_args *a, int opt, char *arg)
 	case OPT_JSON:	a->json = 1; break;
 	case OPT_OUTPUT: a->output = arg; break;
 	case OPT_REPORT: a->report = arg; break;
-	case OPT_NO_SANDBOX: a->no_sandbox = 1; break;
+	case OPT_IN_PROCESS: a->in_process = 1; break;
 	case OPT_SANDBOX_DEBUG: a->sandbox_debug = 1; break;
 	case OPT_SEP:
 		if (strlen(arg) != 1 || arg[0] == '"' || arg[0] == '\n' ||

@@ -55,7 +55,7 @@ struct deid_args {
 	double			 resid_n[MAX_LIST], resid_b[MAX_LIST];
 	size_t			 nresid;
 	const char		*usage;
-	int			 no_sandbox;	/* hidden --no-sandbox: no worker */
+	int			 in_process;	/* hidden --in-process: no worker */
 	int			 sandbox_debug;	/* hidden --sandbox-debug */
 };
 

@@ -715,7 +715,7 @@ dw_run(struct deid_args *a, struct deid_inputs *in, deid_job_fn job,
 	pid_t pid, parent = getpid();
 	int sv[2];
 
-	if (a->no_sandbox) {
+	if (a->in_process) {
 		job(a, in, res);
 		dargs_close(in);
 		return;

@@ -9,7 +9,7 @@
  * released table to the descriptor it was handed, collect what to print)
  * and the parent's part before and after.  The job's outcome comes back
  * as a struct deid_result, the same whether it ran in the worker or, with
- * the hidden --no-sandbox, in the CLI process itself.
+ * the hidden --in-process, in the CLI process itself.
  */
 #ifndef CLI_DEID_WORKER_H
 #define CLI_DEID_WORKER_H
@@ -43,7 +43,7 @@ typedef void (*deid_job_fn)(struct deid_args *a, struct deid_inputs *in,
 
 /*
  * Run job over the inputs the parent opened, in the deid worker (or here
- * with a->no_sandbox), and fill res.  The worker's death, a protocol
+ * with a->in_process), and fill res.  The worker's death, a protocol
  * violation or a failure to confine it become res->status DEID_EINTERNAL
  * with a message ("deid worker killed by signal 31 (SIGSYS: seccomp
  * violation?)").  Closes the input descriptors (not in->out_fd).

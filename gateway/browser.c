@@ -46,7 +46,7 @@
  * ozone-platform=x11: talk to our Xvfb, never look for Wayland
  * force-device-scale-factor=1: pixels on screen = pixels sent
  * disable-print-preview: printing is off by policy; no preview either
- * Never --no-sandbox.
+ * Its own sandbox is never switched off.
  */
 static const char *const browser_fixed_flags[] = {
 	"--kiosk",

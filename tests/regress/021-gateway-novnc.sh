@@ -73,7 +73,7 @@ PY
 }
 
 # viewer ORIGIN-HOST WS-URL: headless Chromium on the noVNC test page,
-# as $VIEWER_USER with Chromium's own sandbox (never --no-sandbox).
+# as $VIEWER_USER with Chromium's own sandbox (never switched off).
 viewer() {
 	local url
 	url="http://$1:$BPORT/novnc-test?url=$(python3 -c 'import sys, urllib.parse; print(urllib.parse.quote(sys.argv[1], safe=""))' "$2")&password=$(cat "$TMP/pw")"

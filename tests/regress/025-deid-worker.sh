@@ -2,7 +2,7 @@
 # 025-deid-worker: `cdsgate deid assess|anonymize` parse the untrusted CSV
 # in a confined child (cli/deid-worker.c).  Proves, with the real CLI:
 #   1. the results are the same as parsing in the CLI process itself
-#      (hidden --no-sandbox), byte for byte where no clock is involved;
+#      (hidden --in-process), byte for byte where no clock is involved;
 #   2. the live worker runs under seccomp (Seccomp: 2), with NoNewPrivs,
 #      as user cdsgate (when run as root), with its rlimits, holding only
 #      the descriptors it was handed;
@@ -41,8 +41,8 @@ gone() { [ ! -e "/proc/$1" ] || grep -q '^State:[[:space:]]*Z' "/proc/$1/status"
 # ---- 1. same results as in-process ----------------------------------------
 rc=0; anon "$TMP/w" > "$TMP/w.stdout" 2>"$TMP/w.err" || rc=$?
 check "anonymize through the worker passes the gate (exit 0)" test "$rc" -eq 0
-rc=0; anon "$TMP/n" --no-sandbox > "$TMP/n.stdout" 2>/dev/null || rc=$?
-check "the same in-process (--no-sandbox) (exit 0)" test "$rc" -eq 0
+rc=0; anon "$TMP/n" --in-process > "$TMP/n.stdout" 2>/dev/null || rc=$?
+check "the same in-process (--in-process) (exit 0)" test "$rc" -eq 0
 check "released table is byte-identical" cmp -s "$TMP/w/out.csv" "$TMP/n/out.csv"
 check "reports agree on everything but clocks and thread timing" python3 - "$TMP/w/r.json" "$TMP/n/r.json" <<'PY'
 import json, sys
@@ -58,11 +58,11 @@ check "the worker run printed nothing on stderr" test ! -s "$TMP/w.err"
 "$CDSGATE" deid assess --data "$S/patients.csv" --qi "$QI" --population 1e6 \
 	--population 4e7 --json > "$TMP/a.w" 2>&1
 "$CDSGATE" deid assess --data "$S/patients.csv" --qi "$QI" --population 1e6 \
-	--population 4e7 --json --no-sandbox > "$TMP/a.n" 2>&1
+	--population 4e7 --json --in-process > "$TMP/a.n" 2>&1
 check "assess --json is byte-identical ($(wc -c < "$TMP/a.w") bytes)" \
 	cmp -s "$TMP/a.w" "$TMP/a.n"
 "$CDSGATE" deid assess --data "$S/patients.csv" --qi age,sex --population 1e6 > "$TMP/t.w"
-"$CDSGATE" deid assess --data "$S/patients.csv" --qi age,sex --population 1e6 --no-sandbox > "$TMP/t.n"
+"$CDSGATE" deid assess --data "$S/patients.csv" --qi age,sex --population 1e6 --in-process > "$TMP/t.n"
 check "assess summary is byte-identical" cmp -s "$TMP/t.w" "$TMP/t.n"
 rc=0; anon "$TMP/j" --json > "$TMP/j.stdout" || rc=$?
 check "anonymize --json prints exactly the report file" \
