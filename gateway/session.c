@@ -86,6 +86,8 @@ struct session {
 	char		 listen_desc[80];
 	int		 record_fd;	/* the recording, for the worker */
 	char		 record_path[PATH_MAX];
+	int		 netlog_fd;	/* network.jsonl, for the forwarder */
+	char		 netlog_path[PATH_MAX];
 
 	char		 dir[PATH_MAX];		/* <run>/<id>, 0711 root */
 	char		 xdir[PATH_MAX];	/* x/, 0700 cdsgate */
@@ -507,6 +509,7 @@ child_main(struct session *s, enum role r, int errfd, pid_t parent)
 	if (r == ROLE_FORWARD) {
 		keep[nkeep++] = s->bnet.listen_fd;
 		keep[nkeep++] = slog_fd();
+		keep[nkeep++] = s->netlog_fd;
 	}
 	close_except(keep, (size_t)nkeep);
 	if (child_rlimits(re, &what) != 0)
@@ -1134,6 +1137,9 @@ setup_jail_net(struct session *s)
 	s->fcfg.backend_len = s->bnet.addrlen;
 	s->fcfg.backend_desc = s->bnet.desc;
 	s->fcfg.max_conns = FORWARD_MAX_CONNS;
+	/* https: TLS stays end to end, the forwarder cannot frame it */
+	s->fcfg.http = strncasecmp(s->spec->backend, "http://", 7) == 0;
+	s->fcfg.netlog_fd = -1;
 	slog_event("browser_net", json_pack("{s:s, s:i}", "backend",
 	    s->bnet.desc, "max_conns", FORWARD_MAX_CONNS));
 	return 0;
@@ -1279,7 +1285,7 @@ static int
 setup_record(struct session *s)
 {
 	const char *dir = s->spec->record_dir;
-	char name[SESSION_ID_BYTES * 2 + 8];
+	char name[SESSION_ID_BYTES * 2 + 16];
 
 	snprintf(name, sizeof(name), "%s.cdsrec", s->id);
 	if (record_dir_make(dir) != 0 ||
@@ -1293,6 +1299,17 @@ setup_record(struct session *s)
 		return -1;
 	}
 	slog_event("record_open", json_pack("{s:s}", "file", s->record_path));
+	/* Beside it, the forwarder's network log (docs/recording-format.md). */
+	snprintf(name, sizeof(name), "%s.network.jsonl", s->id);
+	if (path_join(s->netlog_path, dir, name) != 0 ||
+	    (s->netlog_fd = open(s->netlog_path, O_WRONLY | O_CREAT | O_EXCL |
+	    O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0600)) < 0) {
+		log_warn("cannot create the network log in %s", dir);
+		slog_event("record_failed", json_pack("{s:s, s:s}", "dir", dir,
+		    "error", strerror(errno)));
+		return -1;
+	}
+	slog_event("netlog_open", json_pack("{s:s}", "file", s->netlog_path));
 	return 0;
 }
 
@@ -1437,10 +1454,13 @@ start_children(struct session *s)
 	close(s->record_fd);	/* the worker's now, and only its */
 	s->record_fd = -1;
 
+	s->fcfg.netlog_fd = s->netlog_fd;
 	if (child_spawn(s, ROLE_FORWARD) != 0) {
 		session_stop(s, "forward_failed", SESSION_EXIT_FAILED);
 		return -1;
 	}
+	close(s->netlog_fd);	/* the forwarder's now, and only its */
+	s->netlog_fd = -1;
 	memset(&bp, 0, sizeof(bp));
 	bp.url = s->spec->backend;
 	bp.display = s->display_name;
@@ -1682,6 +1702,11 @@ session_teardown(struct session *s)
 		close(s->record_fd);
 		s->record_fd = -1;
 	}
+	if (s->netlog_fd >= 0) {	/* no forwarder ever had it */
+		unlink(s->netlog_path);
+		close(s->netlog_fd);
+		s->netlog_fd = -1;
+	}
 	if (s->dir_made) {
 		dirfd = open(SESSION_RUN_DIR, O_RDONLY | O_DIRECTORY |
 		    O_CLOEXEC);
@@ -1721,6 +1746,8 @@ session_free(struct session *s)
 		close(s->dir_lock);
 	if (s->record_fd >= 0)
 		close(s->record_fd);
+	if (s->netlog_fd >= 0)
+		close(s->netlog_fd);
 	free(s);
 }
 
@@ -1740,7 +1767,7 @@ session_run(const struct session_spec *spec, FILE *ready_out)
 	s->spec = spec;
 	s->verbose = log_verbose = spec->verbose;
 	s->sigfd = s->listen_fd = s->xvfb_pipe = s->dir_lock = -1;
-	s->record_fd = -1;
+	s->record_fd = s->netlog_fd = -1;
 	s->bnet.netns_fd = s->bnet.listen_fd = s->xsock_fd = -1;
 	for (r = 0; r < ROLE_COUNT; r++)
 		s->child[r].pid = s->child[r].pgid = -1;

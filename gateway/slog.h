@@ -31,6 +31,9 @@ int	slog_open(const char *path, const char *session, const char *proc);
 /* Re-tag after fork (the worker keeps the fd, changes proc). */
 void	slog_set_proc(const char *proc);
 int	slog_fd(void);
+/* The events' "ts": RFC 3339 UTC with microseconds (also the network
+ * log's, gateway/forward.c). */
+void	slog_ts(char *buf, size_t len);
 /* Log one event; fields (may be NULL) is consumed (json_decref'd).
  * Returns 0, or -1 if the line could not be written completely. */
 int	slog_event(const char *event, json_t *fields);
