@@ -15,6 +15,7 @@
  */
 #include "config.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
 #include <poll.h>
 #include <signal.h>
@@ -29,6 +30,7 @@
 #include "gateway/forward.h"
 #include "gateway/http.h"
 #include "gateway/slog.h"
+#include "record/pcapng.h"
 #include "sandbox/sandbox.h"
 
 /* One direction: bytes read from `from`, not yet written to `to`. */
@@ -53,6 +55,7 @@ struct conn {
 	struct pipebuf	 down;		/* backend -> browser */
 	struct http_conn *http;		/* NULL: opaque relay */
 	struct pipebuf	 upin, downin;	/* HTTP: read, not yet framed */
+	struct pcapng_flow flow;	/* its synthetic TCP in the capture */
 	long		 start_ms;
 };
 
@@ -62,7 +65,9 @@ struct fwd {
 	unsigned long	 next_id;
 	unsigned	 nconns;
 	struct conn	 c[FORWARD_MAX_CONNS];
+	struct pcapng	*pcap;		/* NULL: no capture */
 	int		 stop;
+	int		 failed;	/* stopped: evidence not writable */
 };
 
 /* ~4 MiB of buffers: static, not on the stack. */
@@ -75,6 +80,27 @@ fwd_now_ms(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &t);
 	return t.tv_sec * 1000L + t.tv_nsec / 1000000L;
+}
+
+/* The backend's IPv4 address for the capture (a stand-in for IPv6). */
+static uint32_t
+fwd_backend_ipv4(const struct forward_config *cfg)
+{
+	const struct sockaddr_in *in = (const void *)&cfg->backend;
+
+	if (cfg->backend.ss_family != AF_INET)
+		return PCAPNG_V6_BACKEND_IP;
+	return ntohl(in->sin_addr.s_addr);
+}
+
+static uint16_t
+fwd_backend_port(const struct forward_config *cfg)
+{
+	const struct sockaddr_in *in = (const void *)&cfg->backend;
+	const struct sockaddr_in6 *in6 = (const void *)&cfg->backend;
+
+	return ntohs(cfg->backend.ss_family == AF_INET ? in->sin_port :
+	    in6->sin6_port);
 }
 
 int
@@ -95,6 +121,29 @@ forward_backend_socket(const struct forward_config *cfg)
 		return -1;
 	}
 	return s;
+}
+
+/* Wall-clock µs for the capture's timestamps. */
+static uint64_t
+fwd_wall_us(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_REALTIME, &t);
+	return (uint64_t)t.tv_sec * 1000000u + (uint64_t)t.tv_nsec / 1000u;
+}
+
+/* A capture that can no longer be written stops the forwarder, as the
+ * network log does (fail closed). */
+static void
+capture_check(struct fwd *f)
+{
+	if (f->pcap == NULL || pcapng_status(f->pcap) == PCAPNG_OK ||
+	    f->stop)
+		return;
+	slog_event("capture_failed", json_pack("{s:s}", "error",
+	    pcapng_strerror(pcapng_status(f->pcap))));
+	f->stop = f->failed = 1;
 }
 
 /* The buffer a side's socket is read into: the framed input for HTTP,
@@ -135,7 +184,7 @@ netlog_write(struct fwd *f, json_t *fields)
 	if (line == NULL || n != (ssize_t)(len + 1)) {
 		slog_event("netlog_failed", json_pack("{s:s}", "error",
 		    line == NULL ? "json" : strerror(errno)));
-		f->stop = 1;
+		f->stop = f->failed = 1;
 	}
 	free(line);
 	json_decref(o);
@@ -185,6 +234,11 @@ conn_close(struct fwd *f, struct conn *c, const char *why)
 	for (i = 0; c->http != NULL && (x = http_pending(c->http, i)) != NULL;
 	    i++)
 		netlog_exchange(f, c, x, why);
+	if (f->pcap != NULL) {
+		pcapng_fin(f->pcap, &c->flow, PCAPNG_BROWSER, fwd_wall_us());
+		pcapng_fin(f->pcap, &c->flow, PCAPNG_BACKEND, fwd_wall_us());
+		capture_check(f);
+	}
 	netlog_write(f, json_pack("{s:s, s:I, s:s, s:s, s:I, s:I, s:i, s:s}",
 	    "event", "conn", "conn", (json_int_t)c->id, "backend",
 	    f->cfg->backend_desc, "relay", c->http == NULL ? "opaque" :
@@ -253,6 +307,12 @@ fwd_accept(struct fwd *f)
 		c->bfd = bfd;
 		c->start_ms = fwd_now_ms();
 		f->nconns++;
+		if (f->pcap != NULL) {
+			pcapng_flow_init(&c->flow, c->id, fwd_backend_ipv4(f->cfg),
+			    fwd_backend_port(f->cfg));
+			pcapng_open(f->pcap, &c->flow, fwd_wall_us());
+			capture_check(f);
+		}
 		slog_event("net_open", json_pack("{s:I, s:s}", "conn",
 		    (json_int_t)c->id, "backend", f->cfg->backend_desc));
 	}
@@ -301,6 +361,28 @@ pipe_drain(struct pipebuf *p, int to)
 		shutdown(to, SHUT_WR);
 		p->shut = 1;
 	}
+	return n;
+}
+
+/* Send what one direction holds (up: to the backend); the capture gets
+ * exactly the bytes sent, and the FIN when one is passed on. */
+static ssize_t
+conn_drain(struct fwd *f, struct conn *c, int up)
+{
+	struct pipebuf *p = up ? &c->up : &c->down;
+	enum pcapng_side side = up ? PCAPNG_BROWSER : PCAPNG_BACKEND;
+	size_t off = p->off;
+	int shut = p->shut;
+	ssize_t n = pipe_drain(p, up ? c->bfd : c->cfd);
+
+	if (f->pcap == NULL)
+		return n;
+	if (n > 0)
+		pcapng_data(f->pcap, &c->flow, side, p->d + off, (size_t)n,
+		    fwd_wall_us());
+	if (!shut && p->shut)
+		pcapng_fin(f->pcap, &c->flow, side, fwd_wall_us());
+	capture_check(f);
 	return n;
 }
 
@@ -375,8 +457,8 @@ conn_relay(struct fwd *f, struct conn *c, const char **why)
 			*why = st.detail;
 			return -1;
 		}
-		if ((a = pipe_drain(&c->up, c->bfd)) < 0 ||
-		    (b = pipe_drain(&c->down, c->cfd)) < 0) {
+		if ((a = conn_drain(f, c, 1)) < 0 ||
+		    (b = conn_drain(f, c, 0)) < 0) {
 			*why = "write error";
 			return -1;
 		}
@@ -491,6 +573,21 @@ fwd_loop(struct fwd *f)
 	return 0;
 }
 
+/* The capture's header, when the supervisor gave us a file for it. */
+static int
+fwd_capture_begin(struct fwd *f)
+{
+	if (f->cfg->pcap_fd < 0)
+		return 0;
+	if ((f->pcap = pcapng_alloc(f->cfg->pcap_fd)) == NULL ||
+	    pcapng_begin(f->pcap, "cdsgate-forward") != PCAPNG_OK) {
+		slog_event("capture_failed", json_pack("{s:s}", "error",
+		    f->pcap == NULL ? "out of memory" : strerror(errno)));
+		return -1;
+	}
+	return 0;
+}
+
 int
 forward_main(const struct forward_config *cfg)
 {
@@ -517,15 +614,16 @@ forward_main(const struct forward_config *cfg)
 	}
 	/* Its seccomp filter is already on (the role table in
 	   gateway/session.c loads FORWARD before forward_main). */
-	slog_event("forward_start", json_pack("{s:s, s:i, s:s, s:b}",
+	slog_event("forward_start", json_pack("{s:s, s:i, s:s, s:b, s:b}",
 	    "backend", cfg->backend_desc, "max_conns", (int)cfg->max_conns,
 	    "relay", cfg->http ? "http" : "opaque", "network_log",
-	    cfg->netlog_fd >= 0));
-	if (fwd_loop(f) == 0)
+	    cfg->netlog_fd >= 0, "capture", cfg->pcap_fd >= 0));
+	if (fwd_capture_begin(f) == 0 && fwd_loop(f) == 0 && !f->failed)
 		st = 0;
 	for (i = 0; i < FORWARD_MAX_CONNS; i++)
 		if (f->c[i].used)
 			conn_close(f, &f->c[i], "stopped");
+	pcapng_free(f->pcap);
 	close(f->sigfd);
 	return st;
 }

@@ -35,6 +35,7 @@ struct forward_config {
 	unsigned		 max_conns;	/* <= FORWARD_MAX_CONNS */
 	int			 http;		/* http:// backend: parse */
 	int			 netlog_fd;	/* network.jsonl, or -1 */
+	int			 pcap_fd;	/* <id>.pcapng, or -1 */
 };
 
 /*
@@ -42,9 +43,10 @@ struct forward_config {
  * way, duration, why: an HTTP framing error says which side and what),
  * net_refused (over the cap) to the session log; to netlog_fd one JSON
  * line per HTTP exchange ("http") and per closed connection ("conn")
- * (docs/recording-format.md).  Returns the process exit status: 0 after
- * a signal, 1 if the loop failed or the network log could not be written
- * (fail closed: no forwarding without the log).
+ * (docs/recording-format.md); to pcap_fd a pcapng capture of every byte
+ * it sends each way (record/pcapng.h).  Returns the process exit status: 0 after
+ * a signal, 1 if the loop failed or the network log or the capture could
+ * not be written (fail closed: no forwarding without them).
  */
 int	forward_main(const struct forward_config *cfg);
 

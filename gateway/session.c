@@ -88,6 +88,8 @@ struct session {
 	char		 record_path[PATH_MAX];
 	int		 netlog_fd;	/* network.jsonl, for the forwarder */
 	char		 netlog_path[PATH_MAX];
+	int		 pcap_fd;	/* .pcapng (policy), for the forwarder */
+	char		 pcap_path[PATH_MAX];
 
 	char		 dir[PATH_MAX];		/* <run>/<id>, 0711 root */
 	char		 xdir[PATH_MAX];	/* x/, 0700 cdsgate */
@@ -510,6 +512,8 @@ child_main(struct session *s, enum role r, int errfd, pid_t parent)
 		keep[nkeep++] = s->bnet.listen_fd;
 		keep[nkeep++] = slog_fd();
 		keep[nkeep++] = s->netlog_fd;
+		if (s->pcap_fd >= 0)
+			keep[nkeep++] = s->pcap_fd;
 	}
 	close_except(keep, (size_t)nkeep);
 	if (child_rlimits(re, &what) != 0)
@@ -1139,7 +1143,7 @@ setup_jail_net(struct session *s)
 	s->fcfg.max_conns = FORWARD_MAX_CONNS;
 	/* https: TLS stays end to end, the forwarder cannot frame it */
 	s->fcfg.http = strncasecmp(s->spec->backend, "http://", 7) == 0;
-	s->fcfg.netlog_fd = -1;
+	s->fcfg.netlog_fd = s->fcfg.pcap_fd = -1;
 	slog_event("browser_net", json_pack("{s:s, s:i}", "backend",
 	    s->bnet.desc, "max_conns", FORWARD_MAX_CONNS));
 	return 0;
@@ -1276,6 +1280,39 @@ record_dir_make(const char *dir)
 	return 0;
 }
 
+/* <record dir>/<id>.<ext>, O_EXCL, 0600 root, for the forwarder; logged
+ * as `event`.  The fd, or -1 (logged: the session does not start). */
+static int
+evidence_open(struct session *s, const char *ext, const char *event,
+    char path[PATH_MAX])
+{
+	const char *dir = s->spec->record_dir;
+	char name[SESSION_ID_BYTES * 2 + 24];
+	int fd = -1;
+
+	snprintf(name, sizeof(name), "%s.%s", s->id, ext);
+	if (path_join(path, dir, name) != 0 || (fd = open(path, O_WRONLY |
+	    O_CREAT | O_EXCL | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0600)) < 0) {
+		log_warn("cannot create %s in %s", name, dir);
+		slog_event("record_failed", json_pack("{s:s, s:s}", "dir", dir,
+		    "error", strerror(errno)));
+		return -1;
+	}
+	slog_event(event, json_pack("{s:s}", "file", path));
+	return fd;
+}
+
+/* Our copies of the forwarder's evidence fds are not needed again. */
+static void
+evidence_handed_over(int *netlog_fd, int *pcap_fd)
+{
+	if (*netlog_fd >= 0)
+		close(*netlog_fd);
+	if (*pcap_fd >= 0)
+		close(*pcap_fd);
+	*netlog_fd = *pcap_fd = -1;
+}
+
 /*
  * The recording file, made by root before any child: <dir>/<id>.cdsrec,
  * O_EXCL, 0600 root.  The worker inherits the open fd (it can never open
@@ -1285,7 +1322,7 @@ static int
 setup_record(struct session *s)
 {
 	const char *dir = s->spec->record_dir;
-	char name[SESSION_ID_BYTES * 2 + 16];
+	char name[SESSION_ID_BYTES * 2 + 8];
 
 	snprintf(name, sizeof(name), "%s.cdsrec", s->id);
 	if (record_dir_make(dir) != 0 ||
@@ -1299,17 +1336,16 @@ setup_record(struct session *s)
 		return -1;
 	}
 	slog_event("record_open", json_pack("{s:s}", "file", s->record_path));
-	/* Beside it, the forwarder's network log (docs/recording-format.md). */
-	snprintf(name, sizeof(name), "%s.network.jsonl", s->id);
-	if (path_join(s->netlog_path, dir, name) != 0 ||
-	    (s->netlog_fd = open(s->netlog_path, O_WRONLY | O_CREAT | O_EXCL |
-	    O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0600)) < 0) {
-		log_warn("cannot create the network log in %s", dir);
-		slog_event("record_failed", json_pack("{s:s, s:s}", "dir", dir,
-		    "error", strerror(errno)));
+	/* Beside it, the forwarder's network log and, if the policy asks,
+	   its capture (docs/recording-format.md). */
+	if ((s->netlog_fd = evidence_open(s, "network.jsonl", "netlog_open",
+	    s->netlog_path)) < 0)
 		return -1;
-	}
-	slog_event("netlog_open", json_pack("{s:s}", "file", s->netlog_path));
+	if (s->spec->network_capture != NULL &&
+	    strcmp(s->spec->network_capture, "pcapng") == 0 &&
+	    (s->pcap_fd = evidence_open(s, "pcapng", "capture_open",
+	    s->pcap_path)) < 0)
+		return -1;
 	return 0;
 }
 
@@ -1455,12 +1491,12 @@ start_children(struct session *s)
 	s->record_fd = -1;
 
 	s->fcfg.netlog_fd = s->netlog_fd;
+	s->fcfg.pcap_fd = s->pcap_fd;
 	if (child_spawn(s, ROLE_FORWARD) != 0) {
 		session_stop(s, "forward_failed", SESSION_EXIT_FAILED);
 		return -1;
 	}
-	close(s->netlog_fd);	/* the forwarder's now, and only its */
-	s->netlog_fd = -1;
+	evidence_handed_over(&s->netlog_fd, &s->pcap_fd);
 	memset(&bp, 0, sizeof(bp));
 	bp.url = s->spec->backend;
 	bp.display = s->display_name;
@@ -1702,11 +1738,11 @@ session_teardown(struct session *s)
 		close(s->record_fd);
 		s->record_fd = -1;
 	}
-	if (s->netlog_fd >= 0) {	/* no forwarder ever had it */
+	if (s->netlog_fd >= 0)		/* no forwarder ever had them */
 		unlink(s->netlog_path);
-		close(s->netlog_fd);
-		s->netlog_fd = -1;
-	}
+	if (s->pcap_fd >= 0)
+		unlink(s->pcap_path);
+	evidence_handed_over(&s->netlog_fd, &s->pcap_fd);
 	if (s->dir_made) {
 		dirfd = open(SESSION_RUN_DIR, O_RDONLY | O_DIRECTORY |
 		    O_CLOEXEC);
@@ -1746,8 +1782,7 @@ session_free(struct session *s)
 		close(s->dir_lock);
 	if (s->record_fd >= 0)
 		close(s->record_fd);
-	if (s->netlog_fd >= 0)
-		close(s->netlog_fd);
+	evidence_handed_over(&s->netlog_fd, &s->pcap_fd);
 	free(s);
 }
 
@@ -1767,7 +1802,7 @@ session_run(const struct session_spec *spec, FILE *ready_out)
 	s->spec = spec;
 	s->verbose = log_verbose = spec->verbose;
 	s->sigfd = s->listen_fd = s->xvfb_pipe = s->dir_lock = -1;
-	s->record_fd = s->netlog_fd = -1;
+	s->record_fd = s->netlog_fd = s->pcap_fd = -1;
 	s->bnet.netns_fd = s->bnet.listen_fd = s->xsock_fd = -1;
 	for (r = 0; r < ROLE_COUNT; r++)
 		s->child[r].pid = s->child[r].pgid = -1;

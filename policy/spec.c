@@ -32,6 +32,7 @@ static int	check_backend(const char *, struct policy_error *);
 static int	check_listen(const char *, struct policy_error *);
 static int	check_recipient(const char *, struct policy_error *);
 static int	check_origin(const char *, struct policy_error *);
+static int	check_capture(const char *, struct policy_error *);
 
 #define OFF(f)	offsetof(struct session_spec, f)
 #define BOTH	(SPEC_CLI | SPEC_FILE)
@@ -81,8 +82,13 @@ const struct spec_option spec_options[] = {
 	  "clients log in with (refused if group/world readable)" },
 	{ "record_dir", SPEC_PATH, SPEC_CLI, 0, 0,
 	  "/var/lib/cdsgate/recordings", OFF(record_dir), "DIR", NULL,
-	  "write the session recording to DIR/<session-id>.cdsrec (made "
-	  "0600 root); a session that cannot be recorded does not start" },
+	  "write the session recording to DIR/<session-id>.cdsrec and its "
+	  "network log to DIR/<session-id>.network.jsonl (made 0600 root); "
+	  "a session that cannot be recorded does not start" },
+	{ "network_capture", SPEC_STRING, BOTH, 0, 0, "none",
+	  OFF(network_capture), "none|pcapng", check_capture,
+	  "pcapng: also capture every byte the browser and the backend "
+	  "exchange to DIR/<session-id>.pcapng beside the recording" },
 	{ "allow_plain_vnc", SPEC_BOOL, BOTH, 0, 1, NULL,
 	  OFF(allow_plain_vnc), NULL, NULL,
 	  "also allow unencrypted VNC authentication and ws:// (default: "
@@ -189,6 +195,16 @@ check_recipient(const char *v, struct policy_error *err)
 			return policy_error_set(err, POLICY_EINPUT,
 			    "character %zu is not one of A-Z a-z 0-9 . _ @ + -",
 			    i + 1);
+	return POLICY_OK;
+}
+
+/* network_capture: the two values the forwarder knows. */
+static int
+check_capture(const char *v, struct policy_error *err)
+{
+	if (strcmp(v, "none") != 0 && strcmp(v, "pcapng") != 0)
+		return policy_error_set(err, POLICY_EINPUT,
+		    "must be \"none\" or \"pcapng\"");
 	return POLICY_OK;
 }
 

@@ -110,6 +110,7 @@ struct session_spec {
 	unsigned	 browser_restart_max;
 	unsigned	 browser_restart_window;	/* s */
 	int		 allow_plain_vnc;	/* -1: only on loopback */
+	char		*network_capture;	/* "none" or "pcapng" */
 };
 
 /* A parsed http(s) URL: what the browser policy and checks need. */

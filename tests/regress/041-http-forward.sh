@@ -17,7 +17,10 @@
 #   - the network log <id>.network.jsonl beside the recording: 0600 root,
 #     one "http" line per exchange with method, target, status, bytes,
 #     ttfb_ms, total_ms, csp_added, "incomplete" for a closed one, a "conn"
-#     line per connection, and the browser's own page load in it.
+#     line per connection, and the browser's own page load in it;
+#   - with --network-capture pcapng, <id>.pcapng beside it: tshark decodes
+#     the HTTP (request lines, the added CSP line) and finds the synthetic
+#     TCP consistent (no tcp.analysis flags).  SKIP without tshark.
 # Needs root, Xvfb, Chromium, nsenter; skips (with the reason) otherwise.
 . "$(dirname "$0")/lib.sh"
 
@@ -216,7 +219,7 @@ python3 -c 'import secrets,string; print("".join(secrets.choice(string.ascii_let
 chmod 600 "$TMP/pw"
 LOG=$TMP/session.log
 "$CDSGATED" run-session --backend "http://$BHOST/html" --listen "127.0.0.1:$(free_port)" \
-	--password-file "$TMP/pw" --log "$LOG" --record-dir "$TMP/rec" \
+	--password-file "$TMP/pw" --log "$LOG" --record-dir "$TMP/rec" --network-capture pcapng \
 	> "$TMP/gw.out" 2> "$TMP/gw.err" &
 GW_PID=$!
 cleanup() { stop_pid "$GW_PID"; stop_pid "$BE_PID"; rm -rf "$TMP"; }
@@ -320,4 +323,31 @@ for e in http[:3]:
     print('#   ' + json.dumps(e))
 sys.exit(1 if bad else 0)
 PY
+
+# ---- 5. the pcapng capture -------------------------------------------------------------
+PCAP=$TMP/rec/$SID.pcapng
+check "the capture $SID.pcapng is beside the recording, 0600 root" \
+	test "$(stat -c '%a %U' "$PCAP" 2>/dev/null)" = "600 root"
+if command -v tshark >/dev/null; then
+	TS=(tshark -n -r "$PCAP" -d "tcp.port==${BHOST##*:},http")
+	"${TS[@]}" -Y http.request -T fields -e http.request.method -e http.request.uri \
+		> "$TMP/ts-req" 2> "$TMP/ts.err"
+	diag "tshark: $(wc -l < "$TMP/ts-req") HTTP requests decoded: $(sort -u "$TMP/ts-req" | tr '\t\n' ' ;' | cut -c1-300)"
+	check "tshark decodes the request lines (GET /html, GET /json, HEAD /head, GET /big, GET /chunked, GET /ws)" python3 -c '
+import sys
+got = set()
+for l in open(sys.argv[1]):     # pipelined requests share a frame: "GET,HEAD<TAB>/a,/b"
+    m, u = (l.rstrip("\n").split("\t") + [""])[:2]
+    got |= set(zip(m.split(","), u.split(",")))
+need = {("GET", "/html"), ("GET", "/json"), ("HEAD", "/head"), ("GET", "/big"), ("GET", "/chunked"), ("GET", "/ws")}
+sys.exit(0 if need <= got else 1)' "$TMP/ts-req"
+	check "tshark shows the added CSP line in the /html responses" sh -c \
+		"\"\$@\" -Y 'http.response and http.content_type contains \"text/html\"' -T fields -e http.response.line | grep -q 'Content-Security-Policy: sandbox allow-scripts allow-same-origin allow-forms'" \
+		sh "${TS[@]}"
+	n=$("${TS[@]}" -Y 'tcp.analysis.flags && !tcp.analysis.window_update' 2>/dev/null | wc -l)
+	check "the synthetic TCP is consistent: no tcp.analysis flags (lost segments, bad seq/ack) in $("${TS[@]}" 2>/dev/null | wc -l) packets ($n flagged)" \
+		test "$n" -eq 0
+else
+	skip "tshark is not installed (./dev installs it): the capture is not decoded"
+fi
 done_testing
