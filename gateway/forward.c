@@ -295,6 +295,7 @@ fwd_accept(struct fwd *f)
 			    "why", "backend socket", "error",
 			    strerror(errno)));
 			http_conn_free(hc);
+			hc = NULL;
 			close(cfd);
 			continue;
 		}
@@ -308,8 +309,8 @@ fwd_accept(struct fwd *f)
 		c->start_ms = fwd_now_ms();
 		f->nconns++;
 		if (f->pcap != NULL) {
-			pcapng_flow_init(&c->flow, c->id, fwd_backend_ipv4(f->cfg),
-			    fwd_backend_port(f->cfg));
+			pcapng_flow_init(&c->flow, c->id,
+			    fwd_backend_ipv4(f->cfg), fwd_backend_port(f->cfg));
 			pcapng_open(f->pcap, &c->flow, fwd_wall_us());
 			capture_check(f);
 		}

@@ -56,7 +56,7 @@ struct head {
 	size_t		 first_len;	/* the first line with its LF */
 	int		 have_cl;
 	uint64_t	 cl;
-	int		 te, te_chunked;	/* TE present; ends in chunked */
+	int		 te, te_chunked;	/* TE; it ends in chunked */
 	int		 conn_upgrade, has_upgrade;
 	int		 ntype, type_doc;
 };
@@ -178,7 +178,8 @@ fail(struct http_step *st, enum http_status s, const char *side,
 	st->action = HTTP_FAIL;
 	st->status = s;
 	snprintf(st->detail, sizeof(st->detail), "%s: %s%s%s", side,
-	    http_strerror(s), what != NULL ? ": " : "", what != NULL ? what : "");
+	    http_strerror(s), what != NULL ? ": " : "",
+	    what != NULL ? what : "");
 	return HTTP_FAIL;
 }
 
@@ -765,7 +766,8 @@ body_step(struct http_conn *hc, enum http_side side, const uint8_t *in,
 	}
 	if (len == 0 && eof)
 		return ss->st == ST_OPAQUE ? (st->action = HTTP_EOF) :
-		    fail(st, HTTP_ETRUNCATED, side_name[side], "inside the body");
+		    fail(st, HTTP_ETRUNCATED, side_name[side],
+		    "inside the body");
 	if (len == 0 || room == 0)
 		return HTTP_WAIT;
 	buf_init(&b, in, len < room ? len : room);

@@ -35,7 +35,8 @@ pump(struct http_conn *hc, enum http_side s, struct side *p, size_t room)
 		if (st.action == HTTP_HEAD || st.action == HTTP_PASS) {
 			if (st.consume + st.insert_len > room ||
 			    st.consume > p->avail - p->off ||
-			    (st.action == HTTP_HEAD && st.insert_at > st.consume))
+			    (st.action == HTTP_HEAD &&
+			    st.insert_at > st.consume))
 				abort();	/* a contract broken */
 			p->off += st.consume;
 			moved |= st.consume > 0 || st.done != NULL;
