@@ -180,6 +180,7 @@ test_bad_values(void)
 		{ "listen", "localhost:5900" }, { "listen", "127.0.0.1" },
 		{ "listen", "127.0.0.1:65536" }, { "listen", "::1:5900" },
 		{ "listen", "127.0.0.1:-1" },
+		{ "network_capture", "tcpdump" }, { "network_capture", "" },
 	};
 	struct session_spec s;
 	struct policy_error err;
@@ -273,6 +274,7 @@ test_policy_file(void)
 		{ "{\"log\": \"/tmp/x\"}", "log" },
 		{ "{\"key_rate\": 1000}", "key_rate" },
 		{ "{\"observer\": \"yes\"}", "observer" },
+		{ "{\"network_capture\": true}", "network_capture" },
 		{ "{\"ws_origins\": \"https://a.example\"}", "ws_origins" },
 		{ "[1, 2]", "object" },
 		{ "{\"key_rate\": 5,\n \"key_burst\": }", ":2:" },
@@ -288,13 +290,15 @@ test_policy_file(void)
 	spec_init(&s, &err);
 	path = policy_file("good.json", "{\"key_rate\": 8, \"key_burst\": 16, "
 	    "\"idle_timeout\": 900, \"observer\": true, \"geometry\": "
-	    "\"1600x900\", \"ws_origins\": [\"https://gw.example.org\"]}",
-	    0600);
+	    "\"1600x900\", \"ws_origins\": [\"https://gw.example.org\"], "
+	    "\"network_capture\": \"pcapng\"}", 0600);
 	tap_ok(spec_load_file(&s, path, &err) == POLICY_OK && s.key_rate == 8 &&
 	    s.key_burst == 16 && s.idle_timeout == 900 && s.observer == 1 &&
 	    s.width == 1600 && s.ws_origins != NULL && s.ws_origins[0] != NULL &&
 	    strcmp(s.ws_origins[0], "https://gw.example.org") == 0 &&
-	    s.ws_origins[1] == NULL, "a good policy file is applied (%s)",
+	    s.ws_origins[1] == NULL && s.network_capture != NULL &&
+	    strcmp(s.network_capture, "pcapng") == 0,
+	    "a good policy file is applied (%s)",
 	    err.msg);
 	spec_free(&s);
 
