@@ -131,31 +131,7 @@ api() {
 }
 # supervisor_pids: the parent's root children (the api runs as cdsgate-api).
 supervisors() { pgrep -P "$SRV_PID" -u root | tr '\n' ' '; }
-# tree PIDS...: the pids and all their descendants.
-tree() { local p; for p in "$@"; do echo -n "$p $(descendants "$p")"; done; }
-alive() { local p n=0; for p in "$@"; do kill -0 "$p" 2>/dev/null && n=$((n + 1)); done; echo $n; }
-# gone_within MS PIDS...: waits until none is alive; prints the ms it took.
-gone_ms() {
-	local t0 p; t0=$(date +%s%N)
-	for _ in $(seq 100); do [ "$(alive "$@")" -eq 0 ] && break; sleep 0.02; done
-	echo $(( ($(date +%s%N) - t0) / 1000000 ))
-}
-# banner PPM: the backend's page (its magenta banner) is on screen.
-banner() {
-	python3 - "$1" <<'PY'
-import re, sys
-d = open(sys.argv[1], 'rb').read()
-m = re.match(rb'P6\s+(\d+)\s+(\d+)\s+255\s', d)
-w, h, px = int(m.group(1)), int(m.group(2)), d[m.end():]
-good = n = 0
-for y in range(40, 150, 2):
-    for x in range(w // 2 - 100, w // 2 + 100, 2):
-        i = 3 * (y * w + x); n += 1
-        good += all(abs(px[i + k] - v) <= 40 for k, v in enumerate((216, 27, 96)))
-print('# banner: %.1f%% of pixels match' % (100.0 * good / n))
-sys.exit(0 if good / n >= 0.9 else 1)
-PY
-}
+# tree, alive, gone_ms, banner: lib.sh
 # session_vnc FILE: host and port from a 201 reply.
 vnc_of() { json "$1" 'j["vnc"]'; }
 

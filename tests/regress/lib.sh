@@ -109,3 +109,31 @@ descendants() {
 
 # gateway_require: the same as require_session (the 02x scenarios).
 gateway_require() { require_session; }
+
+# ---- sessions of `cdsgated serve` (034, 036) ----
+# tree PIDS...: the pids and all their descendants.
+tree() { local p; for p in "$@"; do echo -n "$p $(descendants "$p")"; done; }
+alive() { local p n=0; for p in "$@"; do kill -0 "$p" 2>/dev/null && n=$((n + 1)); done; echo $n; }
+# gone_ms PIDS...: waits (up to 5 s) until none is alive; prints the ms it took.
+gone_ms() {
+	local t0 p; t0=$(date +%s%N)
+	for _ in $(seq 250); do [ "$(alive "$@")" -eq 0 ] && break; sleep 0.02; done
+	echo $(( ($(date +%s%N) - t0) / 1000000 ))
+}
+# banner PPM: tests/gateway/backend.py's page (its magenta banner) is on
+# screen in a vnctest snapshot.
+banner() {
+	python3 - "$1" <<'PY'
+import re, sys
+d = open(sys.argv[1], 'rb').read()
+m = re.match(rb'P6\s+(\d+)\s+(\d+)\s+255\s', d)
+w, h, px = int(m.group(1)), int(m.group(2)), d[m.end():]
+good = n = 0
+for y in range(40, 150, 2):
+    for x in range(w // 2 - 100, w // 2 + 100, 2):
+        i = 3 * (y * w + x); n += 1
+        good += all(abs(px[i + k] - v) <= 40 for k, v in enumerate((216, 27, 96)))
+print('# banner: %.1f%% of pixels match' % (100.0 * good / n))
+sys.exit(0 if good / n >= 0.9 else 1)
+PY
+}
