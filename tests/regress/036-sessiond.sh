@@ -18,6 +18,9 @@
 #     again and the store says the old session ended
 #   - SIGTERM to the helper: its sessions stop, it exits 0, its socket is
 #     gone, and the daemon (which cannot start sessions any more) exits 1
+#   - socket activation as cdsgate-sessiond.socket does it (LISTEN_FDS,
+#     through systemd-socket-activate): the same checks on the passed
+#     socket; a stream socket or none at all is refused
 . "$(dirname "$0")/lib.sh"
 
 CDSGATED=$top_builddir/cdsgated
@@ -228,6 +231,41 @@ for _ in $(seq 50); do kill -0 "$SRV_PID" 2>/dev/null || break; sleep 0.1; done
 wait "$SRV_PID" 2>/dev/null; rc=$?
 SRV_PID=
 check "the daemon without its helper exits non-zero (exit $rc): fail closed" test "$rc" -ne 0
+# ---- socket activation (LISTEN_FDS), as cdsgate-sessiond.socket does it ----
+"$CDSGATED" sessiond --config "$CONF" > "$D/nosock.out" 2>&1; rc=$?
+check "no --socket and no socket from systemd: refused (exit $rc)" \
+	sh -c "[ $rc -eq 2 ] && grep -q 'no socket from systemd' '$D/nosock.out'"
+if ! command -v systemd-socket-activate >/dev/null; then
+	skip "socket activation: systemd-socket-activate not installed"
+else
+	SA=$D/sa.sock
+	: > "$D/sd.out"
+	systemd-socket-activate --seqpacket -l "$SA" "$CDSGATED" sessiond --config "$CONF" \
+		> "$D/sd.out" 2> "$D/sa.err" &
+	SD_PID=$!	# systemd-socket-activate execs the helper: the same pid
+	wait_line "$D/sa.err" '^Listening on' 10 "$SD_PID"
+	chown cdsgate-api: "$SA"	# what SocketUser= does
+	r=$(as_api $PY "$D/probe.py" "$SA" connect)
+	check "a helper started by its first connection (LISTEN_FDS) keeps the api user's ($r)" \
+		sh -c "[ '$r' = open ] && grep -q '^ready (systemd)' '$D/sd.out' && grep -q 'the daemon connected' '$D/sa.err'"
+	r=$(python3 "$D/probe.py" "$SA" connect)
+	check "... and refuses root's ($r)" sh -c "[ '$r' = closed ] && grep -q 'refused a connection from uid 0' '$D/sa.err'"
+	term_wait "$SD_PID"
+	SD_PID=
+	check "... and exits 0 on SIGTERM ($term_rc)" test "$term_rc" = 0
+	rm -f "$SA"
+	systemd-socket-activate -l "$SA" "$CDSGATED" sessiond --config "$CONF" \
+		> /dev/null 2> "$D/sa2.err" &
+	SD_PID=$!
+	wait_line "$D/sa2.err" '^Listening on' 10 "$SD_PID"
+	python3 -c 'import socket,sys; s=socket.socket(socket.AF_UNIX); s.connect(sys.argv[1])' "$SA" 2>/dev/null
+	for _ in $(seq 50); do kill -0 "$SD_PID" 2>/dev/null || break; sleep 0.1; done
+	wait "$SD_PID"; rc=$?
+	SD_PID=
+	check "a stream socket from systemd is refused (exit $rc)" \
+		sh -c "[ $rc -eq 2 ] && grep -q 'not SOCK_SEQPACKET' '$D/sa2.err'"
+fi
+
 "$CDSGATE" audit verify "$D/audit/audit.log" --key "$D/audit.pub" > "$D/verify.out"; rc=$?
 check "the audit log verifies ($(cat "$D/verify.out"))" test "$rc" -eq 0
 
