@@ -196,7 +196,10 @@ sessiond_setup(struct parent *p, const struct sessiond_args *a)
 		return -1;
 	p->listen_fd = a->socket != NULL ? sessiond_bind(a->socket, &u) :
 	    sessiond_systemd_fd();
-	return p->listen_fd >= 0 ? 0 : -1;
+	/* accept() after poll() must not block on a peer that went away */
+	if (p->listen_fd < 0 || fcntl(p->listen_fd, F_SETFL, O_NONBLOCK) != 0)
+		return -1;
+	return 0;
 }
 
 int

@@ -152,6 +152,9 @@ check "the helper is still there after $n bad requests, with no session" \
 sed 's/^/#   /' "$D/sd.err" | tail -4
 
 # ---- the daemon, split ----
+"$CDSGATED" serve --config "$CONF" --sessiond "$D/nohelper.sock" > "$D/nohelper.out" 2>&1; rc=$?
+check "serve --sessiond without a helper there exits non-zero and says so (exit $rc)" \
+	sh -c "[ $rc -ne 0 ] && grep -q 'session helper at $D/nohelper.sock' '$D/nohelper.out' && [ ! -e '$SOCK' ]"
 check "cdsgated serve --sessiond starts with the daemon unit's bounding set ($API_CAPS)" start_serve
 APID=$(api_pid)
 check "the serve parent: exactly those ($(tr ',' '\n' <<< "$API_CAPS" | wc -l)) and no_new_privs" \
