@@ -226,9 +226,10 @@ api_serve_bound(const struct api_serve_args *a)
 		keyholder_stop(&kh);
 		return 1;
 	}
-	/* The parent is our only way to sessions: die with it. */
-	if ((a->parent_fd >= 0 || a->sessiond_path != NULL) && (prctl(PR_SET_PDEATHSIG, SIGTERM) != 0 ||
-	    getppid() == 1)) {
+	/* The parent is our only way to sessions (split: it is what the
+	   helper's socket sees go away): die with it. */
+	if ((a->parent_fd >= 0 || a->sessiond_path != NULL) &&
+	    (prctl(PR_SET_PDEATHSIG, SIGTERM) != 0 || getppid() == 1)) {
 		keyholder_stop(&kh);
 		return 1;
 	}

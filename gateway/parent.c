@@ -42,7 +42,8 @@ serve_usage(void)
 	    "[--sessiond PATH]\n"
 	    "  -n  check the configuration and exit\n"
 	    "  -T  print the effective configuration and exit\n"
-	    "  --sessiond PATH  sessions through `cdsgated sessiond` on PATH\n");
+	    "  --sessiond PATH  start sessions through `cdsgated sessiond`\n"
+	    "                   listening on PATH (the split systemd units)\n");
 	return SESSION_EXIT_CONFIG;
 }
 
