@@ -107,7 +107,7 @@ except OSError as e:
     print("connect-error", e.errno); sys.exit(0)
 if msgs[what] is not None:
     s.send(msgs[what])
-s.settimeout(5)
+s.settimeout(2)
 try:
     print("closed" if s.recv(4096) == b"" else "answered")
 except socket.timeout:
@@ -174,8 +174,10 @@ else
 "$CDSGATE" recipient add alice --name "Alice" > /dev/null
 mount_patients; rc=$?	# lib.sh: sets $DS
 check "a dataset is imported and mounted through the split daemon (exit $rc)" test "$rc" -eq 0
+t0=$(date +%s%N)
 "$CDSGATE" session create --recipient alice --dataset "$DS" --expires-in 600 --json \
 	> "$D/s1.json" 2> "$D/s1.err"; rc=$?
+diag "session create -> ready through the helper: $(( ($(date +%s%N) - t0) / 1000000 )) ms"
 check "a session is created (exit $rc: $(head -c 200 "$D/s1.err"))" test "$rc" -eq 0
 SID=$(json "$D/s1.json" 'j["id"]'); VADDR=$(json "$D/s1.json" 'j["vnc"]')
 json "$D/s1.json" 'j["secret"]' > "$D/pw"
