@@ -1,8 +1,8 @@
 /*
- * gateway/rundir.c — the session run directory (SESSION_RUN_DIR) and the
- * recording directory: make directories with an exact mode and owner,
- * remove a session's tree without following symlinks, and sweep the
- * directories of supervisors that died without cleaning up.
+ * gateway/rundir.c — the session run directory (SESSION_RUN_DIR): make
+ * directories with an exact mode and owner, remove a session's tree
+ * without following symlinks, and sweep the directories of supervisors
+ * that died without cleaning up.
  *
  * Trust: runs as root in the supervisor.  The trees it removes hold
  * directories owned by the unprivileged session users, so nothing in
@@ -154,26 +154,5 @@ run_dir_prepare(void)
 		}
 	}
 	run_dir_sweep();
-	return 0;
-}
-
-/* mkdir -p for the recording directory: root's, 0700 where we make it. */
-int
-record_dir_make(const char *dir)
-{
-	char p[PATH_MAX];
-	size_t i, n = strlen(dir);
-
-	if (n == 0 || n >= sizeof(p))
-		return errno = ENAMETOOLONG, -1;
-	memcpy(p, dir, n + 1);
-	for (i = 1; i <= n; i++) {
-		if (p[i] != '/' && p[i] != '\0')
-			continue;
-		p[i] = '\0';
-		if (mkdir(p, 0700) != 0 && errno != EEXIST)
-			return -1;
-		p[i] = i < n ? '/' : '\0';
-	}
 	return 0;
 }

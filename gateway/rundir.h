@@ -1,7 +1,7 @@
 /*
  * gateway/rundir.h — the session run directory's helpers (root, in the
  * supervisor): exact-owner mkdir, symlink-safe tree removal, the sweep of
- * stale session directories, mkdir -p for the recording directory.
+ * stale session directories.
  */
 #ifndef GATEWAY_RUNDIR_H
 #define GATEWAY_RUNDIR_H
@@ -20,7 +20,5 @@ int	rm_tree_at(int dirfd, const char *name, int depth);
 /* Make SESSION_RUN_DIR and its parent root's alone (0711), then remove
  * the directories of dead supervisors. */
 int	run_dir_prepare(void);
-/* mkdir -p, 0700 where it makes a directory. */
-int	record_dir_make(const char *dir);
 
 #endif

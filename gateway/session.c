@@ -44,10 +44,9 @@
 #include "gateway/notify.h"
 #include "gateway/privdrop.h"
 #include "gateway/rundir.h"
-#include "gateway/session.h"
-#include "gateway/slog.h"
-#include "gateway/supervise-log.h"
+#include "gateway/session.h"		/* and supervise-log.h */
 #include "gateway/testhook.h"
+#include "gateway/slog.h"
 #include "gateway/worker.h"
 #include "gateway/xvfb.h"
 #include "policy/chromium.h"
@@ -963,6 +962,27 @@ setup_test_hook(struct session *s)
 	    roles[r].name, call);
 	slog_event("test_hook", json_pack("{s:s, s:s}", "role", roles[r].name,
 	    "violate", call));
+	return 0;
+}
+
+/* mkdir -p for the recording directory: root's, 0700 where we make it. */
+static int
+record_dir_make(const char *dir)
+{
+	char p[PATH_MAX];
+	size_t i, n = strlen(dir);
+
+	if (n == 0 || n >= sizeof(p))
+		return errno = ENAMETOOLONG, -1;
+	memcpy(p, dir, n + 1);
+	for (i = 1; i <= n; i++) {
+		if (p[i] != '/' && p[i] != '\0')
+			continue;
+		p[i] = '\0';
+		if (mkdir(p, 0700) != 0 && errno != EEXIST)
+			return -1;
+		p[i] = i < n ? '/' : '\0';
+	}
 	return 0;
 }
 
