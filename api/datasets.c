@@ -19,10 +19,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/digest.h"
+
 #include "api/api.h"
 #include "api/gate.h"
 #include "api/mount.h"
-#include "common/digest.h"
 
 static json_t *
 dataset_json(const struct store_dataset *d, int with_report)

@@ -955,8 +955,10 @@ setup_test_hook(struct session *s)
 		return got;
 	for (r = 0; r < ROLE_COUNT && strcmp(roles[r].name, name) != 0; r++)
 		;
-	if (r == ROLE_COUNT)
+	if (r == ROLE_COUNT) {
+		log_warnx("test hook: no %s role in this build", name);
 		return -1;
+	}
 	s->violate[r] = call;
 	log_warnx("test hook: the %s will call %s() after its filter",
 	    roles[r].name, call);
