@@ -19,7 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <openssl/evp.h>
+#include "common/digest.h"
 
 #include "api/api.h"
 #include "api/gate.h"
@@ -110,18 +110,6 @@ name_ok(const char *s)
 	    strspn(s, "abcdefghijklmnopqrstuvwxyz0123456789_") == n;
 }
 
-/* SHA-256 (hex) of a NUL-terminated text. */
-static void
-sha256_text(const char *t, char hex[65])
-{
-	uint8_t md[32];
-	size_t i;
-
-	EVP_Digest(t, strlen(t), md, NULL, EVP_sha256(), NULL);
-	for (i = 0; i < 32; i++)
-		snprintf(hex + 2 * i, 3, "%02x", md[i]);
-}
-
 /* The uploads a job names must be in the spool. */
 static int
 job_uploads_exist(struct api_req *r, json_t *job)
@@ -192,7 +180,7 @@ import_gate(struct api_req *r, int64_t id, json_t *job)
 	v = verdict_of(rc, said, reason, sizeof(reason));
 	report = report_text(dir);
 	if (report != NULL)
-		sha256_text(report, rsha);
+		digest_buf_hex(report, strlen(report), rsha);
 	snprintf(out, sizeof(out), "%s/data.csv", dir);
 	if (v == STORE_DATASET_PASSED && (report == NULL || access(out, R_OK)))
 		v = STORE_DATASET_ERROR;
@@ -235,7 +223,7 @@ datasets_import(struct api_req *r)
 		return -1;
 	}
 	canon = json_dumps(job, JSON_COMPACT | JSON_SORT_KEYS);
-	sha256_text(canon, job_sha);
+	digest_buf_hex(canon, strlen(canon), job_sha);
 	raw = json_string_value(json_object_get(job, "data"));
 	if (api_audit(r, "dataset.import", json_pack("{s:s, s:s, s:s, s:O}",
 	    "name", name, "raw_sha256", raw, "job_sha256", job_sha, "job",
