@@ -226,35 +226,56 @@ gr_pack(const char *const *argv, struct gr_run *r)
 	return 0;
 }
 
+/* Send one RUN; the DONE comes later (gaterunner_recv). */
 int
-gaterunner_run(struct gaterunner *gr, const char *const *argv, char *err,
+gaterunner_send(struct gaterunner *gr, const char *const *argv, char *err,
+    size_t errlen)
+{
+	static struct gr_run r;
+
+	if (gr_pack(argv, &r) != 0)
+		return snprintf(err, errlen, "the job is too large"), -1;
+	if (gr->sock < 0 || ipc_send(gr->sock, &gr_proto, GR_RUN, &r,
+	    sizeof(r), -1) != IPC_OK)
+		return snprintf(err, errlen, "the gate runner is gone"), -1;
+	return 0;
+}
+
+/* Read the DONE of the oldest RUN (the runner answers in order). */
+int
+gaterunner_recv(struct gaterunner *gr, int *status, char *err,
     size_t errlen)
 {
 	struct ipc_peer peer = { gr->sock, "gate runner", &gr_proto,
 	    gr_from_runner, 1 };
-	static struct gr_run r;
 	static struct gr_done d;
-	int rc;
 
-	if (gr_pack(argv, &r) != 0)
-		return snprintf(err, errlen, "the job is too large"), -1;
-	if (ipc_send(gr->sock, &gr_proto, GR_RUN, &r, sizeof(r), -1) !=
-	    IPC_OK || (rc = ipc_dispatch(&peer, &d, NULL)) != IPC_OK)
+	if (gr->sock < 0 || ipc_dispatch(&peer, &d, NULL) != IPC_OK)
 		return snprintf(err, errlen, "the gate runner is gone or broke "
 		    "the protocol"), -1;
 	d.err[sizeof(d.err) - 1] = '\0';
 	snprintf(err, errlen, "%s", d.err);
-	return d.status;
+	*status = d.status;
+	return 0;
 }
 
-void
+int
+gaterunner_fd(const struct gaterunner *gr)
+{
+	return gr != NULL ? gr->sock : -1;
+}
+
+int
 gaterunner_stop(struct gaterunner *gr)
 {
+	int st = 0;
+
 	if (gr->sock >= 0)
 		close(gr->sock);
 	gr->sock = -1;
 	if (gr->pid > 0)
-		while (waitpid(gr->pid, NULL, 0) < 0 && errno == EINTR)
+		while (waitpid(gr->pid, &st, 0) < 0 && errno == EINTR)
 			;
 	gr->pid = -1;
+	return st;
 }
