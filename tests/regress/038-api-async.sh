@@ -1,0 +1,200 @@
+#!/usr/bin/env bash
+# 038-api-async: a long import does not hold up the api.  Under
+# `cdsgated serve`, while the gate de-identifies a dataset that takes
+# seconds, GET /v1/health and a session revoke answer within 200 ms
+# (measured), the revoked session's VNC port closes within 2 s, and the
+# import then completes with its verdict.  A client that disconnects in
+# the middle does not lose the import (the verdict is stored); a SIGKILL
+# of the api in the middle leaves a consistent store after a restart (the
+# import recovered as an error, the audit log intact).
+. "$(dirname "$0")/lib.sh"
+
+CDSGATED=$top_builddir/cdsgated
+[ -x "$CDSGATED" ] || skip_all "cdsgated not built"
+[ "$(id -u)" -eq 0 ] || skip_all "needs root (the parent spawns root supervisors)"
+for c in curl sqlite3 python3; do
+	command -v $c >/dev/null || skip_all "$c not installed"
+done
+for u in cdsgate-api cdsgate-audit; do
+	getent passwd $u >/dev/null || skip_all "user $u missing (./dev creates it)"
+done
+
+D=$TMP/srv
+chmod 0711 "$TMP"
+mkdir -p "$D/state" "$D/audit" "$D/mnt" "$D/in"
+chown cdsgate-api: "$D/state" "$D/mnt"
+"$CDSGATE" audit keygen --private "$D/audit/key.pem" --public "$D/audit.pub"
+chown -R cdsgate-audit: "$D/audit" && chmod 0700 "$D/audit"
+SOCK=$D/api.sock
+export CDSGATE_SOCKET=$SOCK
+PORT0=$(free_port)
+VNCTEST=${VNCTEST:-$top_builddir/tests/gateway/cdsgate-vnctest}
+
+# A real session needs Xvfb and Chromium; without them the revoke is
+# timed on a session that does not exist (404, still a custodian change
+# through the audit path).
+NOSESS=
+command -v Xvfb >/dev/null || NOSESS="Xvfb not installed"
+[ -x /usr/lib/chromium/chromium ] || NOSESS="chromium not installed"
+BE_PID=
+BACKEND_URL=http://127.0.0.1:9/
+if [ -z "$NOSESS" ]; then
+	python3 "$top_srcdir/tests/gateway/backend.py" --port 0 --record "$D/events.jsonl" > "$D/backend.out" 2> "$D/backend.err" &
+	BE_PID=$!
+	if wait_line "$D/backend.out" '^ready ' 10 "$BE_PID"; then
+		BACKEND_URL="http://$(sed -n 's/^ready //p' "$D/backend.out")/"
+	else
+		NOSESS="the test backend did not start"
+	fi
+fi
+
+CONF=$D/serve.json
+cat > "$CONF" <<JSON
+{
+  "socket": "$SOCK", "store": "$D/state/store.db", "state_dir": "$D/state",
+  "mount_dir": "$D/mnt", "audit_log": "$D/audit/audit.log",
+  "audit_key": "$D/audit/key.pem", "cdsgate": "$CDSGATE",
+  "secrets_dir": "$D/secrets", "backend_url": "$BACKEND_URL",
+  "session_address": "127.0.0.1", "session_ports": "$PORT0-$((PORT0 + 20))"
+}
+JSON
+chmod 0644 "$CONF"
+SRV_PID=
+start_serve() {
+	"$CDSGATED" serve --config "$CONF" > "$D/out" 2> "$D/err" &
+	SRV_PID=$!
+	wait_line "$D/out" '^ready ' 15 "$SRV_PID"
+}
+trap 'kill $SRV_PID $BE_PID 2>/dev/null; sleep 1; rm -rf "$TMP"' EXIT
+api_pid() { pgrep -P "$SRV_PID" -u cdsgate-api | head -1; }
+# ms METHOD PATH: the request's own time (curl's time_total) in ms; the
+# status into $D/code.
+ms() {
+	curl -s -o "$D/resp" -w '%{http_code} %{time_total}\n' --unix-socket "$SOCK" \
+		-X "$1" "http://cdsgate$2" > "$D/timing"
+	read -r code t < "$D/timing"
+	echo "$code" > "$D/code"
+	python3 -c "print(int(float('$t') * 1000))"
+}
+state_of() { sqlite3 "$D/state/store.db" "select state from datasets where name='$1'" 2>/dev/null; }
+# wait_state NAME STATE SECONDS
+wait_state() {
+	for _ in $(seq $(($3 * 10))); do
+		[ "$(state_of "$1")" = "$2" ] && return 0
+		sleep 0.1
+	done
+	return 1
+}
+# port_closed_ms PORT: until nothing accepts on 127.0.0.1:PORT; the ms.
+port_closed_ms() {
+	python3 - "$1" <<'PY'
+import socket, sys, time
+t0 = time.monotonic()
+while time.monotonic() - t0 < 5:
+    s = socket.socket()
+    try:
+        s.connect(("127.0.0.1", int(sys.argv[1])))
+    except OSError:
+        break
+    finally:
+        s.close()
+    time.sleep(0.02)
+print(int((time.monotonic() - t0) * 1000))
+PY
+}
+QI=age,sex,zip,race,admission_date
+# import NAME: the custodian's CLI in the background; its pid in $CLI.
+import() {
+	"$CDSGATE" dataset import "$D/big/patients.csv" --name "$1" --qi "$QI" \
+		--identifying patient_id,name --hierarchies "$D/big" --k 5 --json \
+		> "$D/$1.json" 2> "$D/$1.err" &
+	CLI=$!
+}
+
+"$CDSGATE" sample generate --out "$D/big" --records 1000000 --seed 3 > /dev/null
+chmod -R go-rwx "$D/big"
+check "cdsgated serve starts" start_serve
+
+# ---- a session to revoke while the gate runs ----
+SID=none VPORT=
+if [ -z "$NOSESS" ]; then
+	"$CDSGATE" recipient add alice --name Alice > /dev/null
+	"$CDSGATE" sample generate --out "$D/in" --records 500 --seed 1 > /dev/null
+	chmod -R go-rwx "$D/in"
+	"$CDSGATE" dataset import "$D/in/patients.csv" --name small --qi age,sex \
+		--identifying patient_id,name --hierarchies "$D/in" --k 2 > /dev/null 2>&1
+	"$CDSGATE" dataset mount 1 > /dev/null 2>&1
+	"$CDSGATE" session create --recipient alice --dataset 1 --json > "$D/s1.json" 2> "$D/s1.err"
+	rc=$?
+	check "a session runs (exit $rc $(head -c 200 "$D/s1.err"))" test "$rc" -eq 0
+	SID=$(json "$D/s1.json" 'j["id"]')
+	VPORT=$(json "$D/s1.json" 'j["vnc"].rsplit(":", 1)[1]')
+else
+	skip "a real session: $NOSESS"
+fi
+
+# ---- the api answers while the gate runs ----
+t0=$(date +%s%N)
+import big
+wait_state big importing 20
+check "the big import is running (the store says importing)" test "$(state_of big)" = importing
+HMS=$(ms GET /v1/health)
+check "GET /v1/health during the import: 200 in $HMS ms (<= 200)" \
+	sh -c "[ $(cat "$D/code") = 200 ] && [ $HMS -le 200 ]"
+LMS=$(ms GET /v1/datasets)
+check "GET /v1/datasets during the import: 200 in $LMS ms, listing it as importing" \
+	sh -c "[ $(cat "$D/code") = 200 ] && [ $LMS -le 200 ] && grep -q '\"importing\"' '$D/resp'"
+[ -n "$VPORT" ] && check "the session's VNC port accepts before the revoke" \
+	python3 -c 'import socket, sys; socket.create_connection(("127.0.0.1", int(sys.argv[1])), 2).close()' "$VPORT"
+RMS=$(ms POST "/v1/sessions/$SID/revoke")
+if [ -z "$NOSESS" ]; then
+	check "a session revoke during the import: 200 in $RMS ms (<= 200)" \
+		sh -c "[ $(cat "$D/code") = 200 ] && [ $RMS -le 200 ]"
+	CMS=$(port_closed_ms "$VPORT")
+	check "the revoked session's VNC port closes within 2 s ($CMS ms)" test "$CMS" -le 2000
+else
+	check "a revoke during the import: answered (404: no such session) in $RMS ms (<= 200)" \
+		sh -c "[ $(cat "$D/code") = 404 ] && [ $RMS -le 200 ]"
+fi
+check "... and all of it while the import was still running" test "$(state_of big)" = importing
+wait "$CLI"; rc=$?
+IMS=$(( ($(date +%s%N) - t0) / 1000000 ))
+diag "import of 1000000 records: $IMS ms; health $HMS ms, list $LMS ms, revoke $RMS ms during it"
+check "the import then completes: exit $rc, passed, the CLI's output unchanged ($(head -c 200 "$D/big.err"))" \
+	sh -c "[ $rc = 0 ] && [ '$(json "$D/big.json" 'j["state"]' 2>/dev/null)' = passed ] && [ '$(json "$D/big.json" 'j["report"]["records"]' 2>/dev/null)' = 1000000 ]"
+check "it took more than 2 s (the test means something: $IMS ms)" test "$IMS" -gt 2000
+
+# ---- a client that goes away does not lose its import ----
+import gone
+wait_state gone importing 20
+kill -9 "$CLI"; wait "$CLI" 2>/dev/null
+check "the CLI was killed while its import ran" test "$(state_of gone)" = importing
+check "the verdict is still recorded (passed)" wait_state gone passed 60
+check "the api kept going" sh -c "curl -sf --unix-socket '$SOCK' http://cdsgate/v1/health | grep -q ok"
+
+# ---- SIGKILL of the api in the middle of an import ----
+import killed
+wait_state killed importing 20
+APID=$(api_pid)
+kill -9 "$APID"
+wait "$CLI" 2>/dev/null
+wait "$SRV_PID"; rc=$?
+check "the api killed mid-import: the parent fails closed (exit $rc)" test "$rc" -ne 0
+sleep 0.5
+check "no gate is left running" sh -c '! pgrep -f "[d]eid anonymize --data $0" >/dev/null' "$D/state"
+check "restart after the SIGKILL" start_serve
+check "the interrupted import is an error, never a pass" \
+	sh -c "[ \"\$(sqlite3 '$D/state/store.db' \"select state from datasets where name='killed'\")\" = error ]"
+check "the others kept their verdicts" sh -c "[ '$(state_of big)' = passed ] && [ '$(state_of gone)' = passed ]"
+check "the store is consistent" test "$(sqlite3 "$D/state/store.db" 'pragma integrity_check')" = ok
+kill "$SRV_PID"; wait "$SRV_PID"; SRV_PID=
+"$CDSGATE" audit verify "$D/audit/audit.log" --key "$D/audit.pub" > "$D/verify.out" 2>&1
+check "the audit log verifies ($(head -c 120 "$D/verify.out"))" grep -q intact "$D/verify.out"
+"$CDSGATE" audit list "$D/audit/audit.log" --json > "$D/audit.json"
+check "it has the verdicts and the recovery" python3 - "$D/audit.json" <<'PY'
+import json, sys
+types = [json.loads(l)["type"] for l in open(sys.argv[1])]
+assert types.count("dataset.verdict") >= 2 and "recover" in types, types
+PY
+
+done_testing
