@@ -11,20 +11,9 @@
 
 CDSGATED=$top_builddir/cdsgated
 [ -x "$CDSGATED" ] || skip_all "cdsgated not built"
-[ "$(id -u)" -eq 0 ] || skip_all "needs root (the parent spawns root supervisors)"
-for c in curl sqlite3 python3; do
-	command -v $c >/dev/null || skip_all "$c not installed"
-done
-for u in cdsgate-api cdsgate-audit; do
-	getent passwd $u >/dev/null || skip_all "user $u missing (./dev creates it)"
-done
-
 D=$TMP/srv
 chmod 0711 "$TMP"
-mkdir -p "$D/state" "$D/audit" "$D/mnt" "$D/in"
-chown cdsgate-api: "$D/state" "$D/mnt"
-"$CDSGATE" audit keygen --private "$D/audit/key.pem" --public "$D/audit.pub"
-chown -R cdsgate-audit: "$D/audit" && chmod 0700 "$D/audit"
+serve_dirs "$D"
 SOCK=$D/api.sock
 export CDSGATE_SOCKET=$SOCK
 PORT0=$(free_port)

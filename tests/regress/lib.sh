@@ -109,3 +109,21 @@ descendants() {
 
 # gateway_require: the same as require_session (the 02x scenarios).
 gateway_require() { require_session; }
+
+# serve_dirs DIR: what `cdsgated serve`/`api` need under DIR, as an
+# operator sets it up (state and mount dir the api's, an audit key owned
+# by cdsgate-audit); skips the scenario when the tools or users are missing.
+serve_dirs() {
+	local c u
+	[ "$(id -u)" -eq 0 ] || skip_all "needs root (the daemon's users)"
+	for c in curl sqlite3 python3; do
+		command -v $c >/dev/null || skip_all "$c not installed"
+	done
+	for u in cdsgate-api cdsgate-audit; do
+		getent passwd $u >/dev/null || skip_all "user $u missing (./dev creates it)"
+	done
+	mkdir -p "$1/state" "$1/audit" "$1/mnt" "$1/in"
+	chown cdsgate-api: "$1/state" "$1/mnt"
+	"$CDSGATE" audit keygen --private "$1/audit/key.pem" --public "$1/audit.pub"
+	chown -R cdsgate-audit: "$1/audit" && chmod 0700 "$1/audit"
+}
