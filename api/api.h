@@ -196,6 +196,8 @@ int	api_parent_input(int fd, struct store *st);
 void	api_parent_drain(int fd, struct store *st);
 /* Once a second or so: expire sessions and ask the parent to stop them. */
 void	api_sessions_tick(const struct api_config *cfg, struct store *st);
+/* At exit: answer every session start still waiting for the parent. */
+void	sessions_abandon(void);
 int	metrics_show(struct api_req *r);
 
 #endif

@@ -558,7 +558,9 @@ api_main(const struct api_config *cfg)
 	if (http_loop(d, sigfd) == 0)
 		rc = 0;
 out:
-	datasets_abandon();	/* MHD may not stop with a suspended request */
+	/* MHD may not stop with a suspended request */
+	datasets_abandon();
+	sessions_abandon();
 	if (d != NULL) {
 		MHD_run(d);
 		MHD_stop_daemon(d);
