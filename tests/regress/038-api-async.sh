@@ -172,9 +172,9 @@ PY
 	read -r n worst < "$D/probe"
 	diag "session create: $took ms; $n health replies around it, slowest $worst ms"
 	# (the scrypt hash of the secret, 16 MiB, still runs in the loop:
-	# 50-200 ms on this machine under the import's load)
-	check "GET /v1/health around a session start: $n replies, none waited for the parent (slowest $worst ms <= 500)" \
-		sh -c "[ $n -ge 5 ] && [ $worst -le 500 ]"
+	# 50-400 ms on this shared machine under the import's load)
+	check "GET /v1/health around a session start: $n replies, none waited for the parent (slowest $worst ms <= 1000, start $took ms)" \
+		sh -c "[ $n -ge 5 ] && [ $worst -le 1000 ]"
 	check "that session then starts: 201 with its secret (exit $rc)" \
 		sh -c "[ $rc = 0 ] && [ -n \"\$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))[\"secret\"])' '$D/s2.json')\" ]"
 fi
@@ -193,6 +193,21 @@ kill -9 "$CLI"; wait "$CLI" 2>/dev/null
 check "the CLI was killed while its import ran" test "$(state_of gone)" = importing
 check "the verdict is still recorded (passed)" wait_state gone passed 60
 check "the api kept going" sh -c "curl -sf --unix-socket '$SOCK' http://cdsgate/v1/health | grep -q ok"
+
+# ---- SIGTERM of the daemon in the middle of an import ----
+import termed
+wait_state termed importing 20
+t0=$(date +%s%N)
+kill -TERM "$SRV_PID"; wait "$SRV_PID"; rc=$?
+TMS=$(( ($(date +%s%N) - t0) / 1000000 ))
+wait "$CLI"; crc=$?
+check "SIGTERM mid-import: the daemon exits 0 in $TMS ms (<= 3000), without waiting for the gate" \
+	sh -c "[ $rc = 0 ] && [ $TMS -le 3000 ]"
+check "the waiting client is told (exit $crc: $(head -c 160 "$D/termed.err"))" \
+	sh -c "[ $crc -ne 0 ] && grep -q stopping '$D/termed.err'"
+check "the gate went with it" sh -c '! pgrep -f "[d]eid anonymize --data $0" >/dev/null' "$D/state"
+check "restart after the SIGTERM" start_serve
+check "the import it stopped is an error, never a pass" test "$(state_of termed)" = error
 
 # ---- SIGKILL of the api in the middle of an import ----
 import killed
