@@ -6,9 +6,10 @@
  * api/field.c.  The api never forks a session: it records it in the
  * store (audited first), asks the root parent over typed IPC, and
  * answers when the parent does: the request waits suspended while the
- * loop serves others (imports, revokes, health).  The one-time secret comes from the kernel's CSPRNG,
- * is shown once in the 201 reply and otherwise exists only as an scrypt
- * hash in the store and in the parent's 0600 files.  The parent's
+ * loop serves others (imports, revokes, health).  The one-time secret
+ * comes from the kernel's CSPRNG, is shown once in the 201 reply and
+ * otherwise exists only as an scrypt hash in the store and in the
+ * parent's 0600 files.  The parent's
  * messages are checked too; a malformed one ends the api.
  */
 #include "config.h"

@@ -24,7 +24,7 @@ check "it started cdsgated serve on a config file, then used only the cdsgate CL
 	sh -c 'grep -q "starting cdsgated serve" "$0" && grep -q "cdsgate session create" "$0"' "$TMP/demo.err"
 check "the import passed the gate" grep -q 'verdict: passed' "$TMP/demo.err"
 check "the daemon's session was listed as running" \
-	grep -Eq '^s-[A-Za-z0-9]+ +demo-researcher +[0-9]+ running' "$TMP/demo.err"
+	grep -Eq '^s-[A-Za-z0-9_-]+ +demo-researcher +[0-9]+ running' "$TMP/demo.err"
 MS=$(sed -n 's/.*VNC port closed \([0-9]*\) ms after the revoke.*/\1/p' "$TMP/demo.err")
 check "revoked: its VNC port closed within 2 s (${MS:-?} ms)" sh -c "[ -n '$MS' ] && [ '$MS' -le 2000 ]"
 if [ -f /usr/share/novnc/vnc.html ]; then
