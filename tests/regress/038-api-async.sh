@@ -101,15 +101,14 @@ import() {
 }
 
 "$CDSGATE" sample generate --out "$D/big" --records 1000000 --seed 3 > /dev/null
-chmod -R go-rwx "$D/big"
+"$CDSGATE" sample generate --out "$D/in" --records 500 --seed 1 > /dev/null
+chmod -R go-rwx "$D/big" "$D/in"
 check "cdsgated serve starts" start_serve
 
 # ---- a session to revoke while the gate runs ----
 SID=none VPORT=
 if [ -z "$NOSESS" ]; then
 	"$CDSGATE" recipient add alice --name Alice > /dev/null
-	"$CDSGATE" sample generate --out "$D/in" --records 500 --seed 1 > /dev/null
-	chmod -R go-rwx "$D/in"
 	"$CDSGATE" dataset import "$D/in/patients.csv" --name small --qi age,sex \
 		--identifying patient_id,name --hierarchies "$D/in" --k 2 > /dev/null 2>&1
 	"$CDSGATE" dataset mount 1 > /dev/null 2>&1
@@ -185,6 +184,35 @@ diag "import of 1000000 records: $IMS ms; health $HMS ms, list $LMS ms, revoke $
 check "the import then completes: exit $rc, passed, the CLI's output unchanged ($(head -c 200 "$D/big.err"))" \
 	sh -c "[ $rc = 0 ] && [ '$(json "$D/big.json" 'j["state"]' 2>/dev/null)' = passed ] && [ '$(json "$D/big.json" 'j["report"]["records"]' 2>/dev/null)' = 1000000 ]"
 check "it took more than 2 s (the test means something: $IMS ms)" test "$IMS" -gt 2000
+
+# ---- imports queue behind the gate, each answered with its own verdict ----
+# small NAME: a 500-record import in the background (pid in $SMALL).
+small() {
+	"$CDSGATE" dataset import "$D/in/patients.csv" --name "$1" --qi age,sex \
+		--identifying patient_id,name --hierarchies "$D/in" --k 2 --json \
+		> "$D/$1.json" 2> "$D/$1.err" &
+	SMALL=$!
+}
+importing() { sqlite3 "$D/state/store.db" "select count(*) from datasets where state='importing'" 2>/dev/null; }
+import qbig
+QBIG=$CLI
+wait_state qbig importing 20
+small q1; Q1=$SMALL; small q2; Q2=$SMALL; small q3; Q3=$SMALL
+for _ in $(seq 100); do [ "$(importing)" = 4 ] && break; sleep 0.05; done
+check "4 imports wait for the gate at once" test "$(importing)" = 4
+"$CDSGATE" dataset import "$D/in/patients.csv" --name q4 --qi age,sex \
+	--identifying patient_id,name --hierarchies "$D/in" --k 2 > /dev/null 2> "$D/q4.err"; rc=$?
+check "a fifth is refused while they wait: 503 busy (exit $rc: $(head -c 120 "$D/q4.err"))" \
+	sh -c "[ $rc -ne 0 ] && grep -q 'imports are waiting' '$D/q4.err'"
+check "... and nothing of it was stored" test -z "$(state_of q4)"
+wait "$QBIG" "$Q1" "$Q2" "$Q3"
+check "each queued import got its own verdict and report, in order" python3 - "$D" <<'PY'
+import json, sys
+for name, n in [("qbig", 1000000), ("q1", 500), ("q2", 500), ("q3", 500)]:
+    j = json.load(open("%s/%s.json" % (sys.argv[1], name)))
+    assert j["name"] == name and j["state"] == "passed", j
+    assert j["report"]["records"] == n, (name, j["report"]["records"])
+PY
 
 # ---- a client that goes away does not lose its import ----
 import gone
