@@ -87,6 +87,7 @@ struct api_serve_args {
 	const char	*state_dir, *mount_dir, *cdsgate;
 	int		 listen_fd;	/* from api_bind() */
 	int		 parent_fd;	/* -1: standalone `cdsgated api` */
+	const char	*sessiond_path;	/* serve --sessiond: connect there */
 	unsigned long	 expires_default, expires_max;
 	const char	*session_address;
 	int		 session_tls;

@@ -82,7 +82,8 @@ gate_job_check(json_t *job, char *msg, size_t len)
 	static const char *const keys[] = { "data", "hierarchies", "qi",
 	    "identifying", "sensitive", "separator", "population",
 	    "pu_threshold", "pu_model", "k", "suppression_limit", "quality",
-	    "residual", NULL };
+	    "residual", "game", "game_cost", "game_gain", "game_loss",
+	    "game_benefit", NULL };
 	const char *key, *bad = NULL;
 	char list[8192];
 	json_t *v;
@@ -109,9 +110,10 @@ gate_job_check(json_t *job, char *msg, size_t len)
 	    !json_is_object(json_object_get(job, "hierarchies")))
 		return snprintf(msg, len, "field 'hierarchies': an object"), -1;
 	if (json_object_get(job, "pu_threshold") == NULL &&
-	    json_object_get(job, "k") == NULL)
+	    json_object_get(job, "k") == NULL &&
+	    json_object_get(job, "game") == NULL)
 		return snprintf(msg, len, "a job needs 'pu_threshold' (with "
-		    "'population') or 'k', or both"), -1;
+		    "'population'), 'k' or 'game', or several"), -1;
 	return 0;
 }
 
@@ -171,7 +173,8 @@ arg_strings(struct argv_b *b, json_t *job, const char *spool)
 	static const char *const lists[][2] = { { "qi", "--qi" },
 	    { "identifying", "--identifying" }, { "sensitive", "--sensitive" } };
 	static const char *const strs[][2] = { { "separator", "--separator" },
-	    { "pu_model", "--pu-model" }, { "quality", "--quality" } };
+	    { "pu_model", "--pu-model" }, { "quality", "--quality" },
+	    { "game", "--game" } };
 	const char *bad, *key;
 	char list[8192];
 	json_t *v;
@@ -185,7 +188,7 @@ arg_strings(struct argv_b *b, json_t *job, const char *spool)
 		arg(b, "%s", lists[i][1]);
 		arg(b, "%s", list);
 	}
-	for (i = 0; i < 3; i++) {
+	for (i = 0; i < sizeof(strs) / sizeof(strs[0]); i++) {
 		if ((v = json_object_get(job, strs[i][0])) == NULL)
 			continue;
 		if (!json_is_string(v) || !attr_ok(json_string_value(v)))
@@ -225,6 +228,21 @@ arg_lists(struct argv_b *b, json_t *job)
 	return 0;
 }
 
+/* The game-theoretic model's amounts (the variant is a string option). */
+static int
+arg_game(struct argv_b *b, json_t *job)
+{
+	static const char *const nums[][2] = { { "game_cost", "--game-cost" },
+	    { "game_gain", "--game-gain" }, { "game_loss", "--game-loss" },
+	    { "game_benefit", "--game-benefit" } };
+	size_t i;
+
+	for (i = 0; i < sizeof(nums) / sizeof(nums[0]); i++)
+		if (arg_number(b, job, nums[i][0], nums[i][1]) != 0)
+			return -1;
+	return 0;
+}
+
 int
 gate_start(const struct api_config *cfg, json_t *job, const char *out_dir,
     char *err, size_t errlen)
@@ -244,7 +262,8 @@ gate_start(const struct api_config *cfg, json_t *job, const char *out_dir,
 	if (arg_strings(b, job, spool) != 0 || arg_lists(b, job) != 0 ||
 	    arg_number(b, job, "pu_threshold", "--pu-threshold") != 0 ||
 	    arg_number(b, job, "k", "--k") != 0 ||
-	    arg_number(b, job, "suppression_limit", "--suppression-limit")) {
+	    arg_number(b, job, "suppression_limit", "--suppression-limit") ||
+	    arg_game(b, job)) {
 		free(b);
 		return snprintf(err, errlen, "the job has a field of the wrong "
 		    "type"), GATE_BAD_JOB;

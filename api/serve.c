@@ -136,6 +136,33 @@ api_bind(const char *path)
 	return fd;
 }
 
+/*
+ * Split mode (`serve --sessiond PATH`): the root session helper is a
+ * socket away.  Connected after the drop, so the helper's SO_PEERCRED
+ * check sees the api user, the one it lets ask.
+ */
+static int
+serve_sessiond(const char *path)
+{
+	struct sockaddr_un sun = { .sun_family = AF_UNIX };
+	int fd;
+
+	if (strlen(path) >= sizeof(sun.sun_path)) {
+		fprintf(stderr, "cdsgated api: %s: path too long\n", path);
+		return -1;
+	}
+	memcpy(sun.sun_path, path, strlen(path) + 1);
+	if ((fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0)) < 0 ||
+	    connect(fd, (struct sockaddr *)&sun, sizeof(sun)) != 0) {
+		fprintf(stderr, "cdsgated api: the session helper at %s: %s\n",
+		    path, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	return fd;
+}
+
 /* As root: become the api user for good. */
 static int
 serve_drop(void)
@@ -199,9 +226,10 @@ api_serve_bound(const struct api_serve_args *a)
 		keyholder_stop(&kh);
 		return 1;
 	}
-	/* The parent is our only way to sessions: die with it. */
-	if (a->parent_fd >= 0 && (prctl(PR_SET_PDEATHSIG, SIGTERM) != 0 ||
-	    getppid() == 1)) {
+	/* The parent is our only way to sessions (split: it is what the
+	   helper's socket sees go away): die with it. */
+	if ((a->parent_fd >= 0 || a->sessiond_path != NULL) &&
+	    (prctl(PR_SET_PDEATHSIG, SIGTERM) != 0 || getppid() == 1)) {
 		keyholder_stop(&kh);
 		return 1;
 	}
@@ -212,6 +240,12 @@ api_serve_bound(const struct api_serve_args *a)
 		return 1;
 	}
 	cfg.gate = &gate;
+	if (a->sessiond_path != NULL &&
+	    (cfg.parent_fd = serve_sessiond(a->sessiond_path)) < 0) {
+		gaterunner_stop(&gate);
+		keyholder_stop(&kh);
+		return 1;
+	}
 	rc = api_main(&cfg);
 	gaterunner_stop(&gate);
 	if (keyholder_stop(&kh) != 0) {

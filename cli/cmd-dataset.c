@@ -22,7 +22,9 @@
 	"[--hierarchies DIR | --hierarchy A=FILE ...] [--identifying A,...] " \
 	"[--sensitive A,...] [--separator C] [--population N ...] " \
 	"[--pu-threshold T] [--pu-model M] [--k K] [--suppression-limit S] " \
-	"[--quality loss|entropy] [--residual N=BOUND ...] [--json] " \
+	"[--quality loss|entropy|payout] [--game payout|no-attack] " \
+	"[--game-cost C] [--game-gain G] [--game-loss L] [--game-benefit B] " \
+	"[--residual N=BOUND ...] [--json] " \
 	"[--socket PATH]"
 
 static const char *
@@ -161,9 +163,10 @@ import_opt(struct import_args *ia, const char *opt, const char *val)
 	static const char *const lists[] = { "--qi", "--identifying",
 	    "--sensitive", NULL };
 	static const char *const nums[] = { "--pu-threshold", "--k",
-	    "--suppression-limit", NULL };
+	    "--suppression-limit", "--game-cost", "--game-gain", "--game-loss",
+	    "--game-benefit", NULL };
 	static const char *const strs[] = { "--separator", "--pu-model",
-	    "--quality", NULL };
+	    "--quality", "--game", NULL };
 	char key[32], *end;
 	double d;
 	size_t i;

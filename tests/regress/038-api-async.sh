@@ -11,51 +11,16 @@
 
 CDSGATED=$top_builddir/cdsgated
 [ -x "$CDSGATED" ] || skip_all "cdsgated not built"
-D=$TMP/srv
-chmod 0711 "$TMP"
-serve_dirs "$D"
-SOCK=$D/api.sock
-export CDSGATE_SOCKET=$SOCK
-PORT0=$(free_port)
-VNCTEST=${VNCTEST:-$top_builddir/tests/gateway/cdsgate-vnctest}
+serve_require
 
-# A real session needs Xvfb and Chromium; without them the revoke is
-# timed on a session that does not exist (404, still a custodian change
-# through the audit path).
-NOSESS=
-command -v Xvfb >/dev/null || NOSESS="Xvfb not installed"
-[ -x /usr/lib/chromium/chromium ] || NOSESS="chromium not installed"
-BE_PID=
-BACKEND_URL=http://127.0.0.1:9/
-if [ -z "$NOSESS" ]; then
-	python3 "$top_srcdir/tests/gateway/backend.py" --port 0 --record "$D/events.jsonl" > "$D/backend.out" 2> "$D/backend.err" &
-	BE_PID=$!
-	if wait_line "$D/backend.out" '^ready ' 10 "$BE_PID"; then
-		BACKEND_URL="http://$(sed -n 's/^ready //p' "$D/backend.out")/"
-	else
-		NOSESS="the test backend did not start"
-	fi
-fi
-
+# lib.sh: $D, $SOCK, $PORT0, the backend, $NOSESS.  Without a session
+# here (no Xvfb/Chromium) the revoke is timed on a session that does not
+# exist (404, still a custodian change through the audit path).
+serve_fixture
 CONF=$D/serve.json
-cat > "$CONF" <<JSON
-{
-  "socket": "$SOCK", "store": "$D/state/store.db", "state_dir": "$D/state",
-  "mount_dir": "$D/mnt", "audit_log": "$D/audit/audit.log",
-  "audit_key": "$D/audit/key.pem", "cdsgate": "$CDSGATE",
-  "secrets_dir": "$D/secrets", "backend_url": "$BACKEND_URL",
-  "session_address": "127.0.0.1", "session_ports": "$PORT0-$((PORT0 + 20))"
-}
-JSON
-chmod 0644 "$CONF"
-SRV_PID=
-start_serve() {
-	"$CDSGATED" serve --config "$CONF" > "$D/out" 2> "$D/err" &
-	SRV_PID=$!
-	wait_line "$D/out" '^ready ' 15 "$SRV_PID"
-}
+write_config "$CONF"
+SRV_PID=	# start_serve, api_pid: lib.sh
 trap 'kill $SRV_PID $BE_PID 2>/dev/null; sleep 1; rm -rf "$TMP"' EXIT
-api_pid() { pgrep -P "$SRV_PID" -u cdsgate-api | head -1; }
 # ms METHOD PATH: the request's own time (curl's time_total) in ms; the
 # status into $D/code.
 ms() {
