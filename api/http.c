@@ -52,6 +52,7 @@ static struct {
 	struct store		*store;
 	unsigned long		 replies[6];	/* by status class */
 	int			 read_only;	/* the audit log failed */
+	int			 stopping;	/* dispatch nothing more */
 } api;
 
 int
@@ -382,7 +383,9 @@ on_request(void *cls, struct MHD_Connection *c, const char *url,
 		api_path(spool, sizeof(spool), "spool", NULL);
 		upload_end(h->up, spool, &h->req);
 		h->up = NULL;	/* freed by upload_end */
-	} else if (!h->refused && !h->too_large && body_parse(c, h) == 0)
+	} else if (api.stopping)
+		api_error(&h->req, 503, "stopping", "the api is stopping");
+	else if (!h->refused && !h->too_large && body_parse(c, h) == 0)
 		api_dispatch(&h->req);
 	if (h->req.suspended) {
 		MHD_suspend_connection(c);
@@ -558,7 +561,9 @@ api_main(const struct api_config *cfg)
 	if (http_loop(d, sigfd) == 0)
 		rc = 0;
 out:
-	/* MHD may not stop with a suspended request */
+	/* MHD may not stop with a suspended request: answer them (the last
+	   run sends those replies), and suspend no new one */
+	api.stopping = 1;
 	datasets_abandon();
 	sessions_abandon();
 	if (d != NULL) {
