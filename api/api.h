@@ -73,6 +73,7 @@ struct api_req {
 	unsigned	 status;
 	char		*reply;		/* malloc'd body */
 	const char	*reply_type;
+	int		 suspended;	/* api_suspend(): answered later */
 };
 
 /* `cdsgated api --socket PATH --store FILE ...` (api/serve.c). */
@@ -124,6 +125,16 @@ int	api_audit(struct api_req *r, const char *type, json_t *data);
 void	api_audit_refused(struct api_req *r, const char *type, int status);
 int	api_read_only(void);
 
+/*
+ * A handler that must wait (for the gate runner, for the parent) calls
+ * api_suspend() and returns; the connection then waits outside the event
+ * loop.  Whoever finishes the work sets the reply (api_reply/api_error)
+ * and calls api_resume().  The request stays valid until then, even if
+ * the client went away: only the sending of the reply is lost.
+ */
+void	api_suspend(struct api_req *r);
+void	api_resume(struct api_req *r);
+
 /* Dispatch one request through the route table (api/route.c). */
 void	api_dispatch(struct api_req *r);
 /* Count a finished request in the metrics. */
@@ -166,6 +177,12 @@ int	datasets_show(struct api_req *r);
 int	datasets_import(struct api_req *r);
 int	datasets_mount(struct api_req *r);
 int	datasets_unmount(struct api_req *r);
+/* The gate runner's socket is readable: record that import's verdict
+ * and answer its request (api/datasets.c). */
+void	datasets_gate_input(const struct api_config *cfg, struct store *st);
+/* At exit: answer every import still waiting (it stays "importing"; the
+ * next start's recovery makes it an error). */
+void	datasets_abandon(void);
 int	health_show(struct api_req *r);
 int	sessions_list(struct api_req *r);
 int	sessions_create(struct api_req *r);
@@ -180,6 +197,8 @@ int	api_parent_input(int fd, struct store *st);
 void	api_parent_drain(int fd, struct store *st);
 /* Once a second or so: expire sessions and ask the parent to stop them. */
 void	api_sessions_tick(const struct api_config *cfg, struct store *st);
+/* At exit: answer every session start still waiting for the parent. */
+void	sessions_abandon(void);
 int	metrics_show(struct api_req *r);
 
 #endif

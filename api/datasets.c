@@ -2,8 +2,9 @@
  * api/datasets.c — /v1/datasets: what went through the
  * de-identification gate, its verdict and report, and what is mounted.
  *
- * Import runs the gate (api/gate.c) on uploads from the spool and
- * records the verdict; mount writes a passed dataset into the embedded
+ * Import queues the gate (api/gate.c) on uploads from the spool and
+ * records the verdict when the gate runner answers (the request waits
+ * suspended; the loop keeps serving others); mount writes a passed dataset into the embedded
  * backend's mount dir (api/mount.c).  Every step is audited before it
  * is made, and the store refuses a mount the verdict does not cover.
  *
@@ -16,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -23,7 +25,10 @@
 
 #include "api/api.h"
 #include "api/gate.h"
+#include "api/gaterunner.h"
 #include "api/mount.h"
+
+#define IMPORTS_MAX	4	/* waiting at once: 4 RUNs fit the socket buffer */
 
 static json_t *
 dataset_json(const struct store_dataset *d, int with_report)
@@ -162,21 +167,16 @@ report_text(const char *dir)
 	return t;
 }
 
-/* Run the gate for dataset id and record the verdict (audit first). */
+/* Record the gate's answer for dataset id (audit first) and reply. */
 static int
-import_gate(struct api_req *r, int64_t id, json_t *job)
+import_finish(struct api_req *r, int64_t id, const char *dir, int rc,
+    const char *said)
 {
-	char dir[4096], out[4096 + 16], said[2048], reason[512], rsha[65] = "";
+	char out[4096 + 16], reason[512], rsha[65] = "";
 	enum store_dataset_state v;
 	char *report;
-	int rc, st;
+	int st;
 
-	snprintf(said, sizeof(said), "%lld", (long long)id);
-	if (api_path(dir, sizeof(dir), "released", said) != 0 ||
-	    (mkdir(dir, 0700) != 0 && errno != EEXIST))
-		return api_error(r, 507, "spool", "released dir: %s",
-		    strerror(errno));
-	rc = gate_run(r->cfg, job, dir, said, sizeof(said));
 	v = verdict_of(rc, said, reason, sizeof(reason));
 	report = report_text(dir);
 	if (report != NULL)
@@ -195,7 +195,106 @@ import_gate(struct api_req *r, int64_t id, json_t *job)
 	free(report);
 	if (st != STORE_OK)
 		return api_store_error(r, st, "recording the verdict");
-	return 0;
+	return reply_dataset(r, id, 201);
+}
+
+/*
+ * Imports waiting for the gate runner, oldest first (it answers in
+ * order).  Each holds its suspended request: the verdict is recorded
+ * when the answer comes, whether or not the client is still there.
+ */
+struct import_job {
+	struct api_req		*r;
+	int64_t			 id;
+	char			 dir[4096];
+	struct import_job	*next;
+};
+static struct import_job *jobs_head, **jobs_tail = &jobs_head;
+static unsigned njobs;
+
+/* Queue the gate for dataset id; the request waits for its verdict. */
+static void
+import_gate(struct api_req *r, int64_t id, json_t *job)
+{
+	struct import_job *j;
+	char said[2048];
+	int rc;
+
+	if ((j = calloc(1, sizeof(*j))) == NULL) {
+		import_finish(r, id, "", -1, "out of memory");
+		return;
+	}
+	snprintf(said, sizeof(said), "%lld", (long long)id);
+	if (api_path(j->dir, sizeof(j->dir), "released", said) != 0 ||
+	    (mkdir(j->dir, 0700) != 0 && errno != EEXIST)) {
+		import_finish(r, id, "", -1, strerror(errno));
+		free(j);
+		return;
+	}
+	if ((rc = gate_start(r->cfg, job, j->dir, said, sizeof(said))) != 0) {
+		import_finish(r, id, j->dir, rc, said);
+		free(j);
+		return;
+	}
+	j->r = r;
+	j->id = id;
+	*jobs_tail = j;
+	jobs_tail = &j->next;
+	njobs++;
+	api_suspend(r);
+}
+
+/* Take the oldest waiting import off the queue. */
+static struct import_job *
+jobs_pop(void)
+{
+	struct import_job *j = jobs_head;
+
+	if (j != NULL && (jobs_head = j->next) == NULL)
+		jobs_tail = &jobs_head;
+	if (j != NULL)
+		njobs--;
+	return j;
+}
+
+void
+datasets_gate_input(const struct api_config *cfg, struct store *st)
+{
+	struct import_job *j;
+	char said[2048];
+	int rc = -1, gone, ws;
+
+	(void)st;
+	gone = gaterunner_recv(cfg->gate, &rc, said, sizeof(said)) != 0;
+	if (gone) {
+		/* every import it had is lost: each becomes an error */
+		ws = gaterunner_stop(cfg->gate);
+		fprintf(stderr, "cdsgated api: %s (%s %d); imports fail from "
+		    "now on\n", said, WIFSIGNALED(ws) ? "killed by signal" :
+		    "exit status", WIFSIGNALED(ws) ? WTERMSIG(ws) :
+		    WEXITSTATUS(ws));
+	}
+	while ((j = jobs_pop()) != NULL) {
+		import_finish(j->r, j->id, j->dir, rc, said);
+		api_resume(j->r);
+		free(j);
+		if (!gone)
+			break;
+	}
+}
+
+void
+datasets_abandon(void)
+{
+	struct import_job *j;
+
+	while ((j = jobs_pop()) != NULL) {
+		api_error(j->r, 503, "stopping", "the api is stopping; "
+		    "dataset %lld stays 'importing' until the next start "
+		    "records it as an error", (long long)j->id);
+		api_resume(j->r);
+		free(j);
+	}
 }
 
 int
@@ -218,6 +317,11 @@ datasets_import(struct api_req *r)
 		json_decref(job);
 		return api_error(r, 400, "job", "%s", msg);
 	}
+	if (njobs >= IMPORTS_MAX) {
+		json_decref(job);
+		return api_error(r, 503, "busy", "%u imports are waiting for "
+		    "the gate; try again later", njobs);
+	}
 	if (job_uploads_exist(r, job) != 0) {
 		json_decref(job);
 		return -1;
@@ -236,8 +340,7 @@ datasets_import(struct api_req *r)
 		api_store_error(r, st, "starting the import");
 		goto out;
 	}
-	if (import_gate(r, id, job) == 0)
-		reply_dataset(r, id, 201);
+	import_gate(r, id, job);
 out:
 	free(canon);
 	json_decref(job);

@@ -3,6 +3,8 @@
  * checked and turned into `cdsgate deid anonymize` arguments, run as a
  * child (the CLI puts the CSV parsing into its seccomp-confined deid
  * worker, docs/processes.md), its exit status read as the verdict.
+ * The gate runner does the running; the api only queues the job here and
+ * reads the answer from its event loop (api/datasets.c).
  *
  * Exec rather than link: the gate is exactly the custodian's command,
  * byte for byte the same options and report, and the api process keeps
@@ -242,7 +244,7 @@ arg_game(struct argv_b *b, json_t *job)
 }
 
 int
-gate_run(const struct api_config *cfg, json_t *job, const char *out_dir,
+gate_start(const struct api_config *cfg, json_t *job, const char *out_dir,
     char *err, size_t errlen)
 {
 	struct argv_b *b = calloc(1, sizeof(*b));
@@ -276,7 +278,7 @@ gate_run(const struct api_config *cfg, json_t *job, const char *out_dir,
 		    GATE_BAD_JOB;
 	}
 	b->argv[b->n] = NULL;
-	rc = gaterunner_run(cfg->gate, b->argv, err, errlen);
+	rc = gaterunner_send(cfg->gate, b->argv, err, errlen);
 	free(b);
 	return rc;
 }

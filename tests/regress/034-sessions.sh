@@ -12,26 +12,14 @@
 
 CDSGATED=$top_builddir/cdsgated
 [ -x "$CDSGATED" ] || skip_all "cdsgated not built"
-[ "$(id -u)" -eq 0 ] || skip_all "needs root (the parent spawns root supervisors)"
-for c in curl sqlite3 python3; do
-	command -v $c >/dev/null || skip_all "$c not installed"
-done
-for u in cdsgate-api cdsgate-audit; do
-	getent passwd $u >/dev/null || skip_all "user $u missing (./dev creates it)"
-done
+serve_require
 
 serve_fixture	# lib.sh: $D, $SOCK, $PORT0, the backend, $NOSESS
 CONF=$D/serve.json
 write_config "$CONF"
 
-SRV_PID=
-start_serve() {
-	"$CDSGATED" serve --config "$CONF" > "$D/out" 2> "$D/err" &
-	SRV_PID=$!
-	wait_line "$D/out" '^ready ' 15 "$SRV_PID"
-}
+SRV_PID=	# start_serve, api_pid: lib.sh
 trap 'kill $SRV_PID $BE_PID 2>/dev/null; sleep 1; rm -rf "$TMP"' EXIT
-api_pid() { pgrep -P "$SRV_PID" -u cdsgate-api | head -1; }
 
 # ---- the config ----
 "$CDSGATED" serve -n --config "$CONF" > "$D/n.out" 2>&1; rc=$?

@@ -138,6 +138,18 @@ sys.exit(0 if good / n >= 0.9 else 1)
 PY
 }
 
+# serve_require: skip the scenario unless `cdsgated serve` can run here
+# (root, its users, the tools the scenarios drive it with).
+serve_require() {
+	[ "$(id -u)" -eq 0 ] || skip_all "needs root (the parent spawns root supervisors)"
+	for c in curl sqlite3 python3; do
+		command -v $c >/dev/null || skip_all "$c not installed"
+	done
+	for u in cdsgate-api cdsgate-audit; do
+		getent passwd $u >/dev/null || skip_all "user $u missing (./dev creates it)"
+	done
+}
+
 # serve_fixture: what `cdsgated serve` needs in $TMP: $D with the state,
 # mount and audit dirs (owned by cdsgate-api, cdsgate-audit), an audit
 # key, $SOCK (and CDSGATE_SOCKET), $PORT0 for session_ports, and, when
@@ -195,6 +207,15 @@ write_config() {
 JSON
 	chmod 0644 "$1"
 }
+
+# start_serve: `cdsgated serve --config $CONF` in the background
+# ($SRV_PID), until its api says ready.  api_pid: that api child.
+start_serve() {
+	"$CDSGATED" serve --config "$CONF" > "$D/out" 2> "$D/err" &
+	SRV_PID=$!
+	wait_line "$D/out" '^ready ' 15 "$SRV_PID"
+}
+api_pid() { pgrep -P "$SRV_PID" -u cdsgate-api | head -1; }
 
 # mount_patients: a sample patients table imported through the gate of a
 # running `cdsgated serve` and mounted; its id in $DS; the mount's status.
