@@ -19,6 +19,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include <time.h>
 
 #include <jansson.h>
 
@@ -139,6 +140,9 @@ int	field_string(struct api_req *r, const char *key, int required,
 	    size_t maxlen, char *out, size_t outlen);
 int	field_uint(struct api_req *r, const char *key, int required,
 	    unsigned long min, unsigned long max, unsigned long *out);
+/* "allowed_hours" (HOURS_TEXT_MAX) and "tz" (HOURS_TZ_MAX) parsed and
+ * checked (store/hours.h); absent ones leave the buffers unchanged. */
+int	field_hours(struct api_req *r, int required, char *hours, char *tz);
 /* Refuse keys not in the NULL-terminated list (typos must not pass). */
 int	field_only(struct api_req *r, const char *const *allowed);
 
@@ -160,6 +164,14 @@ int	recipients_list(struct api_req *r);
 int	recipients_add(struct api_req *r);
 int	recipients_show(struct api_req *r);
 int	recipients_disable(struct api_req *r);
+int	recipients_hours(struct api_req *r);
+/* Is the recipient inside its allowed hours now?  1 yes; 0 no, with
+ * why ("... Mon-Fri 08:00-18:00 (Europe/Berlin); it is Sat 10:02 CET
+ * there"); -1 the recipient could not be read (the store decides). */
+int	api_recipient_in_hours(struct store *st, const char *recipient,
+	    char *why, size_t whylen);
+/* The time allowed hours are judged by (a test hook may move it). */
+time_t	api_hours_now(void);
 int	datasets_list(struct api_req *r);
 int	datasets_show(struct api_req *r);
 int	datasets_import(struct api_req *r);

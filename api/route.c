@@ -28,6 +28,8 @@ static const struct route routes[] = {
 	{ "GET",  "/v1/recipients/{id}", API_ROLE_AUDITOR, recipients_show, 0 },
 	{ "POST", "/v1/recipients/{id}/disable", API_ROLE_CUSTODIAN,
 	    recipients_disable, 0 },
+	{ "POST", "/v1/recipients/{id}/hours", API_ROLE_CUSTODIAN,
+	    recipients_hours, 1 },
 	{ "GET",  "/v1/datasets", API_ROLE_AUDITOR, datasets_list, 0 },
 	{ "GET",  "/v1/datasets/{id}", API_ROLE_AUDITOR, datasets_show, 0 },
 	{ "POST", "/v1/datasets", API_ROLE_CUSTODIAN, datasets_import, 1 },

@@ -26,6 +26,7 @@
 #define START_WAIT_MS	90000	/* the parent's own limit is 60 s */
 #define SECRET_PLAIN	8	/* RFB authentication uses 8 bytes */
 #define SECRET_TLS	24	/* VeNCrypt Plain: a longer secret */
+#define HOURS_REASON	"outside_allowed_hours"
 
 /* The SESSION_START we wait for (one at a time: the api is serial). */
 struct start_wait {
@@ -180,6 +181,60 @@ expired_one(const struct store_session *ss, void *arg)
 	return 0;
 }
 
+/* Live sessions whose recipient is outside its allowed hours now. */
+struct outside {
+	struct store	*st;
+	char		 ids[32][STORE_ID_MAX];
+	int		 states[32];
+	int		 n;
+};
+
+static int
+outside_one(const struct store_session *ss, void *arg)
+{
+	struct outside *o = arg;
+	char why[PIPC_REASON_MAX];
+
+	if ((ss->state == STORE_SESSION_CREATED ||
+	    ss->state == STORE_SESSION_RUNNING) && o->n < 32 &&
+	    api_recipient_in_hours(o->st, ss->recipient, why,
+	    sizeof(why)) == 0) {
+		o->states[o->n] = ss->state;
+		snprintf(o->ids[o->n++], STORE_ID_MAX, "%s", ss->id);
+	}
+	return 0;
+}
+
+/* End each live session outside its recipient's hours, audited first:
+ * "ended" (or "revoked" if it never ran), reason outside_allowed_hours,
+ * and the parent stops its supervisor as for a revoke. */
+static void
+hours_tick(const struct api_config *cfg, struct store *st)
+{
+	struct outside o = { .st = st };
+	char err[256];
+	int i, rc;
+
+	if (store_session_list(st, outside_one, &o) != STORE_OK)
+		return;
+	for (i = 0; i < o.n; i++) {
+		json_t *rec = json_pack("{s:s, s:s}", "id", o.ids[i],
+		    "reason", HOURS_REASON);
+
+		rc = keyholder_append(cfg->audit, "session.end", rec, NULL,
+		    err, sizeof(err));
+		json_decref(rec);
+		if (rc != 0) {
+			fprintf(stderr, "cdsgated api: %s\n", err);
+			return;
+		}
+		store_session_end(st, o.ids[i], o.states[i] ==
+		    STORE_SESSION_RUNNING ? STORE_SESSION_ENDED :
+		    STORE_SESSION_REVOKED, HOURS_REASON, (int64_t)time(NULL));
+		ask_stop(cfg->parent_fd, o.ids[i], HOURS_REASON);
+	}
+}
+
 void
 api_sessions_tick(const struct api_config *cfg, struct store *st)
 {
@@ -192,6 +247,7 @@ api_sessions_tick(const struct api_config *cfg, struct store *st)
 	if (x.now == last)
 		return;
 	last = x.now;
+	hours_tick(cfg, st);
 	if (store_session_list(st, expired_one, &x) != STORE_OK || x.n == 0)
 		return;
 	ids = json_array();
@@ -358,7 +414,7 @@ sessions_create(struct api_req *r)
 	struct store_session ss;
 	struct start_wait w;
 	struct policy_error e;
-	char secret[SECRET_TLS + 1];
+	char secret[SECRET_TLS + 1], why[PIPC_REASON_MAX];
 	json_t *reply, *pol;
 	int st;
 
@@ -369,6 +425,9 @@ sessions_create(struct api_req *r)
 		    "parent: run `cdsgated serve`, not `cdsgated api`");
 	if (create_fields(r, &ss) != 0)
 		return -1;
+	if (api_recipient_in_hours(r->store, ss.recipient, why,
+	    sizeof(why)) == 0)
+		return api_error(r, 403, HOURS_REASON, "%s", why);
 	if (secret_text(secret, r->cfg->session_tls ? SECRET_TLS :
 	    SECRET_PLAIN) != 0 || creds_hash(secret, strlen(secret),
 	    ss.cred_hash, sizeof(ss.cred_hash), &e) != POLICY_OK)
@@ -396,6 +455,16 @@ sessions_create(struct api_req *r)
 	if (start_and_wait(r, &ss, secret, &w) != 0 || w.done < 0) {
 		create_failed(r, &ss, w.done < 0 ? w.reason :
 		    "the parent did not answer");
+		goto out;
+	}
+	if (api_recipient_in_hours(r->store, ss.recipient, why,
+	    sizeof(why)) == 0) {	/* the window closed while it started */
+		ask_stop(r->cfg->parent_fd, ss.id, HOURS_REASON);
+		(void)api_audit(r, "session.end", json_pack("{s:s, s:s}",
+		    "id", ss.id, "reason", HOURS_REASON));
+		store_session_end(r->store, ss.id, STORE_SESSION_REVOKED,
+		    HOURS_REASON, (int64_t)time(NULL));
+		api_error(r, 403, HOURS_REASON, "%s", why);
 		goto out;
 	}
 	if ((st = store_session_start(r->store, ss.id, (int64_t)time(NULL)))

@@ -63,12 +63,18 @@ static int
 answer_stop(void *ctx, struct ipc_msg *m)
 {
 	struct pipc_stop st;
-	char id[STORE_ID_MAX];
+	char id[STORE_ID_MAX], why[PIPC_REASON_MAX];
+	size_t i;
 
 	memcpy(&st, m->data, sizeof(st));
 	if (ipc_str_get(id, sizeof(id), st.id, sizeof(st.id)) != 0 ||
-	    !store_id_valid(id))
+	    !store_id_valid(id) ||
+	    ipc_str_get(why, sizeof(why), st.reason, sizeof(st.reason)) != 0)
 		return -1;
+	for (i = 0; why[i] != '\0'; i++)	/* the api's words: printable */
+		if (why[i] < 0x20 || why[i] > 0x7e)
+			why[i] = '?';
+	log_warnx("serve: session %s: stopping: %s", id, why);
 	parent_session_stop(ctx, id, 1);
 	return 0;
 }

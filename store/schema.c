@@ -80,6 +80,13 @@ static const char *const migrations[] = {
 	" started INTEGER NOT NULL,"
 	" ended INTEGER);"
 	"CREATE INDEX recordings_by_session ON recordings(session);",
+
+	/* 1 -> 2: a recipient's allowed hours (store/hours.h), in a zone;
+	   '' = any time. */
+	"ALTER TABLE recipients ADD COLUMN allowed_hours TEXT NOT NULL"
+	" DEFAULT '' CHECK (length(allowed_hours) < 256);"
+	"ALTER TABLE recipients ADD COLUMN tz TEXT NOT NULL DEFAULT 'UTC'"
+	" CHECK (length(tz) BETWEEN 1 AND 63);",
 };
 
 _Static_assert(sizeof(migrations) / sizeof(migrations[0]) ==

@@ -20,7 +20,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define STORE_SCHEMA_VERSION	1
+#define STORE_SCHEMA_VERSION	2
 
 enum store_status {
 	STORE_OK = 0,
@@ -64,6 +64,8 @@ struct store_recipient {
 	int64_t		created;
 	int		disabled;
 	unsigned	max_sessions;	/* concurrent live sessions, >= 1 */
+	char		allowed_hours[256];	/* store/hours.h; "" any time */
+	char		tz[64];		/* IANA zone of the hours; "UTC" */
 };
 
 int	store_id_valid(const char *id);
@@ -71,6 +73,9 @@ int	store_recipient_add(struct store *s, const struct store_recipient *r);
 int	store_recipient_get(struct store *s, const char *id,
 	    struct store_recipient *r);
 int	store_recipient_disable(struct store *s, const char *id);
+/* New allowed hours and zone (both checked: STORE_EINVAL). */
+int	store_recipient_set_hours(struct store *s, const char *id,
+	    const char *allowed_hours, const char *tz);
 /* Calls fn for each recipient in id order; a non-zero return stops. */
 int	store_recipient_list(struct store *s,
 	    int (*fn)(const struct store_recipient *, void *), void *arg);
