@@ -39,6 +39,7 @@ enum api_role {
 };
 
 struct gaterunner;
+struct pgrunner;
 
 struct api_config {
 	int		 listen_fd;	/* bound, listening AF_UNIX socket */
@@ -56,6 +57,8 @@ struct api_config {
 	const char	*session_address;	/* where sessions listen */
 	int		 session_tls;	/* VeNCrypt credentials: longer secret */
 	struct gaterunner *gate;	/* runs it (the api may not exec) */
+	const char	*mount_backend;	/* default: "embedded"|"postgres" */
+	struct pgrunner	*pg;		/* the PostgreSQL mounter, or NULL */
 };
 
 /* What a handler gets: one request, already authorised. */
@@ -90,6 +93,9 @@ struct api_serve_args {
 	unsigned long	 expires_default, expires_max;
 	const char	*session_address;
 	int		 session_tls;
+	const char	*mount_backend;		/* NULL: "embedded" */
+	const char	*pg_conninfo;		/* NULL: no PostgreSQL */
+	const char	*pg_reader_role;
 };
 /* Bind the API's UNIX socket (root, before anything else); fd or -1. */
 int	api_bind(const char *path);

@@ -119,6 +119,9 @@ api_child(const struct gw_config *c, int listen_fd, int ipc,
 	a.expires_max = c->session_expires_max;
 	a.session_address = c->session_address;
 	a.session_tls = c->tls_cert[0] != '\0';
+	a.mount_backend = c->mount_backend;
+	a.pg_conninfo = c->pg_conninfo[0] != '\0' ? c->pg_conninfo : NULL;
+	a.pg_reader_role = c->pg_reader_role;
 	_exit(api_serve_bound(&a));
 }
 

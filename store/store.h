@@ -100,6 +100,7 @@ struct store_dataset {
 	enum store_dataset_state state;
 	int64_t		created, updated;
 	int64_t		mount_version;	/* bumped by each mount; 0 = never */
+	char		mount_backend[16];	/* "embedded"|"postgres"; "" */
 	char		output_path[512];	/* the de-identified file */
 	char		reason[256];	/* why failed/error/refused */
 	char		*job_spec;	/* JSON; owned, see _clear */
@@ -125,6 +126,11 @@ int	store_dataset_finish(struct store *s, int64_t id,
 int	store_dataset_mount(struct store *s, int64_t id,
 	    const char *raw_sha256, const char *job_sha256, int64_t now,
 	    int64_t *version);
+/* The same, into a named backend ("embedded" or "postgres"; the plain
+ * call means "embedded"), remembered until the unmount. */
+int	store_dataset_mount_on(struct store *s, int64_t id,
+	    const char *raw_sha256, const char *job_sha256,
+	    const char *backend, int64_t now, int64_t *version);
 /* mounted -> passed (its live sessions are the caller's business). */
 int	store_dataset_unmount(struct store *s, int64_t id, int64_t now);
 int	store_dataset_get(struct store *s, int64_t id,
