@@ -18,6 +18,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <sys/types.h>
 #include <time.h>
 
@@ -130,6 +131,9 @@ int	api_audit(struct api_req *r, const char *type, json_t *data);
 void	api_audit_refused(struct api_req *r, const char *type, int status);
 int	api_read_only(void);
 
+/* The route table, one "METHOD PATTERN ROLE BODY" a line, for tests
+ * that must cover every route (`cdsgated api --list-routes`). */
+void	api_routes_print(FILE *f);
 /* Dispatch one request through the route table (api/route.c). */
 void	api_dispatch(struct api_req *r);
 /* Count a finished request in the metrics. */

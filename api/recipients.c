@@ -88,6 +88,10 @@ recipients_disable(struct api_req *r)
 	struct store_recipient rc;
 	int st;
 
+	/* unknown: 404 before the audit (a request about nothing) */
+	if ((st = store_recipient_get(r->store, r->params[0], &rc)) !=
+	    STORE_OK)
+		return api_store_error(r, st, "recipient");
 	if (api_audit(r, "recipient.disable", json_pack("{s:s}", "id",
 	    r->params[0])) != 0)
 		return -1;

@@ -8,6 +8,7 @@
  */
 #include "config.h"
 
+#include <stdio.h>
 #include <string.h>
 
 #include "api/api.h"
@@ -108,6 +109,19 @@ allowed_methods(struct api_req *r, char *allow, size_t len)
 			snprintf(allow + strlen(allow), len - strlen(allow),
 			    "%s%s", allow[0] ? ", " : "", routes[i].method);
 	return allow[0] != '\0';
+}
+
+void
+api_routes_print(FILE *f)
+{
+	static const char *const bodies[] = { "none", "json", "stream",
+	    "optional" };
+	size_t i;
+
+	for (i = 0; i < NROUTES; i++)
+		fprintf(f, "%s %s %s %s\n", routes[i].method,
+		    routes[i].pattern, routes[i].role == API_ROLE_CUSTODIAN ?
+		    "custodian" : "auditor", bodies[routes[i].body]);
 }
 
 int

@@ -265,6 +265,10 @@ api_serve_cmd(int argc, char **argv)
 	struct api_serve_args a = { 0 };
 	int rc;
 
+	if (argc >= 1 && strcmp(argv[argc - 1], "--list-routes") == 0) {
+		api_routes_print(stdout);
+		return 0;
+	}
 	if (serve_parse(argc, argv, &a) != 0)
 		return serve_usage();
 	a.parent_fd = -1;

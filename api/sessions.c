@@ -373,6 +373,22 @@ create_fields(struct api_req *r, struct store_session *ss)
 	return 0;
 }
 
+/* Unknown recipient or dataset: 404 before anything is audited. */
+static int
+create_known(struct api_req *r, const struct store_session *ss)
+{
+	struct store_recipient rc;
+	struct store_dataset d = { 0 };
+	int st;
+
+	if ((st = store_recipient_get(r->store, ss->recipient, &rc)) !=
+	    STORE_OK)
+		return api_store_error(r, st, "recipient"), -1;
+	st = store_dataset_get(r->store, ss->dataset, &d);
+	store_dataset_clear(&d);
+	return st == STORE_OK ? 0 : (api_store_error(r, st, "dataset"), -1);
+}
+
 /* The 201 body: the secret shown this once, where to connect. */
 static json_t *
 created_json(struct api_req *r, const struct store_session *ss,
@@ -424,6 +440,8 @@ sessions_create(struct api_req *r)
 		return api_error(r, 503, "no_parent", "sessions need the "
 		    "parent: run `cdsgated serve`, not `cdsgated api`");
 	if (create_fields(r, &ss) != 0)
+		return -1;
+	if (create_known(r, &ss) != 0)
 		return -1;
 	if (api_recipient_in_hours(r->store, ss.recipient, why,
 	    sizeof(why)) == 0)
@@ -482,6 +500,20 @@ out:
 	return 0;
 }
 
+/* 404 for an unknown session before anything is audited: a request
+ * about nothing changes nothing, not even the audit log. */
+static int
+session_known(struct api_req *r)
+{
+	struct store_session ss;
+	int st;
+
+	memset(&ss, 0, sizeof(ss));
+	st = store_session_get(r->store, r->params[0], &ss);
+	store_session_clear(&ss);
+	return st == STORE_OK ? 0 : (api_store_error(r, st, "session"), -1);
+}
+
 int
 sessions_revoke(struct api_req *r)
 {
@@ -490,8 +522,8 @@ sessions_revoke(struct api_req *r)
 	json_t *j;
 	int st;
 
-	if (api_audit(r, "session.revoke", json_pack("{s:s}", "id",
-	    r->params[0])) != 0)
+	if (session_known(r) != 0 || api_audit(r, "session.revoke",
+	    json_pack("{s:s}", "id", r->params[0])) != 0)
 		return -1;
 	snprintf(why, sizeof(why), "revoked by uid %u",
 	    (unsigned)r->peer_uid);
@@ -521,7 +553,7 @@ sessions_extend(struct api_req *r)
 	int st;
 
 	if (field_only(r, keys) != 0 || field_uint(r, "expires_in", 1, 1,
-	    r->cfg->expires_max, &exp) != 0)
+	    r->cfg->expires_max, &exp) != 0 || session_known(r) != 0)
 		return -1;
 	if (api_audit(r, "session.extend", json_pack("{s:s, s:I}", "id",
 	    r->params[0], "expires", (json_int_t)(now + (int64_t)exp))) != 0)
