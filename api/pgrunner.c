@@ -6,13 +6,16 @@
  * so every string must be terminated inside its bounds, the dataset name
  * valid (pgm_dataset_valid); the CSV it reads is always
  * <released_dir>/<id>/data.csv, the dir fixed at fork.  The conninfo and reader role are fixed at fork
- * too.  It runs as the api's user with NO_NEW_PRIVS and holds only its
- * socketpair; what it can do in the database is what the admin role may.
+ * too.  It runs as the api's user with NO_NEW_PRIVS under its own filter
+ * (SANDBOX_PROFILE_PGMOUNT: sockets for the server only, no exec, no
+ * fork) and holds only its socketpair; what it can do in the database
+ * is what the admin role may.
  */
 #include "config.h"
 
 #include <errno.h>
 #include <limits.h>
+#include <pwd.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,9 +23,12 @@
 #include <sys/prctl.h>
 #include <unistd.h>
 
+#include <openssl/ssl.h>
+
 #include "api/pgrunner.h"
 #include "common/ipc.h"
 #include "mount/postgres.h"
+#include "sandbox/sandbox.h"
 
 enum { PR_MOUNT = 1, PR_UNMOUNT = 2, PR_DONE = 3 };
 
@@ -95,19 +101,39 @@ static const struct ipc_handler pr_from_api[] = {
 	{ PR_UNMOUNT, pr_on_req },
 };
 
+/* What libpq would otherwise load lazily under the filter (which
+ * forbids executable mappings): the passwd lookup (NSS modules) and
+ * OpenSSL's initialisation (TLS to the server). */
+static void
+pr_warm_up(void)
+{
+	struct passwd pw, *res;
+	char buf[4096];
+
+	getpwuid_r(getuid(), &pw, buf, sizeof(buf), &res);
+	OPENSSL_init_ssl(OPENSSL_INIT_LOAD_CONFIG, NULL);
+}
+
 static void __attribute__((noreturn))
 pr_main(int sock, const struct pgrunner_conf *conf)
 {
 	struct ipc_peer peer = { sock, "api", &pr_proto, pr_from_api, 2 };
 	struct pr_state st = { conf, sock };
+	char err[256];
 	int rc;
 
 	prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
 	/* libpq writes to a closed server connection: an error, not death */
 	signal(SIGPIPE, SIG_IGN);
-	dprintf(2, "cdsgated api: postgres mounter: reader role %s, no "
-	    "seccomp profile yet (unprivileged, NO_NEW_PRIVS)\n",
-	    conf->reader_role);
+	pr_warm_up();
+	if (sandbox_enter(SANDBOX_PROFILE_PGMOUNT, err, sizeof(err)) != 0) {
+		dprintf(2, "cdsgated api: postgres mounter: sandbox: %s\n",
+		    err);
+		_exit(1);
+	}
+	dprintf(2, "cdsgated api: postgres mounter: reader role %s, sandbox "
+	    "%s, profile %s\n", conf->reader_role, sandbox_mode_name(),
+	    sandbox_profile_name(SANDBOX_PROFILE_PGMOUNT));
 	while ((rc = ipc_dispatch(&peer, &st, NULL)) == IPC_OK)
 		;
 	if (rc != IPC_EOF)

@@ -122,6 +122,20 @@ check "and nothing went to PostgreSQL" \
 	test "$(sql analytics "SELECT count(*) FROM pg_namespace WHERE nspname = 'cdsgate_patients'")" = 0
 "$CDSGATE" dataset unmount "$DS" > /dev/null 2>&1
 
+# ---- the mounter over TCP with a password, under its seccomp filter ----
+CUST_PW=$(python3 -c 'import secrets; print(secrets.token_urlsafe(18))')
+sql postgres "ALTER ROLE custodian PASSWORD '$CUST_PW'" > /dev/null
+kill -TERM "$SRV_PID"; wait "$SRV_PID"; SRV_PID=
+serve_config "\"pg_conninfo\": \"host=127.0.0.1 port=$PGPORT dbname=analytics user=custodian password=$CUST_PW\", \"pg_reader_role\": \"bi_reader\""
+check "cdsgated serve restarts with a TCP conninfo (default backend: embedded)" serve_start
+check "the mounter runs under its filter (profile pgmount)" grep -q 'postgres mounter: .*profile pgmount' "$D/err"
+"$CDSGATE" dataset mount "$DS" --backend postgres > /dev/null 2> "$D/t.err"; rc=$?
+check "mount --backend postgres over TCP (exit $rc: $(head -c 160 "$D/t.err"))" \
+	sh -c "[ $rc -eq 0 ] && [ \"\$(PGPASSWORD='$READER_PW' psql -X -At 'host=127.0.0.1 port=$PGPORT dbname=analytics user=bi_reader' -c 'SELECT count(*) FROM cdsgate_patients.patients')\" = $ROWS ]"
+"$CDSGATE" dataset unmount "$DS" > /dev/null 2>&1; rc=$?
+check "and unmount over TCP (exit $rc)" sh -c "[ $rc -eq 0 ] && [ \"\$(sqlite3 '$D/state/store.db' 'select state from datasets where id=$DS')\" = passed ]"
+check "the mounter was not killed by its filter" sh -c "! grep -q 'does not allow syscall\|Bad system call' '$D/err'"
+
 # ---- the server down: 502, the store as it was ----
 pg_stop
 BEFORE=$(dump)
