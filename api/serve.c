@@ -241,6 +241,9 @@ api_serve_bound(const struct api_serve_args *a)
 			return 1;
 		}
 		cfg.pg = &pg;
+		/* only the mounter needs the credentials; the api parses
+		   untrusted requests and forgets them (its copy) */
+		explicit_bzero((char *)a->pg_conninfo, strlen(a->pg_conninfo));
 	}
 	rc = api_main(&cfg);
 	pgrunner_stop(&pg);
