@@ -18,7 +18,9 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <sys/types.h>
+#include <time.h>
 
 #include <jansson.h>
 
@@ -38,6 +40,7 @@ enum api_role {
 };
 
 struct gaterunner;
+struct pgrunner;
 
 struct api_config {
 	int		 listen_fd;	/* bound, listening AF_UNIX socket */
@@ -55,6 +58,8 @@ struct api_config {
 	const char	*session_address;	/* where sessions listen */
 	int		 session_tls;	/* VeNCrypt credentials: longer secret */
 	struct gaterunner *gate;	/* runs it (the api may not exec) */
+	const char	*mount_backend;	/* default: "embedded"|"postgres" */
+	struct pgrunner	*pg;		/* the PostgreSQL mounter, or NULL */
 };
 
 /* What a handler gets: one request, already authorised. */
@@ -91,6 +96,9 @@ struct api_serve_args {
 	unsigned long	 expires_default, expires_max;
 	const char	*session_address;
 	int		 session_tls;
+	const char	*mount_backend;		/* NULL: "embedded" */
+	const char	*pg_conninfo;		/* NULL: no PostgreSQL */
+	const char	*pg_reader_role;
 };
 /* Bind the API's UNIX socket (root, before anything else); fd or -1. */
 int	api_bind(const char *path);
@@ -135,6 +143,9 @@ int	api_read_only(void);
 void	api_suspend(struct api_req *r);
 void	api_resume(struct api_req *r);
 
+/* The route table, one "METHOD PATTERN ROLE BODY" a line, for tests
+ * that must cover every route (`cdsgated api --list-routes`). */
+void	api_routes_print(FILE *f);
 /* Dispatch one request through the route table (api/route.c). */
 void	api_dispatch(struct api_req *r);
 /* Count a finished request in the metrics. */
@@ -151,6 +162,9 @@ int	field_string(struct api_req *r, const char *key, int required,
 	    size_t maxlen, char *out, size_t outlen);
 int	field_uint(struct api_req *r, const char *key, int required,
 	    unsigned long min, unsigned long max, unsigned long *out);
+/* "allowed_hours" (HOURS_TEXT_MAX) and "tz" (HOURS_TZ_MAX) parsed and
+ * checked (store/hours.h); absent ones leave the buffers unchanged. */
+int	field_hours(struct api_req *r, int required, char *hours, char *tz);
 /* Refuse keys not in the NULL-terminated list (typos must not pass). */
 int	field_only(struct api_req *r, const char *const *allowed);
 
@@ -172,6 +186,14 @@ int	recipients_list(struct api_req *r);
 int	recipients_add(struct api_req *r);
 int	recipients_show(struct api_req *r);
 int	recipients_disable(struct api_req *r);
+int	recipients_hours(struct api_req *r);
+/* Is the recipient inside its allowed hours now?  1 yes; 0 no, with
+ * why ("... Mon-Fri 08:00-18:00 (Europe/Berlin); it is Sat 10:02 CET
+ * there"); -1 the recipient could not be read (the store decides). */
+int	api_recipient_in_hours(struct store *st, const char *recipient,
+	    char *why, size_t whylen);
+/* The time allowed hours are judged by (a test hook may move it). */
+time_t	api_hours_now(void);
 int	datasets_list(struct api_req *r);
 int	datasets_show(struct api_req *r);
 int	datasets_import(struct api_req *r);

@@ -4,9 +4,12 @@
  *
  * Import queues the gate (api/gate.c) on uploads from the spool and
  * records the verdict when the gate runner answers (the request waits
- * suspended; the loop keeps serving others); mount writes a passed dataset into the embedded
- * backend's mount dir (api/mount.c).  Every step is audited before it
- * is made, and the store refuses a mount the verdict does not cover.
+ * suspended; the loop keeps serving others); mount writes a passed
+ * dataset into the embedded backend's mount dir (api/mount.c) or,
+ * through the PostgreSQL mounter process (api/pgrunner.c), into the
+ * analytics database.  Every step is audited before it is made, and the
+ * store refuses a mount the verdict does not cover (its trigger, before
+ * any backend is touched).
  *
  * Trust: unprivileged; ids from the path are checked by api/route.c.
  */
@@ -27,19 +30,21 @@
 #include "api/gate.h"
 #include "api/gaterunner.h"
 #include "api/mount.h"
+#include "api/pgrunner.h"
+#include "mount/postgres.h"
 
 #define IMPORTS_MAX	4	/* waiting at once: 4 RUNs fit the socket buffer */
 
 static json_t *
 dataset_json(const struct store_dataset *d, int with_report)
 {
-	json_t *o = json_pack("{s:I, s:s, s:s, s:s, s:s, s:I, s:I, s:I, s:s}",
-	    "id", (json_int_t)d->id, "name", d->name, "raw_sha256",
+	json_t *o = json_pack("{s:I, s:s, s:s, s:s, s:s, s:I, s:I, s:I, s:s, "
+	    "s:s}", "id", (json_int_t)d->id, "name", d->name, "raw_sha256",
 	    d->raw_sha256, "job_sha256", d->job_sha256, "state",
 	    store_dataset_state_name(d->state), "created",
 	    (json_int_t)d->created, "updated", (json_int_t)d->updated,
 	    "mount_version", (json_int_t)d->mount_version, "reason",
-	    d->reason);
+	    d->reason, "mount_backend", d->mount_backend);
 
 	if (o != NULL && with_report) {
 		json_object_set_new(o, "job", json_loads(d->job_spec, 0, NULL));
@@ -359,20 +364,71 @@ report_records(const char *report)
 	return n;
 }
 
-/* Write the mount dir for d at version v; on failure undo the store. */
+/* The backend a mount names ({"backend"}), else the config's default. */
 static int
-mount_write(struct api_req *r, struct store_dataset *d, int64_t v)
+mount_backend_of(struct api_req *r, char *out, size_t len)
+{
+	static const char *const keys[] = { "backend", NULL };
+
+	snprintf(out, len, "%s", r->cfg->mount_backend != NULL ?
+	    r->cfg->mount_backend : "embedded");
+	if (r->body != NULL && (field_only(r, keys) != 0 ||
+	    field_string(r, "backend", 0, len - 1, out, len) != 0))
+		return -1;
+	if (strcmp(out, "embedded") != 0 && strcmp(out, "postgres") != 0)
+		return api_error(r, 422, "invalid", "field 'backend': "
+		    "\"embedded\" or \"postgres\""), -1;
+	if (strcmp(out, "postgres") == 0 && r->cfg->pg == NULL)
+		return api_error(r, 409, "backend", "no PostgreSQL backend is "
+		    "configured (pg_conninfo, pg_reader_role)"), -1;
+	return 0;
+}
+
+/* Write d at version v into its backend; on failure undo the store. */
+static int
+mount_write(struct api_req *r, struct store_dataset *d, int64_t v,
+    const char *backend)
 {
 	struct mount_info mi = { d->name, v, d->id, d->raw_sha256,
 	    d->output_path, report_records(d->report) };
-	char err[512];
+	char err[PGRUNNER_ERR_MAX];
+	int rc = PGM_OK;
 
-	if (r->cfg->mount_dir == NULL ||
+	if (strcmp(backend, "postgres") == 0) {
+		if ((rc = pgrunner_mount(r->cfg->pg, d->name, d->id, v, err,
+		    sizeof(err))) == PGM_OK)
+			return 0;
+	} else if (r->cfg->mount_dir == NULL ||
 	    mount_embedded(r->cfg->mount_dir, &mi, err, sizeof(err)) == 0)
 		return 0;
 	store_dataset_unmount(r->store, d->id, (int64_t)time(NULL));
 	api_audit_refused(r, "dataset.mount", STORE_EIO);
+	if (strcmp(backend, "postgres") == 0)
+		return api_error(r, 502, "postgres", "PostgreSQL: %s: %s",
+		    rc < 0 ? "no mounter" : pgm_strerror(rc), err), -1;
 	return api_error(r, 507, "mount", "%s", err), -1;
+}
+
+/* Take d out of its backend's sight: 0, or -1 with the reply set. */
+static int
+unmount_backend(struct api_req *r, const struct store_dataset *d)
+{
+	char err[PGRUNNER_ERR_MAX];
+	int rc;
+
+	if (d->state != STORE_DATASET_MOUNTED)
+		return 0;
+	if (strcmp(d->mount_backend, "postgres") == 0) {
+		rc = pgrunner_unmount(r->cfg->pg, d->name, err, sizeof(err));
+		if (rc == PGM_OK || rc == PGM_ENOTMOUNTED)
+			return 0;
+		return api_error(r, 502, "postgres", "PostgreSQL: %s: %s",
+		    rc < 0 ? "no mounter" : pgm_strerror(rc), err), -1;
+	}
+	if (r->cfg->mount_dir != NULL && unmount_embedded(r->cfg->mount_dir,
+	    d->name, err, sizeof(err)) != 0)
+		return api_error(r, 507, "mount", "%s", err), -1;
+	return 0;
 }
 
 int
@@ -380,18 +436,20 @@ datasets_mount(struct api_req *r)
 {
 	struct store_dataset d = { 0 };
 	int64_t id = param_id(r), v = 0;
+	char backend[16];
 	int st;
 
-	if (id == 0)
+	if (id == 0 || mount_backend_of(r, backend, sizeof(backend)) != 0)
 		return -1;
 	if ((st = store_dataset_get(r->store, id, &d)) != STORE_OK)
 		return api_store_error(r, st, "dataset");
-	if (api_audit(r, "dataset.mount", json_pack("{s:I, s:s, s:s, s:s}",
-	    "id", (json_int_t)id, "name", d.name, "raw_sha256", d.raw_sha256,
-	    "job_sha256", d.job_sha256)) != 0)
+	if (api_audit(r, "dataset.mount", json_pack("{s:I, s:s, s:s, s:s, "
+	    "s:s}", "id", (json_int_t)id, "name", d.name, "raw_sha256",
+	    d.raw_sha256, "job_sha256", d.job_sha256, "backend", backend)) !=
+	    0)
 		goto out;
-	st = store_dataset_mount(r->store, id, d.raw_sha256, d.job_sha256,
-	    (int64_t)time(NULL), &v);
+	st = store_dataset_mount_on(r->store, id, d.raw_sha256, d.job_sha256,
+	    backend, (int64_t)time(NULL), &v);
 	if (st != STORE_OK) {
 		api_audit_refused(r, "dataset.mount", st);
 		api_error(r, 409, st == STORE_EGATE ? "gate" : "state",
@@ -402,7 +460,7 @@ datasets_mount(struct api_req *r)
 		    store_strerror(st));
 		goto out;
 	}
-	if (mount_write(r, &d, v) == 0)
+	if (mount_write(r, &d, v, backend) == 0)
 		reply_dataset(r, id, 200);
 out:
 	store_dataset_clear(&d);
@@ -414,22 +472,18 @@ datasets_unmount(struct api_req *r)
 {
 	struct store_dataset d = { 0 };
 	int64_t id = param_id(r);
-	char err[512];
 	int st;
 
 	if (id == 0)
 		return -1;
 	if ((st = store_dataset_get(r->store, id, &d)) != STORE_OK)
 		return api_store_error(r, st, "dataset");
-	if (api_audit(r, "dataset.unmount", json_pack("{s:I, s:s}", "id",
-	    (json_int_t)id, "name", d.name)) != 0)
+	if (api_audit(r, "dataset.unmount", json_pack("{s:I, s:s, s:s}", "id",
+	    (json_int_t)id, "name", d.name, "backend", d.mount_backend)) != 0)
 		goto out;
 	/* Out of the backend's sight first: never served once unmounted. */
-	if (d.state == STORE_DATASET_MOUNTED && r->cfg->mount_dir != NULL &&
-	    unmount_embedded(r->cfg->mount_dir, d.name, err, sizeof(err))) {
-		api_error(r, 507, "mount", "%s", err);
+	if (unmount_backend(r, &d) != 0)
 		goto out;
-	}
 	if ((st = store_dataset_unmount(r->store, id, (int64_t)time(NULL))) !=
 	    STORE_OK) {
 		api_audit_refused(r, "dataset.unmount", st);

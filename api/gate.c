@@ -76,6 +76,45 @@ attr_list(json_t *a, char *out, size_t len, const char **bad)
 	return 0;
 }
 
+static int	job_values_ok(json_t *job);
+
+/* Each field's JSON type, so a wrong one is a 400 before the store
+ * hears of the import (not a gate run that fails later). */
+static int
+job_types(json_t *job, char *msg, size_t len)
+{
+	static const struct { const char *key; json_type type; } t[] = {
+		{ "data", JSON_STRING }, { "hierarchies", JSON_OBJECT },
+		{ "qi", JSON_ARRAY }, { "identifying", JSON_ARRAY },
+		{ "sensitive", JSON_ARRAY }, { "separator", JSON_STRING },
+		{ "population", JSON_ARRAY }, { "pu_threshold", JSON_REAL },
+		{ "pu_model", JSON_STRING }, { "k", JSON_INTEGER },
+		{ "suppression_limit", JSON_REAL }, { "quality", JSON_STRING },
+		{ "residual", JSON_ARRAY }, { "game", JSON_STRING },
+		{ "game_cost", JSON_REAL }, { "game_gain", JSON_REAL },
+		{ "game_loss", JSON_REAL }, { "game_benefit", JSON_REAL },
+	};
+	json_t *v;
+	size_t i;
+
+	for (i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		if ((v = json_object_get(job, t[i].key)) == NULL)
+			continue;
+		if (t[i].type == JSON_REAL ? !json_is_number(v) :
+		    json_typeof(v) != t[i].type)
+			return snprintf(msg, len, "field '%s': expected %s",
+			    t[i].key, t[i].type == JSON_STRING ? "a string" :
+			    t[i].type == JSON_OBJECT ? "an object" :
+			    t[i].type == JSON_ARRAY ? "an array" :
+			    t[i].type == JSON_INTEGER ? "an integer" :
+			    "a number"), -1;
+	}
+	if (!job_values_ok(job))
+		return snprintf(msg, len, "a list of the job has an element of "
+		    "the wrong type or form"), -1;
+	return 0;
+}
+
 int
 gate_job_check(json_t *job, char *msg, size_t len)
 {
@@ -114,7 +153,7 @@ gate_job_check(json_t *job, char *msg, size_t len)
 	    json_object_get(job, "game") == NULL)
 		return snprintf(msg, len, "a job needs 'pu_threshold' (with "
 		    "'population'), 'k' or 'game', or several"), -1;
-	return 0;
+	return job_types(job, msg, len);
 }
 
 /* Append "--opt", value to argv (value formatted into buf). */
@@ -241,6 +280,21 @@ arg_game(struct argv_b *b, json_t *job)
 		if (arg_number(b, job, nums[i][0], nums[i][1]) != 0)
 			return -1;
 	return 0;
+}
+
+/* The argv gate_run would build, built and thrown away: every element
+ * of every list is of the type the CLI needs.  1 yes, 0 no. */
+static int
+job_values_ok(json_t *job)
+{
+	struct argv_b *b = calloc(1, sizeof(*b));
+	int ok;
+
+	if (b == NULL)
+		return 0;
+	ok = arg_strings(b, job, "") == 0 && arg_lists(b, job) == 0;
+	free(b);
+	return ok;
 }
 
 int

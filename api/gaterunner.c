@@ -199,30 +199,22 @@ gr_main(int sock, const char *cdsgate)
 
 /* ---- the api's side ---- */
 
+/* The helper's side of ipc_helper_start(). */
+static void
+gr_child(int sock, void *arg)
+{
+	gr_main(sock, arg);
+}
+
 int
 gaterunner_start(const char *cdsgate, struct gaterunner *gr, char *err,
     size_t errlen)
 {
-	int sv[2];
+	char why[256];
 
-	gr->pid = -1;
-	gr->sock = -1;
-	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0)
-		return snprintf(err, errlen, "gate runner: socketpair: %s",
-		    strerror(errno)), -1;
-	fflush(NULL);
-	if ((gr->pid = fork()) < 0) {
-		close(sv[0]);
-		close(sv[1]);
-		return snprintf(err, errlen, "gate runner: fork: %s",
-		    strerror(errno)), -1;
-	}
-	if (gr->pid == 0) {
-		close(sv[0]);
-		gr_main(sv[1], cdsgate);
-	}
-	close(sv[1]);
-	gr->sock = sv[0];
+	if (ipc_helper_start(gr_child, (void *)cdsgate, &gr->pid, &gr->sock,
+	    why, sizeof(why)) != 0)
+		return snprintf(err, errlen, "gate runner: %s", why), -1;
 	return 0;
 }
 
@@ -297,14 +289,5 @@ gaterunner_fd(const struct gaterunner *gr)
 int
 gaterunner_stop(struct gaterunner *gr)
 {
-	int st = 0;
-
-	if (gr->sock >= 0)
-		close(gr->sock);
-	gr->sock = -1;
-	if (gr->pid > 0)
-		while (waitpid(gr->pid, &st, 0) < 0 && errno == EINTR)
-			;
-	gr->pid = -1;
-	return st;
+	return ipc_helper_stop(&gr->pid, &gr->sock);
 }

@@ -23,6 +23,7 @@
 
 #include "api/api.h"
 #include "api/gaterunner.h"
+#include "api/pgrunner.h"
 #include "common/privdrop.h"
 #include "sandbox/sandbox.h"
 
@@ -42,7 +43,9 @@ serve_usage(void)
 	fprintf(stderr, "usage: cdsgated api --socket PATH --store FILE "
 	    "--audit-log FILE --audit-key FILE\n"
 	    "       --state-dir DIR [--mount-dir DIR] [--cdsgate PATH]\n"
-	    "       [--custodian-group NAME] [--auditor-group NAME]\n");
+	    "       [--custodian-group NAME] [--auditor-group NAME]\n"
+	    "       [--mount-backend embedded|postgres]\n"
+	    "       [--pg-conninfo CONNINFO --pg-reader-role ROLE]\n");
 	return 2;
 }
 
@@ -75,6 +78,12 @@ serve_parse(int argc, char **argv, struct api_serve_args *a)
 			dst = &a->mount_dir;
 		else if (strcmp(argv[i], "--cdsgate") == 0)
 			dst = &a->cdsgate;
+		else if (strcmp(argv[i], "--mount-backend") == 0)
+			dst = &a->mount_backend;
+		else if (strcmp(argv[i], "--pg-conninfo") == 0)
+			dst = &a->pg_conninfo;
+		else if (strcmp(argv[i], "--pg-reader-role") == 0)
+			dst = &a->pg_reader_role;
 		if (dst == NULL || i + 1 >= argc) {
 			fprintf(stderr, "cdsgated api: %s: %s\n", argv[i],
 			    dst == NULL ? "unknown option" : "needs a value");
@@ -88,6 +97,11 @@ serve_parse(int argc, char **argv, struct api_serve_args *a)
 		fprintf(stderr, "cdsgated api: --socket, --store, --state-dir, "
 		    "--audit-log and --audit-key are required (every change is "
 		    "audited)\n");
+		return -1;
+	}
+	if ((a->pg_conninfo == NULL) != (a->pg_reader_role == NULL)) {
+		fprintf(stderr, "cdsgated api: --pg-conninfo and "
+		    "--pg-reader-role go together\n");
 		return -1;
 	}
 	return 0;
@@ -198,7 +212,9 @@ api_serve_bound(const struct api_serve_args *a)
 	struct api_config cfg = { 0 };
 	struct keyholder kh;
 	struct gaterunner gate;
-	char err[512];
+	struct pgrunner pg = { -1, -1 };
+	struct pgrunner_conf pgc;
+	char err[512], released[4096];
 	int rc;
 
 	cfg.custodian_gid = group_gid(a->custodian_group);
@@ -240,13 +256,32 @@ api_serve_bound(const struct api_serve_args *a)
 		return 1;
 	}
 	cfg.gate = &gate;
+	cfg.mount_backend = a->mount_backend != NULL ? a->mount_backend :
+	    "embedded";
+	snprintf(released, sizeof(released), "%s/released", a->state_dir);
+	pgc = (struct pgrunner_conf){ a->pg_conninfo, a->pg_reader_role,
+	    released };
+	if (a->pg_conninfo != NULL) {
+		if (pgrunner_start(&pgc, &pg, err, sizeof(err)) != 0) {
+			fprintf(stderr, "cdsgated api: %s\n", err);
+			gaterunner_stop(&gate);
+			keyholder_stop(&kh);
+			return 1;
+		}
+		cfg.pg = &pg;
+		/* only the mounter needs the credentials; the api parses
+		   untrusted requests and forgets them (its copy) */
+		explicit_bzero((char *)a->pg_conninfo, strlen(a->pg_conninfo));
+	}
 	if (a->sessiond_path != NULL &&
 	    (cfg.parent_fd = serve_sessiond(a->sessiond_path)) < 0) {
+		pgrunner_stop(&pg);
 		gaterunner_stop(&gate);
 		keyholder_stop(&kh);
 		return 1;
 	}
 	rc = api_main(&cfg);
+	pgrunner_stop(&pg);
 	gaterunner_stop(&gate);
 	if (keyholder_stop(&kh) != 0) {
 		fprintf(stderr, "cdsgated api: the audit key holder did not "
@@ -268,6 +303,10 @@ api_serve_cmd(int argc, char **argv)
 	struct api_serve_args a = { 0 };
 	int rc;
 
+	if (argc >= 1 && strcmp(argv[argc - 1], "--list-routes") == 0) {
+		api_routes_print(stdout);
+		return 0;
+	}
 	if (serve_parse(argc, argv, &a) != 0)
 		return serve_usage();
 	a.parent_fd = -1;

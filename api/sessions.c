@@ -29,6 +29,7 @@
 #define START_WAIT_MS	90000	/* the parent's own limit is 60 s */
 #define SECRET_PLAIN	8	/* RFB authentication uses 8 bytes */
 #define SECRET_TLS	24	/* VeNCrypt Plain: a longer secret */
+#define HOURS_REASON	"outside_allowed_hours"
 
 /*
  * The SESSION_STARTs we wait for.  Each holds its suspended request and
@@ -224,6 +225,60 @@ starts_timeout(void)
 	}
 }
 
+/* Live sessions whose recipient is outside its allowed hours now. */
+struct outside {
+	struct store	*st;
+	char		 ids[32][STORE_ID_MAX];
+	int		 states[32];
+	int		 n;
+};
+
+static int
+outside_one(const struct store_session *ss, void *arg)
+{
+	struct outside *o = arg;
+	char why[PIPC_REASON_MAX];
+
+	if ((ss->state == STORE_SESSION_CREATED ||
+	    ss->state == STORE_SESSION_RUNNING) && o->n < 32 &&
+	    api_recipient_in_hours(o->st, ss->recipient, why,
+	    sizeof(why)) == 0) {
+		o->states[o->n] = ss->state;
+		snprintf(o->ids[o->n++], STORE_ID_MAX, "%s", ss->id);
+	}
+	return 0;
+}
+
+/* End each live session outside its recipient's hours, audited first:
+ * "ended" (or "revoked" if it never ran), reason outside_allowed_hours,
+ * and the parent stops its supervisor as for a revoke. */
+static void
+hours_tick(const struct api_config *cfg, struct store *st)
+{
+	struct outside o = { .st = st };
+	char err[256];
+	int i, rc;
+
+	if (store_session_list(st, outside_one, &o) != STORE_OK)
+		return;
+	for (i = 0; i < o.n; i++) {
+		json_t *rec = json_pack("{s:s, s:s}", "id", o.ids[i],
+		    "reason", HOURS_REASON);
+
+		rc = keyholder_append(cfg->audit, "session.end", rec, NULL,
+		    err, sizeof(err));
+		json_decref(rec);
+		if (rc != 0) {
+			fprintf(stderr, "cdsgated api: %s\n", err);
+			return;
+		}
+		store_session_end(st, o.ids[i], o.states[i] ==
+		    STORE_SESSION_RUNNING ? STORE_SESSION_ENDED :
+		    STORE_SESSION_REVOKED, HOURS_REASON, (int64_t)time(NULL));
+		ask_stop(cfg->parent_fd, o.ids[i], HOURS_REASON);
+	}
+}
+
 void
 api_sessions_tick(const struct api_config *cfg, struct store *st)
 {
@@ -237,6 +292,7 @@ api_sessions_tick(const struct api_config *cfg, struct store *st)
 		return;
 	last = x.now;
 	starts_timeout();
+	hours_tick(cfg, st);
 	if (store_session_list(st, expired_one, &x) != STORE_OK || x.n == 0)
 		return;
 	ids = json_array();
@@ -345,6 +401,22 @@ create_fields(struct api_req *r, struct store_session *ss)
 	return 0;
 }
 
+/* Unknown recipient or dataset: 404 before anything is audited. */
+static int
+create_known(struct api_req *r, const struct store_session *ss)
+{
+	struct store_recipient rc;
+	struct store_dataset d = { 0 };
+	int st;
+
+	if ((st = store_recipient_get(r->store, ss->recipient, &rc)) !=
+	    STORE_OK)
+		return api_store_error(r, st, "recipient"), -1;
+	st = store_dataset_get(r->store, ss->dataset, &d);
+	store_dataset_clear(&d);
+	return st == STORE_OK ? 0 : (api_store_error(r, st, "dataset"), -1);
+}
+
 /* The 201 body: the secret shown this once, where to connect. */
 static json_t *
 created_json(struct api_req *r, const struct store_session *ss,
@@ -380,6 +452,21 @@ create_failed(struct api_req *r, const struct store_session *ss,
 	    "start: %s", why);
 }
 
+/* Started, but the recipient's allowed hours ended meanwhile: stop it,
+ * audited first, and refuse as a create outside the hours would be. */
+static void
+start_outside_hours(struct start_wait *w, const char *why)
+{
+	struct api_req *r = w->r;
+
+	ask_stop(r->cfg->parent_fd, w->ss.id, HOURS_REASON);
+	(void)api_audit(r, "session.end", json_pack("{s:s, s:s}", "id",
+	    w->ss.id, "reason", HOURS_REASON));
+	store_session_end(r->store, w->ss.id, STORE_SESSION_REVOKED,
+	    HOURS_REASON, (int64_t)time(NULL));
+	api_error(r, 403, HOURS_REASON, "%s", why);
+}
+
 /* The parent answered (ok 1) or not (-1): record it, reply, forget the
  * secret. */
 static void
@@ -387,6 +474,7 @@ start_finish(struct start_wait *w, int ok)
 {
 	struct api_req *r = w->r;
 	struct start_wait **pp;
+	char why[PIPC_REASON_MAX];
 	int st;
 
 	for (pp = &starts; *pp != w; pp = &(*pp)->next)
@@ -394,6 +482,9 @@ start_finish(struct start_wait *w, int ok)
 	*pp = w->next;
 	if (ok < 0)
 		create_failed(r, &w->ss, w->reason);
+	else if (api_recipient_in_hours(r->store, w->ss.recipient, why,
+	    sizeof(why)) == 0)	/* the window closed while it started */
+		start_outside_hours(w, why);
 	else if ((st = store_session_start(r->store, w->ss.id,
 	    (int64_t)time(NULL))) != STORE_OK) {
 		ask_stop(r->cfg->parent_fd, w->ss.id, "store refused start");
@@ -421,6 +512,7 @@ sessions_create(struct api_req *r)
 {
 	struct start_wait *w;
 	struct policy_error e;
+	char why[PIPC_REASON_MAX];
 	json_t *pol;
 	int st;
 
@@ -429,8 +521,13 @@ sessions_create(struct api_req *r)
 		    "parent: run `cdsgated serve`, not `cdsgated api`");
 	if ((w = calloc(1, sizeof(*w))) == NULL)
 		return api_error(r, 503, "memory", "out of memory");
-	if (create_fields(r, &w->ss) != 0)
+	if (create_fields(r, &w->ss) != 0 || create_known(r, &w->ss) != 0)
 		goto out;
+	if (api_recipient_in_hours(r->store, w->ss.recipient, why,
+	    sizeof(why)) == 0) {
+		api_error(r, 403, HOURS_REASON, "%s", why);
+		goto out;
+	}
 	if (secret_text(w->secret, r->cfg->session_tls ? SECRET_TLS :
 	    SECRET_PLAIN) != 0 || creds_hash(w->secret, strlen(w->secret),
 	    w->ss.cred_hash, sizeof(w->ss.cred_hash), &e) != POLICY_OK) {
@@ -477,6 +574,20 @@ out:
 	return 0;
 }
 
+/* 404 for an unknown session before anything is audited: a request
+ * about nothing changes nothing, not even the audit log. */
+static int
+session_known(struct api_req *r)
+{
+	struct store_session ss;
+	int st;
+
+	memset(&ss, 0, sizeof(ss));
+	st = store_session_get(r->store, r->params[0], &ss);
+	store_session_clear(&ss);
+	return st == STORE_OK ? 0 : (api_store_error(r, st, "session"), -1);
+}
+
 int
 sessions_revoke(struct api_req *r)
 {
@@ -485,8 +596,8 @@ sessions_revoke(struct api_req *r)
 	json_t *j;
 	int st;
 
-	if (api_audit(r, "session.revoke", json_pack("{s:s}", "id",
-	    r->params[0])) != 0)
+	if (session_known(r) != 0 || api_audit(r, "session.revoke",
+	    json_pack("{s:s}", "id", r->params[0])) != 0)
 		return -1;
 	snprintf(why, sizeof(why), "revoked by uid %u",
 	    (unsigned)r->peer_uid);
@@ -516,7 +627,7 @@ sessions_extend(struct api_req *r)
 	int st;
 
 	if (field_only(r, keys) != 0 || field_uint(r, "expires_in", 1, 1,
-	    r->cfg->expires_max, &exp) != 0)
+	    r->cfg->expires_max, &exp) != 0 || session_known(r) != 0)
 		return -1;
 	if (api_audit(r, "session.extend", json_pack("{s:s, s:I}", "id",
 	    r->params[0], "expires", (json_int_t)(now + (int64_t)exp))) != 0)

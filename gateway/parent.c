@@ -66,12 +66,18 @@ static int
 answer_stop(void *ctx, struct ipc_msg *m)
 {
 	struct pipc_stop st;
-	char id[STORE_ID_MAX];
+	char id[STORE_ID_MAX], why[PIPC_REASON_MAX];
+	size_t i;
 
 	memcpy(&st, m->data, sizeof(st));
 	if (ipc_str_get(id, sizeof(id), st.id, sizeof(st.id)) != 0 ||
-	    !store_id_valid(id))
+	    !store_id_valid(id) ||
+	    ipc_str_get(why, sizeof(why), st.reason, sizeof(st.reason)) != 0)
 		return -1;
+	for (i = 0; why[i] != '\0'; i++)	/* the api's words: printable */
+		if (why[i] < 0x20 || why[i] > 0x7e)
+			why[i] = '?';
+	log_warnx("serve: session %s: stopping: %s", id, why);
 	parent_session_stop(ctx, id, 1);
 	return 0;
 }
@@ -118,6 +124,9 @@ api_child(const struct parent *p, int listen_fd, int ipc,
 	a.expires_max = c->session_expires_max;
 	a.session_address = c->session_address;
 	a.session_tls = c->tls_cert[0] != '\0';
+	a.mount_backend = c->mount_backend;
+	a.pg_conninfo = c->pg_conninfo[0] != '\0' ? c->pg_conninfo : NULL;
+	a.pg_reader_role = c->pg_reader_role;
 	_exit(api_serve_bound(&a));
 }
 
