@@ -146,6 +146,32 @@ elif cmd == 'log':                      # LOG EVENT KEY=VALUE... (VALUE ~ regex)
             print('# %s' % json.dumps(e)[:230])
             sys.exit(0)
     sys.exit(1)
+elif cmd == 'pid':                      # LOG ROLE -> the pid of its last child_start
+    print([e['pid'] for e in log(a[0]) if e.get('event') == 'child_start'
+           and e.get('role') == a[1]][-1])
+elif cmd == 'mem':                      # PID NAME:HEX... -> "NAME found|absent" per needle
+    # every readable mapping of PID, read through /proc/PID/mem (root)
+    needles = [(n, bytes.fromhex(h)) for n, h in (x.split(':', 1) for x in a[1:])]
+    found, total = set(), 0
+    with open('/proc/%s/maps' % a[0]) as maps, open('/proc/%s/mem' % a[0], 'rb', 0) as mem:
+        for line in maps:
+            rng, perms = line.split()[:2]
+            if perms[0] != 'r':
+                continue
+            lo, hi = (int(x, 16) for x in rng.split('-'))
+            try:
+                mem.seek(lo)
+                d = mem.read(hi - lo)
+            except (OSError, ValueError, OverflowError):
+                continue
+            total += len(d)
+            for n, b in needles:
+                if b in d:
+                    found.add(n)
+    print('# read %d MiB of %s' % (total >> 20, a[0]))
+    for n, _ in needles:
+        print('%s %s' % (n, 'found' if n in found else 'absent'))
+    sys.exit(0 if total > 0 else 1)
 elif cmd == 'count':                  # LOG EVENT KEY=VALUE... -> how many
     print(sum(1 for e in log(a[0]) if e.get('event') == a[1] and all(
         re.search(kv.split('=', 1)[1], str(e.get(kv.split('=', 1)[0], '')))
@@ -390,6 +416,43 @@ check "the log has auth_ok for alice with the TLS version and cipher" \
 	t log "$LOG" auth_ok user=alice 'tls_version=TLSv1\.[23]' tls_cipher=.
 check "the log has connect for alice with tls=true" t log "$LOG" connect user=alice tls=True
 
+# ---- the key lives in the tls process only -------------------------------------
+# Needles: the key's DER (openssl pkey -outform DER), a line of its PEM body,
+# and 32 bytes of its first prime both ways round (OpenSSL keeps BIGNUMs as
+# little-endian words: the positive control finds them in the tls process).
+check "the tls process logs its start (2 users)" t log "$LOG" tls_start proc=tls users=2
+check "... and it is the one that logs auth_ok" t log "$LOG" auth_ok proc=tls user=alice
+WPID=$(t pid "$LOG" worker)
+KPID=$(t pid "$LOG" tls)
+openssl pkey -in "$TMP/key.pem" -outform DER -out "$TMP/key.der"
+P1=$(openssl pkey -in "$TMP/key.pem" -noout -text |
+	awk '/^prime1:/{p=1; next} /^prime2:/{p=0} p' | tr -d ' :\n' | sed 's/^00//')
+NEEDLES=("der:$(od -An -v -tx1 "$TMP/key.der" | tr -d ' \n')"
+	"pem:$(sed -n 3p "$TMP/key.pem" | tr -d '\n' | od -An -v -tx1 | tr -d ' \n')"
+	"prime:${P1:16:64}"
+	"prime_le:$(echo "${P1:16:64}" | fold -w2 | tac | tr -d '\n')")
+diag "worker pid $WPID, tls pid $KPID; DER $(stat -c %s "$TMP/key.der") bytes"
+check "the tls process is filtered (Seccomp: 2, NoNewPrivs: 1)" \
+	sh -c "grep -q '^Seccomp:[[:space:]]*2' /proc/$KPID/status && grep -q '^NoNewPrivs:[[:space:]]*1' /proc/$KPID/status"
+check "... runs as cdsgate, not root" \
+	test "$(awk '/^Uid:/{print $2 $3 $4 $5}' /proc/$KPID/status)" = "$(id -u cdsgate)$(id -u cdsgate)$(id -u cdsgate)$(id -u cdsgate)"
+check "... and is not dumpable (its /proc files belong to root)" test "$(stat -c %u /proc/$KPID/mem)" = 0
+check "the worker maps nothing of the key or credentials files" \
+	sh -c "! grep -qE 'key\.pem|creds' /proc/$WPID/maps"
+check "... and has no descriptor on them" \
+	sh -c "! ls -l /proc/$WPID/fd | grep -qE 'key\.pem|creds'"
+t mem "$WPID" "${NEEDLES[@]}" > "$TMP/wmem.out"
+check "the worker's memory could be read" test $? -eq 0
+sed -n 1p "$TMP/wmem.out"
+check "the key's DER bytes are not in the worker's memory" grep -q '^der absent' "$TMP/wmem.out"
+check "nor a line of its PEM" grep -q '^pem absent' "$TMP/wmem.out"
+check "nor its prime (either byte order)" \
+	sh -c "grep -q '^prime absent' '$TMP/wmem.out' && grep -q '^prime_le absent' '$TMP/wmem.out'"
+t mem "$KPID" "${NEEDLES[@]}" > "$TMP/kmem.out"
+sed 's/^/# tls: /' "$TMP/kmem.out" | sed -n 2,5p
+check "positive control: the prime is in the tls process's memory" \
+	sh -c "grep -q '^prime found' '$TMP/kmem.out' || grep -q '^prime_le found' '$TMP/kmem.out'"
+
 # ---- (a) TigerVNC on its own Xvfb --------------------------------------------
 if ! command -v vncviewer >/dev/null || ! command -v import >/dev/null ||
 	! command -v convert >/dev/null; then
@@ -560,10 +623,38 @@ if start_session "$LOG2" --ws-token-file "$TMP/tok" --ws-origins "$BORIGIN"; the
 	check "VeNCrypt works beside it" t banner "$TMP/p2.ppm"
 	novnc_wss
 	VV_PID=
-	stop_pid "$GW_PID"
+	# ---- the tls process dies: the session ends (fail closed) -------------
+	KPID=$(t pid "$LOG2" tls)
+	SID=$(python3 -c 'import json,sys; print(json.loads(open(sys.argv[1]).readline())["session"])' "$LOG2")
+	kill -KILL "$KPID"
+	for _ in $(seq 100); do kill -0 "$GW_PID" 2>/dev/null || break; sleep 0.1; done
+	wait "$GW_PID"
+	check "SIGKILL of the tls process ends the session with exit 1" test $? -eq 1
 	GW_PID=
+	check "... logged as the tls process killed by SIGKILL" \
+		t log "$LOG2" child_exit role=tls wait=SIGKILL
+	check "... and session_stop says why (tls_exit)" t log "$LOG2" session_stop reason=tls_exit exit=1
+	check "... on stderr too" grep -q "the tls process (the TLS key holder) ended" "$TMP/gw.err"
+	check "... the worker is gone too" sh -c "! kill -0 $(t pid "$LOG2" worker) 2>/dev/null"
+	check "... and the session directory was removed" test ! -e "/run/cdsgate/sessions/$SID"
 else
 	not_ok "a loopback TLS session starts with the default (plain allowed)"
+fi
+
+# ---- the tls process's seccomp profile: a forbidden call kills it ------------
+if "$CDSGATED" --version 2>&1 | grep -q 'test hooks'; then
+	LOG3=$TMP/session3.log
+	PORT=$(free_port $HOST)
+	CDSGATE_TEST_VIOLATE=tls:execve timeout 60 "$CDSGATED" run-session --backend "$BURL" \
+		--listen "$HOST:$PORT" --password-file "$TMP/pw" --log "$LOG3" "${TLSARGS[@]}" \
+		> "$TMP/gw3.out" 2> "$TMP/gw3.err"
+	check "CDSGATE_TEST_VIOLATE=tls:execve: the session fails (exit 1)" test $? -eq 1
+	check "... the tls process was killed by its filter (SIGSYS)" \
+		t log "$LOG3" child_exit role=tls wait=SIGSYS seccomp_violation=True sandbox=seccomp:tls
+	check "... said on stderr" grep -q "tls killed by seccomp (SIGSYS)" "$TMP/gw3.err"
+	check "... and the session stopped for it" t log "$LOG3" session_stop reason=tls_exit
+else
+	skip "cdsgated built without test hooks (--disable-test-hooks)"
 fi
 
 # ---- the default on a real non-loopback address (own network namespace) ----
