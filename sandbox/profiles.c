@@ -533,7 +533,7 @@ static const struct sandbox_errno api_deny[] = {
 static const int tls_allow[] = {
 	/* clients, relays and the worker's socket: fds it was handed */
 	__NR_read, __NR_write, __NR_recvfrom, __NR_sendto,
-	__NR_recvmsg, __NR_sendmsg, __NR_close, __NR_shutdown,
+	__NR_recvmsg, __NR_sendmsg, __NR_close,
 	/* the loop and its signalfd; memory (mmap/mprotect checked) */
 	SERVER_LOOP,
 	/* identity queries (OpenSSL's fork check), locks, the end */

@@ -15,6 +15,11 @@
 #   e. wss (Python ssl + websocket handshake) with the token and Origin
 #      gets the RFB greeting; a wrong token or Origin is refused; and noVNC
 #      itself in sandboxed headless Chromium shows the page over wss://
+# The TLS key lives in the tls process only: the worker's whole memory
+# (/proc/PID/mem) has neither the key's DER, a line of its PEM nor its prime,
+# the tls process has the prime (positive control), and is filtered, not
+# root, not dumpable.  SIGKILL of the tls process ends the session (exit 1,
+# tls_exit, directory removed); CDSGATE_TEST_VIOLATE=tls:execve kills it.
 # Then a loopback session with the default (plain allowed) serves the old
 # VncAuth client through the same door, and a session on a veth address in
 # its own network namespace shows the non-loopback default (plain off) end
