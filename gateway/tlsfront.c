@@ -368,6 +368,11 @@ tf_setup(struct tlsfront *tf, const struct tlsfront_config *cfg)
 	/* Nothing of our uid may read our memory (the worker runs as it). */
 	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0)
 		return tf_setup_failed("dumpable", strerror(errno));
+	/* OpenSSL writes to client sockets with write(2): a client that
+	   vanished must cost us EPIPE, not the process (and the session).
+	   (In the worker LibVNCServer ignored SIGPIPE for us.) */
+	if (signal(SIGPIPE, SIG_IGN) == SIG_ERR)
+		return tf_setup_failed("signals", strerror(errno));
 	sigemptyset(&set);
 	sigaddset(&set, SIGTERM);
 	sigaddset(&set, SIGINT);

@@ -454,13 +454,11 @@ vnc_tls_fatal(struct vnc *v, const char *why)
 
 /* The door hands a connection to the tls process (VeNCrypt or wss). */
 static void
-vnc_front_take(struct vnc *v, struct vnc_door *d, enum tipc_mode mode,
-    uint64_t now)
+vnc_front_take(struct vnc *v, struct vnc_door *d, enum tipc_mode mode)
 {
 	struct tipc_client m;
 	int i;
 
-	(void)now;
 	for (i = 0; i < VNC_MAX_FRONT && v->front[i].state != FRONT_FREE; i++)
 		;
 	if (i == VNC_MAX_FRONT || v->tls_fatal != NULL) {
@@ -662,7 +660,7 @@ vnc_door_check(struct vnc *v, struct vnc_door *d, uint64_t now)
 		if (vnc_since(now, d->t0) < VNC_SNIFF_US || d->more)
 			return;
 		if (v->prm.tls_ipc >= 0)
-			vnc_front_take(v, d, TIPC_MODE_RFB, now);
+			vnc_front_take(v, d, TIPC_MODE_RFB);
 		else
 			vnc_handover(v, d);
 		return;
@@ -673,7 +671,7 @@ vnc_door_check(struct vnc *v, struct vnc_door *d, uint64_t now)
 	}
 	buf[n] = '\0';
 	if (buf[0] == '\x16' && v->prm.tls_ipc >= 0 && v->prm.ws_token != NULL) {
-		vnc_front_take(v, d, TIPC_MODE_WSS, now);
+		vnc_front_take(v, d, TIPC_MODE_WSS);
 		return;
 	}
 	if (buf[0] == '\x16' || buf[0] == '\x80')

@@ -200,6 +200,30 @@ elif cmd == 'plain-vncauth':            # HOST PORT -> the refusal reason
         sys.exit(0)
     print('# got %r' % r[:80])
     sys.exit(1)
+elif cmd == 'abort':                    # HOST PORT CA USER PWFILE N: log in, ask a frame, reset
+    host, port, ca, user, pw = a[0], int(a[1]), a[2], a[3].encode(), open(a[4], 'rb').read().strip()
+    for i in range(int(a[5])):
+        s = socket.create_connection((host, port), timeout=10)
+        assert s.recv(12) == b'RFB 003.008\n'
+        s.sendall(b'RFB 003.008\n'); s.recv(s.recv(1)[0]); s.sendall(b'\x13')
+        s.recv(2); s.sendall(b'\0\2'); s.recv(1); s.recv(5)
+        s.sendall(struct.pack('>I', 262)); s.recv(1)
+        s = ssl.create_default_context(cafile=ca).wrap_socket(s, server_hostname=host)
+        s.sendall(struct.pack('>II', len(user), len(pw)) + user + pw)
+        r = s.recv(4)
+        if r != b'\0\0\0\0':
+            print('# login %d: %r' % (i, r)); sys.exit(1)
+        s.sendall(b'\1')                       # ClientInit, shared
+        hdr = b''
+        while len(hdr) < 24:
+            hdr += s.recv(24 - len(hdr))
+        w, h = struct.unpack('>HH', hdr[:4])
+        s.recv(struct.unpack('>I', hdr[20:24])[0])
+        s.sendall(struct.pack('>BBHHHH', 3, 0, 0, 0, w, h))  # a full raw frame
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack('ii', 1, 0))
+        s.close()                              # RST while the frame is relayed
+        time.sleep(0.5)
+    print('# %s logins, each reset while a %dx%d frame was on its way' % (a[5], w, h))
 elif cmd == 'hostile':                  # HOST PORT CA: malformed handshakes
     host, port, ca = a[0], int(a[1]), a[2]
     def start(types=True):
@@ -442,6 +466,8 @@ check "the tls process is filtered (Seccomp: 2, NoNewPrivs: 1)" \
 check "... runs as cdsgate, not root" \
 	test "$(awk '/^Uid:/{print $2 $3 $4 $5}' /proc/$KPID/status)" = "$(id -u cdsgate)$(id -u cdsgate)$(id -u cdsgate)$(id -u cdsgate)"
 check "... and is not dumpable (its /proc files belong to root)" test "$(stat -c %u /proc/$KPID/mem)" = 0
+check "... and ignores SIGPIPE (OpenSSL writes to sockets a client may have closed)" \
+	python3 -c "import re,sys; m=re.search(r'SigIgn:\s*([0-9a-f]+)', open('/proc/$KPID/status').read()); sys.exit(0 if int(m.group(1), 16) & (1 << 12) else 1)"
 check "the worker maps nothing of the key or credentials files" \
 	sh -c "! grep -qE 'key\.pem|creds' /proc/$WPID/maps"
 check "... and has no descriptor on them" \
@@ -561,6 +587,14 @@ check "a second login while alice holds the session is refused" grep -q "refused
 check "... as session busy" t log "$LOG" client_refused "reason=session busy"
 wait "$HOLD"
 check "alice's connection was not disturbed" test $? -eq 0
+
+# ---- clients that vanish while the relay writes to them --------------------
+KPID=$(t pid "$LOG" tls)
+t abort $HOST "$PORT" "$TMP/cert.pem" alice "$TMP/apw" 3
+check "three logins reset mid-frame (the relay writes into a dead socket)" test $? -eq 0
+sleep 1
+check "... the tls process survives them (no SIGPIPE)" kill -0 "$KPID"
+check "... and so does the session" kill -0 "$GW_PID"
 
 # ---- a flood of broken TLS handshakes does not flood the log ------------------
 # (last on this session: it uses up the refusal-log budget)
