@@ -247,6 +247,7 @@ tf_dispatch(struct tlsfront *tf)
 
 /* ---- the loop ---------------------------------------------------------- */
 
+/* Sleep until the nearest handshake or flush deadline (or an hour). */
 static int
 tf_timeout(const struct tlsfront *tf, uint64_t now)
 {
@@ -263,6 +264,7 @@ tf_timeout(const struct tlsfront *tf, uint64_t now)
 	return t <= now ? 0 : (int)((t - now + 999) / 1000);
 }
 
+/* Deadlines, and bytes OpenSSL holds that poll(2) cannot see. */
 static void
 tf_tick(struct tlsfront *tf, uint64_t now)
 {
@@ -294,6 +296,8 @@ tf_pollfds(const struct tlsfront *tf, struct pollfd *pfd, int *owner)
 	return n;
 }
 
+/* One poll(2) for everything; connections first, then the worker, so a
+ * slot the worker fills anew is never served with the old one's events. */
 static int
 tf_loop(struct tlsfront *tf)
 {
@@ -355,6 +359,8 @@ tf_setup_failed(const char *what, const char *why)
 	return -1;
 }
 
+/* Everything that needs a file or the key, then the filter (fail
+ * closed: any error ends us before a byte is read). */
 static int
 tf_setup(struct tlsfront *tf, const struct tlsfront_config *cfg)
 {

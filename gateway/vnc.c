@@ -587,6 +587,7 @@ static const struct ipc_handler vnc_tls_permit[] = {
 	{ TIPC_CLOSED, vnc_answer_closed },
 };
 
+/* One message from the tls process; anything wrong ends the worker. */
 static void
 vnc_tls_dispatch(struct vnc *v)
 {
