@@ -395,8 +395,9 @@ tf_setup(struct tlsfront *tf, const struct tlsfront_config *cfg)
 	if (st != TLS_OK)
 		return tf_setup_failed("tls", err[0] ? err : tls_strerror(st));
 	tbucket_init(&tf->auth_bucket, 0.5, 5, tf_clock());
-	/* Half the session's refusal-line budget; the worker has the rest. */
-	tbucket_init(&tf->log_bucket, 2.5, 10, tf_clock());
+	/* Four fifths of the session's refusal-line budget (5/s, bursts
+	   of 20): the worker keeps the rest for its door. */
+	tbucket_init(&tf->log_bucket, 4, 16, tf_clock());
 	tf_prewarm(cfg);
 	if (sandbox_enter(SANDBOX_PROFILE_TLS, err, sizeof(err)) != 0)
 		return tf_setup_failed("sandbox", err);

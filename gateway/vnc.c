@@ -968,10 +968,11 @@ vnc_open(struct vnc **vp, const struct vnc_params *prm,
 	if ((v->passwords[0] = strdup(prm->password)) == NULL)
 		goto out;
 	tbucket_init(&v->auth_bucket, 0.5, 5, prm->clock());
-	/* With TLS the tls process logs half the refusals: the session's
-	   budget (5 a second, bursts of 20) is split between the two. */
+	/* With TLS the session's budget (5 a second, bursts of 20) is
+	   split with the tls process, which writes most such lines (every
+	   handshake and login): a fifth is ours. */
 	if (prm->tls_ipc >= 0)
-		tbucket_init(&v->refuse_bucket, 2.5, 10, prm->clock());
+		tbucket_init(&v->refuse_bucket, 1, 4, prm->clock());
 	else
 		tbucket_init(&v->refuse_bucket, 5, 20, prm->clock());
 	tbucket_init(&vnc_log_bucket, 20, 200, prm->clock());
