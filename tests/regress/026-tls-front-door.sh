@@ -464,7 +464,9 @@ P1=$(openssl pkey -in "$TMP/key.pem" -noout -text |
 NEEDLES=("der:$(od -An -v -tx1 "$TMP/key.der" | tr -d ' \n')"
 	"pem:$(sed -n 3p "$TMP/key.pem" | tr -d '\n' | od -An -v -tx1 | tr -d ' \n')"
 	"prime:${P1:16:64}"
-	"prime_le:$(echo "${P1:16:64}" | fold -w2 | tac | tr -d '\n')")
+	"prime_le:$(echo "${P1:16:64}" | fold -w2 | tac | tr -d '\n')"
+	"bobpw:$(printf '%s' "$BPW" | od -An -v -tx1 | tr -d ' \n')"
+	"ahash:${AHASH##*\$}")
 diag "worker pid $WPID, tls pid $KPID; DER $(stat -c %s "$TMP/key.der") bytes"
 check "the tls process is filtered (Seccomp: 2, NoNewPrivs: 1)" \
 	sh -c "grep -q '^Seccomp:[[:space:]]*2' /proc/$KPID/status && grep -q '^NoNewPrivs:[[:space:]]*1' /proc/$KPID/status"
@@ -482,12 +484,15 @@ check "the worker's memory could be read" test $? -eq 0
 sed -n 1p "$TMP/wmem.out"
 check "the key's DER bytes are not in the worker's memory" grep -q '^der absent' "$TMP/wmem.out"
 check "nor a line of its PEM" grep -q '^pem absent' "$TMP/wmem.out"
+check "nor bob's secret or alice's scrypt hash (the credentials)" \
+	sh -c "grep -q '^bobpw absent' '$TMP/wmem.out' && grep -q '^ahash absent' '$TMP/wmem.out'"
 check "nor its prime (either byte order)" \
 	sh -c "grep -q '^prime absent' '$TMP/wmem.out' && grep -q '^prime_le absent' '$TMP/wmem.out'"
 t mem "$KPID" "${NEEDLES[@]}" > "$TMP/kmem.out"
-sed 's/^/# tls: /' "$TMP/kmem.out" | sed -n 2,5p
+sed 's/^/# tls: /' "$TMP/kmem.out" | sed -n 2,7p
 check "positive control: the prime is in the tls process's memory" \
 	sh -c "grep -q '^prime found' '$TMP/kmem.out' || grep -q '^prime_le found' '$TMP/kmem.out'"
+check "... and so is alice's scrypt hash (the credentials)" grep -q '^ahash found' "$TMP/kmem.out"
 
 # ---- (a) TigerVNC on its own Xvfb --------------------------------------------
 if ! command -v vncviewer >/dev/null || ! command -v import >/dev/null ||
