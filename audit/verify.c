@@ -22,6 +22,7 @@
 
 #include "audit/audit.h"
 #include "audit/audit-int.h"
+#include "common/digest.h"
 
 struct verify {
 	const struct audit_key	*pub;
@@ -126,7 +127,7 @@ verify_line(struct verify *v, unsigned long n, const char *line)
 		v->r->unsigned_tail = 0;
 	} else
 		v->r->unsigned_tail++;
-	audit_sha256_hex(line, strlen(line), v->prev);
+	digest_buf_hex(line, strlen(line), v->prev);
 	if (v->have_head && al.seq == v->head.seq)
 		memcpy(v->head_line_hash, v->prev, sizeof(v->prev));
 	v->seq++;
@@ -207,29 +208,16 @@ audit_verify(const char *path, const struct audit_key *pub,
 	return verify_head(&v, (unsigned long)r->records);
 }
 
+/* The audit API's form of digest_file_hex: the error said with the
+ * path, as the verifier reports it. */
 int
 audit_sha256_file(const char *path, char hex[65], char *err, size_t errlen)
 {
-	EVP_MD_CTX *mc = EVP_MD_CTX_new();
-	uint8_t buf[65536], md[32];
-	size_t n, i;
-	FILE *f;
-	int ok;
+	int rc = digest_file_hex(path, hex);
 
-	if (mc == NULL || (f = fopen(path, "re")) == NULL) {
-		EVP_MD_CTX_free(mc);
-		return snprintf(err, errlen, "%s: %s", path, strerror(errno)),
-		    AUDIT_EIO;
-	}
-	ok = EVP_DigestInit_ex(mc, EVP_sha256(), NULL) == 1;
-	while (ok && (n = fread(buf, 1, sizeof(buf), f)) > 0)
-		ok = EVP_DigestUpdate(mc, buf, n) == 1;
-	ok = ok && !ferror(f) && EVP_DigestFinal_ex(mc, md, NULL) == 1;
-	fclose(f);
-	EVP_MD_CTX_free(mc);
-	if (!ok)
-		return snprintf(err, errlen, "%s: read error", path), AUDIT_EIO;
-	for (i = 0; i < 32; i++)
-		snprintf(hex + 2 * i, 3, "%02x", md[i]);
-	return AUDIT_OK;
+	if (rc == DIGEST_OK)
+		return AUDIT_OK;
+	snprintf(err, errlen, "%s: %s", path, rc == DIGEST_EIO ?
+	    strerror(errno) : digest_strerror(rc));
+	return AUDIT_EIO;
 }

@@ -29,6 +29,7 @@
 
 #include "cli/cli.h"
 #include "cli/replay-serve.h"
+#include "common/digest.h"
 #include "record/record.h"
 
 #define USAGE_REPLAY	"replay FILE [--info | --frame TIME -o OUT.png | " \
@@ -161,10 +162,9 @@ do_info(struct record_reader *r, const char *file)
 	const struct record_header *h = record_reader_header(r);
 	const struct record_info *in = record_reader_info(r);
 	time_t start = (time_t)(h->start_unix_us / 1000000);
-	char t[32], when[32] = "?", hex[65] = "?";
-	uint8_t d[32];
+	char t[32], when[32] = "?", hex[DIGEST_HEX_SIZE] = "?";
+	uint8_t d[DIGEST_LEN];
 	struct tm tm;
-	int i;
 
 	if (gmtime_r(&start, &tm) != NULL)
 		strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm);
@@ -179,9 +179,8 @@ do_info(struct record_reader *r, const char *file)
 	    in->chunks, in->keyframes, in->deltas, in->keys, in->pointers,
 	    in->clips, in->events, h->keyframe_interval_s,
 	    in->indexed ? "yes" : "no");
-	if (record_file_sha256(file, d) == RECORD_OK)
-		for (i = 0; i < 32; i++)
-			snprintf(hex + 2 * i, 3, "%02x", d[i]);
+	if (digest_file(file, d) == DIGEST_OK)
+		digest_to_hex(d, hex);
 	printf("sha256: %s\n", hex);
 	if (in->truncated)
 		printf("complete: no, truncated at offset %" PRIu64 " (time %s):"

@@ -242,6 +242,8 @@ supervisor_child(struct parent *p, const struct pipc_start *m,
 		_exit(SESSION_EXIT_FAILED);
 	close(p->ipc);
 	close(p->sigfd);
+	if (p->listen_fd >= 0)		/* sessiond's */
+		close(p->listen_fd);
 	for (i = 0; i < PARENT_MAX_SESSIONS; i++)	/* the others' pipes */
 		if (p->s[i].pid > 0 && p->s[i].ready_fd >= 0)
 			close(p->s[i].ready_fd);

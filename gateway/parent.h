@@ -7,10 +7,13 @@
  *
  * parent.c: the command, the api child, signals, the loop.
  * parent-session.c: the session table, spawning and stopping.
+ * sessiond.c: `cdsgated sessiond`, the same table and loop as a root
+ * helper that the api reaches over a socket (the split systemd units).
  */
 #ifndef GATEWAY_PARENT_H
 #define GATEWAY_PARENT_H
 
+#include <signal.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -40,10 +43,21 @@ struct parent {
 	int			 ipc;		/* to the api */
 	int			 sigfd;		/* children close it */
 	pid_t			 api_pid;
+	int			 listen_fd;	/* sessiond: -1 in serve */
+	const char		*sessiond;	/* serve --sessiond PATH */
+	uid_t			 peer_uid;	/* sessiond: who may ask */
 	struct psession		 s[PARENT_MAX_SESSIONS];
 };
 
 int	parent_serve_cmd(int argc, char **argv);
+int	parent_dirs(const struct gw_config *c);
+int	parent_signals(sigset_t *old);
+int	parent_loop(struct parent *p, int sigfd);
+
+/* sessiond.c */
+int	sessiond_cmd(int argc, char **argv);
+void	sessiond_accept(struct parent *p);
+void	sessiond_peer_lost(struct parent *p, int ipc_rc);
 
 /* parent-session.c */
 int64_t	parent_now_ms(void);

@@ -40,10 +40,13 @@
 #include <openssl/rand.h>
 
 #include "gateway/browser.h"
+#include "gateway/childproc.h"
 #include "gateway/forward.h"
 #include "gateway/notify.h"
 #include "gateway/privdrop.h"
-#include "gateway/session.h"
+#include "gateway/rundir.h"
+#include "gateway/session.h"		/* and supervise-log.h */
+#include "gateway/testhook.h"
 #include "gateway/slog.h"
 #include "gateway/tlsfront.h"
 #include "gateway/worker.h"
@@ -53,11 +56,8 @@
 #include "sandbox/sandbox.h"
 #include "policy/creds.h"
 
-#define SESSION_ID_BYTES	8
 #define RESTART_HISTORY		128	/* >= browser_restart_max bound */
 #define LISTEN_BACKLOG		128	/* a connect flood queues, not SYN-drops */
-#define STALE_AGE_S		10	/* unlocked and this old: stale */
-#define SESSION_LOCK_FILE	"supervisor.lock"	/* holds our pid */
 
 enum role { ROLE_XVFB, ROLE_WORKER, ROLE_FORWARD, ROLE_BROWSER, ROLE_TLS,
     ROLE_COUNT };
@@ -145,7 +145,6 @@ static void	role_run_tls(struct session *, int);
  * seccomp-bpf sandbox; ours would only get in its way).
  */
 #define RL_KEEP		((rlim_t)-2)
-#define NO_PROFILE	(-1)
 
 static const struct role_entry {
 	const char	*name;
@@ -177,56 +176,6 @@ static const struct role_entry {
 	    NULL, role_run_tls, 32, 0, SANDBOX_PROFILE_TLS },
 };
 
-/* ---- operator diagnostics ---- */
-
-static int log_verbose;
-
-static void
-log_vmsg(const char *fmt, va_list ap, int with_errno)
-{
-	char msg[1024];
-	int saved = errno;
-
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	if (with_errno)
-		fprintf(stderr, "cdsgated: %s: %s\n", msg, strerror(saved));
-	else
-		fprintf(stderr, "cdsgated: %s\n", msg);
-	errno = saved;
-}
-
-void
-log_warn(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	log_vmsg(fmt, ap, 1);
-	va_end(ap);
-}
-
-void
-log_warnx(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	log_vmsg(fmt, ap, 0);
-	va_end(ap);
-}
-
-void
-log_info(const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!log_verbose)
-		return;
-	va_start(ap, fmt);
-	log_vmsg(fmt, ap, 0);
-	va_end(ap);
-}
-
 /* ---- small helpers ---- */
 
 static long
@@ -248,199 +197,7 @@ session_stop(struct session *s, const char *reason, int code)
 	s->exit_code = code;
 }
 
-static int
-path_join(char *dst, const char *a, const char *b)
-{
-	int n = snprintf(dst, PATH_MAX, "%s/%s", a, b);
-
-	return n < 0 || n >= PATH_MAX ? -1 : 0;
-}
-
-/* "SIGTERM" for 15. */
-static const char *
-sig_name(int sig, char *buf, size_t len)
-{
-	const char *a = sigabbrev_np(sig);
-
-	if (a != NULL)
-		snprintf(buf, len, "SIG%s", a);
-	else
-		snprintf(buf, len, "%d", sig);
-	return buf;
-}
-
-static json_t *
-wait_status_json(int st)
-{
-	char sig[16];
-
-	if (WIFEXITED(st))
-		return json_pack("{s:s, s:i}", "status", "exited", "code",
-		    WEXITSTATUS(st));
-	if (WIFSIGNALED(st))
-		return json_pack("{s:s, s:i, s:s}", "status", "killed",
-		    "signal", WTERMSIG(st), "signal_name",
-		    sig_name(WTERMSIG(st), sig, sizeof(sig)));
-	return json_pack("{s:s}", "status", "unknown");
-}
-
-/* "seccomp:worker", or "none" (no filter, or the browser's own). */
-static const char *
-role_sandbox(enum role r, char *buf, size_t len)
-{
-	if (roles[r].profile == NO_PROFILE ||
-	    strcmp(sandbox_mode_name(), "none") == 0)
-		return "none";
-	snprintf(buf, len, "%s:%s", sandbox_mode_name(),
-	    sandbox_profile_name((enum sandbox_profile)roles[r].profile));
-	return buf;
-}
-
-/* A child died by its filter: SIGSYS (or, in debug mode, the trap
- * handler's exit status). */
-static int
-seccomp_killed(int st)
-{
-	return (WIFSIGNALED(st) && WTERMSIG(st) == SIGSYS) ||
-	    (sandbox_debug() && WIFEXITED(st) &&
-	    WEXITSTATUS(st) == SANDBOX_DEBUG_EXIT);
-}
-
-/* Log child_exit (fields: role-specific extras, consumed); a seccomp
- * kill is said loudly on stderr too. */
-static void
-log_child_exit(enum role r, pid_t pid, int st, json_t *fields)
-{
-	char sb[64];
-
-	json_object_set_new(fields, "role", json_string(roles[r].name));
-	json_object_set_new(fields, "pid", json_integer(pid));
-	json_object_set_new(fields, "wait", wait_status_json(st));
-	json_object_set_new(fields, "sandbox",
-	    json_string(role_sandbox(r, sb, sizeof(sb))));
-	if (seccomp_killed(st)) {
-		json_object_set_new(fields, "seccomp_violation", json_true());
-		log_warnx("%s killed by seccomp (SIGSYS)", roles[r].name);
-	}
-	slog_event("child_exit", fields);
-}
-
-/*
- * Remove name under dirfd recursively without following symlinks at
- * any level: the tree holds directories owned by the browser user, and
- * the same user runs other sessions' browsers.
- */
-static int
-rm_tree_at(int dirfd, const char *name, int depth)
-{
-	struct dirent *de;
-	DIR *d;
-	int fd, r = 0;
-
-	if (unlinkat(dirfd, name, 0) == 0 || errno == ENOENT)
-		return 0;
-	if ((errno != EISDIR && errno != EPERM) || depth > 64)
-		return -1;
-	fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
-	    O_CLOEXEC);
-	if (fd < 0 || (d = fdopendir(fd)) == NULL) {
-		if (fd >= 0)
-			close(fd);
-		return -1;
-	}
-	while ((de = readdir(d)) != NULL) {
-		if (strcmp(de->d_name, ".") == 0 ||
-		    strcmp(de->d_name, "..") == 0)
-			continue;
-		if (rm_tree_at(fd, de->d_name, depth + 1) != 0)
-			r = -1;
-	}
-	closedir(d);
-	if (unlinkat(dirfd, name, AT_REMOVEDIR) != 0 && errno != ENOENT)
-		r = -1;
-	return r;
-}
-
 /* ---- the child side of spawning ---- */
-
-struct child_report {
-	int	err;
-	char	what[120];
-};
-
-/* Tell the supervisor what failed, then die.  Never returns. */
-static void __attribute__((noreturn))
-child_fail(int errfd, const char *what, int err)
-{
-	struct child_report rep;
-
-	memset(&rep, 0, sizeof(rep));
-	rep.err = err;
-	snprintf(rep.what, sizeof(rep.what), "%s", what);
-	if (write(errfd, &rep, sizeof(rep)) < 0) {
-		/* nothing more we can say */
-	}
-	_exit(127);
-}
-
-/* Close every fd >= 3 except the ones in keep[]. */
-static void
-close_except(const int *keep, size_t n)
-{
-	unsigned lo = 3, k;
-	size_t i, j;
-	int sorted[8];
-
-	for (i = 0; i < n && i < 8; i++)
-		sorted[i] = keep[i];
-	for (i = 1; i < n; i++)		/* tiny insertion sort */
-		for (j = i; j > 0 && sorted[j - 1] > sorted[j]; j--) {
-			int t = sorted[j];
-
-			sorted[j] = sorted[j - 1];
-			sorted[j - 1] = t;
-		}
-	for (i = 0; i < n; i++) {
-		if (sorted[i] < 3)
-			continue;
-		k = (unsigned)sorted[i];
-		if (k > lo)
-			close_range(lo, k - 1, 0);
-		lo = k + 1;
-	}
-	close_range(lo, ~0U, 0);
-}
-
-/* Signals as a fresh program expects them: none blocked, all default. */
-static void
-child_reset_signals(void)
-{
-	sigset_t none;
-	int sig;
-
-	for (sig = 1; sig < NSIG; sig++)
-		if (sig != SIGKILL && sig != SIGSTOP)
-			signal(sig, SIG_DFL);
-	sigemptyset(&none);
-	sigprocmask(SIG_SETMASK, &none, NULL);
-}
-
-/* stdin from /dev/null; stdout never ours (it carries "ready"). */
-static int
-child_stdio(int quiet)
-{
-	int fd = open("/dev/null", O_RDWR | O_CLOEXEC);
-
-	if (fd < 0 || dup2(fd, STDIN_FILENO) < 0)
-		return -1;
-	if (dup2(quiet ? fd : STDERR_FILENO, STDOUT_FILENO) < 0)
-		return -1;
-	if (quiet && dup2(fd, STDERR_FILENO) < 0)
-		return -1;
-	if (fd > STDERR_FILENO)
-		close(fd);
-	return 0;
-}
 
 /* The role's limits, before the drop (a raised limit cannot come back).
  * No core files: a crashing browser must not write what it showed. */
@@ -465,21 +222,6 @@ child_rlimits(const struct role_entry *re, const char **what)
 		}
 	}
 	return 0;
-}
-
-/*
- * Did the supervisor die before PR_SET_PDEATHSIG was armed?  As pid 1 of
- * its own pid namespace the browser sees getppid() == 0; it asks the
- * error pipe instead, whose reader (the supervisor) waits for our exec.
- */
-static int
-supervisor_gone(int errfd, pid_t parent)
-{
-	struct pollfd p = { errfd, 0, 0 };
-
-	if (getppid() == parent)
-		return 0;
-	return getppid() != 0 || poll(&p, 1, 0) != 0;
 }
 
 static void __attribute__((noreturn))
@@ -701,14 +443,14 @@ child_spawn(struct session *s, enum role r)
 		log_warnx("%s: %s: %s", roles[r].name, rep.what,
 		    rep.err != 0 ? strerror(rep.err) : "failed");
 		waitpid(pid, &st, 0);
-		log_child_exit(r, pid, st, json_pack("{s:s}", "error",
-		    rep.what));
+		log_child_exit(roles[r].name, roles[r].profile, pid, st,
+		    json_pack("{s:s}", "error", rep.what));
 		return -1;
 	}
 	c->pid = pid;
 	c->pgid = pid;
 	c->started_ms = now_ms();
-	sbn = role_sandbox(r, sb, sizeof(sb));
+	sbn = role_sandbox(roles[r].profile, sb, sizeof(sb));
 	slog_event("child_start", json_pack("{s:s, s:i, s:s, s:i, s:s}",
 	    "role", roles[r].name, "pid", (int)pid, "user", roles[r].user,
 	    "uid", (int)(strcmp(roles[r].user, PRIVDROP_BROWSER_USER) == 0 ?
@@ -805,8 +547,8 @@ child_exited(struct session *s, enum role r, int st)
 {
 	struct child *c = &s->child[r];
 
-	log_child_exit(r, c->pid, st, json_pack("{s:i}", "uptime_ms",
-	    (int)(now_ms() - c->started_ms)));
+	log_child_exit(roles[r].name, roles[r].profile, c->pid, st,
+	    json_pack("{s:i}", "uptime_ms", (int)(now_ms() - c->started_ms)));
 	log_info("%s (pid %d) ended", roles[r].name, (int)c->pid);
 	c->last_pid = c->pid;
 	c->pid = -1;
@@ -1013,91 +755,6 @@ setup_listen(struct session *s)
 	return 0;
 }
 
-/* mkdir with an exact mode and owner; refuses to reuse anything. */
-static int
-mkdir_owned(const char *path, mode_t mode, uid_t uid, gid_t gid)
-{
-	if (mkdir(path, mode) != 0 || chmod(path, mode) != 0 ||
-	    chown(path, uid, gid) != 0) {
-		log_warn("%s", path);
-		return -1;
-	}
-	return 0;
-}
-
-/*
- * Remove session directories whose supervisor died without cleaning up
- * (SIGKILL, power loss): each live supervisor holds an flock on the
- * lock file in its directory, so an unlocked one that is not brand new
- * marks a stale directory.
- */
-static void
-run_dir_sweep(void)
-{
-	char lock[300];
-	struct dirent *de;
-	struct stat st;
-	int dfd, fd;
-	DIR *d;
-
-	if ((dfd = open(SESSION_RUN_DIR, O_RDONLY | O_DIRECTORY |
-	    O_CLOEXEC)) < 0 || (d = fdopendir(dfd)) == NULL) {
-		if (dfd >= 0)
-			close(dfd);
-		return;
-	}
-	while ((de = readdir(d)) != NULL) {
-		if (strlen(de->d_name) != SESSION_ID_BYTES * 2 ||
-		    strspn(de->d_name, "0123456789abcdef") !=
-		    SESSION_ID_BYTES * 2)
-			continue;
-		snprintf(lock, sizeof(lock), "%s/" SESSION_LOCK_FILE,
-		    de->d_name);
-		fd = openat(dfd, lock, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-		if (fd < 0)
-			continue;	/* not ours to judge */
-		if (fstat(fd, &st) == 0 &&
-		    time(NULL) - st.st_ctime > STALE_AGE_S &&
-		    flock(fd, LOCK_EX | LOCK_NB) == 0) {
-			log_warnx("removing stale session directory %s/%s",
-			    SESSION_RUN_DIR, de->d_name);
-			rm_tree_at(dfd, de->d_name, 0);
-		}
-		close(fd);
-	}
-	closedir(d);
-}
-
-/* The run directory's ancestors must be root's alone. */
-static int
-run_dir_prepare(void)
-{
-	static const char *const dirs[] = { "/run/cdsgate", SESSION_RUN_DIR };
-	struct stat st;
-	size_t i;
-
-	for (i = 0; i < 2; i++) {
-		if (mkdir(dirs[i], 0711) != 0 && errno != EEXIST) {
-			log_warn("%s", dirs[i]);
-			return -1;
-		}
-		if (lstat(dirs[i], &st) != 0 || !S_ISDIR(st.st_mode) ||
-		    st.st_uid != 0 || (st.st_mode & (S_IWGRP | S_IWOTH))) {
-			log_warnx("%s must be a directory owned by root and "
-			    "writable only by it", dirs[i]);
-			return -1;
-		}
-		/* mkdir's mode went through the umask: the session users
-		   must still be able to traverse to their own directories. */
-		if ((st.st_mode & 07777) != 0711 && chmod(dirs[i], 0711) != 0) {
-			log_warn("chmod %s", dirs[i]);
-			return -1;
-		}
-	}
-	run_dir_sweep();
-	return 0;
-}
-
 /*
  * <run>/<id>    0711 root             traversable, not listable
  *   supervisor.lock 0600 root         flock'd by the live supervisor
@@ -1227,59 +884,27 @@ log_session_start(struct session *s)
 	    spec_allow_plain(sp)));
 }
 
-/*
- * The test hook (configure --enable-test-hooks): CDSGATE_TEST_VIOLATE in
- * the operator's environment, "[ROLE:]CALL", makes a confined child
- * commit one forbidden call right after its filter is loaded: CALL is
- * open, socket, execve or ptrace; ROLE is worker (the default), xvfb
- * (before its exec) or forward.  No client can reach it; it can only
- * make a process die.
- */
+/* The test hook (gateway/testhook.h): which role dies by which call. */
 static int
 setup_test_hook(struct session *s)
 {
-#ifdef ENABLE_TEST_HOOKS
-	static const char *const calls[] = { "open", "socket", "execve",
-	    "ptrace", NULL };
-	static const enum role hookable[] = { ROLE_WORKER, ROLE_XVFB,
-	    ROLE_FORWARD, ROLE_TLS };
-	const char *v = getenv("CDSGATE_TEST_VIOLATE"), *call, *colon;
-	enum role r = ROLE_WORKER;
-	size_t i, n;
+	const char *name, *call;
+	int r, got = test_hook_get(&name, &call);
 
-	if (v == NULL || *v == '\0')
-		return 0;
-	call = v;
-	if ((colon = strchr(v, ':')) != NULL) {
-		n = (size_t)(colon - v);
-		for (i = 0; i < sizeof(hookable) / sizeof(hookable[0]); i++)
-			if (strlen(roles[hookable[i]].name) == n &&
-			    strncmp(v, roles[hookable[i]].name, n) == 0)
-				break;
-		if (i == sizeof(hookable) / sizeof(hookable[0]))
-			goto bad;
-		r = hookable[i];
-		call = colon + 1;
+	if (got <= 0)
+		return got;
+	for (r = 0; r < ROLE_COUNT && strcmp(roles[r].name, name) != 0; r++)
+		;
+	if (r == ROLE_COUNT) {
+		log_warnx("test hook: no %s role in this build", name);
+		return -1;
 	}
-	for (i = 0; calls[i] != NULL; i++)
-		if (strcmp(call, calls[i]) == 0)
-			break;
-	if (calls[i] == NULL)
-		goto bad;
-	s->violate[r] = calls[i];
+	s->violate[r] = call;
 	log_warnx("test hook: the %s will call %s() after its filter",
-	    roles[r].name, calls[i]);
+	    roles[r].name, call);
 	slog_event("test_hook", json_pack("{s:s, s:s}", "role", roles[r].name,
-	    "violate", calls[i]));
+	    "violate", call));
 	return 0;
-bad:
-	log_warnx("CDSGATE_TEST_VIOLATE=%s: want [worker:|xvfb:|forward:|tls:]"
-	    "open|socket|execve|ptrace", v);
-	return -1;
-#else
-	(void)s;
-	return 0;
-#endif
 }
 
 /* mkdir -p for the recording directory: root's, 0700 where we make it. */
@@ -1821,7 +1446,8 @@ session_run(const struct session_spec *spec, FILE *ready_out)
 	}
 	umask(077);	/* anything made without an explicit mode is ours */
 	s->spec = spec;
-	s->verbose = log_verbose = spec->verbose;
+	s->verbose = spec->verbose;
+	log_set_verbose(spec->verbose);
 	s->sigfd = s->listen_fd = s->xvfb_pipe = s->dir_lock = -1;
 	s->record_fd = s->tls_ipc[0] = s->tls_ipc[1] = -1;
 	s->bnet.netns_fd = s->bnet.listen_fd = s->xsock_fd = -1;

@@ -27,6 +27,7 @@
 
 #include <stdio.h>
 
+#include "gateway/supervise-log.h"	/* log_warn and friends */
 #include "policy/spec.h"
 
 /* Exit statuses of `cdsgated run-session`: a contract with scripts. */
@@ -53,12 +54,5 @@
  * the SESSION_EXIT_* statuses.
  */
 int	session_run(const struct session_spec *spec, FILE *ready_out);
-
-/* Operator diagnostics on stderr ("cdsgated: ..."); the session's
- * events go to the JSON log (gateway/slog.h).  log_warn appends
- * strerror(errno). */
-void	log_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-void	log_warnx(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-void	log_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 #endif

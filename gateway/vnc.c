@@ -39,6 +39,7 @@
 #include "gateway/slog.h"
 #include "gateway/tlsipc.h"
 #include "gateway/vnc.h"
+#include "gateway/vncscreen.h"
 
 #define VNC_ACCEPT_BATCH	64	/* accepts per wake-up */
 #define VNC_RECHECK_US		20000	/* partial websocket request */
@@ -878,40 +879,17 @@ vnc_ptr(int mask, int x, int y, rfbClientPtr cl)
 
 /* ---- set-up and teardown ---------------------------------------------- */
 
-static void
-vnc_screen_format(rfbScreenInfoPtr s, const struct vnc_params *prm)
-{
-	s->serverFormat.bitsPerPixel = 32;
-	s->serverFormat.depth = 24;
-	s->serverFormat.bigEndian = FALSE;
-	s->serverFormat.trueColour = TRUE;
-	s->serverFormat.redMax = 255;
-	s->serverFormat.greenMax = 255;
-	s->serverFormat.blueMax = 255;
-	s->serverFormat.redShift = (uint8_t)prm->red_shift;
-	s->serverFormat.greenShift = (uint8_t)prm->green_shift;
-	s->serverFormat.blueShift = (uint8_t)prm->blue_shift;
-}
-
-/* Everything the library would otherwise decide by default. */
+/* Everything the library would otherwise decide by default, beyond
+ * vnc_screen_new()'s (port 0 there: we accept, the library never
+ * listens). */
 static void
 vnc_screen_policy(struct vnc *v, rfbScreenInfoPtr s)
 {
-	s->screenData = v;
-	s->desktopName = "cdsgate";
-	s->port = 0;			/* we accept; the library never listens */
-	s->ipv6port = 0;
-	s->httpPort = 0;
-	s->http6Port = 0;
 	s->httpDir = NULL;
-	s->autoPort = FALSE;
-	s->alwaysShared = TRUE;		/* a client cannot kick another out */
 	s->neverShared = FALSE;
 	s->dontDisconnect = TRUE;
 	s->deferUpdateTime = 0;		/* the worker paces frames itself */
 	s->handleEventsEagerly = FALSE;	/* one message per peer per wake-up */
-	s->ignoreSIGPIPE = TRUE;
-	s->permitFileTransfer = FALSE;
 	s->getFileTransferPermission = NULL;
 	s->setTextChat = NULL;
 	s->xvpHook = NULL;
@@ -942,8 +920,7 @@ int
 vnc_open(struct vnc **vp, const struct vnc_params *prm,
     const struct vnc_ops *ops)
 {
-	char arg0[] = "cdsgate-worker", *argv[] = { arg0, NULL };
-	int argc = 1, i, st, fl;
+	int i, st, fl;
 	struct vnc *v;
 
 	*vp = NULL;
@@ -981,11 +958,11 @@ vnc_open(struct vnc **vp, const struct vnc_params *prm,
 	rfbErr = vnc_log_err;
 	rfbMaxClientWait = VNC_CLIENT_WAIT_MS;
 	st = VNC_ELIB;
-	v->screen = rfbGetScreen(&argc, argv, (int)prm->width,
-	    (int)prm->height, 8, 3, 4);
+	v->screen = vnc_screen_new("cdsgate", (int)prm->width,
+	    (int)prm->height, prm->red_shift, prm->green_shift,
+	    prm->blue_shift, v);
 	if (v->screen == NULL)
 		goto out;
-	vnc_screen_format(v->screen, prm);
 	vnc_screen_policy(v, v->screen);
 	v->screen->frameBuffer = prm->framebuffer;
 	rfbSetServerVersionIdentity(v->screen, "cdsgate");  /* not the library's */

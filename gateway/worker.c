@@ -29,6 +29,7 @@
 #include <jansson.h>
 #include <rfb/rfbproto.h>
 
+#include "common/digest.h"
 #include "gateway/input.h"
 #include "gateway/kiosk.h"
 #include "gateway/ratelimit.h"
@@ -220,10 +221,10 @@ worker_rec_open(struct worker *w)
 static void
 worker_rec_close(struct worker *w)
 {
-	uint8_t d[32];
-	char hex[65];
+	uint8_t d[DIGEST_LEN];
+	char hex[DIGEST_HEX_SIZE];
 	struct stat st;
-	int rc, i;
+	int rc;
 
 	slog_set_tap(NULL, NULL);
 	if (w->rec == NULL)
@@ -237,8 +238,7 @@ worker_rec_close(struct worker *w)
 		w->rec_failed = 1;
 		return;
 	}
-	for (i = 0; i < 32; i++)
-		snprintf(hex + 2 * i, 3, "%02x", d[i]);
+	digest_to_hex(d, hex);
 	slog_event("record_closed", json_pack("{s:s, s:I}", "sha256", hex,
 	    "size", fstat(w->rec_fd2, &st) == 0 ? (json_int_t)st.st_size :
 	    (json_int_t)-1));

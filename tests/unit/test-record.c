@@ -378,7 +378,7 @@ test_edges(const char *path)
 	struct record_header h = { .width = 8, .height = 8 };
 	struct record_writer *w;
 	struct record_reader *r;
-	struct record_item it;
+	struct record_item it = { 0 };	/* read even when no CLIP chunk came */
 	struct record_text *x = record_text_alloc();
 	char err[256], name[32];
 	size_t i;

@@ -663,6 +663,31 @@ test_api(void)
 	test_forbidden(SANDBOX_PROFILE_API, calls);
 }
 
+/* pgmount: a raw packet socket is not a database connection */
+static int
+body_packet_socket(const void *arg)
+{
+	(void)arg;
+	socket(AF_PACKET, SOCK_RAW, 0);
+	return CHILD_WRONG;
+}
+
+/* PGMOUNT: TCP and AF_UNIX sockets (libpq), nothing that runs code. */
+static void
+test_pgmount(void)
+{
+	static const char *const calls[] = { "execve", "ptrace", NULL };
+
+	expect_exit0(SANDBOX_PROFILE_PGMOUNT, body_inet_socket, NULL,
+	    "socket(AF_INET)");
+	expect_sigsys(SANDBOX_PROFILE_PGMOUNT, body_packet_socket, NULL,
+	    "socket(AF_PACKET)");
+	expect_sigsys(SANDBOX_PROFILE_PGMOUNT, body_fork, NULL, "fork");
+	expect_sigsys(SANDBOX_PROFILE_PGMOUNT, body_mmap_exec, NULL,
+	    "mmap(PROT_EXEC)");
+	test_forbidden(SANDBOX_PROFILE_PGMOUNT, calls);
+}
+
 /* The kernel's attack surface stays closed under Xvfb's broad list. */
 static void
 test_xvfb_closed(void)
@@ -780,6 +805,7 @@ main(void)
 	test_gate();
 	test_api();
 	test_tls();
+	test_pgmount();
 	test_debug();
 	test_mode_none();
 	return tap_done();

@@ -67,7 +67,13 @@ test_migrations(void)
 	raw_sql("PRAGMA user_version = 99;");
 	tap_ok(store_open(dbpath, &s, err, sizeof(err)) == STORE_ESCHEMA &&
 	    strstr(err, "newer") != NULL, "a newer schema is refused (%s)", err);
-	raw_sql("PRAGMA user_version = 1;");
+	{
+		char v[64];
+
+		snprintf(v, sizeof(v), "PRAGMA user_version = %d;",
+		    STORE_SCHEMA_VERSION);
+		raw_sql(v);
+	}
 	tap_ok(store_open("/nonexistent/dir/x.db", &s, err, sizeof(err)) ==
 	    STORE_EIO && s == NULL, "an unopenable path is a clear error (%s)",
 	    err);
@@ -97,6 +103,19 @@ test_recipients(struct store *s)
 	    "an unknown recipient: ENOTFOUND");
 	tap_ok(store_recipient_disable(s, "carol") == STORE_ENOTFOUND,
 	    "disabling an unknown recipient: ENOTFOUND");
+	tap_ok(g.allowed_hours[0] == '\0' && strcmp(g.tz, "UTC") == 0,
+	    "allowed hours default to any time, UTC");
+	tap_ok(store_recipient_set_hours(s, "alice", "Mon-Fri 08:00-18:00",
+	    "Europe/Berlin") == STORE_OK && store_recipient_get(s, "alice",
+	    &g) == STORE_OK && strcmp(g.allowed_hours, "Mon-Fri 08:00-18:00")
+	    == 0 && strcmp(g.tz, "Europe/Berlin") == 0, "set allowed hours");
+	tap_ok(store_recipient_set_hours(s, "alice", "Mon-Fri 8-18", "UTC") ==
+	    STORE_EINVAL && store_recipient_set_hours(s, "alice", "", "") ==
+	    STORE_EINVAL && store_recipient_get(s, "alice", &g) == STORE_OK &&
+	    strcmp(g.allowed_hours, "Mon-Fri 08:00-18:00") == 0,
+	    "malformed hours or an empty zone change nothing");
+	tap_ok(store_recipient_set_hours(s, "carol", "", "UTC") ==
+	    STORE_ENOTFOUND, "hours for an unknown recipient: ENOTFOUND");
 }
 
 /* A dataset through the gate with the given verdict. */
