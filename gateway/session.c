@@ -48,6 +48,7 @@
 #include "gateway/session.h"		/* and supervise-log.h */
 #include "gateway/testhook.h"
 #include "gateway/slog.h"
+#include "gateway/tlsfront.h"
 #include "gateway/worker.h"
 #include "gateway/xvfb.h"
 #include "policy/chromium.h"
@@ -58,7 +59,8 @@
 #define RESTART_HISTORY		128	/* >= browser_restart_max bound */
 #define LISTEN_BACKLOG		128	/* a connect flood queues, not SYN-drops */
 
-enum role { ROLE_XVFB, ROLE_WORKER, ROLE_FORWARD, ROLE_BROWSER, ROLE_COUNT };
+enum role { ROLE_XVFB, ROLE_WORKER, ROLE_FORWARD, ROLE_BROWSER, ROLE_TLS,
+    ROLE_COUNT };
 
 struct child {
 	pid_t		 pid;		/* -1 = not running */
@@ -110,6 +112,8 @@ struct session {
 	int		 xsock_fd;	/* O_PATH: Xvfb's socket, for the jail */
 	char		 display_name[16];
 	struct worker_config wcfg;
+	int		 tls_ipc[2];	/* [0] the tls process's, [1] the worker's */
+	struct tlsfront_config tcfg;
 	struct browser_cmd bcmd;
 	struct browser_net bnet;	/* the jail's netns and listener */
 	struct forward_config fcfg;
@@ -133,6 +137,7 @@ static void	role_run_xvfb(struct session *, int);
 static void	role_run_worker(struct session *, int);
 static void	role_run_forward(struct session *, int);
 static void	role_run_browser(struct session *, int);
+static void	role_run_tls(struct session *, int);
 
 /*
  * The process table.  prepare runs in the child as root (after fork,
@@ -169,6 +174,10 @@ static const struct role_entry {
 	[ROLE_BROWSER] = { "browser", PRIVDROP_BROWSER_USER, 1,
 	    role_prepare_browser, role_run_browser, RL_KEEP, RL_KEEP,
 	    NO_PROFILE },
+	/* The TLS key holder (only with --tls-cert): client sockets and
+	   relays (2 per connection), its socket to the worker, the log. */
+	[ROLE_TLS] = { "tls", PRIVDROP_WORKER_USER, 0,
+	    NULL, role_run_tls, 32, 0, SANDBOX_PROFILE_TLS },
 };
 
 /* ---- small helpers ---- */
@@ -226,7 +235,7 @@ child_main(struct session *s, enum role r, int errfd, pid_t parent)
 	const struct privdrop_user *u = strcmp(re->user,
 	    PRIVDROP_BROWSER_USER) == 0 ? &s->browser_user : &s->worker_user;
 	const char *what = NULL;
-	int keep[5], nkeep = 0;
+	int keep[6], nkeep = 0;
 
 	/* Out of the supervisor's session and process group: a ^C in
 	   the terminal reaches only the supervisor, which stops us in
@@ -237,7 +246,7 @@ child_main(struct session *s, enum role r, int errfd, pid_t parent)
 	/* errfd must not sit on fd 3, which Xvfb's -displayfd takes. */
 	if ((errfd = fcntl(errfd, F_DUPFD_CLOEXEC, 10)) < 0)
 		_exit(127);
-	if (child_stdio(r != ROLE_WORKER && !s->verbose) != 0)
+	if (child_stdio(r != ROLE_WORKER && r != ROLE_TLS && !s->verbose) != 0)
 		child_fail(errfd, "stdio", errno);
 	if (re->prepare != NULL && re->prepare(s, &what) != 0)
 		child_fail(errfd, what, errno);
@@ -249,6 +258,11 @@ child_main(struct session *s, enum role r, int errfd, pid_t parent)
 		keep[nkeep++] = s->listen_fd;
 		keep[nkeep++] = slog_fd();
 		keep[nkeep++] = s->record_fd;
+		keep[nkeep++] = s->tls_ipc[1];	/* -1 without TLS: ignored */
+	}
+	if (r == ROLE_TLS) {
+		keep[nkeep++] = s->tls_ipc[0];
+		keep[nkeep++] = slog_fd();
 	}
 	if (r == ROLE_FORWARD) {
 		keep[nkeep++] = s->bnet.listen_fd;
@@ -361,6 +375,19 @@ role_run_worker(struct session *s, int errfd)
 	slog_set_proc("worker");
 	close(errfd);		/* "started": nothing is exec'd here */
 	_exit(worker_main(&s->wcfg));
+}
+
+/* The key holder: it loads the key and enters its filter itself
+ * (tlsfront_main), after reading nothing from anyone. */
+static void
+role_run_tls(struct session *s, int errfd)
+{
+	if (chdir("/") != 0)
+		child_fail(errfd, "chdir /", errno);
+	if (clearenv() != 0)
+		child_fail(errfd, "environment", errno);
+	close(errfd);		/* "started": nothing is exec'd here */
+	_exit(tlsfront_main(&s->tcfg));
 }
 
 /* ---- the supervisor side of spawning ---- */
@@ -545,6 +572,12 @@ child_exited(struct session *s, enum role r, int st)
 		    SESSION_EXIT_FAILED);
 	else if (r == ROLE_FORWARD)
 		session_stop(s, "forward_exit", SESSION_EXIT_FAILED);
+	else if (r == ROLE_TLS) {
+		/* No key holder, no TLS logins: fail closed. */
+		session_stop(s, "tls_exit", SESSION_EXIT_FAILED);
+		log_warnx("the tls process (the TLS key holder) ended; ending "
+		    "the session");
+	}
 	else
 		session_stop(s, "xvfb_exit", SESSION_EXIT_FAILED);
 	if (!(WIFEXITED(st) && WEXITSTATUS(st) == 0))
@@ -1066,11 +1099,8 @@ worker_config_fill(struct session *s)
 	w->password = s->password;
 	w->ws_token = s->ws_token;
 	w->ws_origins = (const char *const *)sp->ws_origins;
-	w->tls_cert = s->tls_cert;
-	w->tls_cert_len = s->tls_cert_len;
-	w->tls_key = s->tls_key;
-	w->tls_key_len = s->tls_key_len;
-	w->creds = s->creds;
+	w->tls_ipc = s->tls_ipc[1];
+	w->tls_users = s->creds != NULL ? (unsigned)creds_count(s->creds) : 0;
 	w->allow_plain = spec_allow_plain(sp);
 	w->width = sp->width;
 	w->height = sp->height;
@@ -1090,6 +1120,58 @@ worker_config_fill(struct session *s)
 	w->policy = sp->policy;
 }
 
+static void
+tls_ipc_close(struct session *s)
+{
+	int i;
+
+	for (i = 0; i < 2; i++)
+		if (s->tls_ipc[i] >= 0)
+			close(s->tls_ipc[i]);
+	s->tls_ipc[0] = s->tls_ipc[1] = -1;
+}
+
+/*
+ * The tls process first, so that the worker is forked from a supervisor
+ * that no longer holds the key or the credentials: both are wiped and
+ * freed here, before the worker exists (a fork copies our memory).
+ */
+static int
+start_tls(struct session *s)
+{
+	struct tlsfront_config *t = &s->tcfg;
+	int r = 0;
+
+	if (s->tls_cert == NULL)
+		return 0;
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0,
+	    s->tls_ipc) != 0) {
+		log_warn("tls: socketpair");
+		return -1;
+	}
+	s->wcfg.tls_ipc = s->tls_ipc[1];
+	memset(t, 0, sizeof(*t));
+	t->ipc_fd = s->tls_ipc[0];
+	t->tls_cert = s->tls_cert;
+	t->tls_cert_len = s->tls_cert_len;
+	t->tls_key = s->tls_key;
+	t->tls_key_len = s->tls_key_len;
+	t->creds = s->creds;
+	t->inner_password = s->password;
+	t->allow_plain = spec_allow_plain(s->spec);
+	t->test_violate = s->violate[ROLE_TLS];
+	if (child_spawn(s, ROLE_TLS) != 0)
+		r = -1;
+	explicit_bzero(s->tls_key, s->tls_key_len);
+	free(s->tls_key);
+	s->tls_key = NULL;
+	creds_free(s->creds);
+	s->creds = NULL;
+	t->tls_key = NULL;
+	t->creds = NULL;
+	return r;
+}
+
 static int
 start_children(struct session *s)
 {
@@ -1100,6 +1182,10 @@ start_children(struct session *s)
 		return -1;
 	}
 	worker_config_fill(s);
+	if (start_tls(s) != 0) {
+		session_stop(s, "tls_failed", SESSION_EXIT_FAILED);
+		return -1;
+	}
 	if (child_spawn(s, ROLE_WORKER) != 0) {
 		session_stop(s, "worker_failed", SESSION_EXIT_FAILED);
 		return -1;
@@ -1108,10 +1194,7 @@ start_children(struct session *s)
 	explicit_bzero(s->password, strlen(s->password));
 	if (s->ws_token != NULL)
 		explicit_bzero(s->ws_token, strlen(s->ws_token));
-	if (s->tls_key != NULL)
-		explicit_bzero(s->tls_key, s->tls_key_len);
-	creds_free(s->creds);
-	s->creds = NULL;
+	tls_ipc_close(s);
 	close(s->record_fd);	/* the worker's now, and only its */
 	s->record_fd = -1;
 
@@ -1348,7 +1431,7 @@ session_teardown(struct session *s)
 	s->stopping = 1;
 	/* Clients of X first, then X. */
 	roles_stop(s, (1u << ROLE_BROWSER) | (1u << ROLE_WORKER) |
-	    (1u << ROLE_FORWARD));
+	    (1u << ROLE_FORWARD) | (1u << ROLE_TLS));
 	roles_stop(s, 1u << ROLE_XVFB);
 	reap_everything(s);
 	/* An Xvfb that was killed (not one that exited) leaves its files. */
@@ -1429,6 +1512,7 @@ session_run(const struct session_spec *spec, FILE *ready_out)
 	log_set_verbose(spec->verbose);
 	s->sigfd = s->listen_fd = s->xvfb_pipe = s->dir_lock = -1;
 	s->record_fd = s->netlog_fd = s->pcap_fd = -1;
+	s->tls_ipc[0] = s->tls_ipc[1] = -1;
 	s->bnet.netns_fd = s->bnet.listen_fd = s->xsock_fd = -1;
 	for (r = 0; r < ROLE_COUNT; r++)
 		s->child[r].pid = s->child[r].pgid = -1;
@@ -1441,6 +1525,7 @@ session_run(const struct session_spec *spec, FILE *ready_out)
 	else if (start_children(s) == 0 && session_announce(s, ready_out))
 		session_loop(s);
 	notify_send("STOPPING=1");
+	tls_ipc_close(s);
 	session_teardown(s);
 	stop = json_pack("{s:s, s:i, s:i, s:i}", "reason", s->stop_reason,
 	    "exit", s->exit_code, "duration_s",

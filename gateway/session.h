@@ -12,6 +12,8 @@
  *   xvfb     cdsgate          the session ends (no display, no session)
  *   worker   cdsgate          the session ends (it is the session)
  *   forward  cdsgate-browser  the session ends (the browser's only way out)
+ *   tls      cdsgate          the session ends (with --tls-cert: the only
+ *                             holder of the TLS key and the credentials)
  *   browser  cdsgate-browser  restarted with back-off; too many => end
  *                             (in its jail: pid 1 of its own pid namespace,
  *                             loopback-only network, allow-list root)

@@ -21,7 +21,7 @@ test_hook_get(const char **role, const char **call)
 	static const char *const calls[] = { "open", "socket", "execve",
 	    "ptrace", NULL };
 	static const char *const hookable[] = { "worker", "xvfb",
-	    "forward" };
+	    "forward", "tls" };
 	const char *v = getenv("CDSGATE_TEST_VIOLATE"), *c, *colon;
 	size_t i, n;
 
@@ -48,7 +48,7 @@ test_hook_get(const char **role, const char **call)
 	*call = calls[i];
 	return 1;
 bad:
-	log_warnx("CDSGATE_TEST_VIOLATE=%s: want [worker:|xvfb:|forward:]"
+	log_warnx("CDSGATE_TEST_VIOLATE=%s: want [worker:|xvfb:|forward:|tls:]"
 	    "open|socket|execve|ptrace", v);
 	return -1;
 #else

@@ -34,7 +34,6 @@
 #include "gateway/kiosk.h"
 #include "gateway/ratelimit.h"
 #include "gateway/slog.h"
-#include "gateway/tls.h"
 #include "gateway/vnc.h"
 #include "gateway/worker.h"
 #include "gateway/x11.h"
@@ -51,7 +50,6 @@ struct worker {
 	struct x11		*x;
 	struct input		*in;
 	struct vnc		*v;
-	struct tls_ctx		*tls;
 	struct ratelimit	 rl;
 	int			 sigfd;
 	sigset_t		 oldmask;
@@ -586,6 +584,14 @@ worker_loop(struct worker *w)
 		w->damage |= (bits & X11_EV_DAMAGE) != 0;
 		w->cursor |= (bits & X11_EV_CURSOR) != 0;
 		vnc_handle(w->v, pfd + 2, n - 2, now);
+		/* The tls process is gone or broke the protocol: fail
+		   closed (unless we are stopping anyway: it got SIGTERM
+		   right after us). */
+		if (vnc_fatal(w->v) != NULL && !w->stop) {
+			slog_event("protocol_error", json_pack("{s:s}",
+			    "what", vnc_fatal(w->v)));
+			return -1;
+		}
 	}
 	return 0;
 }
@@ -619,7 +625,7 @@ worker_open_vnc(struct worker *w)
 		.ws_token = cfg->ws_token,
 		.ws_origins = cfg->ws_origins,
 		.allow_observer = cfg->allow_observer,
-		.tls = w->tls, .creds = cfg->creds,
+		.tls_ipc = cfg->tls_ipc, .tls_users = cfg->tls_users,
 		.allow_plain = cfg->allow_plain,
 		.width = f->width, .height = f->height,
 		.red_shift = f->red_shift, .green_shift = f->green_shift,
@@ -667,27 +673,6 @@ worker_confine(struct worker *w)
 	return 0;
 }
 
-/* The TLS context, before the loop: no files are opened later.  Our
- * copy of the key is wiped as soon as OpenSSL has parsed it. */
-static int
-worker_open_tls(struct worker *w)
-{
-	const struct worker_config *cfg = w->cfg;
-	char err[256] = "";
-	int st;
-
-	if (cfg->tls_cert == NULL)
-		return 0;
-	st = tls_ctx_alloc(&w->tls, cfg->tls_cert, cfg->tls_cert_len,
-	    cfg->tls_key, cfg->tls_key_len, err, sizeof(err));
-	explicit_bzero(cfg->tls_key, cfg->tls_key_len);
-	if (st != TLS_OK) {
-		worker_setup_failed("tls", err[0] ? err : tls_strerror(st));
-		return -1;
-	}
-	return 0;
-}
-
 static int
 worker_setup(struct worker *w, const struct worker_config *cfg)
 {
@@ -716,8 +701,6 @@ worker_setup(struct worker *w, const struct worker_config *cfg)
 		worker_setup_failed("input", input_strerror(st));
 		return -1;
 	}
-	if (worker_open_tls(w) != 0)
-		return -1;
 	if ((st = worker_open_vnc(w)) != VNC_OK) {
 		worker_setup_failed("vnc", vnc_strerror(st));
 		return -1;
@@ -734,7 +717,6 @@ worker_teardown(struct worker *w)
 	worker_rec_close(w);
 	if (w->rec_fd2 >= 0)
 		close(w->rec_fd2);
-	tls_ctx_free(w->tls);
 	input_close(w->in);
 	x11_close(w->x);
 	if (w->sigfd >= 0)

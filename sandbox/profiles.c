@@ -523,6 +523,36 @@ static const struct sandbox_errno api_deny[] = {
 	DENY_PROBES,
 };
 
+/* ---- TLS: the session's TLS key holder (gateway/tlsfront.c) ---------
+ * Loaded after the key is parsed (and wiped), libgcrypt's DES and one
+ * scrypt warmed up, before it reads a byte.  It is handed every client
+ * socket and relay end over its SOCK_SEQPACKET socket to the worker
+ * (recvmsg with SCM_RIGHTS), runs TLS and VeNCrypt on them, and copies
+ * bytes.  It makes no socket of any kind (not even socketpair: the
+ * worker makes the relay's pair), accepts nothing, opens nothing. */
+static const int tls_allow[] = {
+	/* clients, relays and the worker's socket: fds it was handed */
+	__NR_read, __NR_write, __NR_recvfrom, __NR_sendto,
+	__NR_recvmsg, __NR_sendmsg, __NR_close,
+	/* the loop and its signalfd; memory (mmap/mprotect checked) */
+	SERVER_LOOP,
+	/* identity queries (OpenSSL's fork check), locks, the end */
+	__NR_getpid, __NR_gettid, __NR_futex,
+	/* OpenSSL's DRBG reseeds; jansson; scrypt salts are not made here */
+	__NR_getrandom,
+	__NR_exit, __NR_exit_group,
+};
+
+static const struct sandbox_argrule tls_checked[] = {
+	FSTAT_BY_FD,
+	FCNTL_BASIC,
+	NO_EXEC(__NR_mmap), NO_EXEC(__NR_mprotect),
+};
+
+static const struct sandbox_errno tls_deny[] = {
+	DENY_PROBES,
+};
+
 /* ---- PGMOUNT: the api's PostgreSQL mounter (api/pgrunner.c) --------
  * Answers MOUNT/UNMOUNT on its socketpair with the api: libpq connects
  * to the analytics database (AF_UNIX or TCP, maybe TLS), reads
@@ -576,6 +606,7 @@ static const struct sandbox_rules profiles[SANDBOX_PROFILE_COUNT] = {
 	    SANDBOX_SIGNAL_SELF, audit_dirfd, N(audit_dirfd) },
 	[SANDBOX_PROFILE_GATE] = RULES("gate", gate, SANDBOX_SIGNAL_SELF),
 	[SANDBOX_PROFILE_API] = RULES("api", api, SANDBOX_SIGNAL_SELF),
+	[SANDBOX_PROFILE_TLS] = RULES("tls", tls, SANDBOX_SIGNAL_SELF),
 	[SANDBOX_PROFILE_PGMOUNT] = RULES("pgmount", pgmount,
 	    SANDBOX_SIGNAL_SELF),
 };
