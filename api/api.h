@@ -173,10 +173,10 @@ int	sessions_revoke(struct api_req *r);
 int	sessions_extend(struct api_req *r);
 /* The parent's messages (api/sessions.c): -1 when it is gone or broke
  * the protocol (the api then exits: no parent, no sessions). */
-int	api_parent_input(int fd, struct store *st);
+int	api_parent_input(const struct api_config *cfg, struct store *st);
 /* At exit: what the parent already sent (the ends of the sessions it
  * stopped before stopping us) goes into the store. */
-void	api_parent_drain(int fd, struct store *st);
+void	api_parent_drain(const struct api_config *cfg, struct store *st);
 /* Once a second or so: expire sessions and ask the parent to stop them. */
 void	api_sessions_tick(const struct api_config *cfg, struct store *st);
 int	metrics_show(struct api_req *r);

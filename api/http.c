@@ -479,11 +479,11 @@ http_loop(struct MHD_Daemon *d, int sigfd)
 		if (poll(pfd, 3, ms) < 0 && errno != EINTR)
 			return -1;
 		if (pfd[1].revents & POLLIN) {
-			api_parent_drain(api.cfg->parent_fd, api.store);
+			api_parent_drain(api.cfg, api.store);
 			return 0;
 		}
 		/* The parent gone or broken: no sessions, fail closed. */
-		if (pfd[2].revents != 0 && api_parent_input(api.cfg->parent_fd, api.store) != 0)
+		if (pfd[2].revents != 0 && api_parent_input(api.cfg, api.store) != 0)
 			return -1;
 		if (api.cfg->parent_fd >= 0)
 			api_sessions_tick(api.cfg, api.store);

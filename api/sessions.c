@@ -40,17 +40,22 @@ struct pctx {
 	struct store		*st;
 	int			 fd;
 	struct start_wait	*wait;	/* NULL: nothing awaited */
+	struct keyholder	*audit;
 };
 
 static int	answer_started(void *, struct ipc_msg *);
 static int	answer_failed(void *, struct ipc_msg *);
 static int	answer_ended(void *, struct ipc_msg *);
+static int	answer_record_closed(void *, struct ipc_msg *);
+static int	answer_record_expire(void *, struct ipc_msg *);
 
 /* What the parent may send us. */
 static const struct ipc_handler api_permit[] = {
 	{ PIPC_SESSION_STARTED, answer_started },
 	{ PIPC_SESSION_FAILED, answer_failed },
 	{ PIPC_SESSION_ENDED, answer_ended },
+	{ PIPC_RECORD_CLOSED, answer_record_closed },
+	{ PIPC_RECORD_EXPIRE, answer_record_expire },
 };
 
 /* Ask the parent to stop one supervisor. */
@@ -128,6 +133,106 @@ answer_ended(void *ctx, struct ipc_msg *m)
 	return 0;
 }
 
+/* The strings of a RECORD_* message, checked: a bad one is fatal. */
+static int
+record_fields(const struct pipc_record *m, struct pipc_record *out)
+{
+	size_t i;
+
+	memcpy(out, m, sizeof(*out));
+	if (ipc_str_get(out->id, sizeof(out->id), m->id, sizeof(m->id)) != 0 ||
+	    ipc_str_get(out->file, sizeof(out->file), m->file,
+	    sizeof(m->file)) != 0 || ipc_str_get(out->sha256,
+	    sizeof(out->sha256), m->sha256, sizeof(m->sha256)) != 0 ||
+	    ipc_str_get(out->end, sizeof(out->end), m->end,
+	    sizeof(m->end)) != 0 || !store_id_valid(out->id) ||
+	    out->file[0] != '/' || strlen(out->sha256) != 64)
+		return -1;
+	for (i = 0; i < 64; i++)
+		if (strchr("0123456789abcdef", out->sha256[i]) == NULL)
+			return -1;
+	return 0;
+}
+
+/* The audit record's data for a RECORD_* message. */
+static json_t *
+record_json(const struct pipc_record *m)
+{
+	return json_pack("{s:s, s:s, s:s, s:I, s:I, s:I, s:b, s:s}",
+	    "session", m->id, "file", m->file, "sha256", m->sha256, "size",
+	    (json_int_t)m->size, "frames", (json_int_t)m->frames,
+	    "duration_us", (json_int_t)m->duration_us, "truncated",
+	    m->truncated != 0, "end", m->end);
+}
+
+/*
+ * RECORD_CLOSED: the recording's digest enters the audit chain first,
+ * then the store's index of recordings (the index never names a digest
+ * the chain does not have).
+ */
+static int
+answer_record_closed(void *ctx, struct ipc_msg *msg)
+{
+	struct pctx *c = ctx;
+	struct pipc_record m;
+	json_t *d;
+	char err[512];
+	int64_t now = (int64_t)time(NULL), id;
+	int rc;
+
+	if (record_fields((const struct pipc_record *)msg->data, &m) != 0)
+		return -1;
+	d = record_json(&m);
+	rc = keyholder_append(c->audit, "record_closed", d, NULL, err,
+	    sizeof(err));
+	json_decref(d);
+	if (rc != 0) {
+		fprintf(stderr, "cdsgated api: record_closed for %s not "
+		    "audited: %s\n", m.id, err);
+		return 0;
+	}
+	if (store_recording_add(c->st, m.id, m.file, now, &id) != STORE_OK ||
+	    store_recording_close(c->st, id, m.sha256, (int64_t)m.size, now)
+	    != STORE_OK)
+		fprintf(stderr, "cdsgated api: recording of %s not indexed: "
+		    "%s\n", m.id, store_errmsg(c->st));
+	return 0;
+}
+
+/*
+ * RECORD_EXPIRE: retention may remove a recording only when the index
+ * has it closed with this very digest (so the chain vouches for what is
+ * removed) and record_expired was audited.
+ */
+static int
+answer_record_expire(void *ctx, struct ipc_msg *msg)
+{
+	struct pctx *c = ctx;
+	struct pipc_record m;
+	struct pipc_expired a;
+	struct store_recording sr;
+	json_t *d;
+	char err[512];
+
+	if (record_fields((const struct pipc_record *)msg->data, &m) != 0)
+		return -1;
+	memset(&a, 0, sizeof(a));
+	snprintf(a.file, sizeof(a.file), "%s", m.file);
+	if (store_recording_find(c->st, NULL, m.file, &sr) == STORE_OK &&
+	    sr.ended != 0 && sr.expired == 0 &&
+	    strcmp(sr.sha256, m.sha256) == 0) {
+		d = record_json(&m);
+		json_object_set_new(d, "reason", json_string(m.end));
+		json_object_del(d, "end");
+		a.ok = keyholder_append(c->audit, "record_expired", d, NULL,
+		    err, sizeof(err)) == 0 && store_recording_expire(c->st,
+		    sr.id, (int64_t)time(NULL)) == STORE_OK;
+		json_decref(d);
+	}
+	return ipc_send(c->fd, &pipc_proto, PIPC_RECORD_EXPIRED, &a,
+	    sizeof(a), -1) == IPC_OK ? 0 : -1;
+}
+
 static int
 parent_dispatch(struct pctx *c)
 {
@@ -144,20 +249,20 @@ parent_dispatch(struct pctx *c)
 }
 
 int
-api_parent_input(int fd, struct store *st)
+api_parent_input(const struct api_config *cfg, struct store *st)
 {
-	struct pctx c = { st, fd, NULL };
+	struct pctx c = { st, cfg->parent_fd, NULL, cfg->audit };
 
 	return parent_dispatch(&c);
 }
 
 void
-api_parent_drain(int fd, struct store *st)
+api_parent_drain(const struct api_config *cfg, struct store *st)
 {
-	struct pollfd pfd = { fd, POLLIN, 0 };
+	struct pollfd pfd = { cfg->parent_fd, POLLIN, 0 };
 
-	while (fd >= 0 && poll(&pfd, 1, 0) == 1 && (pfd.revents & POLLIN) &&
-	    api_parent_input(fd, st) == 0)
+	while (cfg->parent_fd >= 0 && poll(&pfd, 1, 0) == 1 &&
+	    (pfd.revents & POLLIN) && api_parent_input(cfg, st) == 0)
 		;
 }
 
@@ -263,7 +368,7 @@ static int
 start_and_wait(struct api_req *r, const struct store_session *ss,
     const char *secret, struct start_wait *w)
 {
-	struct pctx c = { r->store, r->cfg->parent_fd, w };
+	struct pctx c = { r->store, r->cfg->parent_fd, w, r->audit };
 	struct pipc_start m;
 	struct timespec t0, t;
 	struct pollfd pfd = { r->cfg->parent_fd, POLLIN, 0 };

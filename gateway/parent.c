@@ -28,11 +28,13 @@
 
 static int	answer_start(void *, struct ipc_msg *);
 static int	answer_stop(void *, struct ipc_msg *);
+static int	answer_expired(void *, struct ipc_msg *);
 
 /* What the api may ask of the parent: nothing else. */
 static const struct ipc_handler parent_permit[] = {
 	{ PIPC_SESSION_START, answer_start },
 	{ PIPC_SESSION_STOP, answer_stop },
+	{ PIPC_RECORD_EXPIRED, answer_expired },
 };
 
 static int
@@ -71,6 +73,16 @@ answer_stop(void *ctx, struct ipc_msg *m)
 		return -1;
 	parent_session_stop(ctx, id, 1);
 	return 0;
+}
+
+/* RECORD_EXPIRED: retention may remove the file now (or must keep it). */
+static int
+answer_expired(void *ctx, struct ipc_msg *m)
+{
+	struct pipc_expired e;
+
+	memcpy(&e, m->data, sizeof(e));
+	return parent_record_expired(ctx, &e);
 }
 
 /* The signals the loop handles, as a signalfd (blocked otherwise). */
@@ -257,6 +269,7 @@ parent_loop(struct parent *p, int sigfd)
 			if (pfd[i].revents != 0)
 				parent_session_ready(p, who[i]);
 		parent_session_timers(p);
+		parent_retention(p);
 	}
 }
 
@@ -361,7 +374,7 @@ parent_serve_cmd(int argc, char **argv)
 		    "session supervisors)\n");
 		return SESSION_EXIT_CONFIG;
 	}
-	if (parent_dirs(&p.cfg) != 0)
+	if (parent_dirs(&p.cfg) != 0 || parent_record_dir(&p.cfg) != 0)
 		return SESSION_EXIT_CONFIG;
 	p.ipc = -1;
 	return parent_run(&p);

@@ -51,6 +51,7 @@
 #include "sandbox/namespace.h"
 #include "sandbox/sandbox.h"
 #include "policy/creds.h"
+#include "record/record.h"
 
 #define SESSION_ID_BYTES	8
 #define RESTART_HISTORY		128	/* >= browser_restart_max bound */
@@ -790,7 +791,10 @@ child_exited(struct session *s, enum role r, int st)
 		browser_schedule_restart(s);
 		return;
 	}
-	if (r == ROLE_WORKER)
+	if (r == ROLE_WORKER && WIFEXITED(st) &&
+	    WEXITSTATUS(st) == WORKER_EXIT_DISK_FULL)
+		session_stop(s, "disk_full", SESSION_EXIT_DISK_FULL);
+	else if (r == ROLE_WORKER)
 		session_stop(s, "worker_exit", WIFEXITED(st) &&
 		    WEXITSTATUS(st) == 0 ? SESSION_EXIT_OK :
 		    SESSION_EXIT_FAILED);
@@ -1249,27 +1253,6 @@ bad:
 #endif
 }
 
-/* mkdir -p for the recording directory: root's, 0700 where we make it. */
-static int
-record_dir_make(const char *dir)
-{
-	char p[PATH_MAX];
-	size_t i, n = strlen(dir);
-
-	if (n == 0 || n >= sizeof(p))
-		return errno = ENAMETOOLONG, -1;
-	memcpy(p, dir, n + 1);
-	for (i = 1; i <= n; i++) {
-		if (p[i] != '/' && p[i] != '\0')
-			continue;
-		p[i] = '\0';
-		if (mkdir(p, 0700) != 0 && errno != EEXIST)
-			return -1;
-		p[i] = i < n ? '/' : '\0';
-	}
-	return 0;
-}
-
 /*
  * The recording file, made by root before any child: <dir>/<id>.cdsrec,
  * O_EXCL, 0600 root.  The worker inherits the open fd (it can never open
@@ -1279,18 +1262,28 @@ static int
 setup_record(struct session *s)
 {
 	const char *dir = s->spec->record_dir;
-	char name[SESSION_ID_BYTES * 2 + 8];
+	char name[80], why[PATH_MAX + 100];
 
-	snprintf(name, sizeof(name), "%s.cdsrec", s->id);
+	snprintf(name, sizeof(name), "%s.cdsrec", s->spec->record_name != NULL ?
+	    s->spec->record_name : s->id);
+	if (record_dir_make(dir) == 0 && !record_dir_has_room(dir,
+	    s->spec->record_min_free_mb, why, sizeof(why))) {
+		log_warnx("%s (a session that cannot be recorded does not "
+		    "start)", why);
+		slog_event("disk_full", json_pack("{s:s, s:s}", "dir", dir,
+		    "error", why));
+		return SESSION_EXIT_DISK_FULL;
+	}
 	if (record_dir_make(dir) != 0 ||
 	    path_join(s->record_path, dir, name) != 0 ||
 	    (s->record_fd = open(s->record_path, O_WRONLY | O_CREAT | O_EXCL |
 	    O_NOFOLLOW | O_CLOEXEC, 0600)) < 0) {
 		log_warn("cannot create the session recording in %s "
 		    "(a session that cannot be recorded does not start)", dir);
+		s->record_path[0] = '\0';	/* not ours to seal */
 		slog_event("record_failed", json_pack("{s:s, s:s}", "dir", dir,
 		    "error", strerror(errno)));
-		return -1;
+		return SESSION_EXIT_CONFIG;
 	}
 	slog_event("record_open", json_pack("{s:s}", "file", s->record_path));
 	return 0;
@@ -1301,6 +1294,7 @@ static int
 session_setup(struct session *s)
 {
 	const struct session_spec *sp = s->spec;
+	int r;
 
 	if (setup_check(s) != 0)
 		return SESSION_EXIT_CONFIG;
@@ -1315,8 +1309,8 @@ session_setup(struct session *s)
 	if (setup_listen(s) != 0)
 		return SESSION_EXIT_FAILED;
 	log_session_start(s);
-	if (setup_record(s) != 0)
-		return SESSION_EXIT_CONFIG;
+	if ((r = setup_record(s)) != 0)
+		return r;
 	if (setup_dir(s) != 0 || setup_files(s) != 0)
 		return SESSION_EXIT_FAILED;
 	return -1;
@@ -1658,6 +1652,29 @@ reap_everything(const struct session *s)
 	}
 }
 
+/*
+ * The worker logs record_closed when it closed its recording; when it
+ * could not (killed, disk full) the supervisor does, from the file: the
+ * digest of what is there, and that it is cut short.
+ */
+static void
+record_seal_log(const struct session *s)
+{
+	struct record_seal rs;
+	char err[256];
+
+	if (s->record_path[0] == '\0' ||
+	    record_seal(s->record_path, &rs, err, sizeof(err)) != RECORD_OK ||
+	    !rs.truncated)
+		return;
+	slog_event("record_closed", json_pack("{s:s, s:s, s:I, s:I, s:I, "
+	    "s:b, s:s, s:s}", "file", s->record_path, "sha256", rs.sha256,
+	    "size", (json_int_t)rs.size, "frames", (json_int_t)rs.frames,
+	    "duration_us", (json_int_t)rs.duration_us, "truncated", 1,
+	    "reason", rs.reason, "end", s->stop_reason != NULL ?
+	    s->stop_reason : ""));
+}
+
 static void
 session_teardown(struct session *s)
 {
@@ -1681,7 +1698,9 @@ session_teardown(struct session *s)
 		unlink(s->record_path);
 		close(s->record_fd);
 		s->record_fd = -1;
+		s->record_path[0] = '\0';
 	}
+	record_seal_log(s);
 	if (s->dir_made) {
 		dirfd = open(SESSION_RUN_DIR, O_RDONLY | O_DIRECTORY |
 		    O_CLOEXEC);

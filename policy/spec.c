@@ -31,6 +31,7 @@
 static int	check_backend(const char *, struct policy_error *);
 static int	check_listen(const char *, struct policy_error *);
 static int	check_recipient(const char *, struct policy_error *);
+static int	check_record_name(const char *, struct policy_error *);
 static int	check_origin(const char *, struct policy_error *);
 
 #define OFF(f)	offsetof(struct session_spec, f)
@@ -83,6 +84,14 @@ const struct spec_option spec_options[] = {
 	  "/var/lib/cdsgate/recordings", OFF(record_dir), "DIR", NULL,
 	  "write the session recording to DIR/<session-id>.cdsrec (made "
 	  "0600 root); a session that cannot be recorded does not start" },
+	{ "record_name", SPEC_STRING, SPEC_CLI, 0, 0, NULL, OFF(record_name),
+	  "NAME", check_record_name,
+	  "name the recording DIR/NAME.cdsrec instead of the session id "
+	  "(`cdsgated serve` passes the api's session id)" },
+	{ "record_min_free_mb", SPEC_UINT, SPEC_CLI, 0, 1048576, "64",
+	  OFF(record_min_free_mb), "MB", NULL,
+	  "refuse to start when the record dir has less free space (0 = no "
+	  "check); a full disk mid-session ends it (disk_full)" },
 	{ "allow_plain_vnc", SPEC_BOOL, BOTH, 0, 1, NULL,
 	  OFF(allow_plain_vnc), NULL, NULL,
 	  "also allow unencrypted VNC authentication and ws:// (default: "
@@ -188,6 +197,23 @@ check_recipient(const char *v, struct policy_error *err)
 		    strchr("._@+-", v[i]) == NULL)
 			return policy_error_set(err, POLICY_EINPUT,
 			    "character %zu is not one of A-Z a-z 0-9 . _ @ + -",
+			    i + 1);
+	return POLICY_OK;
+}
+
+/* A file name stem: 1 to 64 of A-Z a-z 0-9 . _ -, no leading dot. */
+static int
+check_record_name(const char *v, struct policy_error *err)
+{
+	size_t n = strlen(v), i;
+
+	if (n == 0 || n > 64 || v[0] == '.')
+		return policy_error_set(err, POLICY_EINPUT,
+		    "must have 1 to 64 characters and not start with '.'");
+	for (i = 0; i < n; i++)
+		if (!isalnum((unsigned char)v[i]) && strchr("._-", v[i]) == NULL)
+			return policy_error_set(err, POLICY_EINPUT,
+			    "character %zu is not one of A-Z a-z 0-9 . _ -",
 			    i + 1);
 	return POLICY_OK;
 }

@@ -80,6 +80,10 @@ static const char *const migrations[] = {
 	" started INTEGER NOT NULL,"
 	" ended INTEGER);"
 	"CREATE INDEX recordings_by_session ON recordings(session);",
+
+	/* 1 -> 2: retention removes recordings; the index keeps when. */
+	"ALTER TABLE recordings ADD COLUMN expired INTEGER;"
+	"CREATE INDEX recordings_by_path ON recordings(path);",
 };
 
 _Static_assert(sizeof(migrations) / sizeof(migrations[0]) ==
