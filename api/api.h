@@ -169,6 +169,7 @@ int	health_show(struct api_req *r);
 int	sessions_list(struct api_req *r);
 int	sessions_create(struct api_req *r);
 int	sessions_show(struct api_req *r);
+int	sessions_recording(struct api_req *r);
 int	sessions_revoke(struct api_req *r);
 int	sessions_extend(struct api_req *r);
 /* The parent's messages (api/sessions.c): -1 when it is gone or broke

@@ -363,6 +363,26 @@ sessions_show(struct api_req *r)
 	return api_reply(r, 200, j);
 }
 
+/* The session's recording from the index (auditors: replay by id). */
+int
+sessions_recording(struct api_req *r)
+{
+	struct store_recording sr;
+	int st;
+
+	if ((st = store_recording_find(r->store, r->params[0], NULL, &sr)) !=
+	    STORE_OK)
+		return st == STORE_ENOTFOUND ? api_error(r, 404, "not_found",
+		    "no closed recording of session %s in the index (not "
+		    "started, still running, or unknown)", r->params[0]) :
+		    api_store_error(r, st, "recording");
+	return api_reply(r, 200, json_pack("{s:s, s:s, s:s, s:I, s:I, s:I, "
+	    "s:I}", "session", sr.session, "path", sr.path, "sha256",
+	    sr.sha256, "bytes", (json_int_t)sr.bytes, "started",
+	    (json_int_t)sr.started, "ended", (json_int_t)sr.ended, "expired",
+	    (json_int_t)sr.expired));
+}
+
 /* Send SESSION_START and wait for its answer (other messages handled). */
 static int
 start_and_wait(struct api_req *r, const struct store_session *ss,

@@ -187,7 +187,7 @@ BHOST=$(sed -n 's/^ready //p' "$TMP/backend.out")
 python3 -c 'import secrets,string; print("".join(secrets.choice(string.ascii_letters+string.digits) for _ in range(8)))' > "$TMP/pw"
 chmod 600 "$TMP/pw"
 t_start=$(date +%s)
-"$CDSGATED" run-session --backend "http://$BHOST/x/" --listen "127.0.0.1:$(free_port)" \
+"$CDSGATED" run-session --record-dir "$TMP/rec" --backend "http://$BHOST/x/" --listen "127.0.0.1:$(free_port)" \
 	--password-file "$TMP/pw" --log "$LOG" --geometry 1280x800 \
 	> "$TMP/gw.out" 2> "$TMP/gw.err" &
 GW_PID=$!

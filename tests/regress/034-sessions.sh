@@ -62,6 +62,7 @@ write_config() {
   "audit_key": "$D/audit/key.pem",
   "cdsgate": "$CDSGATE",
   "secrets_dir": "$D/secrets",
+  "record_dir": "$D/rec",
   "backend_url": "$BACKEND_URL",
   "session_address": "127.0.0.1",
   "session_ports": "$PORT0-$((PORT0 + 20))"${2:+,
