@@ -168,7 +168,8 @@ record_list(const struct parent *p, struct rfile *f, size_t max,
 		memcpy(id, e->d_name, l - 7);
 		id[l - 7] = '\0';
 		*total += (uint64_t)st.st_size;
-		if (record_busy(p, id))
+		/* not a session id (the api would refuse the message): kept */
+		if (!store_id_valid(id) || record_busy(p, id))
 			continue;
 		snprintf(f[n].name, sizeof(f[n].name), "%s", e->d_name);
 		f[n].mtime = st.st_mtime;
@@ -245,6 +246,7 @@ parent_record_expired(struct parent *p, const struct pipc_expired *m)
 		    "not in the audit chain, or the file changed)", file);
 		snprintf(p->kept[p->nkept++], sizeof(p->kept[0]), "%s",
 		    p->expiring_id);
+		p->retention_due = 1;	/* the next one, now */
 	}
 	p->expiring[0] = '\0';
 	p->expiring_id[0] = '\0';

@@ -274,6 +274,22 @@ else
 	sed 's/^/# /' "$D/verify.out"
 	check "audit verify --recordings DIR: intact, F re-hashed there, its cut named (exit $rc)" \
 		sh -c "[ $rc = 0 ] && grep -q '1 re-hashed' '$D/verify.out' && grep -q 'cut short' '$D/verify.out'"
+
+	# retention by age: F (2 days old, chained) goes; an old file the chain
+	# does not know is refused by the api and kept; a young one is not asked
+	touch -d '2 days ago' "$D/full/$F.cdsrec"
+	cp "$D/full/$F.cdsrec" "$D/full/s-forged.cdsrec"
+	touch -d '3 days ago' "$D/full/s-forged.cdsrec"
+	cp "$D/full/$F.cdsrec" "$D/full/s-young.cdsrec"
+	write_config "$D/full" '"retention_max_age_days": 1'
+	check "serve starts with retention_max_age_days 1" start_serve
+	XF=$(closed "$F" record_expired)
+	check "F (2 days old) expired: record_expired reason age, its digest; the file is gone" \
+		sh -c "[ '$(field "$XF" reason 2>/dev/null)' = age ] && [ '$(field "$XF" sha256 2>/dev/null)' = '$(field "$CF" sha256)' ] && [ ! -e '$D/full/$F.cdsrec' ]"
+	check "an old recording whose digest is not in the chain is kept, and the parent says why" \
+		sh -c "[ -e '$D/full/s-forged.cdsrec' ] && grep -q 'retention: the api keeps .*s-forged.cdsrec' '$D/err' && ! grep -q s-forged '$LOG'"
+	check "a young recording is left alone" test -e "$D/full/s-young.cdsrec"
+	stop_serve
 	umount "$D/full"
 fi
 
