@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include <openssl/evp.h>
 
@@ -122,7 +123,6 @@ track_file(struct verify *v, unsigned long n, const char *type, json_t *d)
 		v->r->files_expired++;
 		return AUDIT_OK;
 	}
-	note_truncated(v, n, d);
 	if (v->nfiles == v->capfiles) {
 		v->capfiles = v->capfiles ? 2 * v->capfiles : 16;
 		if ((nf = realloc(v->files, v->capfiles * sizeof(*nf))) ==
@@ -148,6 +148,8 @@ check_file(struct verify *v, unsigned long n, const char *line)
 	const char *type = json_string_value(json_object_get(o, "type"));
 	int rc = AUDIT_OK;
 
+	if (type != NULL && strcmp(type, "record_closed") == 0)
+		note_truncated(v, n, json_object_get(o, "data"));
 	if (type != NULL && v->o->files != AUDIT_FILES_SKIP)
 		rc = track_file(v, n, type, json_object_get(o, "data"));
 	json_decref(o);
@@ -171,6 +173,7 @@ static int
 verify_files(struct verify *v)
 {
 	char got[65], err[256], where[4096];
+	struct stat st;
 	size_t i;
 
 	for (i = 0; i < v->nfiles; i++) {
@@ -179,6 +182,10 @@ verify_files(struct verify *v)
 		if (f->expired)
 			continue;
 		file_where(v, f->file, where, sizeof(where));
+		/* only regular files: a FIFO or device would never end */
+		if (stat(where, &st) == 0 && !S_ISREG(st.st_mode))
+			return tamper(v, f->line, "%s is not a regular file "
+			    "(its digest is in the chain)", where);
 		if (audit_sha256_file(where, got, err, sizeof(err)) !=
 		    AUDIT_OK) {
 			if (v->o->files == AUDIT_FILES_IF_PRESENT)

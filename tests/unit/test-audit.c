@@ -220,6 +220,17 @@ main(void)
 		tap_ok(audit_verify(logp, pubkey, &r, err, sizeof(err)) ==
 		    AUDIT_OK && r.files_expired == 1 && r.files_checked == 0,
 		    "after record_expired the removed recording verifies");
+		snprintf(problem, sizeof(problem), "%s/fifo", dir);
+		mkfifo(problem, 0600);
+		audit_log_open(logp, &s, 4, &l, err, sizeof(err));
+		audit_log_append(l, "record_closed", json_pack("{s:s, s:s}",
+		    "file", problem, "sha256", digest), err, sizeof(err));
+		audit_log_close(l, err, sizeof(err));
+		tap_ok(audit_verify(logp, pubkey, &r, err, sizeof(err)) ==
+		    AUDIT_ETAMPER && strstr(r.problem, "not a regular file"),
+		    "a FIFO named in the chain is refused, not read (%s)",
+		    r.problem);
+		unlink(problem);
 		write_lines(good, n);
 		hf = fopen(headp, "w");
 		fwrite(head, 1, hn, hf);
