@@ -175,6 +175,7 @@ answer_record_closed(void *ctx, struct ipc_msg *msg)
 {
 	struct pctx *c = ctx;
 	struct pipc_record m;
+	struct store_recording sr;
 	json_t *d;
 	char err[512];
 	int64_t now = (int64_t)time(NULL), id;
@@ -182,6 +183,9 @@ answer_record_closed(void *ctx, struct ipc_msg *msg)
 
 	if (record_fields((const struct pipc_record *)msg->data, &m) != 0)
 		return -1;
+	if (store_recording_find(c->st, NULL, m.file, &sr) == STORE_OK &&
+	    strcmp(sr.sha256, m.sha256) == 0)
+		return 0;	/* recovered, but it was chained already */
 	d = record_json(&m);
 	rc = keyholder_append(c->audit, "record_closed", d, NULL, err,
 	    sizeof(err));

@@ -28,6 +28,7 @@
 
 #define RETENTION_EVERY_MS	10000	/* a scan at most this often */
 #define RETENTION_SCAN_MAX	4096	/* files looked at per scan */
+#define RECORD_ID_MAX		STORE_ID_MAX	/* the stem of <id>.cdsrec */
 
 /* "<record_dir>/<id>.cdsrec": where the supervisor of id records. */
 static int
@@ -91,6 +92,35 @@ record_msg(const char *id, const char *path, const char *end,
 	return 0;
 }
 
+/* Is e a regular file "<session id>.cdsrec"?  0 with its id and stat;
+ * other names (the api would refuse them as ids) are left alone. */
+static int
+record_entry(DIR *d, const struct dirent *e, char id[RECORD_ID_MAX],
+    struct stat *st)
+{
+	size_t l = strlen(e->d_name);
+
+	if (l <= 7 || l - 7 >= RECORD_ID_MAX ||
+	    strcmp(e->d_name + l - 7, ".cdsrec") != 0)
+		return -1;
+	memcpy(id, e->d_name, l - 7);
+	id[l - 7] = '\0';
+	if (!store_id_valid(id) || fstatat(dirfd(d), e->d_name, st,
+	    AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(st->st_mode))
+		return -1;
+	return 0;
+}
+
+/* RECORD_CLOSED to the api; once it is sent the file becomes 0400, the
+ * mark that its digest went to the chain (parent_record_recover). */
+static void
+record_send_closed(struct parent *p, const struct pipc_record *m)
+{
+	if (p->ipc >= 0 && ipc_send(p->ipc, &pipc_proto, PIPC_RECORD_CLOSED,
+	    m, sizeof(*m), -1) == IPC_OK && chmod(m->file, 0400) != 0)
+		log_warn("serve: chmod %s", m->file);
+}
+
 /* A supervisor was reaped: its recording's digest goes to the api. */
 void
 parent_record_closed(struct parent *p, const struct psession *ps,
@@ -107,10 +137,37 @@ parent_record_closed(struct parent *p, const struct psession *ps,
 		    ps->id, path);
 		return;
 	}
-	if (p->ipc >= 0)
-		ipc_send(p->ipc, &pipc_proto, PIPC_RECORD_CLOSED, &m,
-		    sizeof(m), -1);
+	record_send_closed(p, &m);
 	p->retention_due = 1;
+}
+
+/*
+ * Recordings whose digest never reached the api (it was gone when their
+ * sessions ended): still mode 0600.  Sent once at start-up, end
+ * "recovered"; the api skips any its index already has with that digest.
+ */
+void
+parent_record_recover(struct parent *p)
+{
+	DIR *d = opendir(p->cfg.record_dir);
+	struct dirent *e;
+	struct pipc_record m;
+	struct stat st;
+	char id[RECORD_ID_MAX], path[STORE_PATH_MAX];
+
+	if (d == NULL)
+		return;
+	while ((e = readdir(d)) != NULL) {
+		if (record_entry(d, e, id, &st) != 0 ||
+		    (st.st_mode & 0777) != 0600 ||
+		    record_path(p, id, path, sizeof(path)) != 0 ||
+		    record_msg(id, path, "recovered", &m) != 0)
+			continue;
+		log_info("serve: %s was never chained: sending its digest",
+		    path);
+		record_send_closed(p, &m);
+	}
+	closedir(d);
 }
 
 /* ---- retention ---- */
@@ -152,24 +209,17 @@ record_list(const struct parent *p, struct rfile *f, size_t max,
 	DIR *d = opendir(p->cfg.record_dir);
 	struct dirent *e;
 	struct stat st;
-	char id[80];
-	size_t n = 0, l;
+	char id[RECORD_ID_MAX];
+	size_t n = 0;
 
 	*total = 0;
 	if (d == NULL)
 		return 0;
 	while (n < max && (e = readdir(d)) != NULL) {
-		l = strlen(e->d_name);
-		if (l <= 7 || l >= sizeof(id) ||
-		    strcmp(e->d_name + l - 7, ".cdsrec") != 0 ||
-		    fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 ||
-		    !S_ISREG(st.st_mode))
+		if (record_entry(d, e, id, &st) != 0)
 			continue;
-		memcpy(id, e->d_name, l - 7);
-		id[l - 7] = '\0';
 		*total += (uint64_t)st.st_size;
-		/* not a session id (the api would refuse the message): kept */
-		if (!store_id_valid(id) || record_busy(p, id))
+		if (record_busy(p, id))
 			continue;
 		snprintf(f[n].name, sizeof(f[n].name), "%s", e->d_name);
 		f[n].mtime = st.st_mtime;

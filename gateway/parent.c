@@ -336,6 +336,7 @@ parent_run(struct parent *p)
 	p->sigfd = sigfd;
 	if (parent_spawn_api(p, &old) != 0)
 		return SESSION_EXIT_FAILED;
+	parent_record_recover(p);
 	r = parent_loop(p, sigfd);
 	parent_sessions_stop_all(p, PARENT_STOP_MS);
 	if (r == 1 && parent_stop_api(p, PARENT_STOP_MS) == 0) {

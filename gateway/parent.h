@@ -70,6 +70,7 @@ int	parent_record_dir(const struct gw_config *c);
 int	parent_record_room(const struct parent *p, char *why, size_t len);
 void	parent_record_closed(struct parent *p, const struct psession *ps,
 	    int status);
+void	parent_record_recover(struct parent *p);
 void	parent_retention(struct parent *p);
 int	parent_record_expired(struct parent *p, const struct pipc_expired *m);
 

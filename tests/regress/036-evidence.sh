@@ -11,7 +11,9 @@
 # Retention (retention_max_bytes) removes the oldest closed recordings,
 # each after a record_expired entry, never a running session's.  A 2 MB
 # tmpfs as record_dir fills up mid-session: the session ends (disk_full),
-# its recording reads, a new session is refused with the reason.
+# its recording reads, a new session is refused with the reason.  An api
+# killed while a session runs: at the next start the parent sends the
+# digests that never reached the chain (record_closed, end recovered).
 . "$(dirname "$0")/lib.sh"
 
 CDSGATED=$top_builddir/cdsgated
@@ -213,7 +215,27 @@ check "restored: intact, 2 recordings re-hashed, the cut named with its line (ex
 	sh -c "[ $rc = 0 ] && grep -q 'intact' '$D/verify.out' && grep -q '2 re-hashed' '$D/verify.out' &&
 	       grep -q 'cut short; first: line $LB: $REC/$B.cdsrec is cut at' '$D/verify.out'"
 verify --no-recordings; rc=$?
-check "--no-recordings: the chain alone (exit $rc)" sh -c "[ $rc = 0 ] && ! grep -q re-hashed '$D/verify.out'"
+check "--no-recordings: the chain alone, the cut still noted from it (exit $rc)" \
+	sh -c "[ $rc = 0 ] && grep -q '^recordings: 0 re-hashed, 0 expired by retention, 1 cut short' '$D/verify.out'"
+
+# ---- 4b. the api dies while a session runs: its recording is chained later ----
+check "serve starts again" start_serve
+G=$(new_session g)
+sleep 3
+check "A's recording, chained, is marked 0400; G's, running, is 0600" \
+	sh -c "[ \"\$(stat -c %a '$REC/$A.cdsrec')\" = 400 ] && [ \"\$(stat -c %a '$REC/$G.cdsrec')\" = 600 ]"
+kill -9 "$(pgrep -P "$SRV_PID" -u cdsgate-api | head -1)"
+wait "$SRV_PID"; rc=$?; SRV_PID=; : > "$D/out"
+check "kill -9 of the api: the parent stops G and exits non-zero (exit $rc); G's record_closed never reached the chain" \
+	sh -c "[ $rc != 0 ] && ! grep '\"type\":\"record_closed\"' '$LOG' | grep -q '$G'"
+check "serve starts after the api's death" start_serve
+CG=$(closed "$G")
+diag "record_closed G: $CG"
+check "at start-up the parent sends G's digest: record_closed end recovered, the digest of the file" \
+	sh -c "[ '$(field "$CG" end 2>/dev/null)' = recovered ] && [ '$(field "$CG" sha256 2>/dev/null)' = \"\$(sha256sum < '$REC/$G.cdsrec' | cut -d' ' -f1)\" ]"
+check "A and B, chained before, are not chained twice" test \
+	"$(grep -c '"type":"record_closed"' "$LOG")" = 3
+stop_serve
 
 # ---- 5. retention: oldest closed first, audited, never a running one ----
 write_config "$REC" '"retention_max_bytes": 1'
@@ -235,8 +257,8 @@ check "replay of an expired session says so (exit $rc)" grep -q 'removed by rete
 stop_serve
 verify; rc=$?
 sed 's/^/# /' "$D/verify.out"
-check "audit verify after retention: intact, 3 expired (exit $rc)" \
-	sh -c "[ $rc = 0 ] && grep -q '3 expired by retention' '$D/verify.out'"
+check "audit verify after retention: intact, 4 expired (A, B, G, C) (exit $rc)" \
+	sh -c "[ $rc = 0 ] && grep -q '4 expired by retention' '$D/verify.out'"
 
 # ---- 6. a full disk: a 2 MB tmpfs as record_dir ----
 if ! mount -t tmpfs -o size=2m,mode=0700 tmpfs "$D/full" 2> "$D/mount.err"; then
