@@ -221,7 +221,7 @@ record_list(const struct parent *p, struct rfile *f, size_t max,
 		*total += (uint64_t)st.st_size;
 		if (record_busy(p, id))
 			continue;
-		snprintf(f[n].name, sizeof(f[n].name), "%s", e->d_name);
+		snprintf(f[n].name, sizeof(f[n].name), "%s.cdsrec", id);
 		f[n].mtime = st.st_mtime;
 		f[n++].size = st.st_size;
 	}
