@@ -122,6 +122,9 @@ int	api_store_error(struct api_req *r, int store_status,
 int	api_audit(struct api_req *r, const char *type, json_t *data);
 void	api_audit_refused(struct api_req *r, const char *type, int status);
 int	api_read_only(void);
+/* The audit log failed outside a request (a recording's digest): no
+ * further changes, as after a failed api_audit(). */
+void	api_set_read_only(void);
 
 /* Dispatch one request through the route table (api/route.c). */
 void	api_dispatch(struct api_req *r);

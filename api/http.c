@@ -66,6 +66,12 @@ api_read_only(void)
 	return api.read_only;
 }
 
+void
+api_set_read_only(void)
+{
+	api.read_only = 1;
+}
+
 int
 api_audit(struct api_req *r, const char *type, json_t *data)
 {

@@ -192,7 +192,8 @@ answer_record_closed(void *ctx, struct ipc_msg *msg)
 	json_decref(d);
 	if (rc != 0) {
 		fprintf(stderr, "cdsgated api: record_closed for %s not "
-		    "audited: %s\n", m.id, err);
+		    "audited: %s: no further changes accepted\n", m.id, err);
+		api_set_read_only();	/* fail closed, as api_audit() */
 		return 0;
 	}
 	if (store_recording_add(c->st, m.id, m.file, now, &id) != STORE_OK ||
@@ -228,9 +229,14 @@ answer_record_expire(void *ctx, struct ipc_msg *msg)
 		d = record_json(&m);
 		json_object_set_new(d, "reason", json_string(m.end));
 		json_object_del(d, "end");
-		a.ok = keyholder_append(c->audit, "record_expired", d, NULL,
-		    err, sizeof(err)) == 0 && store_recording_expire(c->st,
-		    sr.id, (int64_t)time(NULL)) == STORE_OK;
+		if (keyholder_append(c->audit, "record_expired", d, NULL, err,
+		    sizeof(err)) != 0) {
+			fprintf(stderr, "cdsgated api: record_expired not "
+			    "audited: %s: no further changes accepted\n", err);
+			api_set_read_only();	/* and the file is kept */
+		} else
+			a.ok = store_recording_expire(c->st, sr.id,
+			    (int64_t)time(NULL)) == STORE_OK;
 		json_decref(d);
 	}
 	return ipc_send(c->fd, &pipc_proto, PIPC_RECORD_EXPIRED, &a,
