@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -141,6 +142,24 @@ parent_record_closed(struct parent *p, const struct psession *ps,
 	p->retention_due = 1;
 }
 
+static int	record_busy(const struct parent *, const char *);
+
+/* Is some process still writing it?  The supervisor holds an flock on
+ * every recording it opens until its worker is gone (session.c), so a
+ * session of another daemon or a standalone run-session sharing the
+ * directory is never chained half-written or expired. */
+static int
+record_in_use(const char *path)
+{
+	int fd, busy;
+
+	if ((fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)) < 0)
+		return 1;	/* cannot tell: leave it alone */
+	busy = flock(fd, LOCK_SH | LOCK_NB) != 0;
+	close(fd);
+	return busy;
+}
+
 /*
  * Recordings whose digest never reached the api (it was gone when their
  * sessions ended): still mode 0600.  Sent once at start-up, end
@@ -159,8 +178,9 @@ parent_record_recover(struct parent *p)
 		return;
 	while ((e = readdir(d)) != NULL) {
 		if (record_entry(d, e, id, &st) != 0 ||
-		    (st.st_mode & 0777) != 0600 ||
+		    (st.st_mode & 0777) != 0600 || record_busy(p, id) ||
 		    record_path(p, id, path, sizeof(path)) != 0 ||
+		    record_in_use(path) ||
 		    record_msg(id, path, "recovered", &m) != 0)
 			continue;
 		log_info("serve: %s was never chained: sending its digest",
@@ -209,7 +229,7 @@ record_list(const struct parent *p, struct rfile *f, size_t max,
 	DIR *d = opendir(p->cfg.record_dir);
 	struct dirent *e;
 	struct stat st;
-	char id[RECORD_ID_MAX];
+	char id[RECORD_ID_MAX], path[STORE_PATH_MAX];
 	size_t n = 0;
 
 	*total = 0;
@@ -219,7 +239,9 @@ record_list(const struct parent *p, struct rfile *f, size_t max,
 		if (record_entry(d, e, id, &st) != 0)
 			continue;
 		*total += (uint64_t)st.st_size;
-		if (record_busy(p, id))
+		if (record_busy(p, id) ||
+		    record_path(p, id, path, sizeof(path)) != 0 ||
+		    record_in_use(path))
 			continue;
 		snprintf(f[n].name, sizeof(f[n].name), "%s.cdsrec", id);
 		f[n].mtime = st.st_mtime;

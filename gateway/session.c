@@ -987,6 +987,14 @@ setup_record(struct session *s)
 		    "error", strerror(errno)));
 		return SESSION_EXIT_CONFIG;
 	}
+	/* held (through this open file, which the worker inherits) until
+	   the last of us closes it: parents sharing the directory leave a
+	   recording alone while it is locked (parent-record.c) */
+	if (flock(s->record_fd, LOCK_EX | LOCK_NB) != 0) {
+		log_warn("cannot lock %s (a session that cannot be recorded "
+		    "does not start)", s->record_path);
+		return SESSION_EXIT_CONFIG;
+	}
 	slog_event("record_open", json_pack("{s:s}", "file", s->record_path));
 	/* Beside it, the forwarder's network log and, if the policy asks,
 	   its capture (docs/recording-format.md). */

@@ -84,7 +84,7 @@ state_of() { sqlite3 "$D/state/store.db" "select state from sessions where id='$
 cat > "$D/probe.py" <<'PY'
 import socket, struct, sys
 path, what = sys.argv[1], sys.argv[2]
-V, START, STOP, STARTED = 1, 1, 2, 3
+V, START, STOP, STARTED = 2, 1, 2, 3	# V: IPC_VERSION (common/ipc.h)
 def hdr(t, n, v=V): return struct.pack(">III", v, t, n)
 def start(id_=b"s1", rcpt=b"alice", nul=True):
     f = lambda s, n: s.ljust(n, b"\0") if nul else s * n

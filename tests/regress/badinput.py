@@ -47,6 +47,7 @@ EXAMPLES = {
     "POST /v1/sessions": {"recipient": "@R", "dataset": "@D",
                           "expires_in": 60},
     "GET /v1/sessions/{id}": None,
+    "GET /v1/sessions/{id}/recording": None,
     "POST /v1/sessions/{id}/revoke": None,
     "POST /v1/sessions/{id}/extend": {"expires_in": 60},
     "PUT /v1/uploads": "stream",

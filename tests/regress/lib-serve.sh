@@ -59,31 +59,9 @@ serve_backend() {
 	fi
 }
 
-serve_config() {
-	cat > "$CONF" <<JSON
-{
-  "socket": "$SOCK",
-  "store": "$D/state/store.db",
-  "state_dir": "$D/state",
-  "mount_dir": "$D/mnt",
-  "audit_log": "$D/audit/audit.log",
-  "audit_key": "$D/audit/key.pem",
-  "cdsgate": "$CDSGATE",
-  "secrets_dir": "$D/secrets",
-  "backend_url": "${BACKEND_URL:-http://127.0.0.1:9/}",
-  "session_address": "127.0.0.1",
-  "session_ports": "$PORT0-$((PORT0 + 20))"${1:+,
-  $1}
-}
-JSON
-	chmod 0644 "$CONF"
-}
-
-serve_start() {
-	"$CDSGATED" serve --config "$CONF" > "$D/out" 2> "$D/err" &
-	SRV_PID=$!
-	wait_line "$D/out" '^ready ' 15 "$SRV_PID"
-}
+# The config and the start are lib.sh's (write_config, start_serve).
+serve_config() { write_config "$CONF" "${1-}"; }
+serve_start() { start_serve; }
 
 api() {
 	local out

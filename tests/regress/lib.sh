@@ -199,7 +199,8 @@ write_config() {
   "audit_key": "$D/audit/key.pem",
   "cdsgate": "$CDSGATE",
   "secrets_dir": "$D/secrets",
-  "backend_url": "$BACKEND_URL",
+  "record_dir": "$D/rec",
+  "backend_url": "${BACKEND_URL:-http://127.0.0.1:9/}",
   "session_address": "127.0.0.1",
   "session_ports": "$PORT0-$((PORT0 + 20))"${2:+,
   $2}
