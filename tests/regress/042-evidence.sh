@@ -228,6 +228,16 @@ kill -9 "$(pgrep -P "$SRV_PID" -u cdsgate-api | head -1)"
 wait "$SRV_PID"; rc=$?; SRV_PID=; : > "$D/out"
 check "kill -9 of the api: the parent stops G and exits non-zero (exit $rc); G's record_closed never reached the chain" \
 	sh -c "[ $rc != 0 ] && ! grep '\"type\":\"record_closed\"' '$LOG' | grep -q '$G'"
+# A standalone session writing into the same directory (as another
+# daemon's would): its file is locked while it runs, so this parent's
+# recovery at start-up must leave it alone.
+printf 'pw123456\n' > "$D/spw"; chmod 0600 "$D/spw"
+"$CDSGATED" run-session --backend "$BACKEND_URL" --listen "127.0.0.1:$(free_port)" \
+	--password-file "$D/spw" --record-dir "$REC" --record-name standalone-s \
+	> "$D/sa.out" 2> "$D/sa.err" &
+SA_PID=$!
+check "a standalone session records into the same directory" \
+	wait_line "$D/sa.out" '^ready ' 20 "$SA_PID"
 check "serve starts after the api's death" start_serve
 CG=$(closed "$G")
 diag "record_closed G: $CG"
@@ -235,6 +245,10 @@ check "at start-up the parent sends G's digest: record_closed end recovered, the
 	sh -c "[ '$(field "$CG" end 2>/dev/null)' = recovered ] && [ '$(field "$CG" sha256 2>/dev/null)' = \"\$(sha256sum < '$REC/$G.cdsrec' | cut -d' ' -f1)\" ]"
 check "A and B, chained before, are not chained twice" test \
 	"$(grep -c '"type":"record_closed"' "$LOG")" = 3
+check "the standalone's running recording is neither chained nor marked (locked: 0600)" \
+	sh -c "! grep -q standalone-s '$LOG' && [ \"\$(stat -c %a '$REC/standalone-s.cdsrec')\" = 600 ]"
+kill -TERM "$SA_PID"; wait "$SA_PID" 2>/dev/null
+rm -f "$REC"/standalone-s.*	# not this daemon's: out of the later counts
 stop_serve
 
 # ---- 5. retention: oldest closed first, audited, never a running one ----
