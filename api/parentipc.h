@@ -61,6 +61,13 @@ struct pipc_ended {
 	int32_t		status;		/* the supervisor's exit status */
 };
 
+/* A file beside a recording whose digest goes to the chain with it: the
+ * network log, the capture.  file "" when there is none. */
+struct pipc_companion {
+	char		file[STORE_PATH_MAX];
+	char		sha256[72];		/* 64 hex + NUL, or "" */
+};
+
 /* RECORD_CLOSED (end: ended, revoked, disk_full, failed) and
  * RECORD_EXPIRE (end: why it goes: age, size). */
 struct pipc_record {
@@ -72,6 +79,8 @@ struct pipc_record {
 	uint64_t	duration_us;
 	int32_t		truncated;
 	char		end[32];
+	struct pipc_companion net;	/* <name>.network.jsonl */
+	struct pipc_companion cap;	/* <name>.pcapng */
 };
 
 struct pipc_expired {

@@ -159,12 +159,38 @@ answer_ended(void *ctx, struct ipc_msg *m)
 	return 0;
 }
 
+/* Is s 64 lower-case hex digits? */
+static int
+sha256_hex_ok(const char *s)
+{
+	size_t i;
+
+	if (strlen(s) != 64)
+		return 0;
+	for (i = 0; i < 64; i++)
+		if (strchr("0123456789abcdef", s[i]) == NULL)
+			return 0;
+	return 1;
+}
+
+/* A companion file of a RECORD_* message: none ("", "") or a path and
+ * its digest. */
+static int
+companion_fields(const struct pipc_companion *in, struct pipc_companion *out)
+{
+	if (ipc_str_get(out->file, sizeof(out->file), in->file,
+	    sizeof(in->file)) != 0 || ipc_str_get(out->sha256,
+	    sizeof(out->sha256), in->sha256, sizeof(in->sha256)) != 0)
+		return -1;
+	if (out->file[0] == '\0')
+		return out->sha256[0] == '\0' ? 0 : -1;
+	return out->file[0] == '/' && sha256_hex_ok(out->sha256) ? 0 : -1;
+}
+
 /* The strings of a RECORD_* message, checked: a bad one is fatal. */
 static int
 record_fields(const struct pipc_record *m, struct pipc_record *out)
 {
-	size_t i;
-
 	memcpy(out, m, sizeof(*out));
 	if (ipc_str_get(out->id, sizeof(out->id), m->id, sizeof(m->id)) != 0 ||
 	    ipc_str_get(out->file, sizeof(out->file), m->file,
@@ -172,11 +198,10 @@ record_fields(const struct pipc_record *m, struct pipc_record *out)
 	    sizeof(out->sha256), m->sha256, sizeof(m->sha256)) != 0 ||
 	    ipc_str_get(out->end, sizeof(out->end), m->end,
 	    sizeof(m->end)) != 0 || !store_id_valid(out->id) ||
-	    out->file[0] != '/' || strlen(out->sha256) != 64)
+	    out->file[0] != '/' || !sha256_hex_ok(out->sha256) ||
+	    companion_fields(&m->net, &out->net) != 0 ||
+	    companion_fields(&m->cap, &out->cap) != 0)
 		return -1;
-	for (i = 0; i < 64; i++)
-		if (strchr("0123456789abcdef", out->sha256[i]) == NULL)
-			return -1;
 	return 0;
 }
 
@@ -184,11 +209,19 @@ record_fields(const struct pipc_record *m, struct pipc_record *out)
 static json_t *
 record_json(const struct pipc_record *m)
 {
-	return json_pack("{s:s, s:s, s:s, s:I, s:I, s:I, s:b, s:s}",
+	json_t *d = json_pack("{s:s, s:s, s:s, s:I, s:I, s:I, s:b, s:s}",
 	    "session", m->id, "file", m->file, "sha256", m->sha256, "size",
 	    (json_int_t)m->size, "frames", (json_int_t)m->frames,
 	    "duration_us", (json_int_t)m->duration_us, "truncated",
 	    m->truncated != 0, "end", m->end);
+
+	if (d != NULL && m->net.file[0] != '\0')
+		json_object_set_new(d, "network", json_pack("{s:s, s:s}",
+		    "file", m->net.file, "sha256", m->net.sha256));
+	if (d != NULL && m->cap.file[0] != '\0')
+		json_object_set_new(d, "capture", json_pack("{s:s, s:s}",
+		    "file", m->cap.file, "sha256", m->cap.sha256));
+	return d;
 }
 
 /*

@@ -29,6 +29,7 @@
 struct vfile {
 	unsigned long	 line;
 	char		*file;
+	char		*owner;		/* the recording a companion is of */
 	char		 sha256[65];
 	int		 expired;	/* a later record_expired removed it */
 };
@@ -105,25 +106,13 @@ note_truncated(struct verify *v, unsigned long n, json_t *d)
 		    (double)us / 1e6, end != NULL ? end : "?");
 }
 
-/* Remember a file the chain vouches for; record_expired forgets it. */
+/* Add one file the chain vouches for (owner: its recording, or NULL). */
 static int
-track_file(struct verify *v, unsigned long n, const char *type, json_t *d)
+track_add(struct verify *v, unsigned long n, const char *file,
+    const char *sha256, const char *owner)
 {
-	const char *file = json_string_value(json_object_get(d, "file"));
-	const char *want = json_string_value(json_object_get(d, "sha256"));
 	struct vfile *nf;
-	size_t i;
 
-	if (file == NULL || want == NULL || strlen(want) != 64)
-		return AUDIT_OK;
-	if (strcmp(type, "record_expired") == 0) {
-		for (i = 0; i < v->nfiles; i++)
-			if (strcmp(v->files[i].file, file) == 0 &&
-			    strcmp(v->files[i].sha256, want) == 0)
-				v->files[i].expired = 1;
-		v->r->files_expired++;
-		return AUDIT_OK;
-	}
 	if (v->nfiles == v->capfiles) {
 		v->capfiles = v->capfiles ? 2 * v->capfiles : 16;
 		if ((nf = realloc(v->files, v->capfiles * sizeof(*nf))) ==
@@ -132,13 +121,58 @@ track_file(struct verify *v, unsigned long n, const char *type, json_t *d)
 		v->files = nf;
 	}
 	nf = &v->files[v->nfiles];
-	if ((nf->file = strdup(file)) == NULL)
+	memset(nf, 0, sizeof(*nf));
+	if ((nf->file = strdup(file)) == NULL ||
+	    (owner != NULL && (nf->owner = strdup(owner)) == NULL)) {
+		free(nf->file);
 		return AUDIT_EIO;
+	}
 	nf->line = n;
-	nf->expired = 0;
-	memcpy(nf->sha256, want, 65);
+	memcpy(nf->sha256, sha256, 65);
 	v->nfiles++;
 	return AUDIT_OK;
+}
+
+/* A companion ({"file", "sha256"} under key) of recording `file`. */
+static int
+track_companion(struct verify *v, unsigned long n, json_t *d,
+    const char *key, const char *file)
+{
+	json_t *c = json_object_get(d, key);
+	const char *f = json_string_value(json_object_get(c, "file"));
+	const char *h = json_string_value(json_object_get(c, "sha256"));
+
+	if (f == NULL || h == NULL || strlen(h) != 64)
+		return AUDIT_OK;
+	return track_add(v, n, f, h, file);
+}
+
+/* Remember a file the chain vouches for, with the network log and
+ * capture beside it; record_expired forgets all of them. */
+static int
+track_file(struct verify *v, unsigned long n, const char *type, json_t *d)
+{
+	const char *file = json_string_value(json_object_get(d, "file"));
+	const char *want = json_string_value(json_object_get(d, "sha256"));
+	size_t i;
+	int rc;
+
+	if (file == NULL || want == NULL || strlen(want) != 64)
+		return AUDIT_OK;
+	if (strcmp(type, "record_expired") == 0) {
+		for (i = 0; i < v->nfiles; i++)
+			if ((strcmp(v->files[i].file, file) == 0 &&
+			    strcmp(v->files[i].sha256, want) == 0) ||
+			    (v->files[i].owner != NULL &&
+			    strcmp(v->files[i].owner, file) == 0))
+				v->files[i].expired = 1;
+		v->r->files_expired++;
+		return AUDIT_OK;
+	}
+	if ((rc = track_add(v, n, file, want, NULL)) != AUDIT_OK ||
+	    (rc = track_companion(v, n, d, "network", file)) != AUDIT_OK)
+		return rc;
+	return track_companion(v, n, d, "capture", file);
 }
 
 /* A record vouching for a file's digest: tracked until the end. */
@@ -321,8 +355,10 @@ audit_verify_with(const char *path, const struct audit_key *pub,
 		rc = verify_head(&v, (unsigned long)r->records);
 	if (rc == AUDIT_OK)
 		rc = verify_files(&v);
-	for (i = 0; i < v.nfiles; i++)
+	for (i = 0; i < v.nfiles; i++) {
 		free(v.files[i].file);
+		free(v.files[i].owner);
+	}
 	free(v.files);
 	return rc;
 }

@@ -97,7 +97,8 @@ verify_print(const char *log, int rc, const struct audit_report *r, int json)
 		printf("%s: line %lu: %s\n", log, r->bad_line, r->problem);
 	if (!json && (r->files_checked || r->files_expired ||
 	    r->files_truncated))
-		printf("recordings: %" PRIu64 " re-hashed, %" PRIu64 " expired "
+		printf("recordings: %" PRIu64 " re-hashed (with network logs "
+		    "and captures), %" PRIu64 " expired "
 		    "by retention, %" PRIu64 " cut short%s%s\n",
 		    r->files_checked, r->files_expired, r->files_truncated,
 		    r->files_truncated ? "; first: " : "", r->truncated_note);

@@ -23,6 +23,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/digest.h"
 #include "gateway/parent.h"
 #include "gateway/session.h"
 #include "record/record.h"
@@ -71,6 +72,47 @@ end_word(const struct psession *ps, int status)
 	return "failed";
 }
 
+/* rec with its ".cdsrec" replaced by ext, into f; -1 if it won't fit. */
+static int
+companion_path(const char *rec, const char *ext, char *f, size_t len)
+{
+	size_t n = strlen(rec);
+
+	if (n < 7 || n - 7 + strlen(ext) >= len)
+		return -1;
+	memcpy(f, rec, n - 7);
+	memcpy(f + n - 7, ext, strlen(ext) + 1);
+	return 0;
+}
+
+/* The digest of the file beside rec, if there is one. */
+static void
+companion(const char *rec, const char *ext, struct pipc_companion *c)
+{
+	char f[STORE_PATH_MAX];
+
+	if (companion_path(rec, ext, f, sizeof(f)) == 0 &&
+	    digest_file_hex(f, c->sha256) == DIGEST_OK)
+		snprintf(c->file, sizeof(c->file), "%s", f);
+	else
+		c->sha256[0] = '\0';
+}
+
+/* The network log and capture go with their recording (record_expired
+ * named their digests). */
+static void
+companions_remove(const char *rec)
+{
+	static const char *const ext[] = { ".network.jsonl", ".pcapng" };
+	char f[STORE_PATH_MAX];
+	size_t i;
+
+	for (i = 0; i < sizeof(ext) / sizeof(ext[0]); i++)
+		if (companion_path(rec, ext[i], f, sizeof(f)) == 0 &&
+		    unlink(f) != 0 && errno != ENOENT)
+			log_warn("serve: retention: %s", f);
+}
+
 /* Seal path and fill a RECORD_CLOSED / RECORD_EXPIRE message. */
 static int
 record_msg(const char *id, const char *path, const char *end,
@@ -90,6 +132,8 @@ record_msg(const char *id, const char *path, const char *end,
 	m->duration_us = rs.duration_us;
 	m->truncated = rs.truncated;
 	snprintf(m->end, sizeof(m->end), "%s", end);
+	companion(path, ".network.jsonl", &m->net);
+	companion(path, ".pcapng", &m->cap);
 	return 0;
 }
 
@@ -312,6 +356,7 @@ parent_record_expired(struct parent *p, const struct pipc_expired *m)
 			log_warn("serve: retention: %s", file);
 		else
 			log_info("serve: retention: removed %s", file);
+		companions_remove(file);
 		p->retention_due = 1;
 	} else if (p->nkept < PARENT_KEPT_MAX) {
 		log_warnx("serve: retention: the api keeps %s (its digest is "

@@ -81,10 +81,12 @@ state_of() { sqlite3 "$D/state/store.db" "select state from sessions where id='$
 
 # The probe: one connection to the helper; sends what it is told and
 # prints what became of it ("closed" = the helper hung up on us).
+# the protocol version the build speaks (common/ipc.h)
+export IPC_V=$(sed -n 's/^#define IPC_VERSION[[:space:]]*\([0-9]*\).*/\1/p' "$top_srcdir/common/ipc.h")
 cat > "$D/probe.py" <<'PY'
-import socket, struct, sys
+import os, socket, struct, sys
 path, what = sys.argv[1], sys.argv[2]
-V, START, STOP, STARTED = 2, 1, 2, 3	# V: IPC_VERSION (common/ipc.h)
+V, START, STOP, STARTED = int(os.environ["IPC_V"]), 1, 2, 3
 def hdr(t, n, v=V): return struct.pack(">III", v, t, n)
 def start(id_=b"s1", rcpt=b"alice", nul=True):
     f = lambda s, n: s.ljust(n, b"\0") if nul else s * n

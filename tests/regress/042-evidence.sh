@@ -209,14 +209,26 @@ sed 's/^/# /' "$D/verify.out"
 check "a replaced recording: verify exit 3, names A's record_closed line $LA and 'replaced'" \
 	sh -c "[ $rc = 3 ] && grep -q 'line $LA: $REC/$A.cdsrec was replaced' '$D/verify.out'"
 cp -p "$D/a.keep" "$REC/$A.cdsrec"
+check "A's record_closed carries its network log's digest" \
+	test "$(python3 -c 'import json,sys
+for l in open(sys.argv[1]):
+    r = json.loads(l)
+    if r.get("type") == "record_closed" and r["data"]["session"] == sys.argv[2]:
+        print(r["data"]["network"]["sha256"])' "$LOG" "$A")" = "$(sha256sum < "$REC/$A.network.jsonl" | cut -d' ' -f1)"
+cp -p "$REC/$A.network.jsonl" "$D/anet.keep"
+printf ' ' >> "$REC/$A.network.jsonl"
+verify; rc=$?
+check "a modified network log: verify exit 3 names it and A's line $LA" \
+	sh -c "[ $rc = 3 ] && grep -q 'line $LA: $REC/$A.network.jsonl was replaced or modified' '$D/verify.out'"
+cp -p "$D/anet.keep" "$REC/$A.network.jsonl"
 verify; rc=$?
 sed 's/^/# /' "$D/verify.out"
-check "restored: intact, 2 recordings re-hashed, the cut named with its line (exit $rc)" \
-	sh -c "[ $rc = 0 ] && grep -q 'intact' '$D/verify.out' && grep -q '2 re-hashed' '$D/verify.out' &&
+check "restored: intact, 2 recordings and their 2 network logs re-hashed, the cut named with its line (exit $rc)" \
+	sh -c "[ $rc = 0 ] && grep -q 'intact' '$D/verify.out' && grep -q '4 re-hashed' '$D/verify.out' &&
 	       grep -q 'cut short; first: line $LB: $REC/$B.cdsrec is cut at' '$D/verify.out'"
 verify --no-recordings; rc=$?
 check "--no-recordings: the chain alone, the cut still noted from it (exit $rc)" \
-	sh -c "[ $rc = 0 ] && grep -q '^recordings: 0 re-hashed, 0 expired by retention, 1 cut short' '$D/verify.out'"
+	sh -c "[ $rc = 0 ] && grep -q '^recordings: 0 re-hashed (with network logs and captures), 0 expired by retention, 1 cut short' '$D/verify.out'"
 
 # ---- 4b. the api dies while a session runs: its recording is chained later ----
 check "serve starts again" start_serve
@@ -309,7 +321,7 @@ else
 	verify --recordings "$D/full"; rc=$?
 	sed 's/^/# /' "$D/verify.out"
 	check "audit verify --recordings DIR: intact, F re-hashed there, its cut named (exit $rc)" \
-		sh -c "[ $rc = 0 ] && grep -q '1 re-hashed' '$D/verify.out' && grep -q 'cut short' '$D/verify.out'"
+		sh -c "[ $rc = 0 ] && grep -q '2 re-hashed' '$D/verify.out' && grep -q 'cut short' '$D/verify.out'"
 
 	# retention by age: F (2 days old, chained) goes; an old file the chain
 	# does not know is refused by the api and kept; a young one is not asked
