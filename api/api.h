@@ -136,6 +136,9 @@ int	api_tcp_load(const struct api_serve_args *a, struct api_tcp *t,
 	    char *err, size_t errlen);
 void	api_tcp_free(struct api_tcp *t);
 char	*api_pem_read(const char *path, char *err, size_t errlen);
+/* Parse a tokens file's text (path names it in "path:line: why"). */
+int	api_tokens_parse(const char *path, const void *text, size_t len,
+	    struct api_tokens *k, char *err, size_t errlen);
 /* The token line matching "Bearer <token>", or NULL. */
 const struct api_token *api_token_check(const struct api_tokens *k,
 	    const char *auth);

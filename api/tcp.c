@@ -92,7 +92,8 @@ api_tcp_bind(const char *spec)
 
 /* A root-owned file nobody else may read, whole, NUL-terminated. */
 static char *
-secret_file(const char *path, size_t max, char *err, size_t errlen)
+secret_file(const char *path, size_t max, size_t *lenp, char *err,
+    size_t errlen)
 {
 	struct stat st;
 	char *p = NULL;
@@ -117,7 +118,8 @@ secret_file(const char *path, size_t max, char *err, size_t errlen)
 		snprintf(err, errlen, "%s: short read", path);
 		free(p);
 		p = NULL;
-	}
+	} else if (lenp != NULL)
+		*lenp = (size_t)n;
 out:
 	if (fd >= 0)
 		close(fd);
@@ -161,30 +163,74 @@ token_line(char *line, struct api_token *t, const char **why)
 	return 0;
 }
 
-/* Every line of text into k; "#" comments and blank lines skipped. */
-static int
-tokens_parse(const char *path, char *text, struct api_tokens *k, char *err,
-    size_t errlen)
+/* A NAME or hash already in k: two lines for one token are a mistake. */
+static const char *
+token_dup(const struct api_tokens *k, const struct api_token *t)
 {
-	char *line, *save = NULL;
-	const char *why;
-	unsigned lineno = 0;
+	size_t i;
 
-	for (line = text; line != NULL; line = save) {
-		lineno++;
-		if ((save = strchr(line, '\n')) != NULL)
-			*save++ = '\0';
-		line += strspn(line, " \t");
-		if (line[0] == '\0' || line[0] == '#')
+	for (i = 0; i < k->n; i++) {
+		if (strcmp(k->t[i].name, t->name) == 0)
+			return "duplicate NAME";
+		if (memcmp(k->t[i].hash, t->hash, sizeof(t->hash)) == 0)
+			return "duplicate hash (one token, two lines)";
+	}
+	return NULL;
+}
+
+/* The next line of b into line (NUL-terminated, no "\r\n"); -1: too
+ * long or holds a NUL. */
+static int
+token_next_line(struct buf *b, char *line, size_t size)
+{
+	static uint8_t eol[256];
+	size_t len;
+
+	eol['\n'] = 1;
+	len = buf_span(b, eol, SIZE_MAX);
+	if (len >= size)
+		return -1;
+	(void)buf_get_bytes(b, line, len);
+	(void)buf_skip(b, buf_remaining(b) > 0 ? 1 : 0);
+	if (len > 0 && line[len - 1] == '\r')
+		len--;
+	line[len] = '\0';
+	return memchr(line, '\0', len) != NULL ? -1 : 0;
+}
+
+/* Every line of text into k; "#" comments and blank lines skipped.
+ * path only names the file in "path:line: why". */
+int
+api_tokens_parse(const char *path, const void *text, size_t len,
+    struct api_tokens *k, char *err, size_t errlen)
+{
+	char line[256], *p;
+	const char *why = NULL;
+	struct buf b;
+	unsigned lineno;
+
+	memset(k, 0, sizeof(*k));
+	buf_init(&b, text, len);
+	for (lineno = 1; !buf_eof(&b); lineno++) {
+		if (token_next_line(&b, line, sizeof(line)) != 0) {
+			why = "line too long or holds a NUL";
+			break;
+		}
+		p = line + strspn(line, " \t");
+		if (p[0] == '\0' || p[0] == '#')
 			continue;
 		if (k->n >= API_TOKENS_MAX)
-			return snprintf(err, errlen, "%s:%u: more than %d "
-			    "tokens", path, lineno, API_TOKENS_MAX), -1;
-		if (token_line(line, &k->t[k->n], &why) != 0)
-			return snprintf(err, errlen, "%s:%u: %s", path,
-			    lineno, why), -1;
+			why = "too many tokens";
+		else if (token_line(p, &k->t[k->n], &why) == 0)
+			why = token_dup(k, &k->t[k->n]);
+		if (why != NULL)
+			break;
 		k->n++;
 	}
+	explicit_bzero(line, sizeof(line));
+	if (why != NULL)
+		return snprintf(err, errlen, "%s:%u: %s", path, lineno, why),
+		    -1;
 	if (k->n == 0)
 		return snprintf(err, errlen, "%s: no tokens", path), -1;
 	return 0;
@@ -196,19 +242,20 @@ api_tcp_load(const struct api_serve_args *a, struct api_tcp *t, char *err,
     size_t errlen)
 {
 	char *text;
+	size_t len = 0;
 	int rc;
 
 	memset(t, 0, sizeof(*t));
 	t->fd = a->tcp_fd;
-	if ((text = secret_file(a->tokens, TOKENS_FILE_MAX, err, errlen)) ==
-	    NULL)
+	if ((text = secret_file(a->tokens, TOKENS_FILE_MAX, &len, err,
+	    errlen)) == NULL)
 		return -1;
-	rc = tokens_parse(a->tokens, text, &t->tokens, err, errlen);
+	rc = api_tokens_parse(a->tokens, text, len, &t->tokens, err, errlen);
 	free(text);
 	if (rc != 0)
 		return -1;
-	if ((t->key_pem = secret_file(a->tls_key, PEM_MAX, err, errlen)) ==
-	    NULL)
+	if ((t->key_pem = secret_file(a->tls_key, PEM_MAX, NULL, err,
+	    errlen)) == NULL)
 		return -1;
 	if ((t->cert_pem = api_pem_read(a->tls_cert, err, errlen)) == NULL) {
 		api_tcp_free(t);
@@ -245,6 +292,7 @@ api_pem_read(const char *path, char *err, size_t errlen)
 	return p;
 }
 
+/* The key wiped before it is freed. */
 void
 api_tcp_free(struct api_tcp *t)
 {
