@@ -248,6 +248,19 @@ peer_identify(struct MHD_Connection *c, struct api_req *r)
 	return 0;
 }
 
+/* src for a log line: printable ASCII only, at most n - 1 bytes (the
+ * path is the client's, decoded: it may hold a newline). */
+static const char *
+log_safe(char *dst, size_t n, const char *src)
+{
+	size_t i;
+
+	for (i = 0; src[i] != '\0' && i + 1 < n; i++)
+		dst[i] = src[i] > 0x20 && src[i] < 0x7f ? src[i] : '?';
+	dst[i] = '\0';
+	return dst;
+}
+
 /* Over TCP: the role of the bearer token's line; none is a 401, said
  * in the log with the client's address (the UNIX socket's 403 is not
  * audited either: a refusal changes nothing). */
@@ -256,7 +269,7 @@ token_identify(struct MHD_Connection *c, struct api_req *r)
 {
 	const struct api_token *t;
 	const union MHD_ConnectionInfo *ci;
-	char addr[INET6_ADDRSTRLEN] = "?";
+	char addr[INET6_ADDRSTRLEN] = "?", m[16], p[128];
 
 	r->role = API_ROLE_NONE;
 	r->peer_uid = (uid_t)-1;
@@ -277,7 +290,8 @@ token_identify(struct MHD_Connection *c, struct api_req *r)
 		inet_ntop(AF_INET6, &((struct sockaddr_in6 *)ci->client_addr)->
 		    sin6_addr, addr, sizeof(addr));
 	fprintf(stderr, "cdsgated api: refused %s %s from %s over TCP: no "
-	    "valid bearer token\n", r->method, r->path, addr);
+	    "valid bearer token\n", log_safe(m, sizeof(m), r->method),
+	    log_safe(p, sizeof(p), r->path), addr);
 	return -1;
 }
 
