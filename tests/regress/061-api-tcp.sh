@@ -174,6 +174,8 @@ if openssl s_client -help 2>&1 | grep -q -- '-tls1_1'; then
 	fi
 	echo | timeout 10 openssl s_client -connect "127.0.0.1:$PORT" -tls1_2 > "$D/t12.out" 2>&1
 	check "TLS 1.2 is accepted" grep -qE 'Protocol *: TLSv1.2' "$D/t12.out"
+	echo | timeout 10 openssl s_client -connect "127.0.0.1:$PORT" -tls1_3 > "$D/t13.out" 2>&1
+	check "TLS 1.3 is accepted" grep -qE 'Protocol *: TLSv1.3|New, TLSv1.3' "$D/t13.out"
 else
 	skip "openssl s_client has no -tls1_1"
 fi
