@@ -173,6 +173,9 @@ int	api_store_error(struct api_req *r, int store_status,
 int	api_audit(struct api_req *r, const char *type, json_t *data);
 void	api_audit_refused(struct api_req *r, const char *type, int status);
 int	api_read_only(void);
+/* The audit log failed outside a request (a recording's digest): no
+ * further changes, as after a failed api_audit(). */
+void	api_set_read_only(void);
 
 /*
  * A handler that must wait (for the gate runner, for the parent) calls
@@ -250,14 +253,15 @@ int	health_show(struct api_req *r);
 int	sessions_list(struct api_req *r);
 int	sessions_create(struct api_req *r);
 int	sessions_show(struct api_req *r);
+int	sessions_recording(struct api_req *r);
 int	sessions_revoke(struct api_req *r);
 int	sessions_extend(struct api_req *r);
 /* The parent's messages (api/sessions.c): -1 when it is gone or broke
  * the protocol (the api then exits: no parent, no sessions). */
-int	api_parent_input(int fd, struct store *st);
+int	api_parent_input(const struct api_config *cfg, struct store *st);
 /* At exit: what the parent already sent (the ends of the sessions it
  * stopped before stopping us) goes into the store. */
-void	api_parent_drain(int fd, struct store *st);
+void	api_parent_drain(const struct api_config *cfg, struct store *st);
 /* Once a second or so: expire sessions and ask the parent to stop them. */
 void	api_sessions_tick(const struct api_config *cfg, struct store *st);
 /* At exit: answer every session start still waiting for the parent. */

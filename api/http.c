@@ -73,6 +73,12 @@ api_read_only(void)
 	return api.read_only;
 }
 
+void
+api_set_read_only(void)
+{
+	api.read_only = 1;
+}
+
 int
 api_audit(struct api_req *r, const char *type, json_t *data)
 {
@@ -609,11 +615,11 @@ http_loop(struct MHD_Daemon *d, struct MHD_Daemon *dtls, int sigfd)
 		if (poll(pfd, 5, ms) < 0 && errno != EINTR)
 			return -1;
 		if (pfd[1].revents & POLLIN) {
-			api_parent_drain(api.cfg->parent_fd, api.store);
+			api_parent_drain(api.cfg, api.store);
 			return 0;
 		}
 		/* The parent gone or broken: no sessions, fail closed. */
-		if (pfd[2].revents != 0 && api_parent_input(api.cfg->parent_fd, api.store) != 0)
+		if (pfd[2].revents != 0 && api_parent_input(api.cfg, api.store) != 0)
 			return -1;
 		if (pfd[3].revents != 0)
 			datasets_gate_input(api.cfg, api.store);

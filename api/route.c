@@ -48,6 +48,8 @@ static const struct route routes[] = {
 	{ "GET",  "/v1/sessions", API_ROLE_AUDITOR, sessions_list, 0 },
 	{ "POST", "/v1/sessions", API_ROLE_CUSTODIAN, sessions_create, 1 },
 	{ "GET",  "/v1/sessions/{id}", API_ROLE_AUDITOR, sessions_show, 0 },
+	{ "GET",  "/v1/sessions/{id}/recording", API_ROLE_AUDITOR,
+	    sessions_recording, 0 },
 	{ "POST", "/v1/sessions/{id}/revoke", API_ROLE_CUSTODIAN,
 	    sessions_revoke, 0 },
 	{ "POST", "/v1/sessions/{id}/extend", API_ROLE_CUSTODIAN,

@@ -51,6 +51,7 @@ static struct start_wait *starts;
 struct pctx {
 	struct store		*st;
 	int			 fd;
+	struct keyholder	*audit;
 };
 
 static void	start_finish(struct start_wait *, int);
@@ -58,12 +59,16 @@ static void	start_finish(struct start_wait *, int);
 static int	answer_started(void *, struct ipc_msg *);
 static int	answer_failed(void *, struct ipc_msg *);
 static int	answer_ended(void *, struct ipc_msg *);
+static int	answer_record_closed(void *, struct ipc_msg *);
+static int	answer_record_expire(void *, struct ipc_msg *);
 
 /* What the parent may send us. */
 static const struct ipc_handler api_permit[] = {
 	{ PIPC_SESSION_STARTED, answer_started },
 	{ PIPC_SESSION_FAILED, answer_failed },
 	{ PIPC_SESSION_ENDED, answer_ended },
+	{ PIPC_RECORD_CLOSED, answer_record_closed },
+	{ PIPC_RECORD_EXPIRE, answer_record_expire },
 };
 
 /* Ask the parent to stop one supervisor. */
@@ -154,6 +159,116 @@ answer_ended(void *ctx, struct ipc_msg *m)
 	return 0;
 }
 
+/* The strings of a RECORD_* message, checked: a bad one is fatal. */
+static int
+record_fields(const struct pipc_record *m, struct pipc_record *out)
+{
+	size_t i;
+
+	memcpy(out, m, sizeof(*out));
+	if (ipc_str_get(out->id, sizeof(out->id), m->id, sizeof(m->id)) != 0 ||
+	    ipc_str_get(out->file, sizeof(out->file), m->file,
+	    sizeof(m->file)) != 0 || ipc_str_get(out->sha256,
+	    sizeof(out->sha256), m->sha256, sizeof(m->sha256)) != 0 ||
+	    ipc_str_get(out->end, sizeof(out->end), m->end,
+	    sizeof(m->end)) != 0 || !store_id_valid(out->id) ||
+	    out->file[0] != '/' || strlen(out->sha256) != 64)
+		return -1;
+	for (i = 0; i < 64; i++)
+		if (strchr("0123456789abcdef", out->sha256[i]) == NULL)
+			return -1;
+	return 0;
+}
+
+/* The audit record's data for a RECORD_* message. */
+static json_t *
+record_json(const struct pipc_record *m)
+{
+	return json_pack("{s:s, s:s, s:s, s:I, s:I, s:I, s:b, s:s}",
+	    "session", m->id, "file", m->file, "sha256", m->sha256, "size",
+	    (json_int_t)m->size, "frames", (json_int_t)m->frames,
+	    "duration_us", (json_int_t)m->duration_us, "truncated",
+	    m->truncated != 0, "end", m->end);
+}
+
+/*
+ * RECORD_CLOSED: the recording's digest enters the audit chain first,
+ * then the store's index of recordings (the index never names a digest
+ * the chain does not have).
+ */
+static int
+answer_record_closed(void *ctx, struct ipc_msg *msg)
+{
+	struct pctx *c = ctx;
+	struct pipc_record m;
+	struct store_recording sr;
+	json_t *d;
+	char err[512];
+	int64_t now = (int64_t)time(NULL), id;
+	int rc;
+
+	if (record_fields((const struct pipc_record *)msg->data, &m) != 0)
+		return -1;
+	if (store_recording_find(c->st, NULL, m.file, &sr) == STORE_OK &&
+	    strcmp(sr.sha256, m.sha256) == 0)
+		return 0;	/* recovered, but it was chained already */
+	d = record_json(&m);
+	rc = keyholder_append(c->audit, "record_closed", d, NULL, err,
+	    sizeof(err));
+	json_decref(d);
+	if (rc != 0) {
+		fprintf(stderr, "cdsgated api: record_closed for %s not "
+		    "audited: %s: no further changes accepted\n", m.id, err);
+		api_set_read_only();	/* fail closed, as api_audit() */
+		return 0;
+	}
+	if (store_recording_add(c->st, m.id, m.file, now, &id) != STORE_OK ||
+	    store_recording_close(c->st, id, m.sha256, (int64_t)m.size, now)
+	    != STORE_OK)
+		fprintf(stderr, "cdsgated api: recording of %s not indexed: "
+		    "%s\n", m.id, store_errmsg(c->st));
+	return 0;
+}
+
+/*
+ * RECORD_EXPIRE: retention may remove a recording only when the index
+ * has it closed with this very digest (so the chain vouches for what is
+ * removed) and record_expired was audited.
+ */
+static int
+answer_record_expire(void *ctx, struct ipc_msg *msg)
+{
+	struct pctx *c = ctx;
+	struct pipc_record m;
+	struct pipc_expired a;
+	struct store_recording sr;
+	json_t *d;
+	char err[512];
+
+	if (record_fields((const struct pipc_record *)msg->data, &m) != 0)
+		return -1;
+	memset(&a, 0, sizeof(a));
+	snprintf(a.file, sizeof(a.file), "%s", m.file);
+	if (store_recording_find(c->st, NULL, m.file, &sr) == STORE_OK &&
+	    sr.ended != 0 && sr.expired == 0 &&
+	    strcmp(sr.sha256, m.sha256) == 0) {
+		d = record_json(&m);
+		json_object_set_new(d, "reason", json_string(m.end));
+		json_object_del(d, "end");
+		if (keyholder_append(c->audit, "record_expired", d, NULL, err,
+		    sizeof(err)) != 0) {
+			fprintf(stderr, "cdsgated api: record_expired not "
+			    "audited: %s: no further changes accepted\n", err);
+			api_set_read_only();	/* and the file is kept */
+		} else
+			a.ok = store_recording_expire(c->st, sr.id,
+			    (int64_t)time(NULL)) == STORE_OK;
+		json_decref(d);
+	}
+	return ipc_send(c->fd, &pipc_proto, PIPC_RECORD_EXPIRED, &a,
+	    sizeof(a), -1) == IPC_OK ? 0 : -1;
+}
+
 static int
 parent_dispatch(struct pctx *c)
 {
@@ -170,20 +285,20 @@ parent_dispatch(struct pctx *c)
 }
 
 int
-api_parent_input(int fd, struct store *st)
+api_parent_input(const struct api_config *cfg, struct store *st)
 {
-	struct pctx c = { st, fd };
+	struct pctx c = { st, cfg->parent_fd, cfg->audit };
 
 	return parent_dispatch(&c);
 }
 
 void
-api_parent_drain(int fd, struct store *st)
+api_parent_drain(const struct api_config *cfg, struct store *st)
 {
-	struct pollfd pfd = { fd, POLLIN, 0 };
+	struct pollfd pfd = { cfg->parent_fd, POLLIN, 0 };
 
-	while (fd >= 0 && poll(&pfd, 1, 0) == 1 && (pfd.revents & POLLIN) &&
-	    api_parent_input(fd, st) == 0)
+	while (cfg->parent_fd >= 0 && poll(&pfd, 1, 0) == 1 &&
+	    (pfd.revents & POLLIN) && api_parent_input(cfg, st) == 0)
 		;
 }
 
@@ -357,6 +472,26 @@ sessions_show(struct api_req *r)
 	j = session_json(&ss);
 	store_session_clear(&ss);
 	return api_reply(r, 200, j);
+}
+
+/* The session's recording from the index (auditors: replay by id). */
+int
+sessions_recording(struct api_req *r)
+{
+	struct store_recording sr;
+	int st;
+
+	if ((st = store_recording_find(r->store, r->params[0], NULL, &sr)) !=
+	    STORE_OK)
+		return st == STORE_ENOTFOUND ? api_error(r, 404, "not_found",
+		    "no closed recording of session %s in the index (not "
+		    "started, still running, or unknown)", r->params[0]) :
+		    api_store_error(r, st, "recording");
+	return api_reply(r, 200, json_pack("{s:s, s:s, s:s, s:I, s:I, s:I, "
+	    "s:I}", "session", sr.session, "path", sr.path, "sha256",
+	    sr.sha256, "bytes", (json_int_t)sr.bytes, "started",
+	    (json_int_t)sr.started, "ended", (json_int_t)sr.ended, "expired",
+	    (json_int_t)sr.expired));
 }
 
 /* Send SESSION_START; the answer comes through api_parent_input(). */

@@ -28,11 +28,13 @@
 
 static int	answer_start(void *, struct ipc_msg *);
 static int	answer_stop(void *, struct ipc_msg *);
+static int	answer_expired(void *, struct ipc_msg *);
 
 /* What the api may ask of the parent: nothing else. */
 static const struct ipc_handler parent_permit[] = {
 	{ PIPC_SESSION_START, answer_start },
 	{ PIPC_SESSION_STOP, answer_stop },
+	{ PIPC_RECORD_EXPIRED, answer_expired },
 };
 
 static int
@@ -80,6 +82,16 @@ answer_stop(void *ctx, struct ipc_msg *m)
 	log_warnx("serve: session %s: stopping: %s", id, why);
 	parent_session_stop(ctx, id, 1);
 	return 0;
+}
+
+/* RECORD_EXPIRED: retention may remove the file now (or must keep it). */
+static int
+answer_expired(void *ctx, struct ipc_msg *m)
+{
+	struct pipc_expired e;
+
+	memcpy(&e, m->data, sizeof(e));
+	return parent_record_expired(ctx, &e);
 }
 
 /* The signals the loop handles, as a signalfd (blocked otherwise). */
@@ -300,6 +312,7 @@ parent_loop(struct parent *p, int sigfd)
 			if (pfd[i].revents != 0)
 				parent_session_ready(p, who[i]);
 		parent_session_timers(p);
+		parent_retention(p);
 	}
 }
 
@@ -368,6 +381,7 @@ parent_run(struct parent *p)
 	p->sigfd = sigfd;
 	if (parent_spawn_api(p, &old) != 0)
 		return SESSION_EXIT_FAILED;
+	parent_record_recover(p);
 	r = parent_loop(p, sigfd);
 	parent_sessions_stop_all(p, PARENT_STOP_MS);
 	if (r == 1 && parent_stop_api(p, PARENT_STOP_MS) == 0) {
@@ -408,7 +422,8 @@ parent_serve_cmd(int argc, char **argv)
 		return SESSION_EXIT_CONFIG;
 	}
 	/* split: the secret files are sessiond's, not ours */
-	if (p.sessiond == NULL && parent_dirs(&p.cfg) != 0)
+	if ((p.sessiond == NULL && parent_dirs(&p.cfg) != 0) ||
+	    parent_record_dir(&p.cfg) != 0)
 		return SESSION_EXIT_CONFIG;
 	p.ipc = -1;
 	p.listen_fd = -1;

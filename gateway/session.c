@@ -55,6 +55,7 @@
 #include "sandbox/namespace.h"
 #include "sandbox/sandbox.h"
 #include "policy/creds.h"
+#include "record/record.h"
 
 #define RESTART_HISTORY		128	/* >= browser_restart_max bound */
 #define LISTEN_BACKLOG		128	/* a connect flood queues, not SYN-drops */
@@ -566,7 +567,10 @@ child_exited(struct session *s, enum role r, int st)
 		browser_schedule_restart(s);
 		return;
 	}
-	if (r == ROLE_WORKER)
+	if (r == ROLE_WORKER && WIFEXITED(st) &&
+	    WEXITSTATUS(st) == WORKER_EXIT_DISK_FULL)
+		session_stop(s, "disk_full", SESSION_EXIT_DISK_FULL);
+	else if (r == ROLE_WORKER)
 		session_stop(s, "worker_exit", WIFEXITED(st) &&
 		    WEXITSTATUS(st) == 0 ? SESSION_EXIT_OK :
 		    SESSION_EXIT_FAILED);
@@ -917,27 +921,6 @@ setup_test_hook(struct session *s)
 	return 0;
 }
 
-/* mkdir -p for the recording directory: root's, 0700 where we make it. */
-static int
-record_dir_make(const char *dir)
-{
-	char p[PATH_MAX];
-	size_t i, n = strlen(dir);
-
-	if (n == 0 || n >= sizeof(p))
-		return errno = ENAMETOOLONG, -1;
-	memcpy(p, dir, n + 1);
-	for (i = 1; i <= n; i++) {
-		if (p[i] != '/' && p[i] != '\0')
-			continue;
-		p[i] = '\0';
-		if (mkdir(p, 0700) != 0 && errno != EEXIST)
-			return -1;
-		p[i] = i < n ? '/' : '\0';
-	}
-	return 0;
-}
-
 /* <record dir>/<id>.<ext>, O_EXCL, 0600 root, for the forwarder; logged
  * as `event`.  The fd, or -1 (logged: the session does not start). */
 static int
@@ -945,10 +928,11 @@ evidence_open(struct session *s, const char *ext, const char *event,
     char path[PATH_MAX])
 {
 	const char *dir = s->spec->record_dir;
-	char name[SESSION_ID_BYTES * 2 + 24];
+	char name[96];		/* record_name is at most 64 */
 	int fd = -1;
 
-	snprintf(name, sizeof(name), "%s.%s", s->id, ext);
+	snprintf(name, sizeof(name), "%s.%s", s->spec->record_name != NULL ?
+	    s->spec->record_name : s->id, ext);
 	if (path_join(path, dir, name) != 0 || (fd = open(path, O_WRONLY |
 	    O_CREAT | O_EXCL | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0600)) < 0) {
 		log_warn("cannot create %s in %s", name, dir);
@@ -980,18 +964,28 @@ static int
 setup_record(struct session *s)
 {
 	const char *dir = s->spec->record_dir;
-	char name[SESSION_ID_BYTES * 2 + 8];
+	char name[80], why[PATH_MAX + 100];
 
-	snprintf(name, sizeof(name), "%s.cdsrec", s->id);
+	snprintf(name, sizeof(name), "%s.cdsrec", s->spec->record_name != NULL ?
+	    s->spec->record_name : s->id);
+	if (record_dir_make(dir) == 0 && !record_dir_has_room(dir,
+	    s->spec->record_min_free_mb, why, sizeof(why))) {
+		log_warnx("%s (a session that cannot be recorded does not "
+		    "start)", why);
+		slog_event("disk_full", json_pack("{s:s, s:s}", "dir", dir,
+		    "error", why));
+		return SESSION_EXIT_DISK_FULL;
+	}
 	if (record_dir_make(dir) != 0 ||
 	    path_join(s->record_path, dir, name) != 0 ||
 	    (s->record_fd = open(s->record_path, O_WRONLY | O_CREAT | O_EXCL |
 	    O_NOFOLLOW | O_CLOEXEC, 0600)) < 0) {
 		log_warn("cannot create the session recording in %s "
 		    "(a session that cannot be recorded does not start)", dir);
+		s->record_path[0] = '\0';	/* not ours to seal */
 		slog_event("record_failed", json_pack("{s:s, s:s}", "dir", dir,
 		    "error", strerror(errno)));
-		return -1;
+		return SESSION_EXIT_CONFIG;
 	}
 	slog_event("record_open", json_pack("{s:s}", "file", s->record_path));
 	/* Beside it, the forwarder's network log and, if the policy asks,
@@ -1012,6 +1006,7 @@ static int
 session_setup(struct session *s)
 {
 	const struct session_spec *sp = s->spec;
+	int r;
 
 	if (setup_check(s) != 0)
 		return SESSION_EXIT_CONFIG;
@@ -1026,8 +1021,8 @@ session_setup(struct session *s)
 	if (setup_listen(s) != 0)
 		return SESSION_EXIT_FAILED;
 	log_session_start(s);
-	if (setup_record(s) != 0)
-		return SESSION_EXIT_CONFIG;
+	if ((r = setup_record(s)) != 0)
+		return r;
 	if (setup_dir(s) != 0 || setup_files(s) != 0)
 		return SESSION_EXIT_FAILED;
 	return -1;
@@ -1422,6 +1417,29 @@ reap_everything(const struct session *s)
 	}
 }
 
+/*
+ * The worker logs record_closed when it closed its recording; when it
+ * could not (killed, disk full) the supervisor does, from the file: the
+ * digest of what is there, and that it is cut short.
+ */
+static void
+record_seal_log(const struct session *s)
+{
+	struct record_seal rs;
+	char err[256];
+
+	if (s->record_path[0] == '\0' ||
+	    record_seal(s->record_path, &rs, err, sizeof(err)) != RECORD_OK ||
+	    !rs.truncated)
+		return;
+	slog_event("record_closed", json_pack("{s:s, s:s, s:I, s:I, s:I, "
+	    "s:b, s:s, s:s}", "file", s->record_path, "sha256", rs.sha256,
+	    "size", (json_int_t)rs.size, "frames", (json_int_t)rs.frames,
+	    "duration_us", (json_int_t)rs.duration_us, "truncated", 1,
+	    "reason", rs.reason, "end", s->stop_reason != NULL ?
+	    s->stop_reason : ""));
+}
+
 static void
 session_teardown(struct session *s)
 {
@@ -1445,12 +1463,14 @@ session_teardown(struct session *s)
 		unlink(s->record_path);
 		close(s->record_fd);
 		s->record_fd = -1;
+		s->record_path[0] = '\0';
 	}
 	if (s->netlog_fd >= 0)		/* no forwarder ever had them */
 		unlink(s->netlog_path);
 	if (s->pcap_fd >= 0)
 		unlink(s->pcap_path);
 	evidence_handed_over(&s->netlog_fd, &s->pcap_fd);
+	record_seal_log(s);
 	if (s->dir_made) {
 		dirfd = open(SESSION_RUN_DIR, O_RDONLY | O_DIRECTORY |
 		    O_CLOEXEC);

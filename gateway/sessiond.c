@@ -149,6 +149,8 @@ sessiond_accept(struct parent *p)
 		log_warnx("sessiond: the daemon connected (uid %u pid %d)",
 		    (unsigned)uc.uid, (int)uc.pid);
 		p->ipc = fd;
+		/* digests of recordings closed while nobody was connected */
+		parent_record_recover(p);
 	}
 }
 
@@ -192,7 +194,7 @@ sessiond_setup(struct parent *p, const struct sessiond_args *a)
 		return -1;
 	}
 	p->peer_uid = u.uid;
-	if (parent_dirs(&p->cfg) != 0)
+	if (parent_dirs(&p->cfg) != 0 || parent_record_dir(&p->cfg) != 0)
 		return -1;
 	p->listen_fd = a->socket != NULL ? sessiond_bind(a->socket, &u) :
 	    sessiond_systemd_fd();

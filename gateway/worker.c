@@ -67,6 +67,7 @@ struct worker {
 	struct record_writer	*rec;		/* the session recording */
 	int			 rec_fd2;	/* a dup, for its size at close */
 	int			 rec_failed;
+	int			 disk_full;	/* the failure was ENOSPC */
 	int			 px, py;	/* last pointer position */
 };
 
@@ -99,12 +100,21 @@ worker_rec_t(const struct worker *w, uint64_t now)
 static void
 worker_rec_check(struct worker *w, int rc)
 {
+	int e;
+
 	if (rc == RECORD_OK || w->rec_failed)
 		return;
 	w->rec_failed = 1;
 	w->stop = 1;
 	slog_event("record_failed", json_pack("{s:s, s:s}", "error",
 	    record_strerror(rc), "detail", record_writer_error(w->rec)));
+	e = record_writer_errno(w->rec);
+	if (e == ENOSPC || e == EDQUOT) {	/* closed at the last good chunk */
+		w->disk_full = 1;
+		slog_event("disk_full", json_pack("{s:s, s:I}", "detail",
+		    record_writer_error(w->rec), "size",
+		    (json_int_t)record_writer_size(w->rec)));
+	}
 }
 
 static void
@@ -737,6 +747,8 @@ worker_main(const struct worker_config *cfg)
 	if (cfg == NULL || worker_setup(&w, cfg) != 0)
 		goto out;
 	st = worker_loop(&w) == 0 && !w.rec_failed ? 0 : 1;
+	if (w.disk_full)
+		st = WORKER_EXIT_DISK_FULL;
 out:
 	worker_teardown(&w);
 	return st;

@@ -28,6 +28,9 @@ struct ratelimit_config {
 	int		 alarm_disconnect; /* on alarm, disconnect the client */
 };
 
+/* worker_main's status when the recording's disk filled up (else 0/1) */
+#define WORKER_EXIT_DISK_FULL	3
+
 struct worker_config {
 	const char		*session_id;
 	const char		*display;	/* ":N" */

@@ -77,6 +77,17 @@ const struct config_option config_options[] = {
 	  "PEM key of the TCP admin API (root's, 0600)" },
 	{ "api_tokens", CONFIG_PATH, 0, 0, NULL, 1, OFF(api_tokens),
 	  "root's 0600 file of \"ROLE NAME SHA256\" lines (cdsgate token new)" },
+	{ "record_dir", CONFIG_PATH, 0, 0, "/var/lib/cdsgate/recordings", 0,
+	  OFF(record_dir), "sessions' recordings, <record_dir>/<id>.cdsrec" },
+	{ "record_min_free_mb", CONFIG_UINT, 0, 1048576, "64", 0,
+	  OFF(record_min_free_mb), "refuse a session start below this much "
+	  "free space in record_dir, MB (0 = no check)" },
+	{ "retention_max_bytes", CONFIG_UINT, 0, 1e15, "0", 0,
+	  OFF(retention_max_bytes), "closed recordings beyond this total "
+	  "are expired, oldest first (0 = no limit)" },
+	{ "retention_max_age_days", CONFIG_UINT, 0, 36500, "0", 0,
+	  OFF(retention_max_age_days), "closed recordings older than this "
+	  "are expired (0 = kept)" },
 };
 const size_t config_noptions =
     sizeof(config_options) / sizeof(config_options[0]);

@@ -95,6 +95,8 @@ struct session_spec {
 	char		*tls_key;	/* PEM key (mode 0600 or stricter) */
 	char		*credentials_file; /* VeNCrypt "user:secret" lines */
 	char		*record_dir;	/* <dir>/<id>.cdsrec: the recording */
+	char		*record_name;	/* NULL: the session id */
+	unsigned	 record_min_free_mb;	/* refuse below; 0 = no check */
 
 	/* the session policy: command line or policy file */
 	unsigned	 width, height;

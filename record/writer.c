@@ -44,6 +44,7 @@ struct record_writer {
 	int			 fd;
 	int			 status;	/* sticky */
 	char			 err[160];
+	int			 err_no;	/* errno of a failed write */
 	struct record_header	 h;
 	uint64_t		 size;
 	uint64_t		 last_t;
@@ -69,6 +70,7 @@ fail(struct record_writer *w, int status, const char *what)
 {
 	if (w->status == RECORD_OK) {
 		w->status = status;
+		w->err_no = status == RECORD_EIO ? errno : 0;
 		snprintf(w->err, sizeof(w->err), "%s%s%s", what,
 		    status == RECORD_EIO ? ": " : "",
 		    status == RECORD_EIO ? strerror(errno) : "");
@@ -482,6 +484,12 @@ const char *
 record_writer_error(const struct record_writer *w)
 {
 	return w->err;
+}
+
+int
+record_writer_errno(const struct record_writer *w)
+{
+	return w != NULL ? w->err_no : 0;
 }
 
 uint64_t

@@ -93,6 +93,10 @@ static const char *const migrations[] = {
 	" DEFAULT '' CHECK (mount_backend IN ('', 'embedded', 'postgres'));"
 	"UPDATE datasets SET mount_backend = 'embedded'"
 	" WHERE state = 'mounted';",
+
+	/* 2 -> 3: retention removes recordings; the index keeps when. */
+	"ALTER TABLE recordings ADD COLUMN expired INTEGER;"
+	"CREATE INDEX recordings_by_path ON recordings(path);",
 };
 
 _Static_assert(sizeof(migrations) / sizeof(migrations[0]) ==

@@ -20,7 +20,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define STORE_SCHEMA_VERSION	2
+#define STORE_SCHEMA_VERSION	3
 
 enum store_status {
 	STORE_OK = 0,
@@ -192,5 +192,24 @@ int	store_recording_add(struct store *s, const char *session,
 	    const char *path, int64_t now, int64_t *id);
 int	store_recording_close(struct store *s, int64_t id,
 	    const char *sha256, int64_t bytes, int64_t now);
+
+#define STORE_PATH_MAX	1024
+
+struct store_recording {
+	int64_t	id;
+	char	session[STORE_ID_MAX];
+	char	path[STORE_PATH_MAX];
+	char	sha256[65];		/* "" while open */
+	int64_t	bytes;			/* -1 while open */
+	int64_t	started, ended;		/* ended 0 while open */
+	int64_t	expired;		/* 0 = still on disk */
+};
+
+/* The newest recording of a session (by_path NULL), or the newest one
+ * at a path (session NULL): STORE_ENOTFOUND when none. */
+int	store_recording_find(struct store *s, const char *session,
+	    const char *by_path, struct store_recording *out);
+/* A closed recording was removed by retention (once). */
+int	store_recording_expire(struct store *s, int64_t id, int64_t now);
 
 #endif

@@ -406,7 +406,7 @@ start_session() {
 	local log=$1 m; shift
 	m=$(t mark "$EV")
 	PORT=$(free_port $HOST)
-	"$CDSGATED" run-session --backend "$BURL" --listen "$HOST:$PORT" \
+	"$CDSGATED" run-session --record-dir "$TMP/rec" --backend "$BURL" --listen "$HOST:$PORT" \
 		--password-file "$TMP/pw" --log "$log" "${TLSARGS[@]}" "$@" \
 		> "$TMP/gw.out" 2> "$TMP/gw.err" &
 	GW_PID=$!
@@ -720,7 +720,7 @@ python3 "$BACKEND" --port 0 --record "$TMP/ns-ev.jsonl" > "$TMP/ns-be.out" 2>&1 
 BE=$!
 until_line "$TMP/ns-be.out" '^ready ' || { res 77 "backend"; kill $BE; exit 0; }
 P=$(python3 -c 'import socket,sys; s=socket.socket(); s.bind((sys.argv[1],0)); print(s.getsockname()[1])' "$NSADDR")
-"$CDSGATED" run-session --backend "http://$(sed -n 's/^ready //p' "$TMP/ns-be.out")/" \
+"$CDSGATED" run-session --record-dir "$TMP/rec" --backend "http://$(sed -n 's/^ready //p' "$TMP/ns-be.out")/" \
 	--listen "$NSADDR:$P" --password-file "$TMP/pw" --log "$TMP/ns.log" \
 	--tls-cert "$TMP/cert.pem" --tls-key "$TMP/key.pem" \
 	--credentials-file "$TMP/creds" > "$TMP/ns-gw.out" 2> "$TMP/ns-gw.err" &

@@ -171,7 +171,7 @@ if command -v setpriv >/dev/null && [ -n "$CAPS" ]; then
 else
 	skip "setpriv (util-linux) missing: the session runs with all capabilities"
 fi
-NOTIFY_SOCKET=$TMP/notify.sock "${BOUND[@]}" "$CDSGATED" run-session --backend "$BURL" \
+NOTIFY_SOCKET=$TMP/notify.sock "${BOUND[@]}" "$CDSGATED" run-session --record-dir "$TMP/rec" --backend "$BURL" \
 	--listen 127.0.0.1:0 --password-file "$TMP/pw" --log "$TMP/session.log" \
 	> "$TMP/gw.out" 2> "$TMP/gw.err" &
 GW_PID=$!
@@ -225,7 +225,7 @@ check "READY=1 came before STOPPING=1" \
 sed 's/^/#   /' "$TMP/notify.log"
 
 # An unusable NOTIFY_SOCKET is reported and ignored (the session still runs).
-NOTIFY_SOCKET=relative/path "$CDSGATED" run-session --backend "$BURL" \
+NOTIFY_SOCKET=relative/path "$CDSGATED" run-session --record-dir "$TMP/rec" --backend "$BURL" \
 	--listen 127.0.0.1:0 --password-file "$TMP/pw" --log "$TMP/session2.log" \
 	> "$TMP/gw2.out" 2> "$TMP/gw2.err" &
 GW_PID=$!
