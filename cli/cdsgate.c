@@ -95,7 +95,8 @@ usage_all(FILE *f)
 {
 	const struct cmd_entry *const *c;
 
-	fprintf(f, "usage: cdsgate <command> [options]\n\ncommands:\n");
+	fprintf(f, "usage: cdsgate [--api https://HOST:PORT --token-file F "
+	    "[--cacert F]] <command> [options]\n\ncommands:\n");
 	for (c = cmd_table; *c != NULL; c++)
 		fprintf(f, "  %-20s %s\n", (*c)->usage, (*c)->help);
 }
