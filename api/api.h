@@ -32,6 +32,7 @@
 #define API_MAX_PATH		256
 #define API_MAX_PARAMS		2		/* {x} segments per route */
 #define API_MAX_CONNECTIONS	64
+#define API_MAX_PER_IP		16	/* TCP: one address's share */
 
 enum api_role {
 	API_ROLE_NONE,		/* connected, but no cdsgate group: 403 */

@@ -179,6 +179,23 @@ if openssl s_client -help 2>&1 | grep -q -- '-tls1_1'; then
 else
 	skip "openssl s_client has no -tls1_1"
 fi
+# one address holds at most 16 connections (TLS handshakes cost the server)
+check "one address gets 16 connections; the 17th to 20th are closed" python3 - "$PORT" <<'PY'
+import socket, sys, time
+socks = [socket.create_connection(("127.0.0.1", int(sys.argv[1]))) for _ in range(20)]
+time.sleep(1)
+closed = 0
+for s in socks:
+    s.settimeout(0.3)
+    try:
+        closed += s.recv(1) == b""
+    except socket.timeout:
+        pass
+    except ConnectionResetError:
+        closed += 1
+assert closed == 4, closed
+PY
+is 200 "$BOB" GET /v1/health
 check "the api survived all of that" kill -0 "$API_PID"
 check "the UNIX socket still uses peer credentials (root is a custodian)" test "$(api GET /v1/recipients)" = 200
 stop_pid "$API_PID"; wait "$API_PID" 2>/dev/null
