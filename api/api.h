@@ -32,6 +32,7 @@
 #define API_MAX_PATH		256
 #define API_MAX_PARAMS		2		/* {x} segments per route */
 #define API_MAX_CONNECTIONS	64
+#define API_MAX_PER_IP		16	/* TCP: one address's share */
 
 enum api_role {
 	API_ROLE_NONE,		/* connected, but no cdsgate group: 403 */
@@ -60,6 +61,7 @@ struct api_config {
 	struct gaterunner *gate;	/* runs it (the api may not exec) */
 	const char	*mount_backend;	/* default: "embedded"|"postgres" */
 	struct pgrunner	*pg;		/* the PostgreSQL mounter, or NULL */
+	const struct api_tcp *tcp;	/* the TLS listener, or NULL */
 };
 
 /* What a handler gets: one request, already authorised. */
@@ -73,6 +75,7 @@ struct api_req {
 	json_t		*body;		/* parsed JSON object or NULL */
 	pid_t		 peer_pid;
 	uid_t		 peer_uid;
+	const char	*token_name;	/* TCP: the bearer token's NAME */
 	enum api_role	 role;
 	/* the reply, set by api_reply/api_error */
 	unsigned	 status;
@@ -99,9 +102,48 @@ struct api_serve_args {
 	const char	*mount_backend;		/* NULL: "embedded" */
 	const char	*pg_conninfo;		/* NULL: no PostgreSQL */
 	const char	*pg_reader_role;
+	const char	*tcp_listen;	/* "ADDR:PORT", or NULL: UNIX only */
+	const char	*tls_cert, *tls_key, *tokens;	/* with tcp_listen */
+	int		 tcp_fd;	/* from api_tcp_bind(), or -1 */
 };
 /* Bind the API's UNIX socket (root, before anything else); fd or -1. */
 int	api_bind(const char *path);
+/*
+ * The optional TCP listener (api/tcp.c): TLS only, bearer tokens only.
+ * The tokens file holds "ROLE NAME SHA256-HEX" lines, never tokens.
+ */
+#define API_TOKENS_MAX		256
+struct api_token {
+	enum api_role	 role;
+	char		 name[STORE_ID_MAX];
+	uint8_t		 hash[32];	/* SHA-256 of the token */
+};
+struct api_tokens {
+	size_t		 n;
+	struct api_token t[API_TOKENS_MAX];
+};
+struct api_tcp {
+	int		 fd;		/* listening, from api_tcp_bind() */
+	const char	*desc;		/* "ADDR:PORT" */
+	char		*cert_pem, *key_pem;
+	struct api_tokens tokens;
+};
+/* Root, before the fork: check a's TCP options and bind (-1: refuse). */
+int	api_tcp_prepare(struct api_serve_args *a);
+/* Bind "ADDR:PORT" (root, before the drop); fd or -1 after saying why. */
+int	api_tcp_bind(const char *spec);
+/* Read cert, key and tokens (before the drop and filter); 0 or -1. */
+int	api_tcp_load(const struct api_serve_args *a, struct api_tcp *t,
+	    char *err, size_t errlen);
+void	api_tcp_free(struct api_tcp *t);
+char	*api_pem_read(const char *path, char *err, size_t errlen);
+/* Parse a tokens file's text (path names it in "path:line: why"). */
+int	api_tokens_parse(const char *path, const void *text, size_t len,
+	    struct api_tokens *k, char *err, size_t errlen);
+/* The token line matching "Bearer <token>", or NULL. */
+const struct api_token *api_token_check(const struct api_tokens *k,
+	    const char *auth);
+
 /* Key holder, privilege drop, api_main(): the api process's life. */
 int	api_serve_bound(const struct api_serve_args *a);
 

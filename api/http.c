@@ -22,6 +22,8 @@
 #include <time.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -45,6 +47,7 @@ struct http_req {
 	struct upload	*up;		/* a streamed upload, or NULL */
 	int		 too_large;
 	int		 refused;	/* 401/403 decided at the headers */
+	int		 tcp;		/* came over the TLS listener */
 };
 
 static struct {
@@ -82,8 +85,13 @@ api_audit(struct api_req *r, const char *type, json_t *data)
 	char err[512];
 	int rc;
 
-	json_object_set_new(data, "by_uid", json_integer(r->peer_uid));
-	json_object_set_new(data, "by_pid", json_integer(r->peer_pid));
+	if (r->token_name != NULL)
+		json_object_set_new(data, "by_token",
+		    json_string(r->token_name));
+	else {
+		json_object_set_new(data, "by_uid", json_integer(r->peer_uid));
+		json_object_set_new(data, "by_pid", json_integer(r->peer_pid));
+	}
 	rc = keyholder_append(r->audit, type, data, NULL, err, sizeof(err));
 	json_decref(data);
 	if (rc == 0)
@@ -246,6 +254,53 @@ peer_identify(struct MHD_Connection *c, struct api_req *r)
 	return 0;
 }
 
+/* src for a log line: printable ASCII only, at most n - 1 bytes (the
+ * path is the client's, decoded: it may hold a newline). */
+static const char *
+log_safe(char *dst, size_t n, const char *src)
+{
+	size_t i;
+
+	for (i = 0; src[i] != '\0' && i + 1 < n; i++)
+		dst[i] = src[i] > 0x20 && src[i] < 0x7f ? src[i] : '?';
+	dst[i] = '\0';
+	return dst;
+}
+
+/* Over TCP: the role of the bearer token's line; none is a 401, said
+ * in the log with the client's address (the UNIX socket's 403 is not
+ * audited either: a refusal changes nothing). */
+static int
+token_identify(struct MHD_Connection *c, struct api_req *r)
+{
+	const struct api_token *t;
+	const union MHD_ConnectionInfo *ci;
+	char addr[INET6_ADDRSTRLEN] = "?", m[16], p[128];
+
+	r->role = API_ROLE_NONE;
+	r->peer_uid = (uid_t)-1;
+	r->peer_pid = 0;
+	t = api_token_check(&api.cfg->tcp->tokens,
+	    MHD_lookup_connection_value(c, MHD_HEADER_KIND,
+	    MHD_HTTP_HEADER_AUTHORIZATION));
+	if (t != NULL) {
+		r->role = t->role;
+		r->token_name = t->name;
+		return 0;
+	}
+	ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+	if (ci != NULL && ci->client_addr->sa_family == AF_INET)
+		inet_ntop(AF_INET, &((struct sockaddr_in *)ci->client_addr)->
+		    sin_addr, addr, sizeof(addr));
+	else if (ci != NULL && ci->client_addr->sa_family == AF_INET6)
+		inet_ntop(AF_INET6, &((struct sockaddr_in6 *)ci->client_addr)->
+		    sin6_addr, addr, sizeof(addr));
+	fprintf(stderr, "cdsgated api: refused %s %s from %s over TCP: no "
+	    "valid bearer token\n", log_safe(m, sizeof(m), r->method),
+	    log_safe(p, sizeof(p), r->path), addr);
+	return -1;
+}
+
 /* Parse the collected body: an object, or nothing. */
 static int
 body_parse(struct MHD_Connection *c, struct http_req *h)
@@ -288,6 +343,9 @@ send_reply(struct MHD_Connection *c, struct http_req *h)
 	MHD_add_response_header(resp, "Content-Type", h->req.reply_type !=
 	    NULL ? h->req.reply_type : "application/json");
 	MHD_add_response_header(resp, "Cache-Control", "no-store");
+	if (h->tcp && h->req.status == 401)
+		MHD_add_response_header(resp, MHD_HTTP_HEADER_WWW_AUTHENTICATE,
+		    "Bearer realm=\"cdsgate\"");
 	ret = MHD_queue_response(c, h->req.status, resp);
 	MHD_destroy_response(resp);
 	api_count_reply(h->req.status);
@@ -317,7 +375,8 @@ req_stream_begin(struct http_req *h)
 
 /* First call for a request: who is it, may they ask at all? */
 static struct http_req *
-req_begin(struct MHD_Connection *c, const char *url, const char *method)
+req_begin(struct MHD_Connection *c, const char *url, const char *method,
+    int tcp)
 {
 	struct http_req *h;
 
@@ -330,7 +389,15 @@ req_begin(struct MHD_Connection *c, const char *url, const char *method)
 	h->req.cfg = api.cfg;
 	h->req.method = method;
 	h->req.path = url;
-	if (peer_identify(c, &h->req) != 0) {
+	h->tcp = tcp;
+	if (tcp && token_identify(c, &h->req) != 0) {
+		api_error(&h->req, 401, "unauthenticated", "this listener "
+		    "wants \"Authorization: Bearer <token>\" with a token "
+		    "of the tokens file");
+		h->refused = 1;
+	} else if (tcp)
+		;	/* the token's role: checked per route */
+	else if (peer_identify(c, &h->req) != 0) {
 		api_error(&h->req, 401, "unauthenticated",
 		    "the peer's credentials could not be read");
 		h->refused = 1;
@@ -369,10 +436,10 @@ on_request(void *cls, struct MHD_Connection *c, const char *url,
 {
 	struct http_req *h = *con_cls;
 
-	(void)cls;
 	(void)version;
 	if (h == NULL) {
-		if ((*con_cls = h = req_begin(c, url, method)) == NULL)
+		if ((*con_cls = h = req_begin(c, url, method, cls != NULL)) ==
+		    NULL)
 			return MHD_NO;
 		return MHD_YES;
 	}
@@ -482,6 +549,26 @@ signals_fd(void)
 	return signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
 }
 
+/* The TLS listener: libmicrohttpd's own GnuTLS, TLS 1.2 at least. */
+static struct MHD_Daemon *
+http_start_tls(const struct api_tcp *t)
+{
+	return MHD_start_daemon(MHD_USE_EPOLL | MHD_USE_ERROR_LOG |
+	    MHD_ALLOW_SUSPEND_RESUME | MHD_USE_TLS, 0, NULL,
+	    NULL, on_request, (void *)t,
+	    MHD_OPTION_LISTEN_SOCKET, t->fd,
+	    MHD_OPTION_HTTPS_MEM_CERT, t->cert_pem,
+	    MHD_OPTION_HTTPS_MEM_KEY, t->key_pem,
+	    MHD_OPTION_HTTPS_PRIORITIES,
+	    "NORMAL:-VERS-ALL:+VERS-TLS1.3:+VERS-TLS1.2",
+	    MHD_OPTION_CONNECTION_LIMIT, (unsigned)API_MAX_CONNECTIONS,
+	    MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)API_MAX_PER_IP,
+	    MHD_OPTION_CONNECTION_TIMEOUT, 30u,
+	    MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)64 * 1024,
+	    MHD_OPTION_NOTIFY_COMPLETED, on_completed, NULL,
+	    MHD_OPTION_END);
+}
+
 static struct MHD_Daemon *
 http_start(int listen_fd)
 {
@@ -499,16 +586,19 @@ http_start(int listen_fd)
 /* poll() on the daemon's epoll fd, the signals, the parent and the gate
  * runner until a signal: nothing here waits for anything else. */
 static int
-http_loop(struct MHD_Daemon *d, int sigfd)
+http_loop(struct MHD_Daemon *d, struct MHD_Daemon *dtls, int sigfd)
 {
-	const union MHD_DaemonInfo *di;
-	struct pollfd pfd[4];
+	const union MHD_DaemonInfo *di, *dt = NULL;
+	struct pollfd pfd[5];
 	MHD_UNSIGNED_LONG_LONG to;
 	int ms;
 
 	di = MHD_get_daemon_info(d, MHD_DAEMON_INFO_EPOLL_FD);
-	if (di == NULL)
+	if (di == NULL || (dtls != NULL && (dt = MHD_get_daemon_info(dtls,
+	    MHD_DAEMON_INFO_EPOLL_FD)) == NULL))
 		return -1;
+	pfd[4].fd = dt != NULL ? dt->epoll_fd : -1;
+	pfd[4].events = POLLIN;
 	pfd[0].fd = di->epoll_fd;
 	pfd[0].events = POLLIN;
 	pfd[1].fd = sigfd;
@@ -520,7 +610,10 @@ http_loop(struct MHD_Daemon *d, int sigfd)
 		pfd[3].fd = gaterunner_fd(api.cfg->gate);	/* -1: gone */
 		ms = MHD_get_timeout(d, &to) == MHD_YES ?
 		    (to > 1000 ? 1000 : (int)to) : 1000;
-		if (poll(pfd, 4, ms) < 0 && errno != EINTR)
+		if (dtls != NULL && MHD_get_timeout(dtls, &to) == MHD_YES &&
+		    to < (MHD_UNSIGNED_LONG_LONG)ms)
+			ms = (int)to;
+		if (poll(pfd, 5, ms) < 0 && errno != EINTR)
 			return -1;
 		if (pfd[1].revents & POLLIN) {
 			api_parent_drain(api.cfg, api.store);
@@ -534,13 +627,15 @@ http_loop(struct MHD_Daemon *d, int sigfd)
 		if (api.cfg->parent_fd >= 0)
 			api_sessions_tick(api.cfg, api.store);
 		MHD_run(d);
+		if (dtls != NULL)
+			MHD_run(dtls);
 	}
 }
 
 int
 api_main(const struct api_config *cfg)
 {
-	struct MHD_Daemon *d = NULL;
+	struct MHD_Daemon *d = NULL, *dtls = NULL;
 	char err[512];
 	int sigfd = -1, rc = 1;
 
@@ -560,11 +655,20 @@ api_main(const struct api_config *cfg)
 		    "on %s\n", cfg->listen_desc);
 		goto out;
 	}
+	if (cfg->tcp != NULL && (dtls = http_start_tls(cfg->tcp)) == NULL) {
+		fprintf(stderr, "cdsgated api: cannot start the HTTPS server "
+		    "on %s (certificate or key unusable?)\n", cfg->tcp->desc);
+		goto out;
+	}
 	if (api_confine() != 0)
 		goto out;
-	printf("ready %s\n", cfg->listen_desc);
+	if (cfg->tcp != NULL)
+		printf("ready %s https://%s\n", cfg->listen_desc,
+		    cfg->tcp->desc);
+	else
+		printf("ready %s\n", cfg->listen_desc);
 	fflush(stdout);
-	if (http_loop(d, sigfd) == 0)
+	if (http_loop(d, dtls, sigfd) == 0)
 		rc = 0;
 out:
 	/* MHD may not stop with a suspended request: answer them (the last
@@ -575,6 +679,10 @@ out:
 	if (d != NULL) {
 		MHD_run(d);
 		MHD_stop_daemon(d);
+	}
+	if (dtls != NULL) {
+		MHD_run(dtls);
+		MHD_stop_daemon(dtls);
 	}
 	if (sigfd >= 0)
 		close(sigfd);

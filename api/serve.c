@@ -45,8 +45,25 @@ serve_usage(void)
 	    "       --state-dir DIR [--mount-dir DIR] [--cdsgate PATH]\n"
 	    "       [--custodian-group NAME] [--auditor-group NAME]\n"
 	    "       [--mount-backend embedded|postgres]\n"
-	    "       [--pg-conninfo CONNINFO --pg-reader-role ROLE]\n");
+	    "       [--pg-conninfo CONNINFO --pg-reader-role ROLE]\n"
+	    "       [--listen ADDR:PORT --tls-cert PEM --tls-key PEM "
+	    "--tokens FILE]\n");
 	return 2;
+}
+
+/* The TCP listener's options (api/tcp.c), or NULL. */
+static const char **
+serve_tcp_option(const char *opt, struct api_serve_args *a)
+{
+	if (strcmp(opt, "--listen") == 0)
+		return &a->tcp_listen;
+	if (strcmp(opt, "--tls-cert") == 0)
+		return &a->tls_cert;
+	if (strcmp(opt, "--tls-key") == 0)
+		return &a->tls_key;
+	if (strcmp(opt, "--tokens") == 0)
+		return &a->tokens;
+	return NULL;
 }
 
 static int
@@ -84,6 +101,8 @@ serve_parse(int argc, char **argv, struct api_serve_args *a)
 			dst = &a->pg_conninfo;
 		else if (strcmp(argv[i], "--pg-reader-role") == 0)
 			dst = &a->pg_reader_role;
+		else
+			dst = serve_tcp_option(argv[i], a);
 		if (dst == NULL || i + 1 >= argc) {
 			fprintf(stderr, "cdsgated api: %s: %s\n", argv[i],
 			    dst == NULL ? "unknown option" : "needs a value");
@@ -210,6 +229,7 @@ int
 api_serve_bound(const struct api_serve_args *a)
 {
 	struct api_config cfg = { 0 };
+	struct api_tcp tcp;
 	struct keyholder kh;
 	struct gaterunner gate;
 	struct pgrunner pg = { -1, -1 };
@@ -231,6 +251,14 @@ api_serve_bound(const struct api_serve_args *a)
 	cfg.session_address = a->session_address != NULL ?
 	    a->session_address : "127.0.0.1";
 	cfg.session_tls = a->session_tls;
+	/* root-only files: read them before the drop and the filter */
+	if (a->tcp_fd >= 0) {
+		if (api_tcp_load(a, &tcp, err, sizeof(err)) != 0) {
+			fprintf(stderr, "cdsgated api: %s\n", err);
+			return 1;
+		}
+		cfg.tcp = &tcp;
+	}
 	if (sandbox_init(SERVE_SANDBOX_MODE, 0, err, sizeof(err)) != 0 ||
 	    keyholder_start(a->audit_log, a->audit_key, &kh, err,
 	    sizeof(err)) != 0) {
@@ -281,6 +309,8 @@ api_serve_bound(const struct api_serve_args *a)
 		return 1;
 	}
 	rc = api_main(&cfg);
+	if (cfg.tcp != NULL)
+		api_tcp_free(&tcp);
 	pgrunner_stop(&pg);
 	gaterunner_stop(&gate);
 	if (keyholder_stop(&kh) != 0) {
@@ -312,10 +342,17 @@ api_serve_cmd(int argc, char **argv)
 	a.parent_fd = -1;
 	a.expires_default = 3600;
 	a.expires_max = 7 * 86400;
-	if ((a.listen_fd = api_bind(a.socket_path)) < 0)
+	if (api_tcp_prepare(&a) != 0)
 		return 1;
+	if ((a.listen_fd = api_bind(a.socket_path)) < 0) {
+		if (a.tcp_fd >= 0)
+			close(a.tcp_fd);
+		return 1;
+	}
 	rc = api_serve_bound(&a);
 	close(a.listen_fd);
+	if (a.tcp_fd >= 0)
+		close(a.tcp_fd);
 	if (rc != 0)
 		unlink(a.socket_path);
 	return rc;

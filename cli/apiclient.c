@@ -29,22 +29,74 @@ on_data(char *p, size_t size, size_t n, void *arg)
 	return wbuf_put(arg, p, size * n) == BUF_OK ? size * n : 0;
 }
 
+/*
+ * $CDSGATE_API (https://HOST:PORT): the TCP listener, with the bearer
+ * token from $CDSGATE_TOKEN_FILE (the user's, 0600) and the server's
+ * certificate verified (against $CDSGATE_CACERT if set).  Otherwise the
+ * UNIX socket.  Sets c's URL for path; 0 or -1 with err.
+ */
+static int
+endpoint(CURL *c, const char *sock, const char *path,
+    struct curl_slist **h, char *err, size_t errlen)
+{
+	const char *api = getenv("CDSGATE_API"), *tf, *ca;
+	char url[1024], line[600];
+	struct stat st;
+	FILE *f;
+
+	if (api == NULL) {
+		snprintf(url, sizeof(url), "http://cdsgate%s", path);
+		curl_easy_setopt(c, CURLOPT_UNIX_SOCKET_PATH, sock);
+		return curl_easy_setopt(c, CURLOPT_URL, url) == CURLE_OK ? 0 : -1;
+	}
+	if (strncmp(api, "https://", 8) != 0)
+		return snprintf(err, errlen, "--api %s: only https:// (the "
+		    "TCP API is TLS only)", api), -1;
+	if ((tf = getenv("CDSGATE_TOKEN_FILE")) == NULL)
+		return snprintf(err, errlen, "--api needs --token-file"), -1;
+	if ((f = fopen(tf, "re")) == NULL || fstat(fileno(f), &st) != 0 ||
+	    (st.st_mode & 077) || fgets(line, sizeof(line), f) == NULL) {
+		snprintf(err, errlen, "--token-file %s: %s", tf, f == NULL ?
+		    strerror(errno) : (st.st_mode & 077) ? "readable by "
+		    "others (chmod 600)" : "empty");
+		if (f != NULL)
+			fclose(f);
+		return -1;
+	}
+	fclose(f);
+	line[strcspn(line, "\r\n")] = 0;
+	snprintf(url, sizeof(url), "Authorization: Bearer %s", line);
+	*h = curl_slist_append(*h, url);
+	explicit_bzero(line, sizeof(line));
+	explicit_bzero(url, sizeof(url));
+	snprintf(url, sizeof(url), "%s%s", api, path);
+	if ((ca = getenv("CDSGATE_CACERT")) != NULL)
+		curl_easy_setopt(c, CURLOPT_CAINFO, ca);
+	curl_easy_setopt(c, CURLOPT_SSL_VERIFYPEER, 1L);
+	curl_easy_setopt(c, CURLOPT_SSL_VERIFYHOST, 2L);
+	curl_easy_setopt(c, CURLOPT_SSLVERSION, (long)CURL_SSLVERSION_TLSv1_2);
+	curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "https");
+	return curl_easy_setopt(c, CURLOPT_URL, url) == CURLE_OK ? 0 : -1;
+}
+
 /* The request itself; fills w with the body and *status. */
 static int
 perform(const char *sock, const char *method, const char *path,
     const char *body, struct wbuf *w, long *status, char *err, size_t errlen)
 {
-	char url[512], cerr[CURL_ERROR_SIZE] = "";
+	char cerr[CURL_ERROR_SIZE] = "";
 	struct curl_slist *h = NULL;
 	CURL *c;
 	CURLcode rc;
 
 	if ((c = curl_easy_init()) == NULL)
 		return snprintf(err, errlen, "out of memory"), -1;
-	snprintf(url, sizeof(url), "http://cdsgate%s", path);
 	h = curl_slist_append(h, "Content-Type: application/json");
-	curl_easy_setopt(c, CURLOPT_UNIX_SOCKET_PATH, sock);
-	curl_easy_setopt(c, CURLOPT_URL, url);
+	if (endpoint(c, sock, path, &h, err, errlen) != 0) {
+		curl_slist_free_all(h);
+		curl_easy_cleanup(c);
+		return -1;
+	}
 	curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, method);
 	curl_easy_setopt(c, CURLOPT_HTTPHEADER, h);
 	curl_easy_setopt(c, CURLOPT_ERRORBUFFER, cerr);
@@ -60,7 +112,8 @@ perform(const char *sock, const char *method, const char *path,
 	curl_easy_cleanup(c);
 	if (rc != CURLE_OK)
 		return snprintf(err, errlen, "cannot reach the cdsgate daemon "
-		    "at %s: %s", sock, cerr[0] ? cerr : curl_easy_strerror(rc)),
+		    "at %s: %s", getenv("CDSGATE_API") != NULL ?
+		    getenv("CDSGATE_API") : sock, cerr[0] ? cerr : curl_easy_strerror(rc)),
 		    -1;
 	return 0;
 }
@@ -224,8 +277,11 @@ upload_perform(const char *sock, FILE *f, curl_off_t size, const char *path,
 	if ((c = curl_easy_init()) == NULL)
 		return snprintf(err, errlen, "out of memory"), -1;
 	h = curl_slist_append(h, "Content-Type: application/octet-stream");
-	curl_easy_setopt(c, CURLOPT_UNIX_SOCKET_PATH, sock);
-	curl_easy_setopt(c, CURLOPT_URL, "http://cdsgate/v1/uploads");
+	if (endpoint(c, sock, "/v1/uploads", &h, err, errlen) != 0) {
+		curl_slist_free_all(h);
+		curl_easy_cleanup(c);
+		return -1;
+	}
 	curl_easy_setopt(c, CURLOPT_UPLOAD, 1L);
 	curl_easy_setopt(c, CURLOPT_READDATA, f);
 	curl_easy_setopt(c, CURLOPT_INFILESIZE_LARGE, size);

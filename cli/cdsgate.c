@@ -35,6 +35,7 @@ static const struct cmd_entry *const cmd_table[] = {
 	&cmd_audit_list_entry,
 	&cmd_audit_show_entry,
 	&cmd_replay_entry,
+	&cmd_token_new_entry,
 	NULL
 };
 
@@ -94,9 +95,35 @@ usage_all(FILE *f)
 {
 	const struct cmd_entry *const *c;
 
-	fprintf(f, "usage: cdsgate <command> [options]\n\ncommands:\n");
+	fprintf(f, "usage: cdsgate [--api https://HOST:PORT --token-file F "
+	    "[--cacert F]] <command> [options]\n\ncommands:\n");
 	for (c = cmd_table; *c != NULL; c++)
 		fprintf(f, "  %-20s %s\n", (*c)->usage, (*c)->help);
+}
+
+/* Leading --api URL, --token-file F, --cacert F: the TCP admin API
+ * (cli/apiclient.c reads them as CDSGATE_API, _TOKEN_FILE, _CACERT). */
+static int
+global_opts(int *argc, char ***argv)
+{
+	static const char *const opt[][2] = { { "--api", "CDSGATE_API" },
+	    { "--token-file", "CDSGATE_TOKEN_FILE" },
+	    { "--cacert", "CDSGATE_CACERT" } };
+	size_t i;
+
+	while (*argc >= 2 && strncmp((*argv)[1], "--", 2) == 0) {
+		for (i = 0; i < 3 && strcmp((*argv)[1], opt[i][0]) != 0; i++)
+			;
+		if (i == 3)
+			return 0;
+		if (*argc < 3 || setenv(opt[i][1], (*argv)[2], 1) != 0)
+			return cli_usage_error(NULL, "%s needs a value",
+			    opt[i][0]), -1;
+		(*argv)[2] = (*argv)[0];
+		*argv += 2;
+		*argc -= 2;
+	}
+	return 0;
 }
 
 int
@@ -108,6 +135,12 @@ main(int argc, char **argv)
 	    strcmp(argv[1], "help") == 0) {
 		usage_all(argc < 2 ? stderr : stdout);
 		return argc < 2 ? EXIT_BAD_INPUT : 0;
+	}
+	if (global_opts(&argc, &argv) != 0)
+		return EXIT_BAD_INPUT;
+	if (argc < 2) {
+		usage_all(stderr);
+		return EXIT_BAD_INPUT;
 	}
 	if (strcmp(argv[1], "--version") == 0) {
 		printf("cdsgate %s\n", PACKAGE_VERSION);

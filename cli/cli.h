@@ -42,6 +42,7 @@ extern const struct cmd_entry cmd_audit_keygen_entry;
 extern const struct cmd_entry cmd_audit_verify_entry;
 extern const struct cmd_entry cmd_audit_list_entry;
 extern const struct cmd_entry cmd_audit_show_entry;
+extern const struct cmd_entry cmd_token_new_entry;
 extern const struct cmd_entry cmd_replay_entry;	/* verb NULL: noun only */
 
 /* Print "cdsgate: msg" to stderr; returns EXIT_BAD_INPUT. */

@@ -113,11 +113,11 @@ parent_signals(sigset_t *old)
 
 /* The api child: key holder, drop, api_main (api/serve.c). */
 static void
-api_child(const struct parent *p, int listen_fd, int ipc,
-    const sigset_t *old)
+api_child(const struct parent *p, struct api_serve_args *tcp, int listen_fd,
+    int ipc, const sigset_t *old)
 {
 	const struct gw_config *c = &p->cfg;
-	struct api_serve_args a = { 0 };
+	struct api_serve_args a = *tcp;
 
 	sigprocmask(SIG_SETMASK, old, NULL);
 	a.socket_path = c->socket;
@@ -146,10 +146,23 @@ api_child(const struct parent *p, int listen_fd, int ipc,
 static int
 parent_spawn_api(struct parent *p, const sigset_t *old)
 {
+	struct api_serve_args tcp = { 0 };
 	int sv[2], lfd;
 
-	if ((lfd = api_bind(p->cfg.socket)) < 0)
+	/* the TCP listener too is bound here, by root (api/tcp.c) */
+	if (p->cfg.api_listen[0] != '\0') {
+		tcp.tcp_listen = p->cfg.api_listen;
+		tcp.tls_cert = p->cfg.api_tls_cert;
+		tcp.tls_key = p->cfg.api_tls_key;
+		tcp.tokens = p->cfg.api_tokens;
+	}
+	if (api_tcp_prepare(&tcp) != 0)
 		return -1;
+	if ((lfd = api_bind(p->cfg.socket)) < 0) {
+		if (tcp.tcp_fd >= 0)
+			close(tcp.tcp_fd);
+		return -1;
+	}
 	sv[0] = sv[1] = -1;	/* split: the api connects to sessiond */
 	if (p->sessiond == NULL &&
 	    socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0) {
@@ -170,9 +183,11 @@ parent_spawn_api(struct parent *p, const sigset_t *old)
 		if (sv[0] >= 0)
 			close(sv[0]);
 		close(p->sigfd);
-		api_child(p, lfd, sv[1], old);
+		api_child(p, &tcp, lfd, sv[1], old);
 	}
 	close(lfd);	/* the parent holds no client socket */
+	if (tcp.tcp_fd >= 0)
+		close(tcp.tcp_fd);
 	if (sv[1] >= 0)
 		close(sv[1]);
 	p->ipc = sv[0];

@@ -68,6 +68,15 @@ const struct config_option config_options[] = {
 	  "backend; prefer peer auth over a password here)" },
 	{ "pg_reader_role", CONFIG_STRING, 0, 0, NULL, 1, OFF(pg_reader_role),
 	  "the BI tool's login role: SELECT on mounted datasets only" },
+	{ "api_listen", CONFIG_STRING, 0, 0, NULL, 1, OFF(api_listen),
+	  "\"ADDR:PORT\" of the admin API over TLS with bearer tokens "
+	  "(off by default; needs api_tls_cert, api_tls_key, api_tokens)" },
+	{ "api_tls_cert", CONFIG_PATH, 0, 0, NULL, 1, OFF(api_tls_cert),
+	  "PEM chain of the TCP admin API" },
+	{ "api_tls_key", CONFIG_PATH, 0, 0, NULL, 1, OFF(api_tls_key),
+	  "PEM key of the TCP admin API (root's, 0600)" },
+	{ "api_tokens", CONFIG_PATH, 0, 0, NULL, 1, OFF(api_tokens),
+	  "root's 0600 file of \"ROLE NAME SHA256\" lines (cdsgate token new)" },
 	{ "record_dir", CONFIG_PATH, 0, 0, "/var/lib/cdsgate/recordings", 0,
 	  OFF(record_dir), "sessions' recordings, <record_dir>/<id>.cdsrec" },
 	{ "record_min_free_mb", CONFIG_UINT, 0, 1048576, "64", 0,
@@ -200,6 +209,11 @@ config_check(const struct gw_config *c, struct policy_error *err)
 	if ((c->tls_cert[0] == '\0') != (c->tls_key[0] == '\0'))
 		return policy_error_set(err, POLICY_EINPUT,
 		    "tls_cert and tls_key go together");
+	if (c->api_listen[0] != '\0' && (c->api_tls_cert[0] == '\0' ||
+	    c->api_tls_key[0] == '\0' || c->api_tokens[0] == '\0'))
+		return policy_error_set(err, POLICY_EINPUT, "api_listen needs "
+		    "api_tls_cert, api_tls_key and api_tokens: the TCP API is "
+		    "never plaintext nor unauthenticated");
 	if ((c->pg_conninfo[0] == '\0') != (c->pg_reader_role[0] == '\0'))
 		return policy_error_set(err, POLICY_EINPUT,
 		    "pg_conninfo and pg_reader_role go together");

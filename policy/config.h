@@ -61,6 +61,10 @@ struct gw_config {
 	char		mount_backend[CONFIG_STR_MAX];	/* embedded|postgres */
 	char		pg_conninfo[CONFIG_STR_MAX];	/* "": no PostgreSQL */
 	char		pg_reader_role[CONFIG_STR_MAX];
+	char		api_listen[CONFIG_STR_MAX];	/* "": UNIX only */
+	char		api_tls_cert[CONFIG_STR_MAX];
+	char		api_tls_key[CONFIG_STR_MAX];
+	char		api_tokens[CONFIG_STR_MAX];
 	unsigned long	session_expires_default;	/* seconds */
 	unsigned long	session_expires_max;		/* seconds */
 	unsigned long	session_idle_timeout;		/* seconds */
