@@ -47,6 +47,8 @@ struct x11 {
 	Damage		 damage;
 	XserverRegion	 region;
 	struct kioskwm	 wm;		/* one top-level window */
+	x11_overlay_fn	 overlay;	/* applied to every grabbed strip */
+	void		*overlay_arg;
 };
 
 /* X errors arrive asynchronously; remember them so a request can be
@@ -306,7 +308,7 @@ x11_dispatch(struct x11 *x)
  * the image points into the segment at that row, so the server writes
  * the pixels in place. */
 static int
-x11_grab_rows(struct x11 *x, int y, int h)
+x11_grab_rows_raw(struct x11 *x, int y, int h)
 {
 	XImage *img;
 	int r, ok;
@@ -334,6 +336,25 @@ x11_grab_rows(struct x11 *x, int y, int h)
 		    x->stride);
 	XDestroyImage(img);
 	return X11_OK;
+}
+
+/* A grab, then the overlay over exactly the rows it replaced: no pixel
+ * straight from X stays in the framebuffer. */
+static int
+x11_grab_rows(struct x11 *x, int y, int h)
+{
+	int st = x11_grab_rows_raw(x, y, h);
+
+	if (st == X11_OK && x->overlay != NULL)
+		x->overlay(x->overlay_arg, x->fb, x->stride, y, h);
+	return st;
+}
+
+void
+x11_set_overlay(struct x11 *x, x11_overlay_fn fn, void *arg)
+{
+	x->overlay = fn;
+	x->overlay_arg = arg;
 }
 
 int

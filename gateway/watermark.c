@@ -1,0 +1,467 @@
+/*
+ * gateway/watermark.c — a text watermark (recipient, session, time)
+ * burned into the framebuffer after each grab, so what the client sees
+ * and what the recording holds carry it, and X never does.
+ *
+ * Why this shape: the text changes at most once a minute, the frames up
+ * to 60 times a second.  So the expensive part (laying the text out,
+ * rotated and anti-aliased, over the whole screen) happens once per
+ * change into a screen-sized alpha mask, and the per-frame part is a
+ * table look-up over the rows that were just grabbed, skipping each
+ * row's empty ends.  The glyphs are read once from the X server's
+ * built-in "fixed" font (no new dependency, no font files) before the
+ * seccomp filter; nothing later needs X for the watermark.  The colour
+ * is black over light pixels and white over dark ones, so the text
+ * stays visible on any page.  Unprivileged worker; inputs are the
+ * checked policy and our own X server.
+ */
+#include "config.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <X11/Xlib.h>
+#include <X11/Xutil.h>
+
+#include "gateway/watermark.h"
+
+#define WM_ANGLE_DEG	30.0	/* tile text rises left to right */
+#define WM_GAP_LINES	3	/* gap between repeats, in text heights */
+#define WM_PITCH_LINES	5	/* line pitch, in text heights */
+#define WM_MARGIN	8	/* pixels from the corner (corner layout) */
+#define WM_SUB		2	/* supersamples per axis (anti-aliasing) */
+
+struct watermark {
+	char		 tmpl[WM_TEXT_MAX];
+	char		 recipient[WM_TEXT_MAX];
+	char		 session[WM_TEXT_MAX];
+	enum watermark_layout layout;
+	unsigned	 alpha;		/* opacity * 255 */
+	unsigned	 width, height;
+	struct wm_pixfmt fmt;
+	struct wm_font	 font;
+	int		 has_font;
+	int		 has_time;	/* the template has %t */
+	char		 text[WM_TEXT_MAX];	/* of the current mask */
+	uint8_t		*mask;		/* width * height alpha */
+	uint16_t	*lo, *hi;	/* per row: non-zero columns [lo, hi) */
+};
+
+/* A text bitmap: one byte (0/1) per pixel. */
+struct wm_bitmap {
+	unsigned	 w, h;
+	uint8_t		*px;
+};
+
+const char *
+watermark_strerror(int status)
+{
+	switch (status) {
+	case WM_OK:	return "ok";
+	case WM_ENOMEM:	return "out of memory";
+	case WM_EINPUT:	return "bad watermark template, size or font";
+	case WM_EFONT:	return "the X server has no usable \"fixed\" font";
+	}
+	return "unknown watermark error";
+}
+
+int
+watermark_layout_parse(const char *s, enum watermark_layout *l)
+{
+	if (strcmp(s, "tile") == 0)
+		*l = WM_LAYOUT_TILE;
+	else if (strcmp(s, "corner") == 0)
+		*l = WM_LAYOUT_CORNER;
+	else
+		return WM_EINPUT;
+	return WM_OK;
+}
+
+/* Append s to out at *n; -1 when it does not fit. */
+static int
+wm_put(char *out, size_t outsz, size_t *n, const char *s)
+{
+	size_t len = strlen(s);
+
+	if (*n + len >= outsz)
+		return -1;
+	memcpy(out + *n, s, len + 1);
+	*n += len;
+	return 0;
+}
+
+/* UTC to the minute, formatted by hand: no locale or zone files. */
+static void
+wm_time(time_t now, char *buf, size_t n)
+{
+	struct tm tm;
+
+	if (gmtime_r(&now, &tm) == NULL) {
+		snprintf(buf, n, "(no time)");
+		return;
+	}
+	snprintf(buf, n, "%04d-%02d-%02d %02d:%02dZ", tm.tm_year + 1900,
+	    tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min);
+}
+
+int
+watermark_expand(const char *tmpl, const char *recipient,
+    const char *session, time_t now, char *out, size_t outsz)
+{
+	char tbuf[64], one[2] = { 0, 0 };
+	const char *s;
+	size_t n = 0;
+
+	if (outsz == 0)
+		return WM_EINPUT;
+	out[0] = '\0';
+	for (; *tmpl != '\0'; tmpl++) {
+		if (*tmpl != '%') {
+			one[0] = *tmpl;
+			s = one;
+		} else {
+			switch (*++tmpl) {
+			case 'r': s = recipient ? recipient : "-"; break;
+			case 's': s = session ? session : "-"; break;
+			case 't': wm_time(now, tbuf, sizeof(tbuf)); s = tbuf; break;
+			case '%': s = "%"; break;
+			default: return WM_EINPUT;	/* also a trailing % */
+			}
+		}
+		if (wm_put(out, outsz, &n, s) != 0)
+			return WM_EINPUT;
+	}
+	return WM_OK;
+}
+
+static int
+wm_copy(char *dst, size_t n, const char *src)
+{
+	return snprintf(dst, n, "%s", src ? src : "-") >= (int)n ? -1 : 0;
+}
+
+int
+watermark_alloc(struct watermark **wp, const struct watermark_config *cfg,
+    unsigned width, unsigned height, const struct wm_pixfmt *fmt)
+{
+	struct watermark *w;
+
+	*wp = NULL;
+	if (cfg->text == NULL || width == 0 || height == 0 ||
+	    width > UINT16_MAX || height > UINT16_MAX ||
+	    !(cfg->opacity > 0 && cfg->opacity <= 1))
+		return WM_EINPUT;
+	if ((w = calloc(1, sizeof(*w))) == NULL)
+		return WM_ENOMEM;
+	if (wm_copy(w->tmpl, sizeof(w->tmpl), cfg->text) != 0 ||
+	    wm_copy(w->recipient, sizeof(w->recipient), cfg->recipient) ||
+	    wm_copy(w->session, sizeof(w->session), cfg->session)) {
+		free(w);
+		return WM_EINPUT;
+	}
+	w->layout = cfg->layout;
+	w->alpha = (unsigned)lround(cfg->opacity * 255.0);
+	w->width = width;
+	w->height = height;
+	w->fmt = *fmt;
+	w->has_time = strstr(w->tmpl, "%t") != NULL;
+	w->mask = calloc(width, height);
+	w->lo = calloc(height, sizeof(*w->lo));
+	w->hi = calloc(height, sizeof(*w->hi));
+	if (w->mask == NULL || w->lo == NULL || w->hi == NULL) {
+		watermark_free(w);
+		return WM_ENOMEM;
+	}
+	*wp = w;
+	return WM_OK;
+}
+
+void
+watermark_free(struct watermark *w)
+{
+	if (w == NULL)
+		return;
+	free(w->mask);
+	free(w->lo);
+	free(w->hi);
+	free(w);
+}
+
+void
+watermark_set_font(struct watermark *w, const struct wm_font *f)
+{
+	w->font = *f;
+	w->has_font = f->cw > 0 && f->ch > 0 && f->cw <= WM_FONT_MAX_W &&
+	    f->ch <= WM_FONT_MAX_H;
+}
+
+/* Copy the 95 glyphs out of an image of them drawn side by side. */
+static void
+wm_font_from_image(struct wm_font *f, XImage *img)
+{
+	unsigned g, x, y;
+
+	for (g = 0; g < WM_FONT_COUNT; g++)
+		for (y = 0; y < f->ch; y++)
+			for (x = 0; x < f->cw; x++)
+				f->bits[g][y][x] = XGetPixel(img,
+				    (int)(g * f->cw + x), (int)y) != 0;
+}
+
+/* Draw every printable ASCII glyph into a private 1-bit pixmap, under a
+ * server grab so no other client can touch it, and read it back. */
+static int
+wm_font_draw(Display *dpy, XFontStruct *fs, struct wm_font *f)
+{
+	char s[WM_FONT_COUNT];
+	Pixmap pm;
+	GC gc;
+	XImage *img;
+	unsigned i, aw = f->cw * WM_FONT_COUNT;
+
+	for (i = 0; i < WM_FONT_COUNT; i++)
+		s[i] = (char)(WM_FONT_FIRST + i);
+	XGrabServer(dpy);
+	pm = XCreatePixmap(dpy, DefaultRootWindow(dpy), aw, f->ch, 1);
+	gc = XCreateGC(dpy, pm, 0, NULL);
+	XSetFont(dpy, gc, fs->fid);
+	XSetForeground(dpy, gc, 0);
+	XFillRectangle(dpy, pm, gc, 0, 0, aw, f->ch);
+	XSetForeground(dpy, gc, 1);
+	XDrawString(dpy, pm, gc, 0, fs->ascent, s, WM_FONT_COUNT);
+	img = XGetImage(dpy, pm, 0, 0, aw, f->ch, 1, ZPixmap);
+	XUngrabServer(dpy);
+	XFreeGC(dpy, gc);
+	XFreePixmap(dpy, pm);
+	XSync(dpy, False);
+	if (img == NULL)
+		return WM_EFONT;
+	wm_font_from_image(f, img);
+	XDestroyImage(img);
+	return WM_OK;
+}
+
+int
+watermark_font_x11(struct watermark *w, Display *dpy)
+{
+	XFontStruct *fs;
+	int st = WM_EFONT;
+
+	if ((fs = XLoadQueryFont(dpy, "fixed")) == NULL)
+		return WM_EFONT;
+	w->font.cw = (unsigned)fs->max_bounds.width;
+	w->font.ch = (unsigned)(fs->ascent + fs->descent);
+	if (fs->min_bounds.width == fs->max_bounds.width &&
+	    w->font.cw > 0 && w->font.cw <= WM_FONT_MAX_W &&
+	    w->font.ch > 0 && w->font.ch <= WM_FONT_MAX_H &&
+	    (st = wm_font_draw(dpy, fs, &w->font)) == WM_OK)
+		w->has_font = 1;
+	XFreeFont(dpy, fs);
+	return st;
+}
+
+/* The text at an integer scale: 2x when a line of it fits the screen. */
+static int
+wm_render(const struct watermark *w, const char *text, struct wm_bitmap *b)
+{
+	const struct wm_font *f = &w->font;
+	size_t len = strlen(text), i;
+	unsigned sc, x, y, g;
+
+	sc = len * f->cw * 2 <= w->width ? 2 : 1;
+	b->w = (unsigned)len * f->cw * sc;
+	b->h = f->ch * sc;
+	if (len == 0)
+		return WM_EINPUT;
+	if ((b->px = calloc(b->w, b->h)) == NULL)
+		return WM_ENOMEM;
+	for (i = 0; i < len; i++) {
+		g = (unsigned char)text[i] - WM_FONT_FIRST;
+		if (g >= WM_FONT_COUNT)
+			g = '?' - WM_FONT_FIRST;
+		for (y = 0; y < b->h; y++)
+			for (x = 0; x < f->cw * sc; x++)
+				b->px[(size_t)y * b->w + i * f->cw * sc + x] =
+				    f->bits[g][y / sc][x / sc];
+	}
+	return WM_OK;
+}
+
+/* Is the screen point (x, y) on text in the tiled layout?  The point is
+ * turned into the text's frame (u along the lines, v across them);
+ * every other line is shifted by half a period (staggered). */
+static int
+wm_tile_hit(const struct wm_bitmap *b, double cs, double sn, double x,
+    double y)
+{
+	double period = b->w + (double)b->h * WM_GAP_LINES,
+	    pitch = (double)b->h * WM_PITCH_LINES, u, v, j;
+
+	u = x * cs - y * sn;
+	v = x * sn + y * cs;
+	j = floor(v / pitch);
+	v -= j * pitch;
+	if (fmod(j, 2.0) != 0)
+		u -= period / 2;
+	u -= floor(u / period) * period;
+	if (u >= b->w || v >= b->h)
+		return 0;
+	return b->px[(size_t)v * b->w + (size_t)u];
+}
+
+static void
+wm_build_tile(struct watermark *w, const struct wm_bitmap *b)
+{
+	double a = WM_ANGLE_DEG * M_PI / 180.0, cs = cos(a), sn = sin(a);
+	unsigned x, y, i, j, n;
+
+	for (y = 0; y < w->height; y++)
+		for (x = 0; x < w->width; x++) {
+			n = 0;
+			for (j = 0; j < WM_SUB; j++)
+				for (i = 0; i < WM_SUB; i++)
+					n += (unsigned)wm_tile_hit(b, cs, sn,
+					    x + (i + 0.5) / WM_SUB,
+					    y + (j + 0.5) / WM_SUB);
+			w->mask[(size_t)y * w->width + x] = (uint8_t)
+			    ((n * w->alpha + WM_SUB * WM_SUB / 2) /
+			    (WM_SUB * WM_SUB));
+		}
+}
+
+/* One line, bottom right, clipped on the left if it is too long. */
+static void
+wm_build_corner(struct watermark *w, const struct wm_bitmap *b)
+{
+	long x0 = (long)w->width - (long)b->w - WM_MARGIN,
+	    y0 = (long)w->height - (long)b->h - WM_MARGIN;
+	long x, y;
+
+	for (y = 0; y < (long)b->h; y++)
+		for (x = 0; x < (long)b->w; x++)
+			if (x0 + x >= 0 && y0 + y >= 0 &&
+			    b->px[(size_t)y * b->w + (size_t)x])
+				w->mask[(size_t)(y0 + y) * w->width +
+				    (size_t)(x0 + x)] = (uint8_t)w->alpha;
+}
+
+/* Each row's first and one-past-last non-zero column. */
+static void
+wm_extents(struct watermark *w)
+{
+	const uint8_t *m;
+	unsigned y, lo, hi;
+
+	for (y = 0; y < w->height; y++) {
+		m = w->mask + (size_t)y * w->width;
+		for (lo = 0; lo < w->width && m[lo] == 0; lo++)
+			;
+		for (hi = w->width; hi > lo && m[hi - 1] == 0; hi--)
+			;
+		w->lo[y] = (uint16_t)lo;
+		w->hi[y] = (uint16_t)hi;
+	}
+}
+
+int
+watermark_update(struct watermark *w, time_t now, int *changed)
+{
+	char text[WM_TEXT_MAX];
+	struct wm_bitmap b;
+	int st;
+
+	*changed = 0;
+	if (!w->has_font)
+		return WM_EFONT;
+	if ((st = watermark_expand(w->tmpl, w->recipient, w->session, now,
+	    text, sizeof(text))) != WM_OK)
+		return st;
+	if (strcmp(text, w->text) == 0 && w->text[0] != '\0')
+		return WM_OK;
+	if ((st = wm_render(w, text, &b)) != WM_OK)
+		return st;
+	memset(w->mask, 0, (size_t)w->width * w->height);
+	if (w->layout == WM_LAYOUT_CORNER)
+		wm_build_corner(w, &b);
+	else
+		wm_build_tile(w, &b);
+	free(b.px);
+	wm_extents(w);
+	memcpy(w->text, text, sizeof(text));
+	*changed = 1;
+	return WM_OK;
+}
+
+time_t
+watermark_next_change(const struct watermark *w, time_t now)
+{
+	if (!w->has_time)
+		return 0;
+	return now - now % 60 + 60;
+}
+
+const char *
+watermark_text(const struct watermark *w)
+{
+	return w->text;
+}
+
+size_t
+watermark_coverage(const struct watermark *w)
+{
+	size_t i, n = 0, all = (size_t)w->width * w->height;
+
+	for (i = 0; i < all; i++)
+		n += w->mask[i] != 0;
+	return n;
+}
+
+unsigned
+watermark_alpha(const struct watermark *w, unsigned x, unsigned y)
+{
+	if (x >= w->width || y >= w->height)
+		return 0;
+	return w->mask[(size_t)y * w->width + x];
+}
+
+/* Towards black over light pixels, towards white over dark ones. */
+static uint32_t
+wm_mix(const struct wm_pixfmt *f, uint32_t p, int a)
+{
+	int r = (int)(p >> f->red_shift) & 0xff,
+	    g = (int)(p >> f->green_shift) & 0xff,
+	    b = (int)(p >> f->blue_shift) & 0xff,
+	    t = 2 * r + 5 * g + b >= 128 * 8 ? 0 : 255;
+
+	r += (t - r) * a / 255;
+	g += (t - g) * a / 255;
+	b += (t - b) * a / 255;
+	p &= ~((0xffu << f->red_shift) | (0xffu << f->green_shift) |
+	    (0xffu << f->blue_shift));
+	return p | (uint32_t)r << f->red_shift |
+	    (uint32_t)g << f->green_shift | (uint32_t)b << f->blue_shift;
+}
+
+void
+watermark_blend(const struct watermark *w, char *fb, size_t stride, int y,
+    int h)
+{
+	const uint8_t *m;
+	uint32_t *row;
+	int r, end = y + h;
+	unsigned x;
+
+	if (y < 0)
+		y = 0;
+	if (end > (int)w->height)
+		end = (int)w->height;
+	for (r = y; r < end; r++) {
+		m = w->mask + (size_t)r * w->width;
+		row = (uint32_t *)(void *)(fb + (size_t)r * stride);
+		for (x = w->lo[r]; x < w->hi[r]; x++)
+			if (m[x] != 0)
+				row[x] = wm_mix(&w->fmt, row[x], m[x]);
+	}
+}

@@ -1,0 +1,214 @@
+#!/usr/bin/env bash
+# 039-watermark: the watermark (issue 6) in real sessions over a plain
+# white page (the client's cursor and the window's edge line aside) (served by python3 -m http.server), seen by a real VNC client
+# (cdsgate-vnctest, libvncclient):
+#   1. default policy (on, tiled, opacity 0.15): the snapshot has text
+#      pixels all over the screen and none darker than the opacity allows;
+#      most text pixels are exactly 255 - round(0.15 * 255); session_start
+#      names the watermark; the recording's frame (`cdsgate replay
+#      --frame`) equals the live snapshot, watermark included
+#   2. corner layout, opacity 0.6, text "%r": only the bottom-right corner
+#      is marked, and OCR (tesseract, if installed) reads the recipient
+#   3. `watermark: false` in a policy file: the page is pure white
+#   4. a bad opacity is refused before anything starts
+# Needs root, Xvfb and Chromium; skips (with the reason) otherwise.
+. "$(dirname "$0")/lib.sh"
+
+CDSGATED=${CDSGATED:-$top_builddir/cdsgated}
+VNCTEST=${VNCTEST:-$top_builddir/tests/gateway/cdsgate-vnctest}
+RECIPIENT=wm-alice
+
+require_session
+[ -x "$CDSGATE" ] || skip_all "cdsgate not built at $CDSGATE"
+
+GW_PID=
+WS_PID=
+ARTIFACTS=$top_builddir/tests/regress/039-watermark.artifacts
+rm -rf "$ARTIFACTS"
+cleanup() {
+	local p
+	if [ "$tap_failed" -gt 0 ] && mkdir -p "$ARTIFACTS" 2>/dev/null; then
+		cp "$TMP"/*.ppm "$TMP"/*.png "$TMP"/*.log "$TMP"/*.err \
+			"$ARTIFACTS"/ 2>/dev/null
+		echo "# failed: snapshots and logs kept in $ARTIFACTS"
+	fi
+	for p in $GW_PID $WS_PID; do stop "$p"; done
+	rm -rf "$TMP"
+}
+trap cleanup EXIT
+
+mkdir -p "$TMP/www"
+printf '<!doctype html><title>white</title><body style="margin:0;background:#fff"></body>\n' \
+	> "$TMP/www/index.html"
+WPORT=$(free_port)
+python3 -m http.server --bind 127.0.0.1 --directory "$TMP/www" "$WPORT" \
+	> "$TMP/www.log" 2>&1 &
+WS_PID=$!
+for _ in $(seq 50); do
+	python3 -c 'import sys,urllib.request; urllib.request.urlopen(sys.argv[1])' \
+		"http://127.0.0.1:$WPORT/" 2>/dev/null && break
+	sleep 0.1
+done
+python3 -c 'import secrets,string; print("".join(secrets.choice(string.ascii_letters) for _ in range(8)))' > "$TMP/pw"
+chmod 600 "$TMP/pw"
+
+# session NAME ARGS...: start one; sets GW_PID and VPORT; 1 if never ready.
+session() {
+	local n=$1; shift
+	"$CDSGATED" run-session --backend "http://127.0.0.1:$WPORT/" \
+		--listen "127.0.0.1:$(free_port)" --password-file "$TMP/pw" \
+		--log "$TMP/$n.log" --geometry 1280x800 --recipient "$RECIPIENT" \
+		--record-dir "$TMP/rec-$n" "$@" > "$TMP/$n.out" 2> "$TMP/$n.err" &
+	GW_PID=$!
+	if ! wait_line "$TMP/$n.out" '^ready ' 30 "$GW_PID"; then
+		tail -15 "$TMP/$n.err" | sed 's/^/# /'
+		return 1
+	fi
+	VPORT=$(sed -n 's/^ready //p' "$TMP/$n.out" | head -1)
+	VPORT=${VPORT##*:}
+}
+snapshot() {
+	"$VNCTEST" --port "$VPORT" --password-file "$TMP/pw" --timeout 30 \
+		snapshot "$1" > /dev/null 2> "$TMP/vt.err"
+}
+# page_loaded: wait until the browser fetched the page once more than
+# before this session, then let it settle.
+NLOADS=0
+page_loaded() {
+	local i
+	NLOADS=$((NLOADS + 1))
+	for i in $(seq 200); do
+		[ "$(grep -c 'GET / ' "$TMP/www.log")" -ge "$NLOADS" ] && { sleep 2; return 0; }
+		sleep 0.1
+	done
+	return 1
+}
+end_session() { term_wait "$GW_PID"; GW_PID=; }
+
+# All picture statistics live in one helper.
+cat > "$TMP/wm.py" <<'PY'
+import re, sys
+
+def ppm(path):
+    d = open(path, 'rb').read()
+    m = re.match(rb'P6\s+(\d+)\s+(\d+)\s+255\s', d)
+    if not m:
+        sys.exit('%s: not a binary PPM' % path)
+    w, h = int(m.group(1)), int(m.group(2))
+    px = d[m.end():]
+    return w, h, [min(px[i], px[i + 1], px[i + 2]) for i in range(0, 3 * w * h, 3)]
+
+# Not the page: the client's cursor (top left) and the one-pixel window
+# edge Chromium leaves at the right and bottom.
+def page(i, w, h):
+    x, y = i % w, i // w
+    return x < w - 2 and y < h - 2 and not (x < 32 and y < 32)
+
+cmd, a = sys.argv[1], sys.argv[2:]
+w, h, g = ppm(a[0])
+g = [v if page(i, w, h) else 255 for i, v in enumerate(g)]
+marked = [i for i, v in enumerate(g) if v < 255]
+if cmd == 'tile':                       # IMAGE OPACITY
+    full = 255 - round(float(a[1]) * 255)
+    cells = set((i % w // 160, i // w // 160) for i in marked)
+    frac = len(marked) / (w * h)
+    darkest = min(g)
+    at_full = sum(v == full for v in g) / max(1, len(marked))
+    print('# %.1f%% of pixels marked, darkest %d (opacity gives %d), %.0f%% of '
+          'them at full strength, %d of %d cells of 160 px' %
+          (100 * frac, darkest, full, 100 * at_full, len(cells),
+           (w // 160) * (h // 160)))
+    sys.exit(not (0.02 <= frac <= 0.40 and darkest >= full and at_full >= 0.3
+                  and len(cells) == (w // 160) * (h // 160)))
+elif cmd == 'corner':                   # IMAGE: marks only bottom-right
+    out = [i for i in marked if i % w < w // 2 or i // w < h - 60]
+    print('# %d pixels marked, %d outside the bottom-right corner' %
+          (len(marked), len(out)))
+    sys.exit(not (len(marked) > 100 and not out))
+elif cmd == 'white':                    # IMAGE: pure white
+    print('# %d pixels not white (darkest %d)' % (len(marked), min(g)))
+    sys.exit(bool(marked))
+PY
+
+# ---- 1. the default: on, tiled, 0.15 ---------------------------------------
+if session tile; then
+	ok "a session with the default policy starts"
+	page_loaded || diag "the browser did not fetch the page"
+	check "client snapshot" snapshot "$TMP/tile.ppm"
+	check "the picture carries the tiled watermark, no darker than opacity 0.15" \
+		python3 "$TMP/wm.py" tile "$TMP/tile.ppm" 0.15
+	t_snap=$(date +%s.%N)
+	check "session_start names the watermark (text, opacity, layout)" python3 - "$TMP/tile.log" <<'PY'
+import json, sys
+s = [json.loads(l) for l in open(sys.argv[1]) if '"session_start"' in l][0]
+print('# watermark: %s' % json.dumps(s.get('watermark')))
+sys.exit(s.get('watermark') != {'text': '%r %s %t', 'opacity': 0.15, 'layout': 'tile'})
+PY
+	sleep 1
+	end_session
+	REC=$(ls "$TMP"/rec-tile/*.cdsrec 2>/dev/null | head -1)
+	"$CDSGATE" replay "$REC" --info > "$TMP/info.txt" 2>&1
+	# The frame at the snapshot's moment (start is whole seconds: at most
+	# 1 s later, the page is static).
+	t_rec=$(python3 -c 'import sys,datetime; s=datetime.datetime.strptime(sys.argv[1], "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=datetime.timezone.utc).timestamp(); print("%.2f" % (float(sys.argv[2]) - s))' \
+		"$(sed -n 's/^started: //p' "$TMP/info.txt")" "$t_snap")
+	"$CDSGATE" replay "$REC" --frame "$t_rec" -o "$TMP/frame.png" 2> "$TMP/frame.err"
+	if command -v compare > /dev/null; then
+		d=$(compare -metric AE "$TMP/frame.png" "$TMP/tile.ppm" null: 2>&1 | awk '{print int($1)}')
+		check "the recording's frame at ${t_rec} s equals the live snapshot (${d:-?} px differ)" \
+			test "${d:-x}" = 0
+	else
+		skip "recording frame vs snapshot: ImageMagick compare not installed"
+	fi
+else
+	not_ok "a session with the default policy starts"
+fi
+
+# ---- 2. corner, strong, recipient only ---------------------------------------
+if session corner --watermark-layout corner --watermark-opacity 0.6 \
+    --watermark-text '%r'; then
+	ok "a session with --watermark-layout corner starts"
+	page_loaded || diag "the browser did not fetch the page"
+	check "client snapshot" snapshot "$TMP/corner.ppm"
+	check "only the bottom-right corner is marked" \
+		python3 "$TMP/wm.py" corner "$TMP/corner.ppm"
+	if command -v tesseract > /dev/null && command -v convert > /dev/null; then
+		convert "$TMP/corner.ppm" -gravity SouthEast -crop 400x60+0+0 \
+			-scale 300% "$TMP/corner-crop.png"
+		tesseract "$TMP/corner-crop.png" - 2> /dev/null | tr -d ' \n' > "$TMP/ocr.txt"
+		diag "OCR: $(cat "$TMP/ocr.txt")"
+		check "OCR reads the recipient in the watermark" grep -q "$RECIPIENT" "$TMP/ocr.txt"
+	else
+		skip "OCR of the recipient: tesseract or ImageMagick not installed"
+	fi
+	end_session
+else
+	not_ok "a session with --watermark-layout corner starts"
+fi
+
+# ---- 3. off by policy ---------------------------------------------------------
+printf '{"watermark": false}\n' > "$TMP/off.json"
+chmod 600 "$TMP/off.json"
+if session off --policy "$TMP/off.json"; then
+	ok "a session with {\"watermark\": false} starts"
+	page_loaded || diag "the browser did not fetch the page"
+	check "client snapshot" snapshot "$TMP/off.ppm"
+	check "without the watermark the page is pure white" \
+		python3 "$TMP/wm.py" white "$TMP/off.ppm"
+	check "session_start says watermark: false" \
+		grep -q '"watermark":false' "$TMP/off.log"
+	end_session
+else
+	not_ok "a session with {\"watermark\": false} starts"
+fi
+
+# ---- 4. bad values are refused before anything runs ----------------------------
+"$CDSGATED" run-session --backend "http://127.0.0.1:$WPORT/" \
+	--listen "127.0.0.1:$(free_port)" --password-file "$TMP/pw" \
+	--watermark-opacity 0.9 > "$TMP/bad.out" 2> "$TMP/bad.err"
+rc=$?
+diag "$(head -1 "$TMP/bad.err")"
+check "--watermark-opacity 0.9 refused (exit $rc) with a clear error" sh -c \
+	"[ $rc -ne 0 ] && grep -q 'watermark-opacity: 0.9 is out of range' '$TMP/bad.err'"
+
+done_testing
