@@ -32,6 +32,7 @@
 #define WM_PITCH_LINES	5	/* line pitch, in text heights */
 #define WM_MARGIN	8	/* pixels from the corner (corner layout) */
 #define WM_SUB		2	/* supersamples per axis (anti-aliasing) */
+#define WM_LEVELS	(WM_SUB * WM_SUB + 1)	/* coverage 0 .. SUB^2 */
 
 struct watermark {
 	char		 tmpl[WM_TEXT_MAX];
@@ -45,8 +46,18 @@ struct watermark {
 	int		 has_font;
 	int		 has_time;	/* the template has %t */
 	char		 text[WM_TEXT_MAX];	/* of the current mask */
-	uint8_t		*mask;		/* width * height alpha */
-	uint16_t	*lo, *hi;	/* per row: non-zero columns [lo, hi) */
+	uint8_t		*mask;		/* width * height coverage levels */
+	uint8_t		 level_alpha[WM_LEVELS];
+	/* the mixed channel value per level, towards black / white */
+	uint8_t		 lut[WM_LEVELS][2][256];
+	struct wm_span	*spans;		/* runs of non-zero mask pixels */
+	size_t		 nspans, cap;
+	uint32_t	*row0;		/* row r: spans[row0[r] .. row0[r+1]) */
+};
+
+/* A run of non-zero mask pixels in one row. */
+struct wm_span {
+	uint16_t	 x, n;
 };
 
 /* A text bitmap: one byte (0/1) per pixel. */
@@ -142,6 +153,23 @@ wm_copy(char *dst, size_t n, const char *src)
 	return snprintf(dst, n, "%s", src ? src : "-") >= (int)n ? -1 : 0;
 }
 
+/* What each coverage level does to a channel value: the blend is then
+ * three table look-ups a pixel. */
+static void
+wm_luts(struct watermark *w)
+{
+	int l, c, a;
+
+	for (l = 0; l < WM_LEVELS; l++) {
+		a = (int)((l * w->alpha + (WM_LEVELS - 1) / 2) / (WM_LEVELS - 1));
+		w->level_alpha[l] = (uint8_t)a;
+		for (c = 0; c < 256; c++) {
+			w->lut[l][0][c] = (uint8_t)(c - c * a / 255);
+			w->lut[l][1][c] = (uint8_t)(c + (255 - c) * a / 255);
+		}
+	}
+}
+
 int
 watermark_alloc(struct watermark **wp, const struct watermark_config *cfg,
     unsigned width, unsigned height, const struct wm_pixfmt *fmt)
@@ -163,14 +191,14 @@ watermark_alloc(struct watermark **wp, const struct watermark_config *cfg,
 	}
 	w->layout = cfg->layout;
 	w->alpha = (unsigned)lround(cfg->opacity * 255.0);
+	wm_luts(w);
 	w->width = width;
 	w->height = height;
 	w->fmt = *fmt;
 	w->has_time = strstr(w->tmpl, "%t") != NULL;
 	w->mask = calloc(width, height);
-	w->lo = calloc(height, sizeof(*w->lo));
-	w->hi = calloc(height, sizeof(*w->hi));
-	if (w->mask == NULL || w->lo == NULL || w->hi == NULL) {
+	w->row0 = calloc((size_t)height + 1, sizeof(*w->row0));
+	if (w->mask == NULL || w->row0 == NULL) {
 		watermark_free(w);
 		return WM_ENOMEM;
 	}
@@ -184,8 +212,8 @@ watermark_free(struct watermark *w)
 	if (w == NULL)
 		return;
 	free(w->mask);
-	free(w->lo);
-	free(w->hi);
+	free(w->spans);
+	free(w->row0);
 	free(w);
 }
 
@@ -289,24 +317,32 @@ wm_render(const struct watermark *w, const char *text, struct wm_bitmap *b)
 	return WM_OK;
 }
 
-/* Is the screen point (x, y) on text in the tiled layout?  The point is
- * turned into the text's frame (u along the lines, v across them);
- * every other line is shifted by half a period (staggered). */
+/* The tiled layout's geometry: text lines rising at WM_ANGLE_DEG. */
+struct wm_tiling {
+	double		 cs, sn;	/* of the angle */
+	double		 period;	/* along a line: text + gap */
+	double		 pitch;		/* between lines */
+	double		 shift;		/* keeps u positive on screen */
+};
+
+/* Is the screen point (x, y) on text?  The point is turned into the
+ * text's frame (u along the lines, v across them, both >= 0 on the
+ * screen); every other line is shifted by half a period (staggered). */
 static int
-wm_tile_hit(const struct wm_bitmap *b, double cs, double sn, double x,
+wm_tile_hit(const struct wm_bitmap *b, const struct wm_tiling *t, double x,
     double y)
 {
-	double period = b->w + (double)b->h * WM_GAP_LINES,
-	    pitch = (double)b->h * WM_PITCH_LINES, u, v, j;
+	double u, v;
+	long j;
 
-	u = x * cs - y * sn;
-	v = x * sn + y * cs;
-	j = floor(v / pitch);
-	v -= j * pitch;
-	if (fmod(j, 2.0) != 0)
-		u -= period / 2;
-	u -= floor(u / period) * period;
-	if (u >= b->w || v >= b->h)
+	v = x * t->sn + y * t->cs;
+	j = (long)(v / t->pitch);
+	v -= (double)j * t->pitch;
+	if (v >= b->h)
+		return 0;
+	u = x * t->cs - y * t->sn + t->shift + (j & 1) * t->period / 2;
+	u -= (double)(long)(u / t->period) * t->period;
+	if (u >= b->w)
 		return 0;
 	return b->px[(size_t)v * b->w + (size_t)u];
 }
@@ -314,20 +350,24 @@ wm_tile_hit(const struct wm_bitmap *b, double cs, double sn, double x,
 static void
 wm_build_tile(struct watermark *w, const struct wm_bitmap *b)
 {
-	double a = WM_ANGLE_DEG * M_PI / 180.0, cs = cos(a), sn = sin(a);
+	double a = WM_ANGLE_DEG * M_PI / 180.0;
+	struct wm_tiling t;
 	unsigned x, y, i, j, n;
 
+	t.cs = cos(a);
+	t.sn = sin(a);
+	t.period = b->w + (double)b->h * WM_GAP_LINES;
+	t.pitch = (double)b->h * WM_PITCH_LINES;
+	t.shift = ceil(w->height * t.sn / t.period + 1) * t.period;
 	for (y = 0; y < w->height; y++)
 		for (x = 0; x < w->width; x++) {
 			n = 0;
 			for (j = 0; j < WM_SUB; j++)
 				for (i = 0; i < WM_SUB; i++)
-					n += (unsigned)wm_tile_hit(b, cs, sn,
+					n += (unsigned)wm_tile_hit(b, &t,
 					    x + (i + 0.5) / WM_SUB,
 					    y + (j + 0.5) / WM_SUB);
-			w->mask[(size_t)y * w->width + x] = (uint8_t)
-			    ((n * w->alpha + WM_SUB * WM_SUB / 2) /
-			    (WM_SUB * WM_SUB));
+			w->mask[(size_t)y * w->width + x] = (uint8_t)n;
 		}
 }
 
@@ -344,25 +384,55 @@ wm_build_corner(struct watermark *w, const struct wm_bitmap *b)
 			if (x0 + x >= 0 && y0 + y >= 0 &&
 			    b->px[(size_t)y * b->w + (size_t)x])
 				w->mask[(size_t)(y0 + y) * w->width +
-				    (size_t)(x0 + x)] = (uint8_t)w->alpha;
+				    (size_t)(x0 + x)] = WM_LEVELS - 1;
 }
 
-/* Each row's first and one-past-last non-zero column. */
-static void
-wm_extents(struct watermark *w)
+/* Runs of non-zero pixels in row y; stored from spans[at] when given. */
+static size_t
+wm_row_runs(const struct watermark *w, unsigned y, struct wm_span *out)
 {
-	const uint8_t *m;
-	unsigned y, lo, hi;
+	const uint8_t *m = w->mask + (size_t)y * w->width;
+	unsigned x = 0, x0;
+	size_t n = 0;
 
-	for (y = 0; y < w->height; y++) {
-		m = w->mask + (size_t)y * w->width;
-		for (lo = 0; lo < w->width && m[lo] == 0; lo++)
+	while (x < w->width) {
+		for (; x < w->width && m[x] == 0; x++)
 			;
-		for (hi = w->width; hi > lo && m[hi - 1] == 0; hi--)
+		for (x0 = x; x < w->width && m[x] != 0; x++)
 			;
-		w->lo[y] = (uint16_t)lo;
-		w->hi[y] = (uint16_t)hi;
+		if (x > x0) {
+			if (out != NULL)
+				out[n] = (struct wm_span){ (uint16_t)x0,
+				    (uint16_t)(x - x0) };
+			n++;
+		}
 	}
+	return n;
+}
+
+/* The mask as runs per row, so a blend visits only text pixels. */
+static int
+wm_spans(struct watermark *w)
+{
+	struct wm_span *sp;
+	size_t n = 0;
+	unsigned y;
+
+	for (y = 0; y < w->height; y++)
+		n += wm_row_runs(w, y, NULL);
+	if (n > w->cap) {
+		if ((sp = realloc(w->spans, n * sizeof(*sp))) == NULL)
+			return WM_ENOMEM;
+		w->spans = sp;
+		w->cap = n;
+	}
+	for (n = 0, y = 0; y < w->height; y++) {
+		w->row0[y] = (uint32_t)n;
+		n += wm_row_runs(w, y, w->spans + n);
+	}
+	w->row0[w->height] = (uint32_t)n;
+	w->nspans = n;
+	return WM_OK;
 }
 
 int
@@ -388,7 +458,10 @@ watermark_update(struct watermark *w, time_t now, int *changed)
 	else
 		wm_build_tile(w, &b);
 	free(b.px);
-	wm_extents(w);
+	if ((st = wm_spans(w)) != WM_OK) {
+		w->text[0] = '\0';	/* rebuilt next time */
+		return st;
+	}
 	memcpy(w->text, text, sizeof(text));
 	*changed = 1;
 	return WM_OK;
@@ -423,34 +496,36 @@ watermark_alpha(const struct watermark *w, unsigned x, unsigned y)
 {
 	if (x >= w->width || y >= w->height)
 		return 0;
-	return w->mask[(size_t)y * w->width + x];
+	return w->level_alpha[w->mask[(size_t)y * w->width + x]];
 }
 
 /* Towards black over light pixels, towards white over dark ones. */
-static uint32_t
-wm_mix(const struct wm_pixfmt *f, uint32_t p, int a)
+static inline uint32_t
+wm_mix(const struct watermark *w, uint32_t p, unsigned level)
 {
-	int r = (int)(p >> f->red_shift) & 0xff,
-	    g = (int)(p >> f->green_shift) & 0xff,
-	    b = (int)(p >> f->blue_shift) & 0xff,
-	    t = 2 * r + 5 * g + b >= 128 * 8 ? 0 : 255;
+	const struct wm_pixfmt *f = &w->fmt;
+	unsigned r = (p >> f->red_shift) & 0xff,
+	    g = (p >> f->green_shift) & 0xff,
+	    b = (p >> f->blue_shift) & 0xff;
+	const uint8_t (*t)[256] = w->lut[level];
+	int light = 2 * r + 5 * g + b < 128 * 8;
 
-	r += (t - r) * a / 255;
-	g += (t - g) * a / 255;
-	b += (t - b) * a / 255;
 	p &= ~((0xffu << f->red_shift) | (0xffu << f->green_shift) |
 	    (0xffu << f->blue_shift));
-	return p | (uint32_t)r << f->red_shift |
-	    (uint32_t)g << f->green_shift | (uint32_t)b << f->blue_shift;
+	return p | (uint32_t)t[light][r] << f->red_shift |
+	    (uint32_t)t[light][g] << f->green_shift |
+	    (uint32_t)t[light][b] << f->blue_shift;
 }
 
 void
 watermark_blend(const struct watermark *w, char *fb, size_t stride, int y,
     int h)
 {
+	const struct wm_span *sp;
 	const uint8_t *m;
 	uint32_t *row;
 	int r, end = y + h;
+	size_t i;
 	unsigned x;
 
 	if (y < 0)
@@ -460,8 +535,10 @@ watermark_blend(const struct watermark *w, char *fb, size_t stride, int y,
 	for (r = y; r < end; r++) {
 		m = w->mask + (size_t)r * w->width;
 		row = (uint32_t *)(void *)(fb + (size_t)r * stride);
-		for (x = w->lo[r]; x < w->hi[r]; x++)
-			if (m[x] != 0)
-				row[x] = wm_mix(&w->fmt, row[x], m[x]);
+		for (i = w->row0[r]; i < w->row0[r + 1]; i++) {
+			sp = &w->spans[i];
+			for (x = sp->x; x < (unsigned)sp->x + sp->n; x++)
+				row[x] = wm_mix(w, row[x], m[x]);
+		}
 	}
 }

@@ -555,7 +555,11 @@ worker_open_watermark(struct worker *w)
 	}
 	w->wm_next = (uint64_t)watermark_next_change(w->wm, t) * 1000000u;
 	x11_set_overlay(w->x, worker_wm_overlay, w->wm);
-	return x11_capture_all(w->x) == X11_OK ? 0 : -1;
+	if ((st = x11_capture_all(w->x)) != X11_OK) {
+		worker_setup_failed("x11", x11_strerror(st));
+		return -1;
+	}
+	return 0;
 }
 
 /* ---- timers and the loop ---------------------------------------------------- */

@@ -7,8 +7,10 @@
 #      most text pixels are exactly 255 - round(0.15 * 255); session_start
 #      names the watermark; the recording's frame (`cdsgate replay
 #      --frame`) equals the live snapshot, watermark included
-#   2. corner layout, opacity 0.6, text "%r": only the bottom-right corner
-#      is marked, and OCR (tesseract, if installed) reads the recipient
+#   2. corner layout, opacity 0.6, text "%r %t": only the bottom-right
+#      corner is marked; OCR (tesseract, if installed) reads the recipient
+#      and the minute, and after the minute turns (the worker redraws under
+#      its seccomp filter) the new minute
 #   3. `watermark: false` in a policy file: the page is pure white
 #   4. a bad opacity is refused before anything starts
 # Needs root, Xvfb and Chromium; skips (with the reason) otherwise.
@@ -164,23 +166,38 @@ else
 	not_ok "a session with the default policy starts"
 fi
 
-# ---- 2. corner, strong, recipient only ---------------------------------------
+# ---- 2. corner, strong, recipient and minute -----------------------------------
+# ocr_corner N: OCR of the bottom-right corner of corner-N.ppm (no spaces).
+ocr_corner() {
+	convert "$TMP/corner-$1.ppm" -gravity SouthEast -crop 400x60+0+0 \
+		-scale 300% "$TMP/corner-$1.png"
+	tesseract "$TMP/corner-$1.png" - 2> /dev/null | tr -d ' \n'
+}
 if session corner --watermark-layout corner --watermark-opacity 0.6 \
-    --watermark-text '%r'; then
+    --watermark-text '%r %t'; then
 	ok "a session with --watermark-layout corner starts"
 	page_loaded || diag "the browser did not fetch the page"
-	check "client snapshot" snapshot "$TMP/corner.ppm"
+	m1=$(date -u +%H:%M)
+	check "client snapshot" snapshot "$TMP/corner-1.ppm"
 	check "only the bottom-right corner is marked" \
-		python3 "$TMP/wm.py" corner "$TMP/corner.ppm"
+		python3 "$TMP/wm.py" corner "$TMP/corner-1.ppm"
+	# The minute turns: the worker (under its filter) redraws the text.
+	sleep $((62 - $(date -u +%-S)))
+	m2=$(date -u +%H:%M)
+	check "client snapshot after the minute turned" snapshot "$TMP/corner-2.ppm"
 	if command -v tesseract > /dev/null && command -v convert > /dev/null; then
-		convert "$TMP/corner.ppm" -gravity SouthEast -crop 400x60+0+0 \
-			-scale 300% "$TMP/corner-crop.png"
-		tesseract "$TMP/corner-crop.png" - 2> /dev/null | tr -d ' \n' > "$TMP/ocr.txt"
-		diag "OCR: $(cat "$TMP/ocr.txt")"
-		check "OCR reads the recipient in the watermark" grep -q "$RECIPIENT" "$TMP/ocr.txt"
+		o1=$(ocr_corner 1) o2=$(ocr_corner 2)
+		diag "OCR: $o1 / $o2"
+		check "OCR reads the recipient and the minute ($m1)" \
+			sh -c 'case "$0" in *"$1"*"$2Z"*) exit 0;; esac; exit 1' "$o1" "$RECIPIENT" "$m1"
+		check "a minute later the watermark says $m2" \
+			sh -c 'case "$0" in *"$1"*"$2Z"*) exit 0;; esac; exit 1' "$o2" "$RECIPIENT" "$m2"
 	else
-		skip "OCR of the recipient: tesseract or ImageMagick not installed"
+		skip "OCR of the watermark: tesseract or ImageMagick not installed"
+		skip "OCR of the watermark a minute later"
 	fi
+	check "the worker lived through the redraw (no watermark_failed, no exit)" \
+		python3 -c 'import json,sys; ev=[json.loads(l) for l in open(sys.argv[1])]; sys.exit(any(e["event"] == "watermark_failed" or (e["event"] == "child_exit" and e.get("role") == "worker") for e in ev))' "$TMP/corner.log"
 	end_session
 else
 	not_ok "a session with --watermark-layout corner starts"
