@@ -499,34 +499,32 @@ watermark_alpha(const struct watermark *w, unsigned x, unsigned y)
 	return w->level_alpha[w->mask[(size_t)y * w->width + x]];
 }
 
-/* Towards black over light pixels, towards white over dark ones. */
+/* Towards black over light pixels, towards white over dark ones.  The
+ * shifts come in as values: a store through the framebuffer's uint32_t
+ * may alias the struct's ints, which would reload them every pixel. */
 static inline uint32_t
-wm_mix(const struct watermark *w, uint32_t p, unsigned level)
+wm_mix(uint32_t p, const uint8_t (*t)[256], int rs, int gs, int bs)
 {
-	const struct wm_pixfmt *f = &w->fmt;
-	unsigned r = (p >> f->red_shift) & 0xff,
-	    g = (p >> f->green_shift) & 0xff,
-	    b = (p >> f->blue_shift) & 0xff;
-	const uint8_t (*t)[256] = w->lut[level];
+	unsigned r = (p >> rs) & 0xff, g = (p >> gs) & 0xff,
+	    b = (p >> bs) & 0xff;
 	int light = 2 * r + 5 * g + b < 128 * 8;
 
-	p &= ~((0xffu << f->red_shift) | (0xffu << f->green_shift) |
-	    (0xffu << f->blue_shift));
-	return p | (uint32_t)t[light][r] << f->red_shift |
-	    (uint32_t)t[light][g] << f->green_shift |
-	    (uint32_t)t[light][b] << f->blue_shift;
+	p &= ~((0xffu << rs) | (0xffu << gs) | (0xffu << bs));
+	return p | (uint32_t)t[light][r] << rs | (uint32_t)t[light][g] << gs |
+	    (uint32_t)t[light][b] << bs;
 }
 
 void
 watermark_blend(const struct watermark *w, char *fb, size_t stride, int y,
     int h)
 {
-	const struct wm_span *sp;
+	const int rs = w->fmt.red_shift, gs = w->fmt.green_shift,
+	    bs = w->fmt.blue_shift;
+	const struct wm_span *sp, *se;
 	const uint8_t *m;
 	uint32_t *row;
 	int r, end = y + h;
-	size_t i;
-	unsigned x;
+	unsigned x, xe;
 
 	if (y < 0)
 		y = 0;
@@ -535,10 +533,10 @@ watermark_blend(const struct watermark *w, char *fb, size_t stride, int y,
 	for (r = y; r < end; r++) {
 		m = w->mask + (size_t)r * w->width;
 		row = (uint32_t *)(void *)(fb + (size_t)r * stride);
-		for (i = w->row0[r]; i < w->row0[r + 1]; i++) {
-			sp = &w->spans[i];
-			for (x = sp->x; x < (unsigned)sp->x + sp->n; x++)
-				row[x] = wm_mix(w, row[x], m[x]);
-		}
+		se = w->spans + w->row0[r + 1];
+		for (sp = w->spans + w->row0[r]; sp < se; sp++)
+			for (x = sp->x, xe = x + sp->n; x < xe; x++)
+				row[x] = wm_mix(row[x], w->lut[m[x]], rs, gs,
+				    bs);
 	}
 }
