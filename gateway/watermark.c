@@ -347,6 +347,18 @@ wm_tile_hit(const struct wm_bitmap *b, const struct wm_tiling *t, double x,
 	return b->px[(size_t)v * b->w + (size_t)u];
 }
 
+/* Is a whole pixel (centre x, y) between two lines of text?  Its
+ * samples are within 1 of its centre; most pixels are, and skip them. */
+static int
+wm_tile_far(const struct wm_bitmap *b, const struct wm_tiling *t, double x,
+    double y)
+{
+	double v = x * t->sn + y * t->cs;
+
+	v -= (double)(long)(v / t->pitch) * t->pitch;
+	return v >= b->h + 1 && v < t->pitch - 1;
+}
+
 static void
 wm_build_tile(struct watermark *w, const struct wm_bitmap *b)
 {
@@ -362,6 +374,8 @@ wm_build_tile(struct watermark *w, const struct wm_bitmap *b)
 	for (y = 0; y < w->height; y++)
 		for (x = 0; x < w->width; x++) {
 			n = 0;
+			if (wm_tile_far(b, &t, x + 0.5, y + 0.5))
+				continue;	/* mask is zeroed */
 			for (j = 0; j < WM_SUB; j++)
 				for (i = 0; i < WM_SUB; i++)
 					n += (unsigned)wm_tile_hit(b, &t,

@@ -149,7 +149,7 @@ ms_since(const struct timespec *t0)
 {
 	struct timespec t1;
 
-	clock_gettime(CLOCK_MONOTONIC, &t1);
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t1);
 	return (t1.tv_sec - t0->tv_sec) * 1e3 + (t1.tv_nsec - t0->tv_nsec) / 1e6;
 }
 
@@ -161,9 +161,9 @@ test_tile(void)
 	double frac;
 	int changed = 0;
 
-	clock_gettime(CLOCK_MONOTONIC, &t0);
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t0);
 	w = make("%r %s %t", 0.15, WM_LAYOUT_TILE);
-	tap_diag("tiled mask of 1280x800 built in %.1f ms", ms_since(&t0));
+	tap_diag("tiled mask of 1280x800 built in %.1f ms of CPU", ms_since(&t0));
 
 	if (!tap_ok(w != NULL, "tiled watermark built"))
 		return;
@@ -199,7 +199,7 @@ blend_timing(const struct watermark *w, char *fb)
 
 	for (k = 0; k < 2; k++)
 		for (i = 0; i < 20; i++) {
-			clock_gettime(CLOCK_MONOTONIC, &t0);
+			clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t0);
 			watermark_blend(w, fb, (size_t)W * 4, 0, rows[k]);
 			if ((ms = ms_since(&t0)) < best[k])
 				best[k] = ms;
@@ -225,7 +225,7 @@ test_blend(void)
 		for (x = 0; x < W; x++)
 			((uint32_t *)(void *)fb)[(size_t)y * W + x] =
 			    y < 400 ? 0xffffff : 0x000000;
-	clock_gettime(CLOCK_MONOTONIC, &t0);
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t0);
 	watermark_blend(w, fb, (size_t)W * 4, 100, 600);
 	ms = ms_since(&t0);
 	for (y = 0; y < H; y++)
