@@ -45,6 +45,7 @@
 #define WORKER_MAX_PFD		(2 + VNC_MAX_POLLFDS)
 #define WORKER_MAX_RECTS	32
 #define WORKER_MAX_WAIT_MS	3600000	/* poll at least once an hour */
+#define WORKER_WM_MAX_US	60000000 /* the watermark's %t: a minute */
 
 struct worker {
 	const struct worker_config *cfg;
@@ -489,7 +490,9 @@ worker_wm_tick(struct worker *w, uint64_t now)
 	uint64_t rt = worker_realtime();
 	int changed, st;
 
-	if (w->wm == NULL || w->wm_next == 0 || rt < w->wm_next)
+	/* (a wall clock set back by more than a minute redraws at once) */
+	if (w->wm == NULL || w->wm_next == 0 || (rt < w->wm_next &&
+	    w->wm_next - rt <= WORKER_WM_MAX_US))
 		return;
 	st = watermark_update(w->wm, (time_t)(rt / 1000000u), &changed);
 	w->wm_next = (uint64_t)watermark_next_change(w->wm,
@@ -522,7 +525,10 @@ worker_wm_deadline(const struct worker *w, uint64_t now)
 	if (w->wm == NULL || w->wm_next == 0)
 		return 0;
 	rt = worker_realtime();
-	return now + (w->wm_next > rt ? w->wm_next - rt : 0);
+	if (rt >= w->wm_next)
+		return now;
+	return now + (w->wm_next - rt < WORKER_WM_MAX_US ? w->wm_next - rt :
+	    WORKER_WM_MAX_US);
 }
 
 /* Before the filter: glyphs from our X server, the first mask, and the
