@@ -6,9 +6,9 @@
  * Why this shape: the text changes at most once a minute, the frames up
  * to 60 times a second.  So the expensive part (laying the text out,
  * rotated and anti-aliased, over the whole screen) happens once per
- * change into a screen-sized alpha mask, and the per-frame part is a
- * table look-up over the rows that were just grabbed, skipping each
- * row's empty ends.  The glyphs are read once from the X server's
+ * change into a screen-sized mask of coverage levels (and the mask's
+ * runs per row), and the per-frame part walks only those runs in the
+ * rows just grabbed, three table look-ups a pixel.  The glyphs are read once from the X server's
  * built-in "fixed" font (no new dependency, no font files) before the
  * seccomp filter; nothing later needs X for the watermark.  The colour
  * is black over light pixels and white over dark ones, so the text
@@ -401,7 +401,8 @@ wm_build_corner(struct watermark *w, const struct wm_bitmap *b)
 				    (size_t)(x0 + x)] = WM_LEVELS - 1;
 }
 
-/* Runs of non-zero pixels in row y; stored from spans[at] when given. */
+/* Runs of non-zero pixels in row y, counted (and stored into out when
+ * it is not NULL). */
 static size_t
 wm_row_runs(const struct watermark *w, unsigned y, struct wm_span *out)
 {
