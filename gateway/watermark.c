@@ -7,8 +7,8 @@
  * to 60 times a second.  So the expensive part (laying the text out,
  * rotated and anti-aliased, over the whole screen) happens once per
  * change into a screen-sized mask of coverage levels (and the mask's
- * runs per row), and the per-frame part walks only those runs in the
- * rows just grabbed, three table look-ups a pixel.  The glyphs are read once from the X server's
+ * runs per row), and the per-frame part walks only those runs inside
+ * the rectangles just copied from X, three table look-ups a pixel.  The glyphs are read once from the X server's
  * built-in "fixed" font (no new dependency, no font files) before the
  * seccomp filter; nothing later needs X for the watermark.  The colour
  * is black over light pixels and white over dark ones, so the text
@@ -530,28 +530,32 @@ wm_mix(uint32_t p, const uint8_t (*t)[256], int rs, int gs, int bs)
 }
 
 void
-watermark_blend(const struct watermark *w, char *fb, size_t stride, int y,
-    int h)
+watermark_blend(const struct watermark *w, char *fb, size_t stride, int x,
+    int y, int width, int height)
 {
 	const int rs = w->fmt.red_shift, gs = w->fmt.green_shift,
 	    bs = w->fmt.blue_shift;
 	const struct wm_span *sp, *se;
 	const uint8_t *m;
 	uint32_t *row;
-	int r, end = y + h;
-	unsigned x, xe;
+	int r, x0 = x < 0 ? 0 : x, x1 = x + width, y1 = y + height;
+	unsigned c, ce;
 
 	if (y < 0)
 		y = 0;
-	if (end > (int)w->height)
-		end = (int)w->height;
-	for (r = y; r < end; r++) {
+	if (y1 > (int)w->height)
+		y1 = (int)w->height;
+	for (r = y; r < y1; r++) {
 		m = w->mask + (size_t)r * w->width;
 		row = (uint32_t *)(void *)(fb + (size_t)r * stride);
 		se = w->spans + w->row0[r + 1];
-		for (sp = w->spans + w->row0[r]; sp < se; sp++)
-			for (x = sp->x, xe = x + sp->n; x < xe; x++)
-				row[x] = wm_mix(row[x], w->lut[m[x]], rs, gs,
+		for (sp = w->spans + w->row0[r]; sp < se; sp++) {
+			c = sp->x > x0 ? sp->x : (unsigned)x0;
+			ce = (int)(sp->x + sp->n) < x1 ? sp->x + sp->n :
+			    (unsigned)(x1 > 0 ? x1 : 0);
+			for (; c < ce; c++)
+				row[c] = wm_mix(row[c], w->lut[m[c]], rs, gs,
 				    bs);
+		}
 	}
 }

@@ -91,8 +91,8 @@ size_t	 watermark_coverage(const struct watermark *w);
 unsigned watermark_alpha(const struct watermark *w, unsigned x,
 	    unsigned y);
 
-/* Blend the mask into full-width rows [y, y + h) of fb. */
+/* Blend the mask into the rectangle (x, y, width, height) of fb. */
 void	 watermark_blend(const struct watermark *w, char *fb,
-	    size_t stride, int y, int h);
+	    size_t stride, int x, int y, int width, int height);
 
 #endif

@@ -475,9 +475,10 @@ worker_cursor(struct worker *w)
 /* ---- the watermark (gateway/watermark.h) ------------------------------------ */
 
 static void
-worker_wm_overlay(void *arg, char *fb, size_t stride, int y, int h)
+worker_wm_overlay(void *arg, char *fb, size_t stride, int x, int y, int w,
+    int h)
 {
-	watermark_blend(arg, fb, stride, y, h);
+	watermark_blend(arg, fb, stride, x, y, w, h);
 }
 
 /* New text (the minute turned): every pixel is grabbed again and
@@ -560,8 +561,8 @@ worker_open_watermark(struct worker *w)
 		return -1;
 	}
 	w->wm_next = (uint64_t)watermark_next_change(w->wm, t) * 1000000u;
-	x11_set_overlay(w->x, worker_wm_overlay, w->wm);
-	if ((st = x11_capture_all(w->x)) != X11_OK) {
+	if ((st = x11_set_overlay(w->x, worker_wm_overlay, w->wm)) !=
+	    X11_OK || (st = x11_capture_all(w->x)) != X11_OK) {
 		worker_setup_failed("x11", x11_strerror(st));
 		return -1;
 	}

@@ -74,11 +74,14 @@ int	 x11_capture_all(struct x11 *x);
 /* Fetch the current cursor image; free with x11_cursor_free. */
 int	 x11_cursor(struct x11 *x, struct x11_cursor *c);
 void	 x11_cursor_free(struct x11_cursor *c);
-/* Called after every grab with the rows [y, y + h) just copied from X
- * (full width), e.g. to burn in a watermark; NULL = none. */
-typedef void (*x11_overlay_fn)(void *arg, char *fb, size_t stride, int y,
-    int h);
-void	 x11_set_overlay(struct x11 *x, x11_overlay_fn fn, void *arg);
+/* Called with every rectangle just copied from X into the framebuffer,
+ * e.g. to burn in a watermark.  Setting one allocates a second
+ * screen-sized segment (before the seccomp filter): strips are grabbed
+ * there and only the damaged rectangles copied over.  X11_ENOMEM if that
+ * fails. */
+typedef void (*x11_overlay_fn)(void *arg, char *fb, size_t stride, int x,
+    int y, int w, int h);
+int	 x11_set_overlay(struct x11 *x, x11_overlay_fn fn, void *arg);
 /* Send buffered requests (XTest events) to the server. */
 void	 x11_flush(struct x11 *x);
 /* Events already read into Xlib's queue (poll would not see them). */
