@@ -5,9 +5,9 @@
  * The text comes from a template (%r recipient, %s session id, %t UTC
  * time to the minute, %% a percent sign) and is drawn, with glyphs
  * taken once from the X server's built-in "fixed" font before the
- * seccomp filter, into a mask the size of the screen.  After
- * every grab the captured rows are blended with the mask in the
- * framebuffer (x11_set_overlay), so the text never exists on the X
+ * seccomp filter, into a mask the size of the screen.  Every
+ * rectangle copied from X is blended with the mask in the framebuffer
+ * (x11_set_overlay), so the text never exists on the X
  * server's screen: the browser can neither read nor cover it.  The mask
  * is rebuilt only when the text changes (at most once a minute).
  * Trust: runs in the unprivileged worker; its inputs are the policy

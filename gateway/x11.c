@@ -7,8 +7,11 @@
  * object in ReportNonEmpty mode: one event when something changes, none
  * until we take the damage.  The framebuffer is itself the MIT-SHM
  * segment, and damaged rows are fetched as full-width strips straight
- * into it.  Runs in the unprivileged worker; talks only to our own X
- * server, with the session's cookie.
+ * into it.  With an overlay (the watermark) the strips land in a second
+ * segment and only the damaged rectangles are copied over and overlaid:
+ * overlaying whole strips cost more than that copy (docs/gateway.md).
+ * Runs in the unprivileged worker; talks only to our own X server, with
+ * the session's cookie.
  */
 #include "config.h"
 

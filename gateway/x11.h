@@ -4,7 +4,9 @@
  *
  * The framebuffer the VNC server sends from is owned here: one shared
  * memory segment of width*height*4 bytes into which XShmGetImage copies
- * full-width strips of the damaged rows directly (no second copy).
+ * full-width strips of the damaged rows directly (no second copy; with
+ * an overlay set, into a second segment, then the damaged rectangles
+ * are copied over).
  * Without MIT-SHM access (a server of another uid, say) it falls back to
  * XGetImage.  Nothing is polled: damage and cursor changes arrive as
  * events on the display's connection.  Trust: talks only to our own
