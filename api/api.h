@@ -18,7 +18,9 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <sys/types.h>
+#include <time.h>
 
 #include <jansson.h>
 
@@ -38,6 +40,7 @@ enum api_role {
 };
 
 struct gaterunner;
+struct pgrunner;
 
 struct api_config {
 	int		 listen_fd;	/* bound, listening AF_UNIX socket */
@@ -55,6 +58,8 @@ struct api_config {
 	const char	*session_address;	/* where sessions listen */
 	int		 session_tls;	/* VeNCrypt credentials: longer secret */
 	struct gaterunner *gate;	/* runs it (the api may not exec) */
+	const char	*mount_backend;	/* default: "embedded"|"postgres" */
+	struct pgrunner	*pg;		/* the PostgreSQL mounter, or NULL */
 };
 
 /* What a handler gets: one request, already authorised. */
@@ -73,6 +78,7 @@ struct api_req {
 	unsigned	 status;
 	char		*reply;		/* malloc'd body */
 	const char	*reply_type;
+	int		 suspended;	/* api_suspend(): answered later */
 };
 
 /* `cdsgated api --socket PATH --store FILE ...` (api/serve.c). */
@@ -86,9 +92,13 @@ struct api_serve_args {
 	const char	*state_dir, *mount_dir, *cdsgate;
 	int		 listen_fd;	/* from api_bind() */
 	int		 parent_fd;	/* -1: standalone `cdsgated api` */
+	const char	*sessiond_path;	/* serve --sessiond: connect there */
 	unsigned long	 expires_default, expires_max;
 	const char	*session_address;
 	int		 session_tls;
+	const char	*mount_backend;		/* NULL: "embedded" */
+	const char	*pg_conninfo;		/* NULL: no PostgreSQL */
+	const char	*pg_reader_role;
 };
 /* Bind the API's UNIX socket (root, before anything else); fd or -1. */
 int	api_bind(const char *path);
@@ -122,7 +132,23 @@ int	api_store_error(struct api_req *r, int store_status,
 int	api_audit(struct api_req *r, const char *type, json_t *data);
 void	api_audit_refused(struct api_req *r, const char *type, int status);
 int	api_read_only(void);
+/* The audit log failed outside a request (a recording's digest): no
+ * further changes, as after a failed api_audit(). */
+void	api_set_read_only(void);
 
+/*
+ * A handler that must wait (for the gate runner, for the parent) calls
+ * api_suspend() and returns; the connection then waits outside the event
+ * loop.  Whoever finishes the work sets the reply (api_reply/api_error)
+ * and calls api_resume().  The request stays valid until then, even if
+ * the client went away: only the sending of the reply is lost.
+ */
+void	api_suspend(struct api_req *r);
+void	api_resume(struct api_req *r);
+
+/* The route table, one "METHOD PATTERN ROLE BODY" a line, for tests
+ * that must cover every route (`cdsgated api --list-routes`). */
+void	api_routes_print(FILE *f);
 /* Dispatch one request through the route table (api/route.c). */
 void	api_dispatch(struct api_req *r);
 /* Count a finished request in the metrics. */
@@ -139,6 +165,9 @@ int	field_string(struct api_req *r, const char *key, int required,
 	    size_t maxlen, char *out, size_t outlen);
 int	field_uint(struct api_req *r, const char *key, int required,
 	    unsigned long min, unsigned long max, unsigned long *out);
+/* "allowed_hours" (HOURS_TEXT_MAX) and "tz" (HOURS_TZ_MAX) parsed and
+ * checked (store/hours.h); absent ones leave the buffers unchanged. */
+int	field_hours(struct api_req *r, int required, char *hours, char *tz);
 /* Refuse keys not in the NULL-terminated list (typos must not pass). */
 int	field_only(struct api_req *r, const char *const *allowed);
 
@@ -160,25 +189,42 @@ int	recipients_list(struct api_req *r);
 int	recipients_add(struct api_req *r);
 int	recipients_show(struct api_req *r);
 int	recipients_disable(struct api_req *r);
+int	recipients_hours(struct api_req *r);
+/* Is the recipient inside its allowed hours now?  1 yes; 0 no, with
+ * why ("... Mon-Fri 08:00-18:00 (Europe/Berlin); it is Sat 10:02 CET
+ * there"); -1 the recipient could not be read (the store decides). */
+int	api_recipient_in_hours(struct store *st, const char *recipient,
+	    char *why, size_t whylen);
+/* The time allowed hours are judged by (a test hook may move it). */
+time_t	api_hours_now(void);
 int	datasets_list(struct api_req *r);
 int	datasets_show(struct api_req *r);
 int	datasets_import(struct api_req *r);
 int	datasets_mount(struct api_req *r);
 int	datasets_unmount(struct api_req *r);
+/* The gate runner's socket is readable: record that import's verdict
+ * and answer its request (api/datasets.c). */
+void	datasets_gate_input(const struct api_config *cfg, struct store *st);
+/* At exit: answer every import still waiting (it stays "importing"; the
+ * next start's recovery makes it an error). */
+void	datasets_abandon(void);
 int	health_show(struct api_req *r);
 int	sessions_list(struct api_req *r);
 int	sessions_create(struct api_req *r);
 int	sessions_show(struct api_req *r);
+int	sessions_recording(struct api_req *r);
 int	sessions_revoke(struct api_req *r);
 int	sessions_extend(struct api_req *r);
 /* The parent's messages (api/sessions.c): -1 when it is gone or broke
  * the protocol (the api then exits: no parent, no sessions). */
-int	api_parent_input(int fd, struct store *st);
+int	api_parent_input(const struct api_config *cfg, struct store *st);
 /* At exit: what the parent already sent (the ends of the sessions it
  * stopped before stopping us) goes into the store. */
-void	api_parent_drain(int fd, struct store *st);
+void	api_parent_drain(const struct api_config *cfg, struct store *st);
 /* Once a second or so: expire sessions and ask the parent to stop them. */
 void	api_sessions_tick(const struct api_config *cfg, struct store *st);
+/* At exit: answer every session start still waiting for the parent. */
+void	sessions_abandon(void);
 int	metrics_show(struct api_req *r);
 
 #endif

@@ -2,10 +2,14 @@
  * api/datasets.c — /v1/datasets: what went through the
  * de-identification gate, its verdict and report, and what is mounted.
  *
- * Import runs the gate (api/gate.c) on uploads from the spool and
- * records the verdict; mount writes a passed dataset into the embedded
- * backend's mount dir (api/mount.c).  Every step is audited before it
- * is made, and the store refuses a mount the verdict does not cover.
+ * Import queues the gate (api/gate.c) on uploads from the spool and
+ * records the verdict when the gate runner answers (the request waits
+ * suspended; the loop keeps serving others); mount writes a passed
+ * dataset into the embedded backend's mount dir (api/mount.c) or,
+ * through the PostgreSQL mounter process (api/pgrunner.c), into the
+ * analytics database.  Every step is audited before it is made, and the
+ * store refuses a mount the verdict does not cover (its trigger, before
+ * any backend is touched).
  *
  * Trust: unprivileged; ids from the path are checked by api/route.c.
  */
@@ -16,25 +20,31 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
-#include <openssl/evp.h>
+#include "common/digest.h"
 
 #include "api/api.h"
 #include "api/gate.h"
+#include "api/gaterunner.h"
 #include "api/mount.h"
+#include "api/pgrunner.h"
+#include "mount/postgres.h"
+
+#define IMPORTS_MAX	4	/* waiting at once: 4 RUNs fit the socket buffer */
 
 static json_t *
 dataset_json(const struct store_dataset *d, int with_report)
 {
-	json_t *o = json_pack("{s:I, s:s, s:s, s:s, s:s, s:I, s:I, s:I, s:s}",
-	    "id", (json_int_t)d->id, "name", d->name, "raw_sha256",
+	json_t *o = json_pack("{s:I, s:s, s:s, s:s, s:s, s:I, s:I, s:I, s:s, "
+	    "s:s}", "id", (json_int_t)d->id, "name", d->name, "raw_sha256",
 	    d->raw_sha256, "job_sha256", d->job_sha256, "state",
 	    store_dataset_state_name(d->state), "created",
 	    (json_int_t)d->created, "updated", (json_int_t)d->updated,
 	    "mount_version", (json_int_t)d->mount_version, "reason",
-	    d->reason);
+	    d->reason, "mount_backend", d->mount_backend);
 
 	if (o != NULL && with_report) {
 		json_object_set_new(o, "job", json_loads(d->job_spec, 0, NULL));
@@ -110,18 +120,6 @@ name_ok(const char *s)
 	    strspn(s, "abcdefghijklmnopqrstuvwxyz0123456789_") == n;
 }
 
-/* SHA-256 (hex) of a NUL-terminated text. */
-static void
-sha256_text(const char *t, char hex[65])
-{
-	uint8_t md[32];
-	size_t i;
-
-	EVP_Digest(t, strlen(t), md, NULL, EVP_sha256(), NULL);
-	for (i = 0; i < 32; i++)
-		snprintf(hex + 2 * i, 3, "%02x", md[i]);
-}
-
 /* The uploads a job names must be in the spool. */
 static int
 job_uploads_exist(struct api_req *r, json_t *job)
@@ -174,25 +172,20 @@ report_text(const char *dir)
 	return t;
 }
 
-/* Run the gate for dataset id and record the verdict (audit first). */
+/* Record the gate's answer for dataset id (audit first) and reply. */
 static int
-import_gate(struct api_req *r, int64_t id, json_t *job)
+import_finish(struct api_req *r, int64_t id, const char *dir, int rc,
+    const char *said)
 {
-	char dir[4096], out[4096 + 16], said[2048], reason[512], rsha[65] = "";
+	char out[4096 + 16], reason[512], rsha[65] = "";
 	enum store_dataset_state v;
 	char *report;
-	int rc, st;
+	int st;
 
-	snprintf(said, sizeof(said), "%lld", (long long)id);
-	if (api_path(dir, sizeof(dir), "released", said) != 0 ||
-	    (mkdir(dir, 0700) != 0 && errno != EEXIST))
-		return api_error(r, 507, "spool", "released dir: %s",
-		    strerror(errno));
-	rc = gate_run(r->cfg, job, dir, said, sizeof(said));
 	v = verdict_of(rc, said, reason, sizeof(reason));
 	report = report_text(dir);
 	if (report != NULL)
-		sha256_text(report, rsha);
+		digest_buf_hex(report, strlen(report), rsha);
 	snprintf(out, sizeof(out), "%s/data.csv", dir);
 	if (v == STORE_DATASET_PASSED && (report == NULL || access(out, R_OK)))
 		v = STORE_DATASET_ERROR;
@@ -207,7 +200,106 @@ import_gate(struct api_req *r, int64_t id, json_t *job)
 	free(report);
 	if (st != STORE_OK)
 		return api_store_error(r, st, "recording the verdict");
-	return 0;
+	return reply_dataset(r, id, 201);
+}
+
+/*
+ * Imports waiting for the gate runner, oldest first (it answers in
+ * order).  Each holds its suspended request: the verdict is recorded
+ * when the answer comes, whether or not the client is still there.
+ */
+struct import_job {
+	struct api_req		*r;
+	int64_t			 id;
+	char			 dir[4096];
+	struct import_job	*next;
+};
+static struct import_job *jobs_head, **jobs_tail = &jobs_head;
+static unsigned njobs;
+
+/* Queue the gate for dataset id; the request waits for its verdict. */
+static void
+import_gate(struct api_req *r, int64_t id, json_t *job)
+{
+	struct import_job *j;
+	char said[2048];
+	int rc;
+
+	if ((j = calloc(1, sizeof(*j))) == NULL) {
+		import_finish(r, id, "", -1, "out of memory");
+		return;
+	}
+	snprintf(said, sizeof(said), "%lld", (long long)id);
+	if (api_path(j->dir, sizeof(j->dir), "released", said) != 0 ||
+	    (mkdir(j->dir, 0700) != 0 && errno != EEXIST)) {
+		import_finish(r, id, "", -1, strerror(errno));
+		free(j);
+		return;
+	}
+	if ((rc = gate_start(r->cfg, job, j->dir, said, sizeof(said))) != 0) {
+		import_finish(r, id, j->dir, rc, said);
+		free(j);
+		return;
+	}
+	j->r = r;
+	j->id = id;
+	*jobs_tail = j;
+	jobs_tail = &j->next;
+	njobs++;
+	api_suspend(r);
+}
+
+/* Take the oldest waiting import off the queue. */
+static struct import_job *
+jobs_pop(void)
+{
+	struct import_job *j = jobs_head;
+
+	if (j != NULL && (jobs_head = j->next) == NULL)
+		jobs_tail = &jobs_head;
+	if (j != NULL)
+		njobs--;
+	return j;
+}
+
+void
+datasets_gate_input(const struct api_config *cfg, struct store *st)
+{
+	struct import_job *j;
+	char said[2048];
+	int rc = -1, gone, ws;
+
+	(void)st;
+	gone = gaterunner_recv(cfg->gate, &rc, said, sizeof(said)) != 0;
+	if (gone) {
+		/* every import it had is lost: each becomes an error */
+		ws = gaterunner_stop(cfg->gate);
+		fprintf(stderr, "cdsgated api: %s (%s %d); imports fail from "
+		    "now on\n", said, WIFSIGNALED(ws) ? "killed by signal" :
+		    "exit status", WIFSIGNALED(ws) ? WTERMSIG(ws) :
+		    WEXITSTATUS(ws));
+	}
+	while ((j = jobs_pop()) != NULL) {
+		import_finish(j->r, j->id, j->dir, rc, said);
+		api_resume(j->r);
+		free(j);
+		if (!gone)
+			break;
+	}
+}
+
+void
+datasets_abandon(void)
+{
+	struct import_job *j;
+
+	while ((j = jobs_pop()) != NULL) {
+		api_error(j->r, 503, "stopping", "the api is stopping; "
+		    "dataset %lld stays 'importing' until the next start "
+		    "records it as an error", (long long)j->id);
+		api_resume(j->r);
+		free(j);
+	}
 }
 
 int
@@ -230,12 +322,17 @@ datasets_import(struct api_req *r)
 		json_decref(job);
 		return api_error(r, 400, "job", "%s", msg);
 	}
+	if (njobs >= IMPORTS_MAX) {
+		json_decref(job);
+		return api_error(r, 503, "busy", "%u imports are waiting for "
+		    "the gate; try again later", njobs);
+	}
 	if (job_uploads_exist(r, job) != 0) {
 		json_decref(job);
 		return -1;
 	}
 	canon = json_dumps(job, JSON_COMPACT | JSON_SORT_KEYS);
-	sha256_text(canon, job_sha);
+	digest_buf_hex(canon, strlen(canon), job_sha);
 	raw = json_string_value(json_object_get(job, "data"));
 	if (api_audit(r, "dataset.import", json_pack("{s:s, s:s, s:s, s:O}",
 	    "name", name, "raw_sha256", raw, "job_sha256", job_sha, "job",
@@ -248,8 +345,7 @@ datasets_import(struct api_req *r)
 		api_store_error(r, st, "starting the import");
 		goto out;
 	}
-	if (import_gate(r, id, job) == 0)
-		reply_dataset(r, id, 201);
+	import_gate(r, id, job);
 out:
 	free(canon);
 	json_decref(job);
@@ -268,20 +364,71 @@ report_records(const char *report)
 	return n;
 }
 
-/* Write the mount dir for d at version v; on failure undo the store. */
+/* The backend a mount names ({"backend"}), else the config's default. */
 static int
-mount_write(struct api_req *r, struct store_dataset *d, int64_t v)
+mount_backend_of(struct api_req *r, char *out, size_t len)
+{
+	static const char *const keys[] = { "backend", NULL };
+
+	snprintf(out, len, "%s", r->cfg->mount_backend != NULL ?
+	    r->cfg->mount_backend : "embedded");
+	if (r->body != NULL && (field_only(r, keys) != 0 ||
+	    field_string(r, "backend", 0, len - 1, out, len) != 0))
+		return -1;
+	if (strcmp(out, "embedded") != 0 && strcmp(out, "postgres") != 0)
+		return api_error(r, 422, "invalid", "field 'backend': "
+		    "\"embedded\" or \"postgres\""), -1;
+	if (strcmp(out, "postgres") == 0 && r->cfg->pg == NULL)
+		return api_error(r, 409, "backend", "no PostgreSQL backend is "
+		    "configured (pg_conninfo, pg_reader_role)"), -1;
+	return 0;
+}
+
+/* Write d at version v into its backend; on failure undo the store. */
+static int
+mount_write(struct api_req *r, struct store_dataset *d, int64_t v,
+    const char *backend)
 {
 	struct mount_info mi = { d->name, v, d->id, d->raw_sha256,
 	    d->output_path, report_records(d->report) };
-	char err[512];
+	char err[PGRUNNER_ERR_MAX];
+	int rc = PGM_OK;
 
-	if (r->cfg->mount_dir == NULL ||
+	if (strcmp(backend, "postgres") == 0) {
+		if ((rc = pgrunner_mount(r->cfg->pg, d->name, d->id, v, err,
+		    sizeof(err))) == PGM_OK)
+			return 0;
+	} else if (r->cfg->mount_dir == NULL ||
 	    mount_embedded(r->cfg->mount_dir, &mi, err, sizeof(err)) == 0)
 		return 0;
 	store_dataset_unmount(r->store, d->id, (int64_t)time(NULL));
 	api_audit_refused(r, "dataset.mount", STORE_EIO);
+	if (strcmp(backend, "postgres") == 0)
+		return api_error(r, 502, "postgres", "PostgreSQL: %s: %s",
+		    rc < 0 ? "no mounter" : pgm_strerror(rc), err), -1;
 	return api_error(r, 507, "mount", "%s", err), -1;
+}
+
+/* Take d out of its backend's sight: 0, or -1 with the reply set. */
+static int
+unmount_backend(struct api_req *r, const struct store_dataset *d)
+{
+	char err[PGRUNNER_ERR_MAX];
+	int rc;
+
+	if (d->state != STORE_DATASET_MOUNTED)
+		return 0;
+	if (strcmp(d->mount_backend, "postgres") == 0) {
+		rc = pgrunner_unmount(r->cfg->pg, d->name, err, sizeof(err));
+		if (rc == PGM_OK || rc == PGM_ENOTMOUNTED)
+			return 0;
+		return api_error(r, 502, "postgres", "PostgreSQL: %s: %s",
+		    rc < 0 ? "no mounter" : pgm_strerror(rc), err), -1;
+	}
+	if (r->cfg->mount_dir != NULL && unmount_embedded(r->cfg->mount_dir,
+	    d->name, err, sizeof(err)) != 0)
+		return api_error(r, 507, "mount", "%s", err), -1;
+	return 0;
 }
 
 int
@@ -289,18 +436,20 @@ datasets_mount(struct api_req *r)
 {
 	struct store_dataset d = { 0 };
 	int64_t id = param_id(r), v = 0;
+	char backend[16];
 	int st;
 
-	if (id == 0)
+	if (id == 0 || mount_backend_of(r, backend, sizeof(backend)) != 0)
 		return -1;
 	if ((st = store_dataset_get(r->store, id, &d)) != STORE_OK)
 		return api_store_error(r, st, "dataset");
-	if (api_audit(r, "dataset.mount", json_pack("{s:I, s:s, s:s, s:s}",
-	    "id", (json_int_t)id, "name", d.name, "raw_sha256", d.raw_sha256,
-	    "job_sha256", d.job_sha256)) != 0)
+	if (api_audit(r, "dataset.mount", json_pack("{s:I, s:s, s:s, s:s, "
+	    "s:s}", "id", (json_int_t)id, "name", d.name, "raw_sha256",
+	    d.raw_sha256, "job_sha256", d.job_sha256, "backend", backend)) !=
+	    0)
 		goto out;
-	st = store_dataset_mount(r->store, id, d.raw_sha256, d.job_sha256,
-	    (int64_t)time(NULL), &v);
+	st = store_dataset_mount_on(r->store, id, d.raw_sha256, d.job_sha256,
+	    backend, (int64_t)time(NULL), &v);
 	if (st != STORE_OK) {
 		api_audit_refused(r, "dataset.mount", st);
 		api_error(r, 409, st == STORE_EGATE ? "gate" : "state",
@@ -311,7 +460,7 @@ datasets_mount(struct api_req *r)
 		    store_strerror(st));
 		goto out;
 	}
-	if (mount_write(r, &d, v) == 0)
+	if (mount_write(r, &d, v, backend) == 0)
 		reply_dataset(r, id, 200);
 out:
 	store_dataset_clear(&d);
@@ -323,22 +472,18 @@ datasets_unmount(struct api_req *r)
 {
 	struct store_dataset d = { 0 };
 	int64_t id = param_id(r);
-	char err[512];
 	int st;
 
 	if (id == 0)
 		return -1;
 	if ((st = store_dataset_get(r->store, id, &d)) != STORE_OK)
 		return api_store_error(r, st, "dataset");
-	if (api_audit(r, "dataset.unmount", json_pack("{s:I, s:s}", "id",
-	    (json_int_t)id, "name", d.name)) != 0)
+	if (api_audit(r, "dataset.unmount", json_pack("{s:I, s:s, s:s}", "id",
+	    (json_int_t)id, "name", d.name, "backend", d.mount_backend)) != 0)
 		goto out;
 	/* Out of the backend's sight first: never served once unmounted. */
-	if (d.state == STORE_DATASET_MOUNTED && r->cfg->mount_dir != NULL &&
-	    unmount_embedded(r->cfg->mount_dir, d.name, err, sizeof(err))) {
-		api_error(r, 507, "mount", "%s", err);
+	if (unmount_backend(r, &d) != 0)
 		goto out;
-	}
 	if ((st = store_dataset_unmount(r->store, id, (int64_t)time(NULL))) !=
 	    STORE_OK) {
 		api_audit_refused(r, "dataset.unmount", st);

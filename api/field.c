@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "api/api.h"
+#include "store/hours.h"
 
 /* The field, or NULL (and a 400 if it is required). */
 static json_t *
@@ -103,5 +104,43 @@ field_only(struct api_req *r, const char *const *allowed)
 			return api_error(r, 400, "unknown_field",
 			    "unknown field '%s'", key), -1;
 	}
+	return 0;
+}
+
+/* "allowed_hours" may be "" (any time), unlike field_string's 1..n. */
+static int
+field_hours_text(struct api_req *r, int required, char *out)
+{
+	json_t *v;
+	size_t n;
+	int failed;
+
+	if ((v = field_get(r, "allowed_hours", required, &failed)) == NULL)
+		return failed ? -1 : 0;
+	if (!json_is_string(v))
+		return api_error(r, 400, "type", "field 'allowed_hours': "
+		    "expected a string"), -1;
+	n = json_string_length(v);
+	if (n >= HOURS_TEXT_MAX || memchr(json_string_value(v), '\0', n))
+		return api_error(r, 400, "hours", "field 'allowed_hours': at "
+		    "most %d characters without NUL", HOURS_TEXT_MAX - 1), -1;
+	memcpy(out, json_string_value(v), n + 1);
+	return 0;
+}
+
+int
+field_hours(struct api_req *r, int required, char *hours, char *tz)
+{
+	struct hours h;
+	char err[200];
+
+	if (field_hours_text(r, required, hours) != 0 ||
+	    field_string(r, "tz", 0, HOURS_TZ_MAX - 1, tz, HOURS_TZ_MAX) != 0)
+		return -1;
+	if (hours_parse(hours, &h, err, sizeof(err)) != HOURS_OK)
+		return api_error(r, 400, "hours", "field 'allowed_hours': %s",
+		    err), -1;
+	if (hours_tz_check(tz, err, sizeof(err)) != HOURS_OK)
+		return api_error(r, 400, "hours", "field 'tz': %s", err), -1;
 	return 0;
 }

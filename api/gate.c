@@ -3,6 +3,8 @@
  * checked and turned into `cdsgate deid anonymize` arguments, run as a
  * child (the CLI puts the CSV parsing into its seccomp-confined deid
  * worker, docs/processes.md), its exit status read as the verdict.
+ * The gate runner does the running; the api only queues the job here and
+ * reads the answer from its event loop (api/datasets.c).
  *
  * Exec rather than link: the gate is exactly the custodian's command,
  * byte for byte the same options and report, and the api process keeps
@@ -74,13 +76,53 @@ attr_list(json_t *a, char *out, size_t len, const char **bad)
 	return 0;
 }
 
+static int	job_values_ok(json_t *job);
+
+/* Each field's JSON type, so a wrong one is a 400 before the store
+ * hears of the import (not a gate run that fails later). */
+static int
+job_types(json_t *job, char *msg, size_t len)
+{
+	static const struct { const char *key; json_type type; } t[] = {
+		{ "data", JSON_STRING }, { "hierarchies", JSON_OBJECT },
+		{ "qi", JSON_ARRAY }, { "identifying", JSON_ARRAY },
+		{ "sensitive", JSON_ARRAY }, { "separator", JSON_STRING },
+		{ "population", JSON_ARRAY }, { "pu_threshold", JSON_REAL },
+		{ "pu_model", JSON_STRING }, { "k", JSON_INTEGER },
+		{ "suppression_limit", JSON_REAL }, { "quality", JSON_STRING },
+		{ "residual", JSON_ARRAY }, { "game", JSON_STRING },
+		{ "game_cost", JSON_REAL }, { "game_gain", JSON_REAL },
+		{ "game_loss", JSON_REAL }, { "game_benefit", JSON_REAL },
+	};
+	json_t *v;
+	size_t i;
+
+	for (i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		if ((v = json_object_get(job, t[i].key)) == NULL)
+			continue;
+		if (t[i].type == JSON_REAL ? !json_is_number(v) :
+		    json_typeof(v) != t[i].type)
+			return snprintf(msg, len, "field '%s': expected %s",
+			    t[i].key, t[i].type == JSON_STRING ? "a string" :
+			    t[i].type == JSON_OBJECT ? "an object" :
+			    t[i].type == JSON_ARRAY ? "an array" :
+			    t[i].type == JSON_INTEGER ? "an integer" :
+			    "a number"), -1;
+	}
+	if (!job_values_ok(job))
+		return snprintf(msg, len, "a list of the job has an element of "
+		    "the wrong type or form"), -1;
+	return 0;
+}
+
 int
 gate_job_check(json_t *job, char *msg, size_t len)
 {
 	static const char *const keys[] = { "data", "hierarchies", "qi",
 	    "identifying", "sensitive", "separator", "population",
 	    "pu_threshold", "pu_model", "k", "suppression_limit", "quality",
-	    "residual", NULL };
+	    "residual", "game", "game_cost", "game_gain", "game_loss",
+	    "game_benefit", NULL };
 	const char *key, *bad = NULL;
 	char list[8192];
 	json_t *v;
@@ -107,10 +149,11 @@ gate_job_check(json_t *job, char *msg, size_t len)
 	    !json_is_object(json_object_get(job, "hierarchies")))
 		return snprintf(msg, len, "field 'hierarchies': an object"), -1;
 	if (json_object_get(job, "pu_threshold") == NULL &&
-	    json_object_get(job, "k") == NULL)
+	    json_object_get(job, "k") == NULL &&
+	    json_object_get(job, "game") == NULL)
 		return snprintf(msg, len, "a job needs 'pu_threshold' (with "
-		    "'population') or 'k', or both"), -1;
-	return 0;
+		    "'population'), 'k' or 'game', or several"), -1;
+	return job_types(job, msg, len);
 }
 
 /* Append "--opt", value to argv (value formatted into buf). */
@@ -169,7 +212,8 @@ arg_strings(struct argv_b *b, json_t *job, const char *spool)
 	static const char *const lists[][2] = { { "qi", "--qi" },
 	    { "identifying", "--identifying" }, { "sensitive", "--sensitive" } };
 	static const char *const strs[][2] = { { "separator", "--separator" },
-	    { "pu_model", "--pu-model" }, { "quality", "--quality" } };
+	    { "pu_model", "--pu-model" }, { "quality", "--quality" },
+	    { "game", "--game" } };
 	const char *bad, *key;
 	char list[8192];
 	json_t *v;
@@ -183,7 +227,7 @@ arg_strings(struct argv_b *b, json_t *job, const char *spool)
 		arg(b, "%s", lists[i][1]);
 		arg(b, "%s", list);
 	}
-	for (i = 0; i < 3; i++) {
+	for (i = 0; i < sizeof(strs) / sizeof(strs[0]); i++) {
 		if ((v = json_object_get(job, strs[i][0])) == NULL)
 			continue;
 		if (!json_is_string(v) || !attr_ok(json_string_value(v)))
@@ -223,8 +267,38 @@ arg_lists(struct argv_b *b, json_t *job)
 	return 0;
 }
 
+/* The game-theoretic model's amounts (the variant is a string option). */
+static int
+arg_game(struct argv_b *b, json_t *job)
+{
+	static const char *const nums[][2] = { { "game_cost", "--game-cost" },
+	    { "game_gain", "--game-gain" }, { "game_loss", "--game-loss" },
+	    { "game_benefit", "--game-benefit" } };
+	size_t i;
+
+	for (i = 0; i < sizeof(nums) / sizeof(nums[0]); i++)
+		if (arg_number(b, job, nums[i][0], nums[i][1]) != 0)
+			return -1;
+	return 0;
+}
+
+/* The argv gate_run would build, built and thrown away: every element
+ * of every list is of the type the CLI needs.  1 yes, 0 no. */
+static int
+job_values_ok(json_t *job)
+{
+	struct argv_b *b = calloc(1, sizeof(*b));
+	int ok;
+
+	if (b == NULL)
+		return 0;
+	ok = arg_strings(b, job, "") == 0 && arg_lists(b, job) == 0;
+	free(b);
+	return ok;
+}
+
 int
-gate_run(const struct api_config *cfg, json_t *job, const char *out_dir,
+gate_start(const struct api_config *cfg, json_t *job, const char *out_dir,
     char *err, size_t errlen)
 {
 	struct argv_b *b = calloc(1, sizeof(*b));
@@ -242,7 +316,8 @@ gate_run(const struct api_config *cfg, json_t *job, const char *out_dir,
 	if (arg_strings(b, job, spool) != 0 || arg_lists(b, job) != 0 ||
 	    arg_number(b, job, "pu_threshold", "--pu-threshold") != 0 ||
 	    arg_number(b, job, "k", "--k") != 0 ||
-	    arg_number(b, job, "suppression_limit", "--suppression-limit")) {
+	    arg_number(b, job, "suppression_limit", "--suppression-limit") ||
+	    arg_game(b, job)) {
 		free(b);
 		return snprintf(err, errlen, "the job has a field of the wrong "
 		    "type"), GATE_BAD_JOB;
@@ -257,7 +332,7 @@ gate_run(const struct api_config *cfg, json_t *job, const char *out_dir,
 		    GATE_BAD_JOB;
 	}
 	b->argv[b->n] = NULL;
-	rc = gaterunner_run(cfg->gate, b->argv, err, errlen);
+	rc = gaterunner_send(cfg->gate, b->argv, err, errlen);
 	free(b);
 	return rc;
 }

@@ -21,12 +21,13 @@ struct api_config;
 int	gate_job_check(json_t *job, char *msg, size_t len);
 
 /*
- * Run `cdsgate deid anonymize` for the job, writing out_dir/data.csv and
- * out_dir/report.json.  Returns GATE_* or another exit status of the CLI
- * (1: internal error), or -1 when it could not run or was killed; err
- * gets what it said on stderr.
+ * Queue `cdsgate deid anonymize` for the job with the gate runner, to
+ * write out_dir/data.csv and out_dir/report.json.  Returns 0 when queued
+ * (its exit status, a GATE_* or 1 for an internal error, comes back
+ * through gaterunner_recv()), GATE_BAD_JOB, or -1 when it cannot run;
+ * err says why.
  */
-int	gate_run(const struct api_config *cfg, json_t *job,
+int	gate_start(const struct api_config *cfg, json_t *job,
 	    const char *out_dir, char *err, size_t errlen);
 
 #endif

@@ -13,6 +13,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -53,14 +54,45 @@ struct gr_state {
 	int		 sock;
 };
 
+/* Collect the gate's stderr until it closes it.  The api closing our
+ * socket (it stops) ends us here: the gate dies with us (PDEATHSIG), so
+ * the api's stop does not wait for a long import. */
+static void
+gr_collect(int fd, int sock, char *err, size_t errlen)
+{
+	struct pollfd pfd[2] = { { fd, POLLIN, 0 }, { sock, 0, 0 } };
+	size_t got = 0;
+	ssize_t n;
+	char sink[512];
+
+	for (;;) {
+		if (poll(pfd, 2, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			break;
+		}
+		if (pfd[1].revents & (POLLHUP | POLLERR))
+			_exit(0);
+		if (pfd[0].revents == 0)
+			continue;
+		if (got + 1 < errlen)
+			n = read(fd, err + got, errlen - 1 - got);
+		else
+			n = read(fd, sink, sizeof(sink));	/* over the cap */
+		if (n <= 0)
+			break;
+		if (got + 1 < errlen)
+			got += (size_t)n;
+	}
+	err[got] = '\0';
+}
+
 /* Run argv with stdin/stdout on /dev/null; its stderr (bounded) into
  * err.  Returns the exit status or -1. */
 static int
-gr_exec(char *const *argv, char *err, size_t errlen)
+gr_exec(char *const *argv, int sock, char *err, size_t errlen)
 {
 	int p[2], st = 0, fd;
-	ssize_t n;
-	size_t got = 0;
 	pid_t pid;
 
 	if (pipe2(p, O_CLOEXEC) != 0 || (pid = fork()) < 0)
@@ -83,10 +115,7 @@ gr_exec(char *const *argv, char *err, size_t errlen)
 		_exit(1);
 	}
 	close(p[1]);
-	while (got + 1 < errlen &&
-	    (n = read(p[0], err + got, errlen - 1 - got)) > 0)
-		got += (size_t)n;
-	err[got] = '\0';
+	gr_collect(p[0], sock, err, errlen);
 	close(p[0]);
 	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
 		;
@@ -130,7 +159,7 @@ gr_on_run(void *ctx, struct ipc_msg *m)
 	if (gr_argv(st, (struct gr_run *)m->data, argv) != 0)
 		return -1;
 	memset(&d, 0, sizeof(d));
-	d.status = gr_exec(argv, d.err, sizeof(d.err));
+	d.status = gr_exec(argv, st->sock, d.err, sizeof(d.err));
 	return ipc_send(st->sock, &gr_proto, GR_DONE, &d, sizeof(d), -1) ==
 	    IPC_OK ? 0 : -1;
 }
@@ -170,30 +199,22 @@ gr_main(int sock, const char *cdsgate)
 
 /* ---- the api's side ---- */
 
+/* The helper's side of ipc_helper_start(). */
+static void
+gr_child(int sock, void *arg)
+{
+	gr_main(sock, arg);
+}
+
 int
 gaterunner_start(const char *cdsgate, struct gaterunner *gr, char *err,
     size_t errlen)
 {
-	int sv[2];
+	char why[256];
 
-	gr->pid = -1;
-	gr->sock = -1;
-	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0)
-		return snprintf(err, errlen, "gate runner: socketpair: %s",
-		    strerror(errno)), -1;
-	fflush(NULL);
-	if ((gr->pid = fork()) < 0) {
-		close(sv[0]);
-		close(sv[1]);
-		return snprintf(err, errlen, "gate runner: fork: %s",
-		    strerror(errno)), -1;
-	}
-	if (gr->pid == 0) {
-		close(sv[0]);
-		gr_main(sv[1], cdsgate);
-	}
-	close(sv[1]);
-	gr->sock = sv[0];
+	if (ipc_helper_start(gr_child, (void *)cdsgate, &gr->pid, &gr->sock,
+	    why, sizeof(why)) != 0)
+		return snprintf(err, errlen, "gate runner: %s", why), -1;
 	return 0;
 }
 
@@ -226,35 +247,47 @@ gr_pack(const char *const *argv, struct gr_run *r)
 	return 0;
 }
 
+/* Send one RUN; the DONE comes later (gaterunner_recv). */
 int
-gaterunner_run(struct gaterunner *gr, const char *const *argv, char *err,
+gaterunner_send(struct gaterunner *gr, const char *const *argv, char *err,
+    size_t errlen)
+{
+	static struct gr_run r;
+
+	if (gr_pack(argv, &r) != 0)
+		return snprintf(err, errlen, "the job is too large"), -1;
+	if (gr->sock < 0 || ipc_send(gr->sock, &gr_proto, GR_RUN, &r,
+	    sizeof(r), -1) != IPC_OK)
+		return snprintf(err, errlen, "the gate runner is gone"), -1;
+	return 0;
+}
+
+/* Read the DONE of the oldest RUN (the runner answers in order). */
+int
+gaterunner_recv(struct gaterunner *gr, int *status, char *err,
     size_t errlen)
 {
 	struct ipc_peer peer = { gr->sock, "gate runner", &gr_proto,
 	    gr_from_runner, 1 };
-	static struct gr_run r;
 	static struct gr_done d;
-	int rc;
 
-	if (gr_pack(argv, &r) != 0)
-		return snprintf(err, errlen, "the job is too large"), -1;
-	if (ipc_send(gr->sock, &gr_proto, GR_RUN, &r, sizeof(r), -1) !=
-	    IPC_OK || (rc = ipc_dispatch(&peer, &d, NULL)) != IPC_OK)
+	if (gr->sock < 0 || ipc_dispatch(&peer, &d, NULL) != IPC_OK)
 		return snprintf(err, errlen, "the gate runner is gone or broke "
 		    "the protocol"), -1;
 	d.err[sizeof(d.err) - 1] = '\0';
 	snprintf(err, errlen, "%s", d.err);
-	return d.status;
+	*status = d.status;
+	return 0;
 }
 
-void
+int
+gaterunner_fd(const struct gaterunner *gr)
+{
+	return gr != NULL ? gr->sock : -1;
+}
+
+int
 gaterunner_stop(struct gaterunner *gr)
 {
-	if (gr->sock >= 0)
-		close(gr->sock);
-	gr->sock = -1;
-	if (gr->pid > 0)
-		while (waitpid(gr->pid, NULL, 0) < 0 && errno == EINTR)
-			;
-	gr->pid = -1;
+	return ipc_helper_stop(&gr->pid, &gr->sock);
 }

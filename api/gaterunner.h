@@ -22,10 +22,18 @@ struct gaterunner {
  * runs argv whose argv[0] is cdsgate and argv[1..2] "deid anonymize". */
 int	gaterunner_start(const char *cdsgate, struct gaterunner *gr,
 	    char *err, size_t errlen);
-/* Run argv (NULL-terminated) through the runner: the CLI's exit status,
- * or -1 with err set; err gets the CLI's stderr (bounded) either way. */
-int	gaterunner_run(struct gaterunner *gr, const char *const *argv,
+/* Queue argv (NULL-terminated) with the runner: 0, or -1 with err set.
+ * The runner runs one job at a time and answers in order. */
+int	gaterunner_send(struct gaterunner *gr, const char *const *argv,
 	    char *err, size_t errlen);
-void	gaterunner_stop(struct gaterunner *gr);
+/* When gaterunner_fd() is readable: the oldest job's CLI exit status (or
+ * -1: it did not run or was killed) in *status, its stderr (bounded) in
+ * err; returns -1 when the runner is gone or broke the protocol. */
+int	gaterunner_recv(struct gaterunner *gr, int *status, char *err,
+	    size_t errlen);
+/* The socket to poll for DONE; -1 when there is none. */
+int	gaterunner_fd(const struct gaterunner *gr);
+/* Close the socket and reap the runner: its wait status. */
+int	gaterunner_stop(struct gaterunner *gr);
 
 #endif

@@ -28,6 +28,7 @@
 #include <microhttpd.h>
 
 #include "api/api.h"
+#include "api/gaterunner.h"
 #include "common/buf.h"
 
 #ifndef SO_PEERGROUPS
@@ -37,7 +38,9 @@
 
 /* Per-request state between libmicrohttpd's calls. */
 struct http_req {
-	struct api_req	 req;
+	struct api_req	 req;		/* first: api_resume() finds us */
+	struct MHD_Connection *conn;
+	int		 resumed;	/* the reply came after a suspend */
 	struct wbuf	 body;
 	struct upload	*up;		/* a streamed upload, or NULL */
 	int		 too_large;
@@ -49,6 +52,7 @@ static struct {
 	struct store		*store;
 	unsigned long		 replies[6];	/* by status class */
 	int			 read_only;	/* the audit log failed */
+	int			 stopping;	/* dispatch nothing more */
 } api;
 
 int
@@ -64,6 +68,12 @@ int
 api_read_only(void)
 {
 	return api.read_only;
+}
+
+void
+api_set_read_only(void)
+{
+	api.read_only = 1;
 }
 
 int
@@ -170,6 +180,27 @@ api_store_error(struct api_req *r, int st, const char *what)
 			    what, store_strerror(st));
 	return api_error(r, 503, "store", "%s: %s (%s)", what,
 	    store_strerror(st), store_errmsg(r->store));
+}
+
+/* The handler answers later (an import, a session start): the connection
+ * waits without holding up the loop; the request stays allocated. */
+void
+api_suspend(struct api_req *r)
+{
+	r->suspended = 1;
+}
+
+/* The reply of a suspended request is set: send it on the next run. */
+void
+api_resume(struct api_req *r)
+{
+	struct http_req *h = (struct http_req *)r;
+
+	if (!r->suspended)
+		return;
+	r->suspended = 0;
+	h->resumed = 1;
+	MHD_resume_connection(h->conn);
 }
 
 /* Is gid among the peer's groups (primary or supplementary)? */
@@ -293,6 +324,7 @@ req_begin(struct MHD_Connection *c, const char *url, const char *method)
 	if ((h = calloc(1, sizeof(*h))) == NULL)
 		return NULL;
 	wbuf_init(&h->body, API_MAX_BODY);
+	h->conn = c;
 	h->req.store = api.store;
 	h->req.audit = api.cfg->audit;
 	h->req.cfg = api.cfg;
@@ -344,6 +376,8 @@ on_request(void *cls, struct MHD_Connection *c, const char *url,
 			return MHD_NO;
 		return MHD_YES;
 	}
+	if (h->resumed)
+		return send_reply(c, h);
 	if (*data_size != 0) {
 		req_chunk(h, data, *data_size);
 		*data_size = 0;
@@ -355,8 +389,14 @@ on_request(void *cls, struct MHD_Connection *c, const char *url,
 		api_path(spool, sizeof(spool), "spool", NULL);
 		upload_end(h->up, spool, &h->req);
 		h->up = NULL;	/* freed by upload_end */
-	} else if (!h->refused && !h->too_large && body_parse(c, h) == 0)
+	} else if (api.stopping)
+		api_error(&h->req, 503, "stopping", "the api is stopping");
+	else if (!h->refused && !h->too_large && body_parse(c, h) == 0)
 		api_dispatch(&h->req);
+	if (h->req.suspended) {
+		MHD_suspend_connection(c);
+		return MHD_YES;
+	}
 	return send_reply(c, h);
 }
 
@@ -445,7 +485,8 @@ signals_fd(void)
 static struct MHD_Daemon *
 http_start(int listen_fd)
 {
-	return MHD_start_daemon(MHD_USE_EPOLL | MHD_USE_ERROR_LOG, 0, NULL,
+	return MHD_start_daemon(MHD_USE_EPOLL | MHD_USE_ERROR_LOG |
+	    MHD_ALLOW_SUSPEND_RESUME, 0, NULL,
 	    NULL, on_request, NULL,
 	    MHD_OPTION_LISTEN_SOCKET, listen_fd,
 	    MHD_OPTION_CONNECTION_LIMIT, (unsigned)API_MAX_CONNECTIONS,
@@ -455,12 +496,13 @@ http_start(int listen_fd)
 	    MHD_OPTION_END);
 }
 
-/* poll() on the daemon's epoll fd and the signals until a signal. */
+/* poll() on the daemon's epoll fd, the signals, the parent and the gate
+ * runner until a signal: nothing here waits for anything else. */
 static int
 http_loop(struct MHD_Daemon *d, int sigfd)
 {
 	const union MHD_DaemonInfo *di;
-	struct pollfd pfd[3];
+	struct pollfd pfd[4];
 	MHD_UNSIGNED_LONG_LONG to;
 	int ms;
 
@@ -473,18 +515,22 @@ http_loop(struct MHD_Daemon *d, int sigfd)
 	pfd[1].events = POLLIN;
 	pfd[2].fd = api.cfg->parent_fd;	/* -1: ignored by poll */
 	pfd[2].events = POLLIN;
+	pfd[3].events = POLLIN;
 	for (;;) {
+		pfd[3].fd = gaterunner_fd(api.cfg->gate);	/* -1: gone */
 		ms = MHD_get_timeout(d, &to) == MHD_YES ?
 		    (to > 1000 ? 1000 : (int)to) : 1000;
-		if (poll(pfd, 3, ms) < 0 && errno != EINTR)
+		if (poll(pfd, 4, ms) < 0 && errno != EINTR)
 			return -1;
 		if (pfd[1].revents & POLLIN) {
-			api_parent_drain(api.cfg->parent_fd, api.store);
+			api_parent_drain(api.cfg, api.store);
 			return 0;
 		}
 		/* The parent gone or broken: no sessions, fail closed. */
-		if (pfd[2].revents != 0 && api_parent_input(api.cfg->parent_fd, api.store) != 0)
+		if (pfd[2].revents != 0 && api_parent_input(api.cfg, api.store) != 0)
 			return -1;
+		if (pfd[3].revents != 0)
+			datasets_gate_input(api.cfg, api.store);
 		if (api.cfg->parent_fd >= 0)
 			api_sessions_tick(api.cfg, api.store);
 		MHD_run(d);
@@ -521,8 +567,15 @@ api_main(const struct api_config *cfg)
 	if (http_loop(d, sigfd) == 0)
 		rc = 0;
 out:
-	if (d != NULL)
+	/* MHD may not stop with a suspended request: answer them (the last
+	   run sends those replies), and suspend no new one */
+	api.stopping = 1;
+	datasets_abandon();
+	sessions_abandon();
+	if (d != NULL) {
+		MHD_run(d);
 		MHD_stop_daemon(d);
+	}
 	if (sigfd >= 0)
 		close(sigfd);
 	store_close(api.store);

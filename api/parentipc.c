@@ -14,6 +14,12 @@ static const struct ipc_type pipc_types[] = {
 	{ PIPC_SESSION_FAILED, sizeof(struct pipc_failed), 0,
 	  "session failed" },
 	{ PIPC_SESSION_ENDED, sizeof(struct pipc_ended), 0, "session ended" },
+	{ PIPC_RECORD_CLOSED, sizeof(struct pipc_record), 0,
+	  "recording closed" },
+	{ PIPC_RECORD_EXPIRE, sizeof(struct pipc_record), 0,
+	  "recording to expire" },
+	{ PIPC_RECORD_EXPIRED, sizeof(struct pipc_expired), 0,
+	  "recording expired" },
 };
 
 const struct ipc_proto pipc_proto = {

@@ -23,7 +23,10 @@ enum pipc_type {
 	PIPC_SESSION_STOP,	/* api -> parent: revoke or expire one */
 	PIPC_SESSION_STARTED,	/* parent -> api: it is ready */
 	PIPC_SESSION_FAILED,	/* parent -> api: it did not start */
-	PIPC_SESSION_ENDED	/* parent -> api: its supervisor exited */
+	PIPC_SESSION_ENDED,	/* parent -> api: its supervisor exited */
+	PIPC_RECORD_CLOSED,	/* parent -> api: a recording's digest */
+	PIPC_RECORD_EXPIRE,	/* parent -> api: may retention remove it? */
+	PIPC_RECORD_EXPIRED	/* api -> parent: audited, remove it (or not) */
 };
 
 #define PIPC_SECRET_MAX		64
@@ -56,6 +59,24 @@ struct pipc_failed {
 struct pipc_ended {
 	char		id[STORE_ID_MAX];
 	int32_t		status;		/* the supervisor's exit status */
+};
+
+/* RECORD_CLOSED (end: ended, revoked, disk_full, failed) and
+ * RECORD_EXPIRE (end: why it goes: age, size). */
+struct pipc_record {
+	char		id[STORE_ID_MAX];	/* the session */
+	char		file[STORE_PATH_MAX];
+	char		sha256[72];		/* 64 hex + NUL */
+	uint64_t	size;
+	uint64_t	frames;
+	uint64_t	duration_us;
+	int32_t		truncated;
+	char		end[32];
+};
+
+struct pipc_expired {
+	char		file[STORE_PATH_MAX];
+	int32_t		ok;		/* 1: audited, remove it; 0: keep */
 };
 
 extern const struct ipc_proto	pipc_proto;

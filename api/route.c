@@ -8,16 +8,24 @@
  */
 #include "config.h"
 
+#include <stdio.h>
 #include <string.h>
 
 #include "api/api.h"
+
+enum {
+	BODY_NONE,		/* a body is a 400 */
+	BODY_JSON,		/* a JSON object is required */
+	BODY_STREAM,		/* streamed by api/http.c into the spool */
+	BODY_OPTIONAL		/* a JSON object, or nothing */
+};
 
 struct route {
 	const char	*method;
 	const char	*pattern;	/* "/v1/recipients/{id}" */
 	enum api_role	 role;		/* least role allowed */
 	int		(*handler)(struct api_req *);
-	int		 body;		/* 1: a JSON body; 2: streamed upload */
+	int		 body;		/* BODY_* */
 };
 
 static const struct route routes[] = {
@@ -28,16 +36,20 @@ static const struct route routes[] = {
 	{ "GET",  "/v1/recipients/{id}", API_ROLE_AUDITOR, recipients_show, 0 },
 	{ "POST", "/v1/recipients/{id}/disable", API_ROLE_CUSTODIAN,
 	    recipients_disable, 0 },
+	{ "POST", "/v1/recipients/{id}/hours", API_ROLE_CUSTODIAN,
+	    recipients_hours, 1 },
 	{ "GET",  "/v1/datasets", API_ROLE_AUDITOR, datasets_list, 0 },
 	{ "GET",  "/v1/datasets/{id}", API_ROLE_AUDITOR, datasets_show, 0 },
 	{ "POST", "/v1/datasets", API_ROLE_CUSTODIAN, datasets_import, 1 },
 	{ "POST", "/v1/datasets/{id}/mount", API_ROLE_CUSTODIAN,
-	    datasets_mount, 0 },
+	    datasets_mount, BODY_OPTIONAL },
 	{ "POST", "/v1/datasets/{id}/unmount", API_ROLE_CUSTODIAN,
 	    datasets_unmount, 0 },
 	{ "GET",  "/v1/sessions", API_ROLE_AUDITOR, sessions_list, 0 },
 	{ "POST", "/v1/sessions", API_ROLE_CUSTODIAN, sessions_create, 1 },
 	{ "GET",  "/v1/sessions/{id}", API_ROLE_AUDITOR, sessions_show, 0 },
+	{ "GET",  "/v1/sessions/{id}/recording", API_ROLE_AUDITOR,
+	    sessions_recording, 0 },
 	{ "POST", "/v1/sessions/{id}/revoke", API_ROLE_CUSTODIAN,
 	    sessions_revoke, 0 },
 	{ "POST", "/v1/sessions/{id}/extend", API_ROLE_CUSTODIAN,
@@ -101,13 +113,26 @@ allowed_methods(struct api_req *r, char *allow, size_t len)
 	return allow[0] != '\0';
 }
 
+void
+api_routes_print(FILE *f)
+{
+	static const char *const bodies[] = { "none", "json", "stream",
+	    "optional" };
+	size_t i;
+
+	for (i = 0; i < NROUTES; i++)
+		fprintf(f, "%s %s %s %s\n", routes[i].method,
+		    routes[i].pattern, routes[i].role == API_ROLE_CUSTODIAN ?
+		    "custodian" : "auditor", bodies[routes[i].body]);
+}
+
 int
 api_route_streams(const char *method, const char *path)
 {
 	size_t i;
 
 	for (i = 0; i < NROUTES; i++)
-		if (routes[i].body == 2 && strcmp(routes[i].method, method) ==
+		if (routes[i].body == BODY_STREAM && strcmp(routes[i].method, method) ==
 		    0 && strcmp(routes[i].pattern, path) == 0)
 			return 1;
 	return 0;
@@ -148,7 +173,8 @@ api_dispatch(struct api_req *r)
 		    "changes are accepted until the daemon is restarted");
 		return;
 	}
-	if (rt->body && r->body == NULL) {
+	if ((rt->body == BODY_JSON || rt->body == BODY_STREAM) &&
+	    r->body == NULL) {
 		api_error(r, 400, "bad_json", "%s %s needs a JSON object body",
 		    r->method, rt->pattern);
 		return;
@@ -158,7 +184,7 @@ api_dispatch(struct api_req *r)
 		    r->method, rt->pattern);
 		return;
 	}
-	if (!rt->body && r->body != NULL) {
+	if (rt->body == BODY_NONE && r->body != NULL) {
 		api_error(r, 400, "bad_json", "%s %s takes no body",
 		    r->method, rt->pattern);
 		return;

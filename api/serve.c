@@ -23,6 +23,7 @@
 
 #include "api/api.h"
 #include "api/gaterunner.h"
+#include "api/pgrunner.h"
 #include "common/privdrop.h"
 #include "sandbox/sandbox.h"
 
@@ -42,7 +43,9 @@ serve_usage(void)
 	fprintf(stderr, "usage: cdsgated api --socket PATH --store FILE "
 	    "--audit-log FILE --audit-key FILE\n"
 	    "       --state-dir DIR [--mount-dir DIR] [--cdsgate PATH]\n"
-	    "       [--custodian-group NAME] [--auditor-group NAME]\n");
+	    "       [--custodian-group NAME] [--auditor-group NAME]\n"
+	    "       [--mount-backend embedded|postgres]\n"
+	    "       [--pg-conninfo CONNINFO --pg-reader-role ROLE]\n");
 	return 2;
 }
 
@@ -75,6 +78,12 @@ serve_parse(int argc, char **argv, struct api_serve_args *a)
 			dst = &a->mount_dir;
 		else if (strcmp(argv[i], "--cdsgate") == 0)
 			dst = &a->cdsgate;
+		else if (strcmp(argv[i], "--mount-backend") == 0)
+			dst = &a->mount_backend;
+		else if (strcmp(argv[i], "--pg-conninfo") == 0)
+			dst = &a->pg_conninfo;
+		else if (strcmp(argv[i], "--pg-reader-role") == 0)
+			dst = &a->pg_reader_role;
 		if (dst == NULL || i + 1 >= argc) {
 			fprintf(stderr, "cdsgated api: %s: %s\n", argv[i],
 			    dst == NULL ? "unknown option" : "needs a value");
@@ -88,6 +97,11 @@ serve_parse(int argc, char **argv, struct api_serve_args *a)
 		fprintf(stderr, "cdsgated api: --socket, --store, --state-dir, "
 		    "--audit-log and --audit-key are required (every change is "
 		    "audited)\n");
+		return -1;
+	}
+	if ((a->pg_conninfo == NULL) != (a->pg_reader_role == NULL)) {
+		fprintf(stderr, "cdsgated api: --pg-conninfo and "
+		    "--pg-reader-role go together\n");
 		return -1;
 	}
 	return 0;
@@ -136,6 +150,33 @@ api_bind(const char *path)
 	return fd;
 }
 
+/*
+ * Split mode (`serve --sessiond PATH`): the root session helper is a
+ * socket away.  Connected after the drop, so the helper's SO_PEERCRED
+ * check sees the api user, the one it lets ask.
+ */
+static int
+serve_sessiond(const char *path)
+{
+	struct sockaddr_un sun = { .sun_family = AF_UNIX };
+	int fd;
+
+	if (strlen(path) >= sizeof(sun.sun_path)) {
+		fprintf(stderr, "cdsgated api: %s: path too long\n", path);
+		return -1;
+	}
+	memcpy(sun.sun_path, path, strlen(path) + 1);
+	if ((fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0)) < 0 ||
+	    connect(fd, (struct sockaddr *)&sun, sizeof(sun)) != 0) {
+		fprintf(stderr, "cdsgated api: the session helper at %s: %s\n",
+		    path, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	return fd;
+}
+
 /* As root: become the api user for good. */
 static int
 serve_drop(void)
@@ -171,7 +212,9 @@ api_serve_bound(const struct api_serve_args *a)
 	struct api_config cfg = { 0 };
 	struct keyholder kh;
 	struct gaterunner gate;
-	char err[512];
+	struct pgrunner pg = { -1, -1 };
+	struct pgrunner_conf pgc;
+	char err[512], released[4096];
 	int rc;
 
 	cfg.custodian_gid = group_gid(a->custodian_group);
@@ -199,9 +242,10 @@ api_serve_bound(const struct api_serve_args *a)
 		keyholder_stop(&kh);
 		return 1;
 	}
-	/* The parent is our only way to sessions: die with it. */
-	if (a->parent_fd >= 0 && (prctl(PR_SET_PDEATHSIG, SIGTERM) != 0 ||
-	    getppid() == 1)) {
+	/* The parent is our only way to sessions (split: it is what the
+	   helper's socket sees go away): die with it. */
+	if ((a->parent_fd >= 0 || a->sessiond_path != NULL) &&
+	    (prctl(PR_SET_PDEATHSIG, SIGTERM) != 0 || getppid() == 1)) {
 		keyholder_stop(&kh);
 		return 1;
 	}
@@ -212,7 +256,32 @@ api_serve_bound(const struct api_serve_args *a)
 		return 1;
 	}
 	cfg.gate = &gate;
+	cfg.mount_backend = a->mount_backend != NULL ? a->mount_backend :
+	    "embedded";
+	snprintf(released, sizeof(released), "%s/released", a->state_dir);
+	pgc = (struct pgrunner_conf){ a->pg_conninfo, a->pg_reader_role,
+	    released };
+	if (a->pg_conninfo != NULL) {
+		if (pgrunner_start(&pgc, &pg, err, sizeof(err)) != 0) {
+			fprintf(stderr, "cdsgated api: %s\n", err);
+			gaterunner_stop(&gate);
+			keyholder_stop(&kh);
+			return 1;
+		}
+		cfg.pg = &pg;
+		/* only the mounter needs the credentials; the api parses
+		   untrusted requests and forgets them (its copy) */
+		explicit_bzero((char *)a->pg_conninfo, strlen(a->pg_conninfo));
+	}
+	if (a->sessiond_path != NULL &&
+	    (cfg.parent_fd = serve_sessiond(a->sessiond_path)) < 0) {
+		pgrunner_stop(&pg);
+		gaterunner_stop(&gate);
+		keyholder_stop(&kh);
+		return 1;
+	}
 	rc = api_main(&cfg);
+	pgrunner_stop(&pg);
 	gaterunner_stop(&gate);
 	if (keyholder_stop(&kh) != 0) {
 		fprintf(stderr, "cdsgated api: the audit key holder did not "
@@ -234,6 +303,10 @@ api_serve_cmd(int argc, char **argv)
 	struct api_serve_args a = { 0 };
 	int rc;
 
+	if (argc >= 1 && strcmp(argv[argc - 1], "--list-routes") == 0) {
+		api_routes_print(stdout);
+		return 0;
+	}
 	if (serve_parse(argc, argv, &a) != 0)
 		return serve_usage();
 	a.parent_fd = -1;

@@ -4,10 +4,12 @@
  *
  * Unprivileged (cdsgate-api); the body is untrusted JSON checked by
  * api/field.c.  The api never forks a session: it records it in the
- * store (audited first), asks the root parent over typed IPC, and waits
- * for the answer.  The one-time secret comes from the kernel's CSPRNG,
- * is shown once in the 201 reply and otherwise exists only as an scrypt
- * hash in the store and in the parent's 0600 files.  The parent's
+ * store (audited first), asks the root parent over typed IPC, and
+ * answers when the parent does: the request waits suspended while the
+ * loop serves others (imports, revokes, health).  The one-time secret
+ * comes from the kernel's CSPRNG, is shown once in the 201 reply and
+ * otherwise exists only as an scrypt hash in the store and in the
+ * parent's 0600 files.  The parent's
  * messages are checked too; a malformed one ends the api.
  */
 #include "config.h"
@@ -15,6 +17,7 @@
 #include <errno.h>
 #include <poll.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -26,31 +29,46 @@
 #define START_WAIT_MS	90000	/* the parent's own limit is 60 s */
 #define SECRET_PLAIN	8	/* RFB authentication uses 8 bytes */
 #define SECRET_TLS	24	/* VeNCrypt Plain: a longer secret */
+#define HOURS_REASON	"outside_allowed_hours"
 
-/* The SESSION_START we wait for (one at a time: the api is serial). */
+/*
+ * The SESSION_STARTs we wait for.  Each holds its suspended request and
+ * the one-time secret for the 201 reply; the loop goes on serving others
+ * until the parent answers or START_WAIT_MS pass.
+ */
 struct start_wait {
-	const char	*id;
-	int		 done;		/* 1 started, -1 failed */
-	unsigned	 port;
-	char		 token[PIPC_TOKEN_MAX];
-	char		 reason[PIPC_REASON_MAX];
+	struct api_req		*r;
+	struct store_session	 ss;	/* no policy: cleared once stored */
+	char			 secret[SECRET_TLS + 1];
+	struct timespec		 since;	/* CLOCK_MONOTONIC */
+	unsigned		 port;
+	char			 token[PIPC_TOKEN_MAX];
+	char			 reason[PIPC_REASON_MAX];
+	struct start_wait	*next;
 };
+static struct start_wait *starts;
 
 struct pctx {
 	struct store		*st;
 	int			 fd;
-	struct start_wait	*wait;	/* NULL: nothing awaited */
+	struct keyholder	*audit;
 };
+
+static void	start_finish(struct start_wait *, int);
 
 static int	answer_started(void *, struct ipc_msg *);
 static int	answer_failed(void *, struct ipc_msg *);
 static int	answer_ended(void *, struct ipc_msg *);
+static int	answer_record_closed(void *, struct ipc_msg *);
+static int	answer_record_expire(void *, struct ipc_msg *);
 
 /* What the parent may send us. */
 static const struct ipc_handler api_permit[] = {
 	{ PIPC_SESSION_STARTED, answer_started },
 	{ PIPC_SESSION_FAILED, answer_failed },
 	{ PIPC_SESSION_ENDED, answer_ended },
+	{ PIPC_RECORD_CLOSED, answer_record_closed },
+	{ PIPC_RECORD_EXPIRE, answer_record_expire },
 };
 
 /* Ask the parent to stop one supervisor. */
@@ -66,25 +84,37 @@ ask_stop(int fd, const char *id, const char *reason)
 	    -1) == IPC_OK ? 0 : -1;
 }
 
+/* The start awaited for session id, or NULL. */
+static struct start_wait *
+start_find(const char *id)
+{
+	struct start_wait *w;
+
+	for (w = starts; w != NULL && strcmp(w->ss.id, id) != 0; w = w->next)
+		;
+	return w;
+}
+
 /* SESSION_STARTED: ours, or a stale one (we gave up): stop that. */
 static int
 answer_started(void *ctx, struct ipc_msg *m)
 {
 	struct pctx *c = ctx;
 	struct pipc_started s;
+	struct start_wait *w;
 	char id[STORE_ID_MAX];
 
 	memcpy(&s, m->data, sizeof(s));
 	if (ipc_str_get(id, sizeof(id), s.id, sizeof(s.id)) != 0 ||
 	    !store_id_valid(id) || s.port == 0 || s.port > 65535)
 		return -1;
-	if (c->wait == NULL || strcmp(c->wait->id, id) != 0)
+	if ((w = start_find(id)) == NULL)
 		return ask_stop(c->fd, id, "not awaited");
-	if (ipc_str_get(c->wait->token, sizeof(c->wait->token), s.ws_token,
+	if (ipc_str_get(w->token, sizeof(w->token), s.ws_token,
 	    sizeof(s.ws_token)) != 0)
 		return -1;
-	c->wait->port = s.port;
-	c->wait->done = 1;
+	w->port = s.port;
+	start_finish(w, 1);
 	return 0;
 }
 
@@ -92,19 +122,20 @@ answer_started(void *ctx, struct ipc_msg *m)
 static int
 answer_failed(void *ctx, struct ipc_msg *m)
 {
-	struct pctx *c = ctx;
 	struct pipc_failed f;
+	struct start_wait *w;
 	char id[STORE_ID_MAX];
 
+	(void)ctx;
 	memcpy(&f, m->data, sizeof(f));
 	if (ipc_str_get(id, sizeof(id), f.id, sizeof(f.id)) != 0)
 		return -1;
-	if (c->wait == NULL || strcmp(c->wait->id, id) != 0)
+	if ((w = start_find(id)) == NULL)
 		return 0;	/* a stale answer: its session is over */
-	if (ipc_str_get(c->wait->reason, sizeof(c->wait->reason), f.reason,
+	if (ipc_str_get(w->reason, sizeof(w->reason), f.reason,
 	    sizeof(f.reason)) != 0)
 		return -1;
-	c->wait->done = -1;
+	start_finish(w, -1);
 	return 0;
 }
 
@@ -128,6 +159,116 @@ answer_ended(void *ctx, struct ipc_msg *m)
 	return 0;
 }
 
+/* The strings of a RECORD_* message, checked: a bad one is fatal. */
+static int
+record_fields(const struct pipc_record *m, struct pipc_record *out)
+{
+	size_t i;
+
+	memcpy(out, m, sizeof(*out));
+	if (ipc_str_get(out->id, sizeof(out->id), m->id, sizeof(m->id)) != 0 ||
+	    ipc_str_get(out->file, sizeof(out->file), m->file,
+	    sizeof(m->file)) != 0 || ipc_str_get(out->sha256,
+	    sizeof(out->sha256), m->sha256, sizeof(m->sha256)) != 0 ||
+	    ipc_str_get(out->end, sizeof(out->end), m->end,
+	    sizeof(m->end)) != 0 || !store_id_valid(out->id) ||
+	    out->file[0] != '/' || strlen(out->sha256) != 64)
+		return -1;
+	for (i = 0; i < 64; i++)
+		if (strchr("0123456789abcdef", out->sha256[i]) == NULL)
+			return -1;
+	return 0;
+}
+
+/* The audit record's data for a RECORD_* message. */
+static json_t *
+record_json(const struct pipc_record *m)
+{
+	return json_pack("{s:s, s:s, s:s, s:I, s:I, s:I, s:b, s:s}",
+	    "session", m->id, "file", m->file, "sha256", m->sha256, "size",
+	    (json_int_t)m->size, "frames", (json_int_t)m->frames,
+	    "duration_us", (json_int_t)m->duration_us, "truncated",
+	    m->truncated != 0, "end", m->end);
+}
+
+/*
+ * RECORD_CLOSED: the recording's digest enters the audit chain first,
+ * then the store's index of recordings (the index never names a digest
+ * the chain does not have).
+ */
+static int
+answer_record_closed(void *ctx, struct ipc_msg *msg)
+{
+	struct pctx *c = ctx;
+	struct pipc_record m;
+	struct store_recording sr;
+	json_t *d;
+	char err[512];
+	int64_t now = (int64_t)time(NULL), id;
+	int rc;
+
+	if (record_fields((const struct pipc_record *)msg->data, &m) != 0)
+		return -1;
+	if (store_recording_find(c->st, NULL, m.file, &sr) == STORE_OK &&
+	    strcmp(sr.sha256, m.sha256) == 0)
+		return 0;	/* recovered, but it was chained already */
+	d = record_json(&m);
+	rc = keyholder_append(c->audit, "record_closed", d, NULL, err,
+	    sizeof(err));
+	json_decref(d);
+	if (rc != 0) {
+		fprintf(stderr, "cdsgated api: record_closed for %s not "
+		    "audited: %s: no further changes accepted\n", m.id, err);
+		api_set_read_only();	/* fail closed, as api_audit() */
+		return 0;
+	}
+	if (store_recording_add(c->st, m.id, m.file, now, &id) != STORE_OK ||
+	    store_recording_close(c->st, id, m.sha256, (int64_t)m.size, now)
+	    != STORE_OK)
+		fprintf(stderr, "cdsgated api: recording of %s not indexed: "
+		    "%s\n", m.id, store_errmsg(c->st));
+	return 0;
+}
+
+/*
+ * RECORD_EXPIRE: retention may remove a recording only when the index
+ * has it closed with this very digest (so the chain vouches for what is
+ * removed) and record_expired was audited.
+ */
+static int
+answer_record_expire(void *ctx, struct ipc_msg *msg)
+{
+	struct pctx *c = ctx;
+	struct pipc_record m;
+	struct pipc_expired a;
+	struct store_recording sr;
+	json_t *d;
+	char err[512];
+
+	if (record_fields((const struct pipc_record *)msg->data, &m) != 0)
+		return -1;
+	memset(&a, 0, sizeof(a));
+	snprintf(a.file, sizeof(a.file), "%s", m.file);
+	if (store_recording_find(c->st, NULL, m.file, &sr) == STORE_OK &&
+	    sr.ended != 0 && sr.expired == 0 &&
+	    strcmp(sr.sha256, m.sha256) == 0) {
+		d = record_json(&m);
+		json_object_set_new(d, "reason", json_string(m.end));
+		json_object_del(d, "end");
+		if (keyholder_append(c->audit, "record_expired", d, NULL, err,
+		    sizeof(err)) != 0) {
+			fprintf(stderr, "cdsgated api: record_expired not "
+			    "audited: %s: no further changes accepted\n", err);
+			api_set_read_only();	/* and the file is kept */
+		} else
+			a.ok = store_recording_expire(c->st, sr.id,
+			    (int64_t)time(NULL)) == STORE_OK;
+		json_decref(d);
+	}
+	return ipc_send(c->fd, &pipc_proto, PIPC_RECORD_EXPIRED, &a,
+	    sizeof(a), -1) == IPC_OK ? 0 : -1;
+}
+
 static int
 parent_dispatch(struct pctx *c)
 {
@@ -144,20 +285,20 @@ parent_dispatch(struct pctx *c)
 }
 
 int
-api_parent_input(int fd, struct store *st)
+api_parent_input(const struct api_config *cfg, struct store *st)
 {
-	struct pctx c = { st, fd, NULL };
+	struct pctx c = { st, cfg->parent_fd, cfg->audit };
 
 	return parent_dispatch(&c);
 }
 
 void
-api_parent_drain(int fd, struct store *st)
+api_parent_drain(const struct api_config *cfg, struct store *st)
 {
-	struct pollfd pfd = { fd, POLLIN, 0 };
+	struct pollfd pfd = { cfg->parent_fd, POLLIN, 0 };
 
-	while (fd >= 0 && poll(&pfd, 1, 0) == 1 && (pfd.revents & POLLIN) &&
-	    api_parent_input(fd, st) == 0)
+	while (cfg->parent_fd >= 0 && poll(&pfd, 1, 0) == 1 &&
+	    (pfd.revents & POLLIN) && api_parent_input(cfg, st) == 0)
 		;
 }
 
@@ -180,6 +321,79 @@ expired_one(const struct store_session *ss, void *arg)
 	return 0;
 }
 
+/* Starts the parent has not answered within START_WAIT_MS fail. */
+static void
+starts_timeout(void)
+{
+	struct start_wait *w, *next;
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	for (w = starts; w != NULL; w = next) {
+		next = w->next;
+		if ((t.tv_sec - w->since.tv_sec) * 1000 > START_WAIT_MS) {
+			snprintf(w->reason, sizeof(w->reason), "the parent did "
+			    "not answer");
+			ask_stop(w->r->cfg->parent_fd, w->ss.id, "too late");
+			start_finish(w, -1);
+		}
+	}
+}
+
+/* Live sessions whose recipient is outside its allowed hours now. */
+struct outside {
+	struct store	*st;
+	char		 ids[32][STORE_ID_MAX];
+	int		 states[32];
+	int		 n;
+};
+
+static int
+outside_one(const struct store_session *ss, void *arg)
+{
+	struct outside *o = arg;
+	char why[PIPC_REASON_MAX];
+
+	if ((ss->state == STORE_SESSION_CREATED ||
+	    ss->state == STORE_SESSION_RUNNING) && o->n < 32 &&
+	    api_recipient_in_hours(o->st, ss->recipient, why,
+	    sizeof(why)) == 0) {
+		o->states[o->n] = ss->state;
+		snprintf(o->ids[o->n++], STORE_ID_MAX, "%s", ss->id);
+	}
+	return 0;
+}
+
+/* End each live session outside its recipient's hours, audited first:
+ * "ended" (or "revoked" if it never ran), reason outside_allowed_hours,
+ * and the parent stops its supervisor as for a revoke. */
+static void
+hours_tick(const struct api_config *cfg, struct store *st)
+{
+	struct outside o = { .st = st };
+	char err[256];
+	int i, rc;
+
+	if (store_session_list(st, outside_one, &o) != STORE_OK)
+		return;
+	for (i = 0; i < o.n; i++) {
+		json_t *rec = json_pack("{s:s, s:s}", "id", o.ids[i],
+		    "reason", HOURS_REASON);
+
+		rc = keyholder_append(cfg->audit, "session.end", rec, NULL,
+		    err, sizeof(err));
+		json_decref(rec);
+		if (rc != 0) {
+			fprintf(stderr, "cdsgated api: %s\n", err);
+			return;
+		}
+		store_session_end(st, o.ids[i], o.states[i] ==
+		    STORE_SESSION_RUNNING ? STORE_SESSION_ENDED :
+		    STORE_SESSION_REVOKED, HOURS_REASON, (int64_t)time(NULL));
+		ask_stop(cfg->parent_fd, o.ids[i], HOURS_REASON);
+	}
+}
+
 void
 api_sessions_tick(const struct api_config *cfg, struct store *st)
 {
@@ -192,6 +406,8 @@ api_sessions_tick(const struct api_config *cfg, struct store *st)
 	if (x.now == last)
 		return;
 	last = x.now;
+	starts_timeout();
+	hours_tick(cfg, st);
 	if (store_session_list(st, expired_one, &x) != STORE_OK || x.n == 0)
 		return;
 	ids = json_array();
@@ -258,15 +474,31 @@ sessions_show(struct api_req *r)
 	return api_reply(r, 200, j);
 }
 
-/* Send SESSION_START and wait for its answer (other messages handled). */
-static int
-start_and_wait(struct api_req *r, const struct store_session *ss,
-    const char *secret, struct start_wait *w)
+/* The session's recording from the index (auditors: replay by id). */
+int
+sessions_recording(struct api_req *r)
 {
-	struct pctx c = { r->store, r->cfg->parent_fd, w };
+	struct store_recording sr;
+	int st;
+
+	if ((st = store_recording_find(r->store, r->params[0], NULL, &sr)) !=
+	    STORE_OK)
+		return st == STORE_ENOTFOUND ? api_error(r, 404, "not_found",
+		    "no closed recording of session %s in the index (not "
+		    "started, still running, or unknown)", r->params[0]) :
+		    api_store_error(r, st, "recording");
+	return api_reply(r, 200, json_pack("{s:s, s:s, s:s, s:I, s:I, s:I, "
+	    "s:I}", "session", sr.session, "path", sr.path, "sha256",
+	    sr.sha256, "bytes", (json_int_t)sr.bytes, "started",
+	    (json_int_t)sr.started, "ended", (json_int_t)sr.ended, "expired",
+	    (json_int_t)sr.expired));
+}
+
+/* Send SESSION_START; the answer comes through api_parent_input(). */
+static int
+start_send(int fd, const struct store_session *ss, const char *secret)
+{
 	struct pipc_start m;
-	struct timespec t0, t;
-	struct pollfd pfd = { r->cfg->parent_fd, POLLIN, 0 };
 	int rc;
 
 	memset(&m, 0, sizeof(m));
@@ -274,22 +506,9 @@ start_and_wait(struct api_req *r, const struct store_session *ss,
 	snprintf(m.recipient, sizeof(m.recipient), "%s", ss->recipient);
 	m.expires = ss->expires;
 	snprintf(m.secret, sizeof(m.secret), "%s", secret);
-	rc = ipc_send(c.fd, &pipc_proto, PIPC_SESSION_START, &m, sizeof(m),
-	    -1);
+	rc = ipc_send(fd, &pipc_proto, PIPC_SESSION_START, &m, sizeof(m), -1);
 	explicit_bzero(&m, sizeof(m));
-	if (rc != IPC_OK)
-		return -1;
-	clock_gettime(CLOCK_MONOTONIC, &t0);
-	while (w->done == 0) {
-		clock_gettime(CLOCK_MONOTONIC, &t);
-		if ((t.tv_sec - t0.tv_sec) * 1000 > START_WAIT_MS)
-			return -1;
-		if (poll(&pfd, 1, 1000) < 0 && errno != EINTR)
-			return -1;
-		if (pfd.revents != 0 && parent_dispatch(&c) != 0)
-			return -1;
-	}
-	return 0;
+	return rc == IPC_OK ? 0 : -1;
 }
 
 /* The fields of POST /v1/sessions into *ss. */
@@ -315,6 +534,22 @@ create_fields(struct api_req *r, struct store_session *ss)
 	ss->created = now;
 	ss->expires = now + (int64_t)exp;
 	return 0;
+}
+
+/* Unknown recipient or dataset: 404 before anything is audited. */
+static int
+create_known(struct api_req *r, const struct store_session *ss)
+{
+	struct store_recipient rc;
+	struct store_dataset d = { 0 };
+	int st;
+
+	if ((st = store_recipient_get(r->store, ss->recipient, &rc)) !=
+	    STORE_OK)
+		return api_store_error(r, st, "recipient"), -1;
+	st = store_dataset_get(r->store, ss->dataset, &d);
+	store_dataset_clear(&d);
+	return st == STORE_OK ? 0 : (api_store_error(r, st, "dataset"), -1);
 }
 
 /* The 201 body: the secret shown this once, where to connect. */
@@ -352,65 +587,140 @@ create_failed(struct api_req *r, const struct store_session *ss,
 	    "start: %s", why);
 }
 
+/* Started, but the recipient's allowed hours ended meanwhile: stop it,
+ * audited first, and refuse as a create outside the hours would be. */
+static void
+start_outside_hours(struct start_wait *w, const char *why)
+{
+	struct api_req *r = w->r;
+
+	ask_stop(r->cfg->parent_fd, w->ss.id, HOURS_REASON);
+	(void)api_audit(r, "session.end", json_pack("{s:s, s:s}", "id",
+	    w->ss.id, "reason", HOURS_REASON));
+	store_session_end(r->store, w->ss.id, STORE_SESSION_REVOKED,
+	    HOURS_REASON, (int64_t)time(NULL));
+	api_error(r, 403, HOURS_REASON, "%s", why);
+}
+
+/* The parent answered (ok 1) or not (-1): record it, reply, forget the
+ * secret. */
+static void
+start_finish(struct start_wait *w, int ok)
+{
+	struct api_req *r = w->r;
+	struct start_wait **pp;
+	char why[PIPC_REASON_MAX];
+	int st;
+
+	for (pp = &starts; *pp != w; pp = &(*pp)->next)
+		;
+	*pp = w->next;
+	if (ok < 0)
+		create_failed(r, &w->ss, w->reason);
+	else if (api_recipient_in_hours(r->store, w->ss.recipient, why,
+	    sizeof(why)) == 0)	/* the window closed while it started */
+		start_outside_hours(w, why);
+	else if ((st = store_session_start(r->store, w->ss.id,
+	    (int64_t)time(NULL))) != STORE_OK) {
+		ask_stop(r->cfg->parent_fd, w->ss.id, "store refused start");
+		api_store_error(r, st, "starting the session");
+	} else
+		api_reply(r, 201, created_json(r, &w->ss, w->secret, w));
+	api_resume(r);
+	explicit_bzero(w, sizeof(*w));
+	free(w);
+}
+
+void
+sessions_abandon(void)
+{
+	while (starts != NULL) {
+		snprintf(starts->reason, sizeof(starts->reason), "the api is "
+		    "stopping");
+		start_finish(starts, -1);
+	}
+}
+
+/* Record the session (audited first), ask the parent, wait suspended. */
 int
 sessions_create(struct api_req *r)
 {
-	struct store_session ss;
-	struct start_wait w;
+	struct start_wait *w;
 	struct policy_error e;
-	char secret[SECRET_TLS + 1];
-	json_t *reply, *pol;
+	char why[PIPC_REASON_MAX];
+	json_t *pol;
 	int st;
 
-	memset(&ss, 0, sizeof(ss));
-	memset(&w, 0, sizeof(w));
 	if (r->cfg->parent_fd < 0)
 		return api_error(r, 503, "no_parent", "sessions need the "
 		    "parent: run `cdsgated serve`, not `cdsgated api`");
-	if (create_fields(r, &ss) != 0)
-		return -1;
-	if (secret_text(secret, r->cfg->session_tls ? SECRET_TLS :
-	    SECRET_PLAIN) != 0 || creds_hash(secret, strlen(secret),
-	    ss.cred_hash, sizeof(ss.cred_hash), &e) != POLICY_OK)
-		return api_error(r, 503, "secret", "cannot make a secret");
+	if ((w = calloc(1, sizeof(*w))) == NULL)
+		return api_error(r, 503, "memory", "out of memory");
+	if (create_fields(r, &w->ss) != 0 || create_known(r, &w->ss) != 0)
+		goto out;
+	if (api_recipient_in_hours(r->store, w->ss.recipient, why,
+	    sizeof(why)) == 0) {
+		api_error(r, 403, HOURS_REASON, "%s", why);
+		goto out;
+	}
+	if (secret_text(w->secret, r->cfg->session_tls ? SECRET_TLS :
+	    SECRET_PLAIN) != 0 || creds_hash(w->secret, strlen(w->secret),
+	    w->ss.cred_hash, sizeof(w->ss.cred_hash), &e) != POLICY_OK) {
+		api_error(r, 503, "secret", "cannot make a secret");
+		goto out;
+	}
 	/* what the session runs under; the rest is the parent's config */
 	pol = json_pack("{s:s, s:b, s:I}", "address", r->cfg->session_address,
 	    "tls", r->cfg->session_tls, "expires_in",
-	    (json_int_t)(ss.expires - ss.created));
-	ss.policy = pol != NULL ? json_dumps(pol, JSON_COMPACT |
+	    (json_int_t)(w->ss.expires - w->ss.created));
+	w->ss.policy = pol != NULL ? json_dumps(pol, JSON_COMPACT |
 	    JSON_SORT_KEYS) : NULL;
 	json_decref(pol);
-	if (ss.policy == NULL)
-		return api_error(r, 503, "memory", "out of memory");
-	if (api_audit(r, "session.create", json_pack("{s:s, s:s, s:I, s:I}",
-	    "id", ss.id, "recipient", ss.recipient, "dataset",
-	    (json_int_t)ss.dataset, "expires", (json_int_t)ss.expires)) != 0)
+	if (w->ss.policy == NULL) {
+		api_error(r, 503, "memory", "out of memory");
 		goto out;
-	if ((st = store_session_create(r->store, &ss, ss.created)) !=
+	}
+	if (api_audit(r, "session.create", json_pack("{s:s, s:s, s:I, s:I}",
+	    "id", w->ss.id, "recipient", w->ss.recipient, "dataset",
+	    (json_int_t)w->ss.dataset, "expires", (json_int_t)w->ss.expires))
+	    != 0)
+		goto out;
+	if ((st = store_session_create(r->store, &w->ss, w->ss.created)) !=
 	    STORE_OK) {
 		api_audit_refused(r, "session.create", st);
 		api_store_error(r, st, "creating the session");
 		goto out;
 	}
-	w.id = ss.id;
-	if (start_and_wait(r, &ss, secret, &w) != 0 || w.done < 0) {
-		create_failed(r, &ss, w.done < 0 ? w.reason :
-		    "the parent did not answer");
+	store_session_clear(&w->ss);
+	if (start_send(r->cfg->parent_fd, &w->ss, w->secret) != 0) {
+		create_failed(r, &w->ss, "the parent is gone");
 		goto out;
 	}
-	if ((st = store_session_start(r->store, ss.id, (int64_t)time(NULL)))
-	    != STORE_OK) {
-		ask_stop(r->cfg->parent_fd, ss.id, "store refused start");
-		api_store_error(r, st, "starting the session");
-		goto out;
-	}
-	reply = created_json(r, &ss, secret, &w);
-	api_reply(r, 201, reply);
-out:
-	explicit_bzero(secret, sizeof(secret));
-	explicit_bzero(&w, sizeof(w));
-	store_session_clear(&ss);
+	w->r = r;
+	clock_gettime(CLOCK_MONOTONIC, &w->since);
+	w->next = starts;
+	starts = w;
+	api_suspend(r);
 	return 0;
+out:
+	store_session_clear(&w->ss);
+	explicit_bzero(w, sizeof(*w));
+	free(w);
+	return 0;
+}
+
+/* 404 for an unknown session before anything is audited: a request
+ * about nothing changes nothing, not even the audit log. */
+static int
+session_known(struct api_req *r)
+{
+	struct store_session ss;
+	int st;
+
+	memset(&ss, 0, sizeof(ss));
+	st = store_session_get(r->store, r->params[0], &ss);
+	store_session_clear(&ss);
+	return st == STORE_OK ? 0 : (api_store_error(r, st, "session"), -1);
 }
 
 int
@@ -421,8 +731,8 @@ sessions_revoke(struct api_req *r)
 	json_t *j;
 	int st;
 
-	if (api_audit(r, "session.revoke", json_pack("{s:s}", "id",
-	    r->params[0])) != 0)
+	if (session_known(r) != 0 || api_audit(r, "session.revoke",
+	    json_pack("{s:s}", "id", r->params[0])) != 0)
 		return -1;
 	snprintf(why, sizeof(why), "revoked by uid %u",
 	    (unsigned)r->peer_uid);
@@ -452,7 +762,7 @@ sessions_extend(struct api_req *r)
 	int st;
 
 	if (field_only(r, keys) != 0 || field_uint(r, "expires_in", 1, 1,
-	    r->cfg->expires_max, &exp) != 0)
+	    r->cfg->expires_max, &exp) != 0 || session_known(r) != 0)
 		return -1;
 	if (api_audit(r, "session.extend", json_pack("{s:s, s:I}", "id",
 	    r->params[0], "expires", (json_int_t)(now + (int64_t)exp))) != 0)

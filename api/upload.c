@@ -21,14 +21,13 @@
 #include <string.h>
 #include <unistd.h>
 
-#include <openssl/evp.h>
-
 #include "api/api.h"
+#include "common/digest.h"
 
 struct upload {
 	int		 fd;
 	char		 tmp[PATH_MAX];
-	EVP_MD_CTX	*md;
+	struct digest	*md;
 	uint64_t	 bytes;
 	int		 failed;	/* write error: reply 507 at the end */
 	int		 too_large;
@@ -47,8 +46,7 @@ upload_begin(const char *spool, char *err, size_t errlen)
 		free(u);
 		return NULL;
 	}
-	if ((u->md = EVP_MD_CTX_new()) == NULL ||
-	    EVP_DigestInit_ex(u->md, EVP_sha256(), NULL) != 1) {
+	if ((u->md = digest_alloc()) == NULL) {
 		snprintf(err, errlen, "out of memory");
 		upload_abort(u);
 		return NULL;
@@ -68,7 +66,10 @@ upload_write(struct upload *u, const char *data, size_t n)
 		return;
 	}
 	u->bytes += n;
-	EVP_DigestUpdate(u->md, data, n);
+	if (digest_update(u->md, data, n) != DIGEST_OK) {
+		u->failed = EIO;	/* never name a file by a wrong digest */
+		return;
+	}
 	while (n > 0) {
 		if ((w = write(u->fd, data, n)) < 0) {
 			if (errno == EINTR)
@@ -90,7 +91,7 @@ upload_abort(struct upload *u)
 		close(u->fd);
 		unlink(u->tmp);
 	}
-	EVP_MD_CTX_free(u->md);
+	digest_free(u->md);
 	free(u);
 }
 
@@ -98,9 +99,7 @@ upload_abort(struct upload *u)
 int
 upload_end(struct upload *u, const char *spool, struct api_req *r)
 {
-	uint8_t md[32];
-	char hex[65], dst[PATH_MAX];
-	size_t i;
+	char hex[DIGEST_HEX_SIZE], dst[PATH_MAX];
 
 	int too_large = u->too_large, failed = u->failed;
 
@@ -114,9 +113,10 @@ upload_end(struct upload *u, const char *spool, struct api_req *r)
 			    "failing: %s", strerror(failed));
 		return api_error(r, 400, "empty", "an upload needs a body");
 	}
-	EVP_DigestFinal_ex(u->md, md, NULL);
-	for (i = 0; i < 32; i++)
-		snprintf(hex + 2 * i, 3, "%02x", md[i]);
+	if (digest_final_hex(u->md, hex) != DIGEST_OK) {
+		upload_abort(u);
+		return api_error(r, 500, "internal", "sha256 failed");
+	}
 	snprintf(dst, sizeof(dst), "%s/%s", spool, hex);
 	if (fsync(u->fd) != 0 || rename(u->tmp, dst) != 0) {
 		int e = errno;

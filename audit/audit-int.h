@@ -22,8 +22,6 @@ struct audit_line {
 
 /* Parse one line (no newline): 0, or -1 with al->problem set. */
 int	audit_line_parse(const char *line, struct audit_line *al);
-/* Lower-case hex SHA-256 of buf. */
-void	audit_sha256_hex(const void *buf, size_t len, char hex[65]);
 /* [a-z0-9._-], 1..40 characters. */
 int	audit_type_valid(const char *type);
 /* The exact messages checkpoints and the head file sign. */

@@ -112,6 +112,24 @@ struct audit_report {
 	uint64_t	unsigned_tail;	/* records after the last checkpoint */
 	unsigned long	bad_line;	/* 1-based line of the first problem */
 	char		problem[512];	/* "" when intact */
+	/* files the chain vouches for (a closed recording: data "file",
+	 * "sha256"), re-hashed after the chain and head were found intact */
+	uint64_t	files_checked;	/* re-hashed and equal */
+	uint64_t	files_expired;	/* record_expired: removed on purpose */
+	uint64_t	files_truncated; /* recordings cut short ("truncated") */
+	char		truncated_note[512];	/* the first such, with line */
+};
+
+enum audit_files {
+	AUDIT_FILES_CHECK,	/* re-hash each; missing or changed: tamper */
+	AUDIT_FILES_IF_PRESENT,	/* only those that can be read */
+	AUDIT_FILES_SKIP	/* the chain only */
+};
+
+struct audit_verify_opts {
+	enum audit_files	 files;
+	const char		*dir;	/* NULL: the paths in the log; else
+					   each file's name in this dir */
 };
 
 /*
@@ -124,5 +142,11 @@ struct audit_report {
  */
 int	audit_verify(const char *path, const struct audit_key *pub,
 	    struct audit_report *r, char *err, size_t errlen);
+/* The same with a choice of how recordings are checked (the default
+ * above: AUDIT_FILES_CHECK at the logged paths).  Records expired by
+ * retention (record_expired with the same file and digest) are not. */
+int	audit_verify_with(const char *path, const struct audit_key *pub,
+	    const struct audit_verify_opts *o, struct audit_report *r,
+	    char *err, size_t errlen);
 
 #endif

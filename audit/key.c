@@ -20,6 +20,7 @@
 #include <openssl/pem.h>
 
 #include "audit/audit.h"
+#include "common/digest.h"
 
 struct audit_key {
 	EVP_PKEY	*pk;
@@ -150,12 +151,12 @@ audit_key_free(struct audit_key *k)
 void
 audit_key_id(const struct audit_key *k, char id[AUDIT_KEYID_LEN + 1])
 {
-	uint8_t pub[AUDIT_PUB_LEN], md[32];
+	uint8_t pub[AUDIT_PUB_LEN], md[DIGEST_LEN];
 	size_t len = sizeof(pub), i;
 
 	memset(id, 0, AUDIT_KEYID_LEN + 1);
 	if (EVP_PKEY_get_raw_public_key(k->pk, pub, &len) != 1 ||
-	    EVP_Digest(pub, len, md, NULL, EVP_sha256(), NULL) != 1)
+	    digest_buf(pub, len, md) != DIGEST_OK)
 		return;
 	for (i = 0; i < AUDIT_KEYID_LEN / 2; i++)
 		snprintf(id + 2 * i, 3, "%02x", md[i]);

@@ -23,6 +23,7 @@
 
 #include "audit/audit.h"
 #include "audit/audit-int.h"
+#include "common/digest.h"
 
 struct audit_log {
 	int			 fd;
@@ -123,7 +124,7 @@ log_resume(struct audit_log *l, char *err, size_t errlen)
 		    " record: %s", l->path, al.problem), AUDIT_ECORRUPT;
 	l->since_checkpoint = strcmp(al.type, AUDIT_CHECKPOINT) != 0;
 	l->seq = al.seq + 1;
-	audit_sha256_hex(line, strlen(line), l->prev);
+	digest_buf_hex(line, strlen(line), l->prev);
 	return log_check_head(l, al.seq, err, errlen);
 }
 
@@ -242,7 +243,7 @@ log_write(struct audit_log *l, const char *type, json_t *data, char *err,
 			snprintf(err, errlen, "%s: %s", l->path,
 			    strerror(errno));
 		} else {
-			audit_sha256_hex(line, n, l->prev);
+			digest_buf_hex(line, n, l->prev);
 			l->seq++;
 		}
 	}

@@ -15,21 +15,9 @@
 #include <sys/stat.h>
 
 #include <jansson.h>
-#include <openssl/evp.h>
 
 #include "audit/audit.h"
 #include "audit/audit-int.h"
-
-void
-audit_sha256_hex(const void *buf, size_t len, char hex[65])
-{
-	uint8_t md[32];
-	size_t i;
-
-	EVP_Digest(buf, len, md, NULL, EVP_sha256(), NULL);
-	for (i = 0; i < 32; i++)
-		snprintf(hex + 2 * i, 3, "%02x", md[i]);
-}
 
 int
 audit_type_valid(const char *t)

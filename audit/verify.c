@@ -17,14 +17,27 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include <openssl/evp.h>
 
 #include "audit/audit.h"
 #include "audit/audit-int.h"
+#include "common/digest.h"
+
+/* A file the chain vouches for, checked once the chain is intact. */
+struct vfile {
+	unsigned long	 line;
+	char		*file;
+	char		 sha256[65];
+	int		 expired;	/* a later record_expired removed it */
+};
 
 struct verify {
 	const struct audit_key	*pub;
+	const struct audit_verify_opts *o;
+	struct vfile		*files;
+	size_t			 nfiles, capfiles;
 	char			 key_id[AUDIT_KEYID_LEN + 1];
 	struct audit_report	*r;
 	char			 prev[65];	/* hash of the last good line */
@@ -75,29 +88,119 @@ sig_valid(const struct verify *v, const char *key, const char *b64,
 	    audit_key_verify(v->pub, (const uint8_t *)msg, strlen(msg), sig);
 }
 
-/* A record vouching for a file's digest: is the file unchanged? */
+/* A recording cut short (its record_closed says truncated): noted. */
+static void
+note_truncated(struct verify *v, unsigned long n, json_t *d)
+{
+	json_t *t = json_object_get(d, "truncated");
+	json_int_t us = json_integer_value(json_object_get(d, "duration_us"));
+	const char *end = json_string_value(json_object_get(d, "end"));
+
+	if (!json_is_true(t))
+		return;
+	if (v->r->files_truncated++ == 0)
+		snprintf(v->r->truncated_note, sizeof(v->r->truncated_note),
+		    "line %lu: %s is cut at %.3f s (session end: %s)", n,
+		    json_string_value(json_object_get(d, "file")),
+		    (double)us / 1e6, end != NULL ? end : "?");
+}
+
+/* Remember a file the chain vouches for; record_expired forgets it. */
+static int
+track_file(struct verify *v, unsigned long n, const char *type, json_t *d)
+{
+	const char *file = json_string_value(json_object_get(d, "file"));
+	const char *want = json_string_value(json_object_get(d, "sha256"));
+	struct vfile *nf;
+	size_t i;
+
+	if (file == NULL || want == NULL || strlen(want) != 64)
+		return AUDIT_OK;
+	if (strcmp(type, "record_expired") == 0) {
+		for (i = 0; i < v->nfiles; i++)
+			if (strcmp(v->files[i].file, file) == 0 &&
+			    strcmp(v->files[i].sha256, want) == 0)
+				v->files[i].expired = 1;
+		v->r->files_expired++;
+		return AUDIT_OK;
+	}
+	if (v->nfiles == v->capfiles) {
+		v->capfiles = v->capfiles ? 2 * v->capfiles : 16;
+		if ((nf = realloc(v->files, v->capfiles * sizeof(*nf))) ==
+		    NULL)
+			return AUDIT_EIO;
+		v->files = nf;
+	}
+	nf = &v->files[v->nfiles];
+	if ((nf->file = strdup(file)) == NULL)
+		return AUDIT_EIO;
+	nf->line = n;
+	nf->expired = 0;
+	memcpy(nf->sha256, want, 65);
+	v->nfiles++;
+	return AUDIT_OK;
+}
+
+/* A record vouching for a file's digest: tracked until the end. */
 static int
 check_file(struct verify *v, unsigned long n, const char *line)
 {
-	json_t *o = json_loads(line, 0, NULL), *d;
-	const char *file, *want;
-	char got[65], err[256];
+	json_t *o = json_loads(line, 0, NULL);
+	const char *type = json_string_value(json_object_get(o, "type"));
 	int rc = AUDIT_OK;
 
-	d = json_object_get(o, "data");
-	file = json_string_value(json_object_get(d, "file"));
-	want = json_string_value(json_object_get(d, "sha256"));
-	if (file != NULL && want != NULL) {
-		if (audit_sha256_file(file, got, err, sizeof(err)) != AUDIT_OK)
-			rc = tamper(v, n, "%s (its digest is in the chain)",
-			    err);
-		else if (strcmp(got, want) != 0)
-			rc = tamper(v, n, "%s was replaced or modified: sha256 "
-			    "%.16s... where the chain has %.16s...", file, got,
-			    want);
-	}
+	if (type != NULL && strcmp(type, "record_closed") == 0)
+		note_truncated(v, n, json_object_get(o, "data"));
+	if (type != NULL && v->o->files != AUDIT_FILES_SKIP)
+		rc = track_file(v, n, type, json_object_get(o, "data"));
 	json_decref(o);
 	return rc;
+}
+
+/* Where to look for a file: its path, or its name in o->dir. */
+static void
+file_where(const struct verify *v, const char *file, char *buf, size_t len)
+{
+	const char *base = strrchr(file, '/');
+
+	if (v->o->dir != NULL)
+		snprintf(buf, len, "%s/%s", v->o->dir, base ? base + 1 : file);
+	else
+		snprintf(buf, len, "%s", file);
+}
+
+/* Re-hash every file the chain still vouches for, in line order. */
+static int
+verify_files(struct verify *v)
+{
+	char got[65], err[256], where[4096];
+	struct stat st;
+	size_t i;
+
+	for (i = 0; i < v->nfiles; i++) {
+		struct vfile *f = &v->files[i];
+
+		if (f->expired)
+			continue;
+		file_where(v, f->file, where, sizeof(where));
+		/* only regular files: a FIFO or device would never end */
+		if (stat(where, &st) == 0 && !S_ISREG(st.st_mode))
+			return tamper(v, f->line, "%s is not a regular file "
+			    "(its digest is in the chain)", where);
+		if (audit_sha256_file(where, got, err, sizeof(err)) !=
+		    AUDIT_OK) {
+			if (v->o->files == AUDIT_FILES_IF_PRESENT)
+				continue;
+			return tamper(v, f->line, "%s (its digest is in the "
+			    "chain and no record_expired removed it)", err);
+		}
+		v->r->files_checked++;
+		if (strcmp(got, f->sha256) != 0)
+			return tamper(v, f->line, "%s was replaced or modified: "
+			    "sha256 %.16s... where the chain has %.16s...",
+			    where, got, f->sha256);
+	}
+	return AUDIT_OK;
 }
 
 /* One line (without newline) at line number n. */
@@ -126,7 +229,7 @@ verify_line(struct verify *v, unsigned long n, const char *line)
 		v->r->unsigned_tail = 0;
 	} else
 		v->r->unsigned_tail++;
-	audit_sha256_hex(line, strlen(line), v->prev);
+	digest_buf_hex(line, strlen(line), v->prev);
 	if (v->have_head && al.seq == v->head.seq)
 		memcpy(v->head_line_hash, v->prev, sizeof(v->prev));
 	v->seq++;
@@ -185,7 +288,19 @@ int
 audit_verify(const char *path, const struct audit_key *pub,
     struct audit_report *r, char *err, size_t errlen)
 {
-	struct verify v = { .pub = pub, .r = r };
+	static const struct audit_verify_opts def = { AUDIT_FILES_CHECK,
+	    NULL };
+
+	return audit_verify_with(path, pub, &def, r, err, errlen);
+}
+
+int
+audit_verify_with(const char *path, const struct audit_key *pub,
+    const struct audit_verify_opts *o, struct audit_report *r, char *err,
+    size_t errlen)
+{
+	struct verify v = { .pub = pub, .r = r, .o = o };
+	size_t i;
 	FILE *f;
 	int rc, hr;
 
@@ -202,34 +317,26 @@ audit_verify(const char *path, const struct audit_key *pub,
 	fclose(f);
 	if (rc == AUDIT_EIO)
 		snprintf(err, errlen, "%s: read error", path);
-	if (rc != AUDIT_OK)
-		return rc;
-	return verify_head(&v, (unsigned long)r->records);
+	if (rc == AUDIT_OK)
+		rc = verify_head(&v, (unsigned long)r->records);
+	if (rc == AUDIT_OK)
+		rc = verify_files(&v);
+	for (i = 0; i < v.nfiles; i++)
+		free(v.files[i].file);
+	free(v.files);
+	return rc;
 }
 
+/* The audit API's form of digest_file_hex: the error said with the
+ * path, as the verifier reports it. */
 int
 audit_sha256_file(const char *path, char hex[65], char *err, size_t errlen)
 {
-	EVP_MD_CTX *mc = EVP_MD_CTX_new();
-	uint8_t buf[65536], md[32];
-	size_t n, i;
-	FILE *f;
-	int ok;
+	int rc = digest_file_hex(path, hex);
 
-	if (mc == NULL || (f = fopen(path, "re")) == NULL) {
-		EVP_MD_CTX_free(mc);
-		return snprintf(err, errlen, "%s: %s", path, strerror(errno)),
-		    AUDIT_EIO;
-	}
-	ok = EVP_DigestInit_ex(mc, EVP_sha256(), NULL) == 1;
-	while (ok && (n = fread(buf, 1, sizeof(buf), f)) > 0)
-		ok = EVP_DigestUpdate(mc, buf, n) == 1;
-	ok = ok && !ferror(f) && EVP_DigestFinal_ex(mc, md, NULL) == 1;
-	fclose(f);
-	EVP_MD_CTX_free(mc);
-	if (!ok)
-		return snprintf(err, errlen, "%s: read error", path), AUDIT_EIO;
-	for (i = 0; i < 32; i++)
-		snprintf(hex + 2 * i, 3, "%02x", md[i]);
-	return AUDIT_OK;
+	if (rc == DIGEST_OK)
+		return AUDIT_OK;
+	snprintf(err, errlen, "%s: %s", path, rc == DIGEST_EIO ?
+	    strerror(errno) : digest_strerror(rc));
+	return AUDIT_EIO;
 }

@@ -135,6 +135,8 @@ read_file(const char *path, char **datap, size_t *lenp)
 	do {
 		if (cap - len < 65536) {
 			cap = cap ? cap * 2 : 65536;
+			/* err() exits: nothing is left to free */
+			/* cppcheck-suppress memleakOnRealloc */
 			if ((data = realloc(data, cap)) == NULL)
 				err(EXIT_IO, "realloc");
 		}

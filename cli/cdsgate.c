@@ -21,6 +21,7 @@ static const struct cmd_entry *const cmd_table[] = {
 	&cmd_recipient_add_entry,
 	&cmd_recipient_list_entry,
 	&cmd_recipient_disable_entry,
+	&cmd_recipient_set_entry,
 	&cmd_dataset_list_entry,
 	&cmd_dataset_show_entry,
 	&cmd_dataset_import_entry,

@@ -29,6 +29,7 @@ extern const struct cmd_entry cmd_sample_generate_entry;
 extern const struct cmd_entry cmd_recipient_add_entry;
 extern const struct cmd_entry cmd_recipient_list_entry;
 extern const struct cmd_entry cmd_recipient_disable_entry;
+extern const struct cmd_entry cmd_recipient_set_entry;
 extern const struct cmd_entry cmd_session_create_entry;
 extern const struct cmd_entry cmd_session_list_entry;
 extern const struct cmd_entry cmd_session_revoke_entry;

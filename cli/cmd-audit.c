@@ -19,7 +19,8 @@
 #include "cli/cli.h"
 
 #define USAGE_KEYGEN	"audit keygen --private FILE --public FILE"
-#define USAGE_VERIFY	"audit verify LOG --key PUBLIC.pem [--json]"
+#define USAGE_VERIFY	"audit verify LOG --key PUBLIC.pem [--recordings DIR | " \
+			"--no-recordings] [--json]"
 #define USAGE_LIST	"audit list LOG [--type TYPE] [--json]"
 #define USAGE_SHOW	"audit show LOG SEQ"
 
@@ -80,6 +81,11 @@ verify_print(const char *log, int rc, const struct audit_report *r, int json)
 		if (rc == AUDIT_ETAMPER)
 			json_object_set_new(o, "problem", json_pack("{s:I, s:s}",
 			    "line", (json_int_t)r->bad_line, "what", r->problem));
+		json_object_set_new(o, "recordings", json_pack("{s:I, s:I, "
+		    "s:I, s:s}", "rehashed", (json_int_t)r->files_checked,
+		    "expired", (json_int_t)r->files_expired, "truncated",
+		    (json_int_t)r->files_truncated, "truncated_first",
+		    r->truncated_note));
 		json_dumpf(o, stdout, JSON_INDENT(2) | JSON_SORT_KEYS);
 		printf("\n");
 		json_decref(o);
@@ -89,26 +95,54 @@ verify_print(const char *log, int rc, const struct audit_report *r, int json)
 		    r->records, r->checkpoints, r->unsigned_tail);
 	else
 		printf("%s: line %lu: %s\n", log, r->bad_line, r->problem);
+	if (!json && (r->files_checked || r->files_expired ||
+	    r->files_truncated))
+		printf("recordings: %" PRIu64 " re-hashed, %" PRIu64 " expired "
+		    "by retention, %" PRIu64 " cut short%s%s\n",
+		    r->files_checked, r->files_expired, r->files_truncated,
+		    r->files_truncated ? "; first: " : "", r->truncated_note);
+}
+
+/* Take a boolean flag out of argv (audit_args knows only --json). */
+static int
+verify_flag(int *argc, char **argv, const char *flag)
+{
+	int i, j, found = 0;
+
+	for (i = j = 0; i < *argc; i++)
+		if (i > 0 && strcmp(argv[i], flag) == 0)
+			found = 1;
+		else
+			argv[j++] = argv[i];
+	*argc = j;
+	return found;
 }
 
 static int
 cmd_verify(int argc, char **argv)
 {
-	static const char *const names[] = { "--key", NULL };
-	const char *vals[1] = { NULL }, *pos[1];
+	static const char *const names[] = { "--key", "--recordings", NULL };
+	const char *vals[2] = { NULL, NULL }, *pos[1];
+	struct audit_verify_opts o = { AUDIT_FILES_CHECK, NULL };
 	struct audit_key *pub;
 	struct audit_report r;
 	char err[512];
 	int json = 0, rc;
 
+	if (verify_flag(&argc, argv, "--no-recordings"))
+		o.files = AUDIT_FILES_SKIP;
 	if (audit_args(argc, argv, USAGE_VERIFY, names, vals, pos, 1, &json) ||
 	    vals[0] == NULL)
 		return cli_usage_error(USAGE_VERIFY, "a LOG and --key needed");
+	if (vals[1] != NULL && o.files == AUDIT_FILES_SKIP)
+		return cli_usage_error(USAGE_VERIFY, "--recordings or "
+		    "--no-recordings, not both");
+	o.dir = vals[1];
 	if (audit_key_load_public(vals[0], &pub, err, sizeof(err)) != AUDIT_OK) {
 		fprintf(stderr, "cdsgate: %s\n", err);
 		return EXIT_BAD_INPUT;
 	}
-	rc = audit_verify(pos[0], pub, &r, err, sizeof(err));
+	rc = audit_verify_with(pos[0], pub, &o, &r, err, sizeof(err));
 	audit_key_free(pub);
 	if (rc != AUDIT_OK && rc != AUDIT_ETAMPER) {
 		fprintf(stderr, "cdsgate: %s\n", err);

@@ -16,13 +16,15 @@
 
 #define USAGE_LIST	"dataset list [--json] [--socket PATH]"
 #define USAGE_SHOW	"dataset show ID [--json] [--socket PATH]"
-#define USAGE_MOUNT	"dataset mount ID [--json] [--socket PATH]"
+#define USAGE_MOUNT	"dataset mount ID [--backend embedded|postgres] [--json] [--socket PATH]"
 #define USAGE_UNMOUNT	"dataset unmount ID [--json] [--socket PATH]"
 #define USAGE_IMPORT	"dataset import FILE --name NAME --qi A,B,... " \
 	"[--hierarchies DIR | --hierarchy A=FILE ...] [--identifying A,...] " \
 	"[--sensitive A,...] [--separator C] [--population N ...] " \
 	"[--pu-threshold T] [--pu-model M] [--k K] [--suppression-limit S] " \
-	"[--quality loss|entropy] [--residual N=BOUND ...] [--json] " \
+	"[--quality loss|entropy|payout] [--game payout|no-attack] " \
+	"[--game-cost C] [--game-gain G] [--game-loss L] [--game-benefit B] " \
+	"[--residual N=BOUND ...] [--json] " \
 	"[--socket PATH]"
 
 static const char *
@@ -100,22 +102,29 @@ const struct cmd_entry cmd_dataset_list_entry = { "dataset", "list",
 const struct cmd_entry cmd_dataset_show_entry = { "dataset", "show",
     USAGE_SHOW, "show a dataset with its job and report", cmd_show };
 
-/* POST /v1/datasets/ID/<verb>: mount and unmount. */
+/* POST /v1/datasets/ID/<verb>: mount (--backend: its body) and unmount. */
 static int
 post_verb(int argc, char **argv, const char *usage, const char *verb)
 {
+	static const char *const mount_opts[] = { "--backend", NULL };
+	const char *backend = NULL;
 	struct apiclient_opts o;
 	struct apiclient_reply r;
-	char err[512], path[160], suffix[32];
-	int rc;
+	char err[1024], path[160], suffix[32];
+	json_t *body = NULL;
+	int rc, mount = strcmp(verb, "mount") == 0;
 
-	if ((rc = apiclient_opts(argc, argv, usage, NULL, NULL, &o)) != 0)
+	if ((rc = apiclient_opts(argc, argv, usage, mount ? mount_opts : NULL,
+	    &backend, &o)) != 0)
 		return rc;
 	snprintf(suffix, sizeof(suffix), "/%s", verb);
 	if (o.npos != 1 || apiclient_path(path, sizeof(path), "/v1/datasets/",
 	    o.pos[0], suffix) != 0)
 		return cli_usage_error(usage, "one dataset ID expected");
-	rc = apiclient_call(o.socket, "POST", path, NULL, &r, err, sizeof(err));
+	if (backend != NULL)
+		body = json_pack("{s:s}", "backend", backend);
+	rc = apiclient_call(o.socket, "POST", path, body, &r, err, sizeof(err));
+	json_decref(body);
 	return apiclient_finish(rc, &r, err, o.json, print_one);
 }
 
@@ -161,9 +170,10 @@ import_opt(struct import_args *ia, const char *opt, const char *val)
 	static const char *const lists[] = { "--qi", "--identifying",
 	    "--sensitive", NULL };
 	static const char *const nums[] = { "--pu-threshold", "--k",
-	    "--suppression-limit", NULL };
+	    "--suppression-limit", "--game-cost", "--game-gain", "--game-loss",
+	    "--game-benefit", NULL };
 	static const char *const strs[] = { "--separator", "--pu-model",
-	    "--quality", NULL };
+	    "--quality", "--game", NULL };
 	char key[32], *end;
 	double d;
 	size_t i;

@@ -30,6 +30,7 @@ static int
 anon_check_args(struct deid_args *a)
 {
 	struct deid_criteria *c = &a->sopts.crit;
+	char msg[256];
 	size_t i;
 
 	if (a->output == NULL && a->report == NULL && !a->json)
@@ -42,9 +43,12 @@ anon_check_args(struct deid_args *a)
 		c->pu = 1;
 		c->population = a->pop[0];
 	}
-	if (!c->pu && c->k < 2)
+	if (!c->pu && c->k < 2 && c->game.variant == DEID_GAME_OFF)
 		return cli_usage_error(a->usage, "no privacy criterion: give "
-		    "--pu-threshold T --population N and/or --k K (K >= 2)");
+		    "--pu-threshold T --population N, --k K (K >= 2) and/or "
+		    "--game payout|no-attack");
+	if (deid_game_check(&c->game, msg, sizeof(msg)) != DEID_OK)
+		return cli_usage_error(a->usage, "%s", msg);
 	if (a->nresid == 0)	/* default: the populations given, 25% */
 		for (i = 0; i < a->npop; i++) {
 			a->resid_n[a->nresid] = a->pop[i];
@@ -134,6 +138,14 @@ anon_print(FILE *f, const struct deid_anon_report *rep)
 	    (unsigned long long)rep->res->eval.suppressed_records);
 	fprintf(f, "quality: loss %.2f%%, non-uniform entropy %.2f%%\n",
 	    100 * (1 - rep->loss.geometric), 100 * (1 - rep->loss.entropy));
+	if (rep->opts->crit.game.variant != DEID_GAME_OFF ||
+	    rep->opts->quality == DEID_QUALITY_PAYOUT)
+		fprintf(f, "game (%s): publisher payout $%.0f of $%.0f "
+		    "(%.2f%%), %llu released records worth attacking\n",
+		    deid_game_variant_name(rep->opts->crit.game.variant),
+		    rep->payout.payout, rep->payout.max,
+		    100 * (1 - rep->loss.payout),
+		    (unsigned long long)rep->payout.attacked);
 	fprintf(f, "sample uniques: before %llu, after %llu\n",
 	    (unsigned long long)rep->before.sample_uniques,
 	    (unsigned long long)rep->after.sample_uniques);
@@ -214,6 +226,23 @@ now_ms(void)
 	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
+/* The game's figures for the chosen node: nothing released at the top. */
+static void
+anon_payout(const struct deid_engine *e, const struct deid_game *g,
+    const struct deid_quality_tables *t, const struct deid_node_ws *ws,
+    int top, struct deid_anon_report *rep)
+{
+	if (top) {
+		memset(&rep->payout, 0, sizeof(rep->payout));
+		rep->payout.max = (double)e->ds->nrows * g->benefit;
+		rep->loss.payout = 1;
+		return;
+	}
+	deid_game_node(e, g, t->game, ws->classes, ws->supp->suppressed,
+	    &rep->payout);
+	rep->loss.payout = deid_game_loss(&rep->payout);
+}
+
 /* Re-check the chosen node for its classes, both losses and risk. */
 static int
 anon_finish(const struct deid_args *a, const struct deid_engine *e,
@@ -236,6 +265,7 @@ anon_finish(const struct deid_args *a, const struct deid_engine *e,
 	else
 		deid_quality_node(e, t, ws->classes, ws->supp->suppressed,
 		    DEID_WANT_LOSS | DEID_WANT_ENTROPY, ws->scratch, &rep->loss);
+	anon_payout(e, &a->sopts.crit.game, t, ws, ev.top, rep);
 	if (ev.top)
 		deid_hist_clear(h);	/* all at the root: nothing released */
 	else if ((r = deid_summary_hist(ws->classes, ws->supp->suppressed, h))
@@ -372,7 +402,9 @@ const struct cmd_entry cmd_deid_anonymize_entry = {
 	"--hierarchy A=FILE ...] [--identifying A,..] [--sensitive A,..] "
 	"[--separator C] --output OUT.csv --report R.json "
 	"[--pu-threshold T --population N [--pu-model dankar|pitman|zayatz|"
-	"snb]] [--k K] [--suppression-limit S] [--quality loss|entropy] "
+	"snb]] [--k K] [--suppression-limit S] [--quality loss|entropy|payout] "
+	"[--game payout|no-attack [--game-cost C] [--game-gain G] "
+	"[--game-loss L] [--game-benefit B]] "
 	"[--residual N=BOUND ...] [--threads N] [--json]",
 	"de-identify a table through the gate",
 	cmd_deid_anonymize

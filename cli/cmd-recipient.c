@@ -1,5 +1,5 @@
 /*
- * cli/cmd-recipient.c — `cdsgate recipient add|list|disable`: the
+ * cli/cmd-recipient.c — `cdsgate recipient add|list|disable|set`: the
  * researchers a custodian may give sessions to, over the admin API.
  */
 #include "config.h"
@@ -10,18 +10,26 @@
 #include "cli/apiclient.h"
 #include "cli/cli.h"
 
-#define USAGE_ADD	"recipient add ID --name NAME [--max-sessions N] [--json] [--socket PATH]"
+#define USAGE_ADD	"recipient add ID --name NAME [--max-sessions N] [--allowed-hours 'Mon-Fri 08:00-18:00'] [--tz ZONE] [--json] [--socket PATH]"
+#define USAGE_SET	"recipient set ID --allowed-hours SCHEDULE [--tz ZONE] [--json] [--socket PATH]"
 #define USAGE_LIST	"recipient list [--json] [--socket PATH]"
 #define USAGE_DISABLE	"recipient disable ID [--json] [--socket PATH]"
 
+/* One line; the allowed hours only where a recipient has them. */
 static void
 print_recipient(json_t *r)
 {
-	printf("%-20s %-8s %3lld  %s\n", json_string_value(json_object_get(r,
+	const char *h = json_string_value(json_object_get(r, "allowed_hours"));
+	const char *tz = json_string_value(json_object_get(r, "tz"));
+
+	printf("%-20s %-8s %3lld  %s", json_string_value(json_object_get(r,
 	    "id")), json_is_true(json_object_get(r, "disabled")) ?
 	    "disabled" : "enabled", (long long)json_integer_value(
 	    json_object_get(r, "max_sessions")), json_string_value(
 	    json_object_get(r, "name")));
+	if (h != NULL && *h != '\0')
+		printf("  [%s %s]", h, tz != NULL ? tz : "UTC");
+	printf("\n");
 }
 
 static void
@@ -30,7 +38,8 @@ print_list(json_t *j)
 	json_t *r;
 	size_t i;
 
-	printf("%-20s %-8s %3s  %s\n", "ID", "STATE", "MAX", "NAME");
+	printf("%-20s %-8s %3s  %s  [%s]\n", "ID", "STATE", "MAX", "NAME",
+	    "ALLOWED HOURS, if limited");
 	json_array_foreach(json_object_get(j, "recipients"), i, r)
 		print_recipient(r);
 }
@@ -38,8 +47,9 @@ print_list(json_t *j)
 static int
 cmd_add(int argc, char **argv)
 {
-	static const char *const extra[] = { "--name", "--max-sessions", NULL };
-	const char *vals[2] = { NULL, NULL };
+	static const char *const extra[] = { "--name", "--max-sessions",
+	    "--allowed-hours", "--tz", NULL };
+	const char *vals[4] = { NULL, NULL, NULL, NULL };
 	struct apiclient_opts o;
 	struct apiclient_reply r;
 	char err[512];
@@ -60,6 +70,10 @@ cmd_add(int argc, char **argv)
 			    "--max-sessions: not a number: %s", vals[1]);
 		json_object_set_new(body, "max_sessions", json_integer(n));
 	}
+	if (vals[2] != NULL)
+		json_object_set_new(body, "allowed_hours", json_string(vals[2]));
+	if (vals[3] != NULL)
+		json_object_set_new(body, "tz", json_string(vals[3]));
 	rc = apiclient_call(o.socket, "POST", "/v1/recipients", body, &r, err,
 	    sizeof(err));
 	json_decref(body);
@@ -93,6 +107,35 @@ cmd_disable(int argc, char **argv)
 	return apiclient_finish(rc, &r, err, o.json, print_recipient);
 }
 
+/* The API checks the schedule and zone (and names a bad character). */
+static int
+cmd_set(int argc, char **argv)
+{
+	static const char *const extra[] = { "--allowed-hours", "--tz", NULL };
+	const char *vals[2] = { NULL, NULL };
+	struct apiclient_opts o;
+	struct apiclient_reply r;
+	char err[512], path[160];
+	json_t *body;
+	int rc;
+
+	if ((rc = apiclient_opts(argc, argv, USAGE_SET, extra, vals, &o)) != 0)
+		return rc;
+	if (o.npos != 1 || vals[0] == NULL)
+		return cli_usage_error(USAGE_SET, "an ID and --allowed-hours "
+		    "are needed ('' for any time)");
+	if (apiclient_path(path, sizeof(path), "/v1/recipients/", o.pos[0],
+	    "/hours") != 0)
+		return cli_usage_error(USAGE_SET, "ID too long");
+	body = json_pack("{s:s, s:s}", "allowed_hours", vals[0], "tz",
+	    vals[1] != NULL ? vals[1] : "UTC");
+	rc = apiclient_call(o.socket, "POST", path, body, &r, err, sizeof(err));
+	json_decref(body);
+	return apiclient_finish(rc, &r, err, o.json, print_recipient);
+}
+
+const struct cmd_entry cmd_recipient_set_entry = { "recipient", "set",
+    USAGE_SET, "set a recipient's allowed hours and time zone", cmd_set };
 const struct cmd_entry cmd_recipient_add_entry = { "recipient", "add",
     USAGE_ADD, "add a researcher sessions can be made for", cmd_add };
 const struct cmd_entry cmd_recipient_list_entry = { "recipient", "list",

@@ -27,16 +27,19 @@
 
 #include <jansson.h>
 
+#include "cli/apiclient.h"
 #include "cli/cli.h"
 #include "cli/replay-serve.h"
+#include "common/digest.h"
 #include "record/record.h"
 
-#define USAGE_REPLAY	"replay FILE [--info | --frame TIME -o OUT.png | " \
+#define USAGE_REPLAY	"replay FILE|SESSION-ID [--socket PATH] [--info | --frame TIME -o OUT.png | " \
 	"--keys | --search TEXT | --events | --export OUT.mp4|OUT.webm " \
 	"[--fps N] | --serve 127.0.0.1:PORT [--password-file F] [--at TIME]]"
 
 struct replay_args {
-	const char	*file;
+	const char	*file;		/* a path, or a session id */
+	const char	*socket;	/* --socket: the API, for an id */
 	const char	*action;	/* "--info", "--frame", ... */
 	const char	*value;		/* the action's argument */
 	const char	*out;		/* -o */
@@ -122,6 +125,8 @@ replay_parse(int argc, char **argv, struct replay_args *a)
 			a->pwfile = argv[++i];
 		else if (strcmp(argv[i], "--at") == 0 && i + 1 < argc)
 			a->at = argv[++i];
+		else if (strcmp(argv[i], "--socket") == 0 && i + 1 < argc)
+			a->socket = argv[++i];
 		else if (strcmp(argv[i], "--fps") == 0 && i + 1 < argc) {
 			if (cli_parse_number(argv[++i], &a->fps) != 0 ||
 			    a->fps < 0.1 || a->fps > 60)
@@ -161,10 +166,9 @@ do_info(struct record_reader *r, const char *file)
 	const struct record_header *h = record_reader_header(r);
 	const struct record_info *in = record_reader_info(r);
 	time_t start = (time_t)(h->start_unix_us / 1000000);
-	char t[32], when[32] = "?", hex[65] = "?";
-	uint8_t d[32];
+	char t[32], when[32] = "?", hex[DIGEST_HEX_SIZE] = "?";
+	uint8_t d[DIGEST_LEN];
 	struct tm tm;
-	int i;
 
 	if (gmtime_r(&start, &tm) != NULL)
 		strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm);
@@ -179,9 +183,8 @@ do_info(struct record_reader *r, const char *file)
 	    in->chunks, in->keyframes, in->deltas, in->keys, in->pointers,
 	    in->clips, in->events, h->keyframe_interval_s,
 	    in->indexed ? "yes" : "no");
-	if (record_file_sha256(file, d) == RECORD_OK)
-		for (i = 0; i < 32; i++)
-			snprintf(hex + 2 * i, 3, "%02x", d[i]);
+	if (digest_file(file, d) == DIGEST_OK)
+		digest_to_hex(d, hex);
 	printf("sha256: %s\n", hex);
 	if (in->truncated)
 		printf("complete: no, truncated at offset %" PRIu64 " (time %s):"
@@ -459,12 +462,87 @@ do_export(struct record_reader *r, const struct replay_args *a)
 	return 0;
 }
 
+/* Could arg be a session id (A-Z a-z 0-9 . _ -, no slash)? */
+static int
+looks_like_id(const char *arg)
+{
+	size_t i, n = strlen(arg);
+
+	if (n == 0 || n >= 64 || arg[0] == '.')
+		return 0;
+	for (i = 0; i < n; i++)
+		if (!((arg[i] >= 'a' && arg[i] <= 'z') ||
+		    (arg[i] >= 'A' && arg[i] <= 'Z') ||
+		    (arg[i] >= '0' && arg[i] <= '9') ||
+		    strchr("._-", arg[i]) != NULL))
+			return 0;
+	return 1;
+}
+
+/* The index's word on the file: warn when it is not what was chained. */
+static void
+check_digest(const char *path, const char *want)
+{
+	uint8_t d[32];
+	char got[65];
+	int i;
+
+	if (want == NULL || record_file_sha256(path, d) != RECORD_OK)
+		return;
+	for (i = 0; i < 32; i++)
+		snprintf(got + 2 * i, 3, "%02x", d[i]);
+	if (strcmp(got, want) != 0)
+		fprintf(stderr, "cdsgate: warning: %s is not the recording "
+		    "whose digest is in the audit log (sha256 %.16s... where "
+		    "the chain has %.16s...): replaced or modified\n", path,
+		    got, want);
+}
+
+/*
+ * A session id (not an existing file) is resolved through the API
+ * (GET /v1/sessions/ID/recording, auditor role) to its recording's path.
+ */
+static int
+replay_resolve(const struct replay_args *a, char *path, size_t len)
+{
+	struct apiclient_reply rep = { 0, NULL };
+	char url[256], err[512];
+	const char *p, *sha;
+	int rc = EXIT_BAD_INPUT, called;
+
+	if (access(a->file, F_OK) == 0 || !looks_like_id(a->file)) {
+		snprintf(path, len, "%s", a->file);
+		return 0;
+	}
+	if (apiclient_path(url, sizeof(url), "/v1/sessions/", a->file,
+	    "/recording") != 0)
+		return cli_usage_error(USAGE_REPLAY, "bad session id");
+	called = apiclient_call(a->socket, "GET", url, NULL, &rep, err,
+	    sizeof(err));
+	if (called != 0 || rep.status != 200)
+		return apiclient_finish(called, &rep, err, 0, NULL);
+	p = json_string_value(json_object_get(rep.json, "path"));
+	sha = json_string_value(json_object_get(rep.json, "sha256"));
+	if (p == NULL)
+		fprintf(stderr, "cdsgate: the API gave no path for %s\n",
+		    a->file);
+	else if (json_integer_value(json_object_get(rep.json, "expired")))
+		fprintf(stderr, "cdsgate: the recording of %s (%s, sha256 %s) "
+		    "was removed by retention\n", a->file, p, sha ? sha : "?");
+	else if (snprintf(path, len, "%s", p) < (int)len) {
+		check_digest(path, sha);
+		rc = 0;
+	}
+	apiclient_reply_free(&rep);
+	return rc;
+}
+
 static int
 cmd_replay(int argc, char **argv)
 {
 	struct replay_args a;
 	struct record_reader *r = NULL;
-	char err[256];
+	char err[256], path[4096];
 	uint64_t at = 0;
 	int rc;
 
@@ -472,6 +550,9 @@ cmd_replay(int argc, char **argv)
 		return EXIT_BAD_INPUT;
 	if (a.at != NULL && parse_time(a.at, &at) != 0)
 		return cli_usage_error(USAGE_REPLAY, "bad --at TIME '%s'", a.at);
+	if ((rc = replay_resolve(&a, path, sizeof(path))) != 0)
+		return rc;
+	a.file = path;
 	if ((rc = record_reader_open(a.file, &r, err, sizeof(err))) !=
 	    RECORD_OK) {
 		fprintf(stderr, "cdsgate: %s: %s (%s)\n", a.file,

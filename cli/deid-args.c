@@ -28,7 +28,8 @@ enum {
 	OPT_DATA = 256, OPT_QI, OPT_IDENT, OPT_SENS, OPT_HDIR, OPT_HIER,
 	OPT_SEP, OPT_POP, OPT_JSON, OPT_OUTPUT, OPT_REPORT, OPT_PUT,
 	OPT_PUMODEL, OPT_K, OPT_SUPP, OPT_QUALITY, OPT_RESID, OPT_THREADS,
-	OPT_IN_PROCESS, OPT_SANDBOX_DEBUG
+	OPT_IN_PROCESS, OPT_SANDBOX_DEBUG, OPT_GAME, OPT_GCOST, OPT_GGAIN,
+	OPT_GLOSS, OPT_GBENEFIT
 };
 
 static const struct option deid_longopts[] = {
@@ -50,6 +51,11 @@ static const struct option deid_longopts[] = {
 	{ "quality", required_argument, NULL, OPT_QUALITY },
 	{ "residual", required_argument, NULL, OPT_RESID },
 	{ "threads", required_argument, NULL, OPT_THREADS },
+	{ "game", required_argument, NULL, OPT_GAME },
+	{ "game-cost", required_argument, NULL, OPT_GCOST },
+	{ "game-gain", required_argument, NULL, OPT_GGAIN },
+	{ "game-loss", required_argument, NULL, OPT_GLOSS },
+	{ "game-benefit", required_argument, NULL, OPT_GBENEFIT },
 	/* hidden, for debugging: parse in the CLI process itself, or make a
 	   seccomp violation report the syscall instead of killing */
 	{ "in-process", no_argument, NULL, OPT_IN_PROCESS },
@@ -132,6 +138,10 @@ args_number(struct deid_args *a, int opt, const char *arg)
 			return cli_usage_error(a->usage, "--threads: 1..8");
 		a->sopts.threads = (unsigned)v;
 		break;
+	case OPT_GCOST:		a->sopts.crit.game.cost = v; break;
+	case OPT_GGAIN:		a->sopts.crit.game.gain = v; break;
+	case OPT_GLOSS:		a->sopts.crit.game.loss = v; break;
+	case OPT_GBENEFIT:	a->sopts.crit.game.benefit = v; break;
 	}
 	return 0;
 }
@@ -167,8 +177,14 @@ args_named(struct deid_args *a, int opt, char *arg)
 		break;
 	case OPT_QUALITY:
 		if (deid_quality_parse(arg, &a->sopts.quality) != DEID_OK)
-			return cli_usage_error(a->usage, "--quality: loss or "
-			    "entropy");
+			return cli_usage_error(a->usage, "--quality: loss, "
+			    "entropy or payout");
+		break;
+	case OPT_GAME:
+		if (deid_game_variant_parse(arg, &a->sopts.crit.game.variant)
+		    != DEID_OK)
+			return cli_usage_error(a->usage, "--game: payout, "
+			    "no-attack or off");
 		break;
 	default:
 		return cli_usage_error(a->usage, "unknown option");
@@ -183,6 +199,7 @@ dargs_parse(struct deid_args *a, int argc, char **argv)
 
 	a->sopts.crit.suppression_limit = 1;
 	a->sopts.crit.pu_model = DEID_MODEL_DANKAR;
+	deid_game_defaults(&a->sopts.crit.game);
 	optind = 1;
 	opterr = 0;
 	while ((opt = getopt_long(argc, argv, "", deid_longopts, NULL)) != -1) {
@@ -190,7 +207,8 @@ dargs_parse(struct deid_args *a, int argc, char **argv)
 			return cli_usage_error(a->usage, "unknown or incomplete "
 			    "option '%s'", argv[optind - 1]);
 		if (opt == OPT_POP || opt == OPT_PUT || opt == OPT_K ||
-		    opt == OPT_SUPP || opt == OPT_THREADS)
+		    opt == OPT_SUPP || opt == OPT_THREADS || opt == OPT_GCOST ||
+		    opt == OPT_GGAIN || opt == OPT_GLOSS || opt == OPT_GBENEFIT)
 			r = args_number(a, opt, optarg);
 		else
 			r = args_named(a, opt, optarg);

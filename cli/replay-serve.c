@@ -29,6 +29,7 @@
 
 #include "cli/cli.h"
 #include "cli/replay-serve.h"
+#include "gateway/vncscreen.h"
 #include "record/record.h"
 
 struct player {
@@ -199,28 +200,15 @@ static rfbScreenInfoPtr
 serve_screen(struct player *p, in_addr_t addr, int port, char **passwords)
 {
 	const struct record_header *h = record_reader_header(p->r);
-	char arg0[] = "cdsgate-replay", *argv[] = { arg0, NULL };
-	int argc = 1;
 	rfbScreenInfoPtr s;
 
-	s = rfbGetScreen(&argc, argv, h->width, h->height, 8, 3, 4);
+	s = vnc_screen_new("cdsgate replay", h->width, h->height,
+	    h->red_shift, h->green_shift, h->blue_shift, p);
 	if (s == NULL)
 		return NULL;
-	s->serverFormat.redShift = h->red_shift;
-	s->serverFormat.greenShift = h->green_shift;
-	s->serverFormat.blueShift = h->blue_shift;
 	s->frameBuffer = calloc(1, (size_t)h->width * h->height * 4);
-	s->screenData = p;
-	s->desktopName = "cdsgate replay";
 	s->listenInterface = addr;
 	s->port = port;
-	s->ipv6port = 0;
-	s->httpPort = 0;
-	s->http6Port = 0;
-	s->autoPort = FALSE;
-	s->alwaysShared = TRUE;
-	s->ignoreSIGPIPE = TRUE;
-	s->permitFileTransfer = FALSE;
 	s->authPasswdData = passwords;
 	s->passwordCheck = rfbCheckPasswordByList;
 	s->kbdAddEvent = serve_kbd;

@@ -10,9 +10,11 @@
 #include "config.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "common/buf.h"
@@ -246,4 +248,46 @@ ipc_strerror(int status)
 	case IPC_EHANDLER:	return "message refused by its handler";
 	}
 	return "unknown IPC status";
+}
+
+int
+ipc_helper_start(void (*fn)(int, void *), void *arg, pid_t *pid, int *sock,
+    char *err, size_t errlen)
+{
+	int sv[2];
+
+	*pid = -1;
+	*sock = -1;
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0)
+		return snprintf(err, errlen, "socketpair: %s",
+		    strerror(errno)), -1;
+	fflush(NULL);	/* nothing buffered is written twice */
+	if ((*pid = fork()) < 0) {
+		close(sv[0]);
+		close(sv[1]);
+		return snprintf(err, errlen, "fork: %s", strerror(errno)), -1;
+	}
+	if (*pid == 0) {
+		close(sv[0]);
+		fn(sv[1], arg);
+		_exit(1);	/* fn must not return */
+	}
+	close(sv[1]);
+	*sock = sv[0];
+	return 0;
+}
+
+int
+ipc_helper_stop(pid_t *pid, int *sock)
+{
+	int st = 0;
+
+	if (*sock >= 0)
+		close(*sock);
+	*sock = -1;
+	if (*pid > 0)
+		while (waitpid(*pid, &st, 0) < 0 && errno == EINTR)
+			;
+	*pid = -1;
+	return st;
 }

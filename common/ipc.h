@@ -30,6 +30,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 /*
  * The wire version.  Bump it when a message changes: a type number, a
@@ -37,7 +38,7 @@
  * the same binary today (fork without exec); the check catches a stale
  * helper binary once roles are exec'd.
  */
-#define IPC_VERSION		1
+#define IPC_VERSION		2
 
 #define IPC_HDR_LEN		12		/* version, type, len */
 #define IPC_MAX_PAYLOAD		(32u * 1024)	/* largest payload struct */
@@ -129,5 +130,16 @@ const char	*ipc_strerror(int status);
  * trusted to be terminated.  Returns 0 or -1.
  */
 int	ipc_str_get(char *dst, size_t dstlen, const char *src, size_t srclen);
+
+/*
+ * Fork a helper joined to us by a SOCK_SEQPACKET socketpair: the child
+ * runs fn(its end, arg), which must not return; we keep the other end.
+ * 0, or -1 with err set.  ipc_helper_stop closes our end (the helper
+ * sees EOF) and reaps it, returning its wait status (0 if there was
+ * none); both may be -1 (a no-op).
+ */
+int	ipc_helper_start(void (*fn)(int, void *), void *arg, pid_t *pid,
+	    int *sock, char *err, size_t errlen);
+int	ipc_helper_stop(pid_t *pid, int *sock);
 
 #endif

@@ -14,7 +14,11 @@
 const char *
 deid_quality_name(enum deid_quality_model q)
 {
-	return q == DEID_QUALITY_ENTROPY ? "entropy" : "loss";
+	switch (q) {
+	case DEID_QUALITY_ENTROPY:	return "entropy";
+	case DEID_QUALITY_PAYOUT:	return "payout";
+	default:			return "loss";
+	}
 }
 
 int
@@ -24,6 +28,8 @@ deid_quality_parse(const char *s, enum deid_quality_model *q)
 		*q = DEID_QUALITY_LOSS;
 	else if (strcmp(s, "entropy") == 0)
 		*q = DEID_QUALITY_ENTROPY;
+	else if (strcmp(s, "payout") == 0)
+		*q = DEID_QUALITY_PAYOUT;
 	else
 		return DEID_EINPUT;
 	return DEID_OK;
@@ -138,6 +144,8 @@ deid_quality_tables_alloc(const struct deid_engine *e,
 		if (tables_qi(e, t, j) != DEID_OK)
 			goto nomem;
 	}
+	if (deid_game_tables_alloc(e, t->freq, &t->game) != DEID_OK)
+		goto nomem;
 	*out = t;
 	return DEID_OK;
 nomem:
@@ -157,6 +165,7 @@ deid_quality_tables_free(struct deid_quality_tables *t)
 		free(t->entropy[j]);
 		free(t->freq[j]);
 	}
+	deid_game_tables_free(t->game);
 	free(t);
 }
 

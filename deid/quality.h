@@ -7,7 +7,8 @@
  * entropy of the input value given the output value, normalized by the
  * entropy of the input values, averaged over QIs.  Both are losses in
  * 0..1; reports print quality = 1 - loss.  Suppressed records count as
- * generalized to the root on every QI.
+ * generalized to the root on every QI.  The publisher's payout of the
+ * game-theoretic model (game.h) is the third objective.
  */
 #ifndef DEID_QUALITY_H
 #define DEID_QUALITY_H
@@ -15,11 +16,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "deid/game.h"
 #include "deid/groupify.h"
 
 enum deid_quality_model {
 	DEID_QUALITY_LOSS = 0,
-	DEID_QUALITY_ENTROPY
+	DEID_QUALITY_ENTROPY,
+	DEID_QUALITY_PAYOUT	/* game.h: the publisher's payout */
 };
 const char	*deid_quality_name(enum deid_quality_model q);
 int		 deid_quality_parse(const char *s, enum deid_quality_model *q);
@@ -28,6 +31,7 @@ struct deid_loss {
 	double	geometric;	/* the objective for DEID_QUALITY_LOSS */
 	double	arithmetic;
 	double	entropy;	/* the objective for DEID_QUALITY_ENTROPY */
+	double	payout;		/* 1 - payout share: DEID_QUALITY_PAYOUT */
 };
 
 /* Per-QI generalization-only losses for every level, the terms of the
@@ -38,6 +42,7 @@ struct deid_quality_tables {
 	double		*entropy[DEID_MAX_QI];
 	double		 entropy_max[DEID_MAX_QI];	/* normalizers */
 	uint64_t	*freq[DEID_MAX_QI];		/* leaf frequency */
+	struct deid_game_tables *game;			/* IL, payout bound */
 };
 
 int	deid_quality_tables_alloc(const struct deid_engine *e,

@@ -155,6 +155,42 @@ report_criteria(const struct deid_search_opts *opts)
 	    json_real(c->suppression_limit));
 	json_object_set_new(o, "quality_model",
 	    json_string(deid_quality_name(opts->quality)));
+	json_object_set_new(o, "game", c->game.variant == DEID_GAME_OFF ?
+	    json_null() : json_string(deid_game_variant_name(c->game.variant)));
+	return o;
+}
+
+/* Is the game-theoretic model part of this run (criterion or quality)? */
+static int
+report_has_game(const struct deid_search_opts *opts)
+{
+	return opts->crit.game.variant != DEID_GAME_OFF ||
+	    opts->quality == DEID_QUALITY_PAYOUT;
+}
+
+/* The game's parameters and the chosen node's payout figures. */
+static json_t *
+report_game(const struct deid_anon_report *r)
+{
+	const struct deid_game *g = &r->opts->crit.game;
+	const struct deid_payout *p = &r->payout;
+	json_t *o = json_object();
+
+	json_object_set_new(o, "variant",
+	    json_string(deid_game_variant_name(g->variant)));
+	json_object_set_new(o, "cost", json_real(g->cost));
+	json_object_set_new(o, "gain", json_real(g->gain));
+	json_object_set_new(o, "loss", json_real(g->loss));
+	json_object_set_new(o, "benefit", json_real(g->benefit));
+	json_object_set_new(o, "payout", json_real(p->payout));
+	json_object_set_new(o, "payout_max", json_real(p->max));
+	json_object_set_new(o, "payout_share",
+	    deid_json_real(1 - deid_game_loss(p)));
+	json_object_set_new(o, "attacked_records",
+	    json_integer((json_int_t)p->attacked));
+	json_object_set_new(o, "unprofitable_records",
+	    json_integer((json_int_t)p->unprofitable));
+	json_object_set_new(o, "expected_loss", json_real(p->expected_loss));
 	return o;
 }
 
@@ -199,6 +235,8 @@ deid_report_anonymize(const struct deid_anon_report *r)
 	json_object_set_new(gate, "reasons", reasons);
 	json_object_set_new(o, "gate", gate);
 	json_object_set_new(o, "criteria", report_criteria(r->opts));
+	json_object_set_new(o, "game", report_has_game(r->opts) && r->res->found ?
+	    report_game(r) : json_null());
 	json_object_set_new(lat, "nodes", json_integer((json_int_t)r->res->nodes));
 	json_object_set_new(lat, "evaluated",
 	    json_integer((json_int_t)r->res->evaluated));

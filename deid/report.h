@@ -38,6 +38,7 @@ struct deid_anon_report {
 	const struct deid_search_opts	*opts;
 	const struct deid_search_result	*res;
 	struct deid_loss		 loss;	/* both objectives, final node */
+	struct deid_payout		 payout;	/* game.h, final node */
 	struct deid_risk_side		 before, after;
 	int				 gate_passed;
 	size_t				 nreasons;

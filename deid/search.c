@@ -51,16 +51,38 @@ deid_node_evaluate(const struct deid_engine *e,
     int top, struct deid_node_ws *ws, struct deid_node_eval *ev,
     struct deid_loss *loss)
 {
+	struct deid_payout pay;
 	int want = opts->quality == DEID_QUALITY_ENTROPY ?
 	    DEID_WANT_ENTROPY : DEID_WANT_LOSS;
 
-	deid_suppress(e, ws->classes, &opts->crit, top, ws->supp, ev);
+	deid_suppress(e, ws->classes, &opts->crit, t->game, top, ws->supp, ev);
 	if (ev->top) {
 		loss->geometric = loss->arithmetic = loss->entropy = 1;
+		loss->payout = 1;
+		return;
+	}
+	if (opts->quality == DEID_QUALITY_PAYOUT) {
+		deid_game_node(e, &opts->crit.game, t->game, ws->classes,
+		    ws->supp->suppressed, &pay);
+		loss->geometric = loss->arithmetic = loss->entropy = NAN;
+		loss->payout = deid_game_loss(&pay);
 		return;
 	}
 	deid_quality_node(e, t, ws->classes, ws->supp->suppressed, want,
 	    ws->scratch, loss);
+	loss->payout = NAN;
+}
+
+/* The objective the search minimizes. */
+static double
+search_objective(const struct deid_search_opts *opts,
+    const struct deid_loss *loss)
+{
+	switch (opts->quality) {
+	case DEID_QUALITY_ENTROPY:	return loss->entropy;
+	case DEID_QUALITY_PAYOUT:	return loss->payout;
+	default:			return loss->geometric;
+	}
 }
 
 /* Shared search state. */
@@ -192,8 +214,7 @@ search_offer(struct search *s, uint64_t node, const unsigned *levels,
     const struct deid_node_eval *ev, const struct deid_loss *loss,
     int rolled)
 {
-	double obj = s->opts->quality == DEID_QUALITY_ENTROPY ?
-	    loss->entropy : loss->geometric;
+	double obj = search_objective(s->opts, loss);
 	struct deid_search_result *r = s->res;
 
 	pthread_mutex_lock(&s->lock);
@@ -300,6 +321,8 @@ deid_search(const struct deid_engine *e, const struct deid_search_opts *opts,
 		goto out;
 	if (opts->quality == DEID_QUALITY_ENTROPY)
 		deid_lattice_order(lat, t->entropy, deid_loss_combine_mean);
+	else if (opts->quality == DEID_QUALITY_PAYOUT)
+		deid_lattice_order(lat, t->game->bound, deid_loss_combine_mean);
 	else
 		deid_lattice_order(lat, t->loss, deid_loss_combine_geometric);
 	s.e = e;
@@ -310,7 +333,7 @@ deid_search(const struct deid_engine *e, const struct deid_search_opts *opts,
 	res->nodes = lat->nnodes;
 	s.snap_budget = opts->snapshot_budget ? opts->snapshot_budget :
 	    SNAPSHOT_BUDGET;
-	if (!opts->no_rollup && opts->quality == DEID_QUALITY_LOSS &&
+	if (!opts->no_rollup && opts->quality != DEID_QUALITY_ENTROPY &&
 	    lat->nnodes <= SNAPSHOT_MAX_NODES)
 		s.snap = calloc(lat->nnodes, sizeof(*s.snap));	/* NULL: none */
 	pthread_mutex_init(&s.lock, NULL);

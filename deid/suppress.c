@@ -258,13 +258,52 @@ mark_small(const struct deid_classes *c, unsigned k,
 	return p;
 }
 
+/* The game criterion: suppress every class still released that its
+ * variant does not release; returns the classes it added. */
+static size_t
+mark_game(const struct deid_engine *e, const struct deid_classes *c,
+    const struct deid_criteria *crit, const struct deid_game_tables *gt,
+    struct deid_suppress_ws *w, struct deid_node_eval *ev)
+{
+	int need_il = crit->game.variant == DEID_GAME_PAYOUT;
+	size_t k, p = 0;
+
+	for (k = 0; k < c->n; k++)
+		if (!w->suppressed[k] && !deid_game_release(&crit->game,
+		    need_il ? deid_game_class_il(e, gt, c, k) : 0,
+		    c->count[k])) {
+			w->suppressed[k] = 1;
+			ev->suppressed_records += c->count[k];
+			p++;
+		}
+	return p;
+}
+
+/* PU of what is left after the game criterion suppressed more classes:
+ * risk usually only falls, but the models do not promise it. */
+static int
+recheck_pu(const struct deid_classes *c, const struct deid_criteria *crit,
+    struct deid_suppress_ws *w, struct deid_node_eval *ev)
+{
+	size_t k;
+
+	deid_hist_clear(w->hist);
+	for (k = 0; k < c->n; k++)
+		if (!w->suppressed[k] &&
+		    deid_hist_add(w->hist, c->count[k], 1) != DEID_OK)
+			return 0;	/* no memory: not shown to hold */
+	ev->model_calls++;
+	return deid_pu_fulfilled(w->hist, crit, &ev->est);
+}
+
 void
 deid_suppress(const struct deid_engine *e, const struct deid_classes *c,
-    const struct deid_criteria *crit, int top, struct deid_suppress_ws *w,
-    struct deid_node_eval *ev)
+    const struct deid_criteria *crit, const struct deid_game_tables *gt,
+    int top, struct deid_suppress_ws *w, struct deid_node_eval *ev)
 {
-	size_t p = 0;
+	size_t p = 0, g;
 	double limit;
+	int ok = 1;
 
 	memset(ev, 0, sizeof(*ev));
 	memset(w->suppressed, 0, c->n);
@@ -283,7 +322,17 @@ deid_suppress(const struct deid_engine *e, const struct deid_classes *c,
 		mark_prefix(e, c, w, p, ev);
 	} else
 		p = mark_small(c, crit->k, w, ev);
+	if (crit->game.variant != DEID_GAME_OFF) {
+		if (gt == NULL)		/* no tables: the criterion can't hold */
+			ok = 0;
+		else if ((g = mark_game(e, c, crit, gt, w, ev)) > 0) {
+			p += g;
+			if (crit->pu)
+				ok = recheck_pu(c, crit, w, ev);
+		}
+	}
 	ev->suppressed_classes = p;
 	limit = crit->suppression_limit * (double)e->ds->nrows;
-	ev->feasible = (double)ev->suppressed_records <= limit + 1e-9;
+	ev->feasible = ok &&
+	    (double)ev->suppressed_records <= limit + 1e-9;
 }

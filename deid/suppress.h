@@ -8,7 +8,9 @@
  * descending, first record) whose removal brings population uniqueness
  * to <= t, found by binary search (risk only falls as classes go).  The
  * transformation is infeasible if that needs more records than the
- * suppression limit allows.
+ * suppression limit allows.  The game-theoretic criterion (game.h) then
+ * suppresses every class its variant does not release; with PU on, the
+ * released part is checked again (fail closed if it no longer holds).
  */
 #ifndef DEID_SUPPRESS_H
 #define DEID_SUPPRESS_H
@@ -16,6 +18,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "deid/game.h"
 #include "deid/groupify.h"
 #include "deid/risk.h"
 
@@ -27,6 +30,7 @@ struct deid_criteria {
 	enum deid_model	 pu_model;
 	double		 suppression_limit;	/* fraction of records */
 	int		 linear;	/* test hook: linear, not binary, search */
+	struct deid_game game;		/* variant OFF: not a criterion */
 };
 
 struct deid_suppress_ws {
@@ -55,8 +59,8 @@ void			 deid_suppress_ws_free(struct deid_suppress_ws *w);
 
 /* Decide suppression for the node grouped in c; fills w->suppressed. */
 void	deid_suppress(const struct deid_engine *e, const struct deid_classes *c,
-	    const struct deid_criteria *crit, int top,
-	    struct deid_suppress_ws *w, struct deid_node_eval *ev);
+	    const struct deid_criteria *crit, const struct deid_game_tables *gt,
+	    int top, struct deid_suppress_ws *w, struct deid_node_eval *ev);
 
 /* Is the released histogram within the PU threshold?  A failed model
  * with c1 > 0 is not (conservative rule); an empty one is. */

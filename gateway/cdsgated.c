@@ -59,10 +59,15 @@ static const struct cmd_entry cmd_table[] = {
 	  "[--auditor-group NAME]",
 	  "run the admin API (HTTP+JSON on a UNIX socket) in the foreground",
 	  api_serve_cmd },
-	{ "serve", "[-n | -T] --config FILE",
+	{ "serve", "[-n | -T] --config FILE [--sessiond PATH]",
 	  "the root parent: the admin API and one supervisor per session\n"
-	  "      (-n checks the configuration, -T prints the effective one)",
+	  "      (-n checks the configuration, -T prints the effective one;\n"
+	  "      --sessiond: sessions through `cdsgated sessiond` on PATH)",
 	  parent_serve_cmd },
+	{ "sessiond", "--config FILE [--socket PATH] [--peer-user NAME]",
+	  "the root session helper for `serve --sessiond PATH` (the split\n"
+	  "      systemd units): supervisors for the api user's requests only",
+	  sessiond_cmd },
 	{ "hash-password", "< PASSWORD",
 	  "print a $scrypt$ secret for a --credentials-file line",
 	  cmd_hash_password },

@@ -2,15 +2,20 @@
  * gateway/forward.c — the jail's TCP forwarder (see forward.h).
  *
  * Unprivileged (the browser's user), host network namespace.  Copies
- * bytes between the browser's connections and the backend without
- * looking at them; each direction has one fixed buffer, and a side is
- * only read while its buffer has room, so memory is bounded by
- * FORWARD_MAX_CONNS * 2 * FORWARD_BUF whatever either side does.
- * Half-closes are passed on (shutdown(SHUT_WR)) so request/response
- * protocols that close one way still work.
+ * bytes between the browser's connections and the backend; each
+ * direction has one fixed buffer, and a side is only read while its
+ * buffer has room.  For an http:// backend each direction has a second
+ * fixed buffer: bytes are read into `upin`/`downin`, and gateway/http.c
+ * says how many of them may move on to `up`/`down` (a head only whole,
+ * with the CSP line added after a document response's status line).
+ * Memory is bounded by FORWARD_MAX_CONNS * 4 * FORWARD_BUF (+ one small
+ * struct http_conn each) whatever either side does.  Half-closes are
+ * passed on (shutdown(SHUT_WR)) so request/response protocols that close
+ * one way still work.
  */
 #include "config.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
 #include <poll.h>
 #include <signal.h>
@@ -23,7 +28,9 @@
 #include <jansson.h>
 
 #include "gateway/forward.h"
+#include "gateway/http.h"
 #include "gateway/slog.h"
+#include "record/pcapng.h"
 #include "sandbox/sandbox.h"
 
 /* One direction: bytes read from `from`, not yet written to `to`. */
@@ -35,6 +42,9 @@ struct pipebuf {
 	uint64_t	 total;
 };
 
+_Static_assert(FORWARD_BUF >= HTTP_HEAD_MAX + HTTP_INSERT_MAX,
+    "a whole HTTP head and the CSP line must fit in one buffer");
+
 struct conn {
 	int		 used;
 	unsigned long	 id;
@@ -43,6 +53,9 @@ struct conn {
 	int		 connecting;	/* backend connect in progress */
 	struct pipebuf	 up;		/* browser -> backend */
 	struct pipebuf	 down;		/* backend -> browser */
+	struct http_conn *http;		/* NULL: opaque relay */
+	struct pipebuf	 upin, downin;	/* HTTP: read, not yet framed */
+	struct pcapng_flow flow;	/* its synthetic TCP in the capture */
 	long		 start_ms;
 };
 
@@ -52,10 +65,12 @@ struct fwd {
 	unsigned long	 next_id;
 	unsigned	 nconns;
 	struct conn	 c[FORWARD_MAX_CONNS];
+	struct pcapng	*pcap;		/* NULL: no capture */
 	int		 stop;
+	int		 failed;	/* stopped: evidence not writable */
 };
 
-/* ~2 MiB of buffers: static, not on the stack. */
+/* ~4 MiB of buffers: static, not on the stack. */
 static struct fwd fwd_state;
 
 static long
@@ -65,6 +80,27 @@ fwd_now_ms(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &t);
 	return t.tv_sec * 1000L + t.tv_nsec / 1000000L;
+}
+
+/* The backend's IPv4 address for the capture (a stand-in for IPv6). */
+static uint32_t
+fwd_backend_ipv4(const struct forward_config *cfg)
+{
+	const struct sockaddr_in *in = (const void *)&cfg->backend;
+
+	if (cfg->backend.ss_family != AF_INET)
+		return PCAPNG_V6_BACKEND_IP;
+	return ntohl(in->sin_addr.s_addr);
+}
+
+static uint16_t
+fwd_backend_port(const struct forward_config *cfg)
+{
+	const struct sockaddr_in *in = (const void *)&cfg->backend;
+	const struct sockaddr_in6 *in6 = (const void *)&cfg->backend;
+
+	return ntohs(cfg->backend.ss_family == AF_INET ? in->sin_port :
+	    in6->sin6_port);
 }
 
 int
@@ -87,15 +123,129 @@ forward_backend_socket(const struct forward_config *cfg)
 	return s;
 }
 
-/* Log the connection's totals and free its slot. */
+/* Wall-clock µs for the capture's timestamps. */
+static uint64_t
+fwd_wall_us(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_REALTIME, &t);
+	return (uint64_t)t.tv_sec * 1000000u + (uint64_t)t.tv_nsec / 1000u;
+}
+
+/* A capture that can no longer be written stops the forwarder, as the
+ * network log does (fail closed). */
+static void
+capture_check(struct fwd *f)
+{
+	if (f->pcap == NULL || pcapng_status(f->pcap) == PCAPNG_OK ||
+	    f->stop)
+		return;
+	slog_event("capture_failed", json_pack("{s:s}", "error",
+	    pcapng_strerror(pcapng_status(f->pcap))));
+	f->stop = f->failed = 1;
+}
+
+/* The buffer a side's socket is read into: the framed input for HTTP,
+ * else straight the one written to the other side. */
+static struct pipebuf *
+conn_rx(struct conn *c, int browser_side)
+{
+	if (c->http == NULL)
+		return browser_side ? &c->up : &c->down;
+	return browser_side ? &c->upin : &c->downin;
+}
+
+/* One line of the network log.  A line that cannot be written stops the
+ * forwarder: no forwarding without the log (fail closed). */
+static void
+netlog_write(struct fwd *f, json_t *fields)
+{
+	char ts[80], *line = NULL;
+	json_t *o;
+	size_t len;
+	ssize_t n = -1;
+
+	if (f->cfg->netlog_fd < 0 || fields == NULL) {
+		json_decref(fields);
+		return;
+	}
+	slog_ts(ts, sizeof(ts));
+	o = json_pack("{s:s}", "ts", ts);
+	json_object_update(o, fields);
+	json_decref(fields);
+	if ((line = json_dumps(o, JSON_COMPACT | JSON_ENSURE_ASCII)) != NULL) {
+		len = strlen(line);
+		line[len] = '\n';	/* replaces the NUL; one write() */
+		do
+			n = write(f->cfg->netlog_fd, line, len + 1);
+		while (n < 0 && errno == EINTR);
+	}
+	if (line == NULL || n != (ssize_t)(len + 1)) {
+		slog_event("netlog_failed", json_pack("{s:s}", "error",
+		    line == NULL ? "json" : strerror(errno)));
+		f->stop = f->failed = 1;
+	}
+	free(line);
+	json_decref(o);
+}
+
+/* An exchange's line: why is NULL when its response ended, else what
+ * ended the connection first. */
+static void
+netlog_exchange(struct fwd *f, const struct conn *c,
+    const struct http_exchange *x, const char *why)
+{
+	json_t *o;
+
+	o = json_pack("{s:s, s:I, s:s, s:s, s:o, s:I, s:I, s:o, s:o, s:b}",
+	    "event", "http", "conn", (json_int_t)c->id, "method", x->method,
+	    "target", x->target, "status", x->status > 0 ?
+	    json_integer(x->status) : json_null(),
+	    "req_bytes", (json_int_t)x->req_bytes,
+	    "resp_bytes", (json_int_t)x->resp_bytes,
+	    "ttfb_ms", x->t_first_ms >= 0 ?
+	    json_integer(x->t_first_ms - x->t_req_ms) : json_null(),
+	    "total_ms", why == NULL ?
+	    json_integer(x->t_end_ms - x->t_req_ms) : json_null(),
+	    "csp_added", x->csp_added);
+	if (o != NULL && x->target_truncated)
+		json_object_set_new(o, "target_truncated", json_true());
+	if (o != NULL && why != NULL)
+		json_object_set_new(o, "incomplete", json_string(why));
+	netlog_write(f, o);
+}
+
+/* Log the connection's totals (and its unfinished exchanges) and free
+ * its slot. */
 static void
 conn_close(struct fwd *f, struct conn *c, const char *why)
 {
+	const struct http_exchange *x;
+	int dur = (int)(fwd_now_ms() - c->start_ms);
+	json_int_t up = (json_int_t)conn_rx(c, 1)->total;
+	json_int_t down = (json_int_t)conn_rx(c, 0)->total;
+	unsigned i;
+
 	slog_event("net_close", json_pack("{s:I, s:s, s:I, s:I, s:i, s:s}",
 	    "conn", (json_int_t)c->id, "backend", f->cfg->backend_desc,
-	    "bytes_up", (json_int_t)c->up.total,
-	    "bytes_down", (json_int_t)c->down.total,
-	    "duration_ms", (int)(fwd_now_ms() - c->start_ms), "why", why));
+	    "bytes_up", up, "bytes_down", down, "duration_ms", dur,
+	    "why", why));
+	for (i = 0; c->http != NULL && (x = http_pending(c->http, i)) != NULL;
+	    i++)
+		netlog_exchange(f, c, x, why);
+	if (f->pcap != NULL) {
+		pcapng_fin(f->pcap, &c->flow, PCAPNG_BROWSER, fwd_wall_us());
+		pcapng_fin(f->pcap, &c->flow, PCAPNG_BACKEND, fwd_wall_us());
+		capture_check(f);
+	}
+	netlog_write(f, json_pack("{s:s, s:I, s:s, s:s, s:I, s:I, s:i, s:s}",
+	    "event", "conn", "conn", (json_int_t)c->id, "backend",
+	    f->cfg->backend_desc, "relay", c->http == NULL ? "opaque" :
+	    http_opaque(c->http) ? "http, then opaque (101)" : "http",
+	    "bytes_up", up, "bytes_down", down, "duration_ms", dur,
+	    "why", why));
+	http_conn_free(c->http);
 	close(c->cfd);
 	if (c->bfd >= 0)
 		close(c->bfd);
@@ -121,6 +271,7 @@ conn_slot(struct fwd *f)
 static void
 fwd_accept(struct fwd *f)
 {
+	struct http_conn *hc = NULL;
 	struct conn *c;
 	int cfd, bfd;
 
@@ -133,20 +284,36 @@ fwd_accept(struct fwd *f)
 			close(cfd);
 			continue;
 		}
+		if (f->cfg->http && (hc = http_conn_alloc()) == NULL) {
+			slog_event("net_refused", json_pack("{s:s}", "why",
+			    "out of memory"));
+			close(cfd);
+			continue;
+		}
 		if ((bfd = forward_backend_socket(f->cfg)) < 0) {
 			slog_event("net_refused", json_pack("{s:s, s:s}",
 			    "why", "backend socket", "error",
 			    strerror(errno)));
+			http_conn_free(hc);
+			hc = NULL;
 			close(cfd);
 			continue;
 		}
 		memset(c, 0, sizeof(*c));
+		c->http = hc;
+		hc = NULL;	/* transferred */
 		c->used = c->connecting = 1;
 		c->id = ++f->next_id;
 		c->cfd = cfd;
 		c->bfd = bfd;
 		c->start_ms = fwd_now_ms();
 		f->nconns++;
+		if (f->pcap != NULL) {
+			pcapng_flow_init(&c->flow, c->id,
+			    fwd_backend_ipv4(f->cfg), fwd_backend_port(f->cfg));
+			pcapng_open(f->pcap, &c->flow, fwd_wall_us());
+			capture_check(f);
+		}
 		slog_event("net_open", json_pack("{s:I, s:s}", "conn",
 		    (json_int_t)c->id, "backend", f->cfg->backend_desc));
 	}
@@ -175,11 +342,12 @@ pipe_fill(struct pipebuf *p, int from)
 	return 0;
 }
 
-/* Write what p holds to `to`; pass a FIN on once drained. */
-static int
+/* Write what p holds to `to`; pass a FIN on once drained.  Bytes sent,
+ * or -1 on a hard error. */
+static ssize_t
 pipe_drain(struct pipebuf *p, int to)
 {
-	ssize_t n;
+	ssize_t n = 0;
 
 	if (p->len > 0) {
 		n = send(to, p->d + p->off, p->len, MSG_NOSIGNAL);
@@ -194,6 +362,108 @@ pipe_drain(struct pipebuf *p, int to)
 		shutdown(to, SHUT_WR);
 		p->shut = 1;
 	}
+	return n;
+}
+
+/* Send what one direction holds (up: to the backend); the capture gets
+ * exactly the bytes sent, and the FIN when one is passed on. */
+static ssize_t
+conn_drain(struct fwd *f, struct conn *c, int up)
+{
+	struct pipebuf *p = up ? &c->up : &c->down;
+	enum pcapng_side side = up ? PCAPNG_BROWSER : PCAPNG_BACKEND;
+	size_t off = p->off;
+	int shut = p->shut;
+	ssize_t n = pipe_drain(p, up ? c->bfd : c->cfd);
+
+	if (f->pcap == NULL)
+		return n;
+	if (n > 0)
+		pcapng_data(f->pcap, &c->flow, side, p->d + off, (size_t)n,
+		    fwd_wall_us());
+	if (!shut && p->shut)
+		pcapng_fin(f->pcap, &c->flow, side, fwd_wall_us());
+	capture_check(f);
+	return n;
+}
+
+/* Copy a step's bytes from in to the end of out (compacted): a head
+ * with its insert.  Returns the bytes added to out. */
+static size_t
+step_copy(struct pipebuf *in, struct pipebuf *out, const struct http_step *st)
+{
+	unsigned char *dst = out->d + out->len;
+	const unsigned char *src = in->d + in->off;
+	size_t at = st->action == HTTP_HEAD ? st->insert_at : st->consume;
+
+	memcpy(dst, src, at);
+	if (st->insert != NULL)
+		memcpy(dst + at, st->insert, st->insert_len);
+	memcpy(dst + at + st->insert_len, src + at, st->consume - at);
+	out->len += st->consume + st->insert_len;
+	in->off += st->consume;
+	if ((in->len -= st->consume) == 0)
+		in->off = 0;
+	return st->consume + st->insert_len;
+}
+
+/* Move one side's read bytes on as far as its framing and the output's
+ * room allow, logging finished exchanges.  Bytes moved, or -1 on a
+ * framing error (st->detail says what). */
+static long
+http_pump(struct fwd *f, struct conn *c, enum http_side side,
+    struct http_step *st)
+{
+	struct pipebuf *in = side == HTTP_REQ ? &c->upin : &c->downin;
+	struct pipebuf *out = side == HTTP_REQ ? &c->up : &c->down;
+	long moved = 0;
+
+	for (;;) {
+		if (out->off > 0 && out->len > 0)
+			memmove(out->d, out->d + out->off, out->len);
+		out->off = 0;
+		http_step(c->http, side, in->d + in->off, in->len, in->eof,
+		    sizeof(out->d) - out->len, fwd_now_ms(), st);
+		if (st->done != NULL)
+			netlog_exchange(f, c, st->done, NULL);
+		switch (st->action) {
+		case HTTP_HEAD:
+		case HTTP_PASS:
+			moved += (long)step_copy(in, out, st);
+			break;
+		case HTTP_EOF:
+			out->eof = 1;
+			return moved;
+		case HTTP_WAIT:
+			return moved;
+		case HTTP_FAIL:
+			return -1;
+		}
+	}
+}
+
+/* Frame, then send, until neither moves a byte: a response that ends
+ * may let a waiting request go, room made by a send lets a head out. */
+static int
+conn_relay(struct fwd *f, struct conn *c, const char **why)
+{
+	static struct http_step st;	/* its detail outlives the call */
+	long req = 0, resp = 0;
+	ssize_t a, b;
+
+	do {
+		if (c->http != NULL &&
+		    ((req = http_pump(f, c, HTTP_REQ, &st)) < 0 ||
+		    (resp = http_pump(f, c, HTTP_RESP, &st)) < 0)) {
+			*why = st.detail;
+			return -1;
+		}
+		if ((a = conn_drain(f, c, 1)) < 0 ||
+		    (b = conn_drain(f, c, 0)) < 0) {
+			*why = "write error";
+			return -1;
+		}
+	} while (c->http != NULL && (req > 0 || resp > 0 || a > 0 || b > 0));
 	return 0;
 }
 
@@ -215,6 +485,8 @@ conn_connected(struct conn *c)
 static void
 conn_io(struct fwd *f, struct conn *c, short crev, short brev)
 {
+	const char *why;
+
 	if (c->connecting) {
 		if (!(brev & (POLLOUT | POLLERR | POLLHUP)))
 			return;
@@ -224,37 +496,38 @@ conn_io(struct fwd *f, struct conn *c, short crev, short brev)
 		}
 	}
 	if (((crev & (POLLIN | POLLHUP | POLLERR)) &&
-	    pipe_fill(&c->up, c->cfd) != 0) ||
+	    pipe_fill(conn_rx(c, 1), c->cfd) != 0) ||
 	    ((brev & (POLLIN | POLLHUP | POLLERR)) &&
-	    pipe_fill(&c->down, c->bfd) != 0)) {
+	    pipe_fill(conn_rx(c, 0), c->bfd) != 0)) {
 		conn_close(f, c, "read error");
 		return;
 	}
-	if (pipe_drain(&c->up, c->bfd) != 0 ||
-	    pipe_drain(&c->down, c->cfd) != 0) {
-		conn_close(f, c, "write error");
+	if (conn_relay(f, c, &why) != 0) {
+		conn_close(f, c, why);
 		return;
 	}
 	if (c->up.shut && c->down.shut)
 		conn_close(f, c, "closed");
-	else if (((crev & (POLLHUP | POLLERR)) && c->up.eof &&
+	else if (((crev & (POLLHUP | POLLERR)) && conn_rx(c, 1)->eof &&
 	    c->down.len == 0) || ((brev & (POLLHUP | POLLERR)) &&
-	    c->down.eof && c->up.len == 0))
+	    conn_rx(c, 0)->eof && c->up.len == 0))
 		conn_close(f, c, "hangup");	/* poll would report it forever */
 }
 
 /* What to wait for on each side of c. */
 static void
-conn_events(const struct conn *c, short *cev, short *bev)
+conn_events(struct conn *c, short *cev, short *bev)
 {
+	const struct pipebuf *up = conn_rx(c, 1), *down = conn_rx(c, 0);
+
 	*cev = *bev = 0;
 	if (c->connecting) {
 		*bev = POLLOUT;
 		return;
 	}
-	if (!c->up.eof && c->up.len < sizeof(c->up.d))
+	if (!up->eof && up->len < sizeof(up->d))
 		*cev |= POLLIN;
-	if (!c->down.eof && c->down.len < sizeof(c->down.d))
+	if (!down->eof && down->len < sizeof(down->d))
 		*bev |= POLLIN;
 	if (c->up.len > 0)
 		*bev |= POLLOUT;
@@ -301,6 +574,21 @@ fwd_loop(struct fwd *f)
 	return 0;
 }
 
+/* The capture's header, when the supervisor gave us a file for it. */
+static int
+fwd_capture_begin(struct fwd *f)
+{
+	if (f->cfg->pcap_fd < 0)
+		return 0;
+	if ((f->pcap = pcapng_alloc(f->cfg->pcap_fd)) == NULL ||
+	    pcapng_begin(f->pcap, "cdsgate-forward") != PCAPNG_OK) {
+		slog_event("capture_failed", json_pack("{s:s}", "error",
+		    f->pcap == NULL ? "out of memory" : strerror(errno)));
+		return -1;
+	}
+	return 0;
+}
+
 int
 forward_main(const struct forward_config *cfg)
 {
@@ -327,13 +615,16 @@ forward_main(const struct forward_config *cfg)
 	}
 	/* Its seccomp filter is already on (the role table in
 	   gateway/session.c loads FORWARD before forward_main). */
-	slog_event("forward_start", json_pack("{s:s, s:i}", "backend",
-	    cfg->backend_desc, "max_conns", (int)cfg->max_conns));
-	if (fwd_loop(f) == 0)
+	slog_event("forward_start", json_pack("{s:s, s:i, s:s, s:b, s:b}",
+	    "backend", cfg->backend_desc, "max_conns", (int)cfg->max_conns,
+	    "relay", cfg->http ? "http" : "opaque", "network_log",
+	    cfg->netlog_fd >= 0, "capture", cfg->pcap_fd >= 0));
+	if (fwd_capture_begin(f) == 0 && fwd_loop(f) == 0 && !f->failed)
 		st = 0;
 	for (i = 0; i < FORWARD_MAX_CONNS; i++)
 		if (f->c[i].used)
 			conn_close(f, &f->c[i], "stopped");
+	pcapng_free(f->pcap);
 	close(f->sigfd);
 	return st;
 }

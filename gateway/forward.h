@@ -9,9 +9,13 @@
  * sandbox/namespace.c) and connects each accepted connection to the
  * backend address it was given — never anywhere else.  One poll loop,
  * fixed buffers per direction, a cap on connections, and per-connection
- * byte counters in the session log (the start of the network log).
- * Untrusted input: the bytes of the browser's connections, which it
- * only copies, never parses.
+ * byte counters in the session log.  For an http:// backend it also
+ * follows HTTP/1.1 framing (gateway/http.h): every document response
+ * gets a Content-Security-Policy sandbox line, and every exchange a line
+ * in the network log; an https:// backend stays an opaque relay with
+ * connection-level lines only.
+ * Untrusted input: the bytes of the browser's connections (parsed only
+ * through gateway/http.c, bounded) and of the backend's.
  */
 #ifndef GATEWAY_FORWARD_H
 #define GATEWAY_FORWARD_H
@@ -19,7 +23,9 @@
 #include <sys/socket.h>
 
 #define FORWARD_MAX_CONNS	64	/* the browser opens ~6 per origin */
-#define FORWARD_BUF		16384	/* per direction, per connection */
+/* per direction, per connection; an HTTP head (16 KiB) and the line
+   the forwarder adds must fit in one */
+#define FORWARD_BUF		(16384 + 256)
 
 struct forward_config {
 	int			 listen_fd;	/* in the jail's netns */
@@ -27,12 +33,20 @@ struct forward_config {
 	socklen_t		 backend_len;
 	const char		*backend_desc;	/* "addr:port" for logs */
 	unsigned		 max_conns;	/* <= FORWARD_MAX_CONNS */
+	int			 http;		/* http:// backend: parse */
+	int			 netlog_fd;	/* network.jsonl, or -1 */
+	int			 pcap_fd;	/* <id>.pcapng, or -1 */
 };
 
 /*
  * Run until SIGTERM/SIGINT/SIGHUP.  Logs net_open, net_close (bytes each
- * way, duration, why), net_refused (over the cap).  Returns the process
- * exit status: 0 after a signal, 1 if the loop failed.
+ * way, duration, why: an HTTP framing error says which side and what),
+ * net_refused (over the cap) to the session log; to netlog_fd one JSON
+ * line per HTTP exchange ("http") and per closed connection ("conn")
+ * (docs/recording-format.md); to pcap_fd a pcapng capture of every byte
+ * it sends each way (record/pcapng.h).  Returns the process exit status: 0 after
+ * a signal, 1 if the loop failed or the network log or the capture could
+ * not be written (fail closed: no forwarding without them).
  */
 int	forward_main(const struct forward_config *cfg);
 

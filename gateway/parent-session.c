@@ -209,6 +209,9 @@ session_argv(const struct parent *p, const struct pipc_start *m,
 	ARG("--max-duration", "%lu", c->session_expires_max);
 	if (c->session_policy[0] != '\0')
 		ARG("--policy", "%s", c->session_policy);
+	ARG("--record-dir", "%s", c->record_dir);
+	ARG("--record-name", "%s", m->id);
+	ARG("--record-min-free-mb", "%lu", c->record_min_free_mb);
 	if (c->tls_cert[0] != '\0') {
 		ARG("--tls-cert", "%s", c->tls_cert);
 		ARG("--tls-key", "%s", c->tls_key);
@@ -225,10 +228,10 @@ static void
 supervisor_child(struct parent *p, const struct pipc_start *m,
     unsigned port, int out)
 {
-	static char bufs[24][CONFIG_STR_MAX + 2 * STORE_ID_MAX];
+	static char bufs[32][CONFIG_STR_MAX + 2 * STORE_ID_MAX];
 	struct session_spec s;
 	struct policy_error e;
-	char *argv[24], err[256];
+	char *argv[32], err[256];
 	sigset_t none;
 	FILE *f;
 	int argc, r, i;
@@ -242,6 +245,8 @@ supervisor_child(struct parent *p, const struct pipc_start *m,
 		_exit(SESSION_EXIT_FAILED);
 	close(p->ipc);
 	close(p->sigfd);
+	if (p->listen_fd >= 0)		/* sessiond's */
+		close(p->listen_fd);
 	for (i = 0; i < PARENT_MAX_SESSIONS; i++)	/* the others' pipes */
 		if (p->s[i].pid > 0 && p->s[i].ready_fd >= 0)
 			close(p->s[i].ready_fd);
@@ -307,7 +312,7 @@ parent_session_start(struct parent *p, const struct pipc_start *m0)
 {
 	struct pipc_start m;
 	struct psession *ps;
-	char secret[PIPC_SECRET_MAX];
+	char secret[PIPC_SECRET_MAX], room[CONFIG_STR_MAX + 100];
 	const char *why = NULL;
 
 	memcpy(&m, m0, sizeof(m));
@@ -322,6 +327,8 @@ parent_session_start(struct parent *p, const struct pipc_start *m0)
 		why = "a session with this id is running";
 	else if ((ps = slot_free(p)) == NULL)
 		why = "too many sessions";
+	else if (!parent_record_room(p, room, sizeof(room)))
+		why = room;	/* fail closed: it could not be recorded */
 	else if ((ps->port = port_pick(p)) == 0)
 		why = "no free port in session_ports";
 	else if (secret_text(ps->ws_token, 32) != 0)
@@ -441,6 +448,7 @@ parent_session_reaped(struct parent *p, pid_t pid, int status)
 	    128 + WTERMSIG(status);
 	if (ps->ready_fd >= 0)
 		close(ps->ready_fd);
+	parent_record_closed(p, ps, status);
 	if (!ps->started)
 		answer_failed(p, ps->id, "its supervisor exited before it was "
 		    "ready (the daemon's log says why)");

@@ -28,19 +28,24 @@
 
 static int	answer_start(void *, struct ipc_msg *);
 static int	answer_stop(void *, struct ipc_msg *);
+static int	answer_expired(void *, struct ipc_msg *);
 
 /* What the api may ask of the parent: nothing else. */
 static const struct ipc_handler parent_permit[] = {
 	{ PIPC_SESSION_START, answer_start },
 	{ PIPC_SESSION_STOP, answer_stop },
+	{ PIPC_RECORD_EXPIRED, answer_expired },
 };
 
 static int
 serve_usage(void)
 {
-	fprintf(stderr, "usage: cdsgated serve [-n | -T] --config FILE\n"
+	fprintf(stderr, "usage: cdsgated serve [-n | -T] --config FILE "
+	    "[--sessiond PATH]\n"
 	    "  -n  check the configuration and exit\n"
-	    "  -T  print the effective configuration and exit\n");
+	    "  -T  print the effective configuration and exit\n"
+	    "  --sessiond PATH  start sessions through `cdsgated sessiond`\n"
+	    "                   listening on PATH (the split systemd units)\n");
 	return SESSION_EXIT_CONFIG;
 }
 
@@ -63,18 +68,34 @@ static int
 answer_stop(void *ctx, struct ipc_msg *m)
 {
 	struct pipc_stop st;
-	char id[STORE_ID_MAX];
+	char id[STORE_ID_MAX], why[PIPC_REASON_MAX];
+	size_t i;
 
 	memcpy(&st, m->data, sizeof(st));
 	if (ipc_str_get(id, sizeof(id), st.id, sizeof(st.id)) != 0 ||
-	    !store_id_valid(id))
+	    !store_id_valid(id) ||
+	    ipc_str_get(why, sizeof(why), st.reason, sizeof(st.reason)) != 0)
 		return -1;
+	for (i = 0; why[i] != '\0'; i++)	/* the api's words: printable */
+		if (why[i] < 0x20 || why[i] > 0x7e)
+			why[i] = '?';
+	log_warnx("serve: session %s: stopping: %s", id, why);
 	parent_session_stop(ctx, id, 1);
 	return 0;
 }
 
-/* The signals the loop handles, as a signalfd (blocked otherwise). */
+/* RECORD_EXPIRED: retention may remove the file now (or must keep it). */
 static int
+answer_expired(void *ctx, struct ipc_msg *m)
+{
+	struct pipc_expired e;
+
+	memcpy(&e, m->data, sizeof(e));
+	return parent_record_expired(ctx, &e);
+}
+
+/* The signals the loop handles, as a signalfd (blocked otherwise). */
+int
 parent_signals(sigset_t *old)
 {
 	sigset_t set;
@@ -92,9 +113,10 @@ parent_signals(sigset_t *old)
 
 /* The api child: key holder, drop, api_main (api/serve.c). */
 static void
-api_child(const struct gw_config *c, int listen_fd, int ipc,
+api_child(const struct parent *p, int listen_fd, int ipc,
     const sigset_t *old)
 {
+	const struct gw_config *c = &p->cfg;
 	struct api_serve_args a = { 0 };
 
 	sigprocmask(SIG_SETMASK, old, NULL);
@@ -109,10 +131,14 @@ api_child(const struct gw_config *c, int listen_fd, int ipc,
 	a.cdsgate = c->cdsgate;
 	a.listen_fd = listen_fd;
 	a.parent_fd = ipc;
+	a.sessiond_path = p->sessiond;
 	a.expires_default = c->session_expires_default;
 	a.expires_max = c->session_expires_max;
 	a.session_address = c->session_address;
 	a.session_tls = c->tls_cert[0] != '\0';
+	a.mount_backend = c->mount_backend;
+	a.pg_conninfo = c->pg_conninfo[0] != '\0' ? c->pg_conninfo : NULL;
+	a.pg_reader_role = c->pg_reader_role;
 	_exit(api_serve_bound(&a));
 }
 
@@ -124,7 +150,9 @@ parent_spawn_api(struct parent *p, const sigset_t *old)
 
 	if ((lfd = api_bind(p->cfg.socket)) < 0)
 		return -1;
-	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0) {
+	sv[0] = sv[1] = -1;	/* split: the api connects to sessiond */
+	if (p->sessiond == NULL &&
+	    socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0) {
 		log_warn("socketpair");
 		close(lfd);
 		return -1;
@@ -132,17 +160,21 @@ parent_spawn_api(struct parent *p, const sigset_t *old)
 	if ((p->api_pid = fork()) < 0) {
 		log_warn("fork");
 		close(lfd);
-		close(sv[0]);
-		close(sv[1]);
+		if (sv[0] >= 0) {
+			close(sv[0]);
+			close(sv[1]);
+		}
 		return -1;
 	}
 	if (p->api_pid == 0) {
-		close(sv[0]);
+		if (sv[0] >= 0)
+			close(sv[0]);
 		close(p->sigfd);
-		api_child(&p->cfg, lfd, sv[1], old);
+		api_child(p, lfd, sv[1], old);
 	}
 	close(lfd);	/* the parent holds no client socket */
-	close(sv[1]);
+	if (sv[1] >= 0)
+		close(sv[1]);
 	p->ipc = sv[0];
 	return 0;
 }
@@ -208,7 +240,8 @@ parent_stop_api(struct parent *p, int ms)
 	return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -1;
 }
 
-/* The pollfds: signals, the api, each supervisor's ready pipe. */
+/* The pollfds: signals, the api (sessiond: its peer), sessiond's
+ * listening socket (-1 in serve: poll ignores it), each ready pipe. */
 static int
 parent_pollfds(struct parent *p, int sigfd, struct pollfd *pfd,
     struct psession **who)
@@ -219,6 +252,8 @@ parent_pollfds(struct parent *p, int sigfd, struct pollfd *pfd,
 	pfd[n++].events = POLLIN;
 	pfd[n].fd = p->ipc;
 	pfd[n++].events = POLLIN;
+	pfd[n].fd = p->listen_fd;
+	pfd[n++].events = POLLIN;
 	for (i = 0; i < PARENT_MAX_SESSIONS; i++)
 		if (p->s[i].pid > 0 && p->s[i].ready_fd >= 0) {
 			who[n] = &p->s[i];
@@ -228,12 +263,13 @@ parent_pollfds(struct parent *p, int sigfd, struct pollfd *pfd,
 	return n;
 }
 
-/* Until SIGTERM (1) or a failure: the api died or broke the protocol. */
-static int
+/* Until SIGTERM (1) or a failure: the api died or broke the protocol
+ * (sessiond: that peer is dropped, its sessions stopped; the loop goes on). */
+int
 parent_loop(struct parent *p, int sigfd)
 {
-	struct pollfd pfd[2 + PARENT_MAX_SESSIONS];
-	struct psession *who[2 + PARENT_MAX_SESSIONS];
+	struct pollfd pfd[3 + PARENT_MAX_SESSIONS];
+	struct psession *who[3 + PARENT_MAX_SESSIONS];
 	int n, i, r, ir;
 
 	for (;;) {
@@ -247,23 +283,28 @@ parent_loop(struct parent *p, int sigfd)
 			ir = ipc_dispatch(&(struct ipc_peer){ p->ipc, "api",
 			    &pipc_proto, parent_permit, sizeof(parent_permit) /
 			    sizeof(parent_permit[0]) }, p, NULL);
-			if (ir != IPC_OK) {
+			if (ir != IPC_OK && p->listen_fd >= 0)
+				sessiond_peer_lost(p, ir);
+			else if (ir != IPC_OK) {
 				log_warnx("serve: the api: %s; stopping "
 				    "every session", ipc_strerror(ir));
 				return -1;
 			}
 		}
-		for (i = 2; i < n; i++)
+		if (pfd[2].revents != 0)
+			sessiond_accept(p);
+		for (i = 3; i < n; i++)
 			if (pfd[i].revents != 0)
 				parent_session_ready(p, who[i]);
 		parent_session_timers(p);
+		parent_retention(p);
 	}
 }
 
-/* -n / -T / --config FILE. */
+/* -n / -T / --config FILE / --sessiond PATH. */
 static int
 serve_parse(int argc, char **argv, const char **path, int *check,
-    int *print)
+    int *print, const char **sessiond)
 {
 	int i;
 
@@ -274,6 +315,8 @@ serve_parse(int argc, char **argv, const char **path, int *check,
 			*print = 1;
 		else if (strcmp(argv[i], "--config") == 0 && i + 1 < argc)
 			*path = argv[++i];
+		else if (strcmp(argv[i], "--sessiond") == 0 && i + 1 < argc)
+			*sessiond = argv[++i];
 		else
 			return -1;
 	}
@@ -282,7 +325,7 @@ serve_parse(int argc, char **argv, const char **path, int *check,
 
 /* The sessions' secret files: a root-only directory (0700), its
  * parent made 0755 if missing (/run/cdsgate). */
-static int
+int
 parent_dirs(const struct gw_config *c)
 {
 	char d[CONFIG_STR_MAX], *slash;
@@ -323,6 +366,7 @@ parent_run(struct parent *p)
 	p->sigfd = sigfd;
 	if (parent_spawn_api(p, &old) != 0)
 		return SESSION_EXIT_FAILED;
+	parent_record_recover(p);
 	r = parent_loop(p, sigfd);
 	parent_sessions_stop_all(p, PARENT_STOP_MS);
 	if (r == 1 && parent_stop_api(p, PARENT_STOP_MS) == 0) {
@@ -343,7 +387,7 @@ parent_serve_cmd(int argc, char **argv)
 	const char *path = NULL;
 	int check = 0, print = 0;
 
-	if (serve_parse(argc, argv, &path, &check, &print) != 0)
+	if (serve_parse(argc, argv, &path, &check, &print, &p.sessiond) != 0)
 		return serve_usage();
 	if (config_load(&p.cfg, path, &e) != POLICY_OK) {
 		fprintf(stderr, "cdsgated serve: %s\n", e.msg);
@@ -357,12 +401,16 @@ parent_serve_cmd(int argc, char **argv)
 		return SESSION_EXIT_OK;
 	}
 	if (geteuid() != 0) {
-		fprintf(stderr, "cdsgated serve: must run as root (it starts "
-		    "session supervisors)\n");
+		fprintf(stderr, "cdsgated serve: must run as root (%s)\n",
+		    p.sessiond != NULL ? "it drops the api and the audit key "
+		    "holder to their users" : "it starts session supervisors");
 		return SESSION_EXIT_CONFIG;
 	}
-	if (parent_dirs(&p.cfg) != 0)
+	/* split: the secret files are sessiond's, not ours */
+	if ((p.sessiond == NULL && parent_dirs(&p.cfg) != 0) ||
+	    parent_record_dir(&p.cfg) != 0)
 		return SESSION_EXIT_CONFIG;
 	p.ipc = -1;
+	p.listen_fd = -1;
 	return parent_run(&p);
 }

@@ -40,25 +40,28 @@
 #include <openssl/rand.h>
 
 #include "gateway/browser.h"
+#include "gateway/childproc.h"
 #include "gateway/forward.h"
 #include "gateway/notify.h"
 #include "gateway/privdrop.h"
-#include "gateway/session.h"
+#include "gateway/rundir.h"
+#include "gateway/session.h"		/* and supervise-log.h */
+#include "gateway/testhook.h"
 #include "gateway/slog.h"
+#include "gateway/tlsfront.h"
 #include "gateway/worker.h"
 #include "gateway/xvfb.h"
 #include "policy/chromium.h"
 #include "sandbox/namespace.h"
 #include "sandbox/sandbox.h"
 #include "policy/creds.h"
+#include "record/record.h"
 
-#define SESSION_ID_BYTES	8
 #define RESTART_HISTORY		128	/* >= browser_restart_max bound */
 #define LISTEN_BACKLOG		128	/* a connect flood queues, not SYN-drops */
-#define STALE_AGE_S		10	/* unlocked and this old: stale */
-#define SESSION_LOCK_FILE	"supervisor.lock"	/* holds our pid */
 
-enum role { ROLE_XVFB, ROLE_WORKER, ROLE_FORWARD, ROLE_BROWSER, ROLE_COUNT };
+enum role { ROLE_XVFB, ROLE_WORKER, ROLE_FORWARD, ROLE_BROWSER, ROLE_TLS,
+    ROLE_COUNT };
 
 struct child {
 	pid_t		 pid;		/* -1 = not running */
@@ -86,6 +89,10 @@ struct session {
 	char		 listen_desc[80];
 	int		 record_fd;	/* the recording, for the worker */
 	char		 record_path[PATH_MAX];
+	int		 netlog_fd;	/* network.jsonl, for the forwarder */
+	char		 netlog_path[PATH_MAX];
+	int		 pcap_fd;	/* .pcapng (policy), for the forwarder */
+	char		 pcap_path[PATH_MAX];
 
 	char		 dir[PATH_MAX];		/* <run>/<id>, 0711 root */
 	char		 xdir[PATH_MAX];	/* x/, 0700 cdsgate */
@@ -106,6 +113,8 @@ struct session {
 	int		 xsock_fd;	/* O_PATH: Xvfb's socket, for the jail */
 	char		 display_name[16];
 	struct worker_config wcfg;
+	int		 tls_ipc[2];	/* [0] the tls process's, [1] the worker's */
+	struct tlsfront_config tcfg;
 	struct browser_cmd bcmd;
 	struct browser_net bnet;	/* the jail's netns and listener */
 	struct forward_config fcfg;
@@ -129,6 +138,7 @@ static void	role_run_xvfb(struct session *, int);
 static void	role_run_worker(struct session *, int);
 static void	role_run_forward(struct session *, int);
 static void	role_run_browser(struct session *, int);
+static void	role_run_tls(struct session *, int);
 
 /*
  * The process table.  prepare runs in the child as root (after fork,
@@ -140,7 +150,6 @@ static void	role_run_browser(struct session *, int);
  * seccomp-bpf sandbox; ours would only get in its way).
  */
 #define RL_KEEP		((rlim_t)-2)
-#define NO_PROFILE	(-1)
 
 static const struct role_entry {
 	const char	*name;
@@ -166,57 +175,11 @@ static const struct role_entry {
 	[ROLE_BROWSER] = { "browser", PRIVDROP_BROWSER_USER, 1,
 	    role_prepare_browser, role_run_browser, RL_KEEP, RL_KEEP,
 	    NO_PROFILE },
+	/* The TLS key holder (only with --tls-cert): client sockets and
+	   relays (2 per connection), its socket to the worker, the log. */
+	[ROLE_TLS] = { "tls", PRIVDROP_WORKER_USER, 0,
+	    NULL, role_run_tls, 32, 0, SANDBOX_PROFILE_TLS },
 };
-
-/* ---- operator diagnostics ---- */
-
-static int log_verbose;
-
-static void
-log_vmsg(const char *fmt, va_list ap, int with_errno)
-{
-	char msg[1024];
-	int saved = errno;
-
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	if (with_errno)
-		fprintf(stderr, "cdsgated: %s: %s\n", msg, strerror(saved));
-	else
-		fprintf(stderr, "cdsgated: %s\n", msg);
-	errno = saved;
-}
-
-void
-log_warn(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	log_vmsg(fmt, ap, 1);
-	va_end(ap);
-}
-
-void
-log_warnx(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	log_vmsg(fmt, ap, 0);
-	va_end(ap);
-}
-
-void
-log_info(const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!log_verbose)
-		return;
-	va_start(ap, fmt);
-	log_vmsg(fmt, ap, 0);
-	va_end(ap);
-}
 
 /* ---- small helpers ---- */
 
@@ -239,199 +202,7 @@ session_stop(struct session *s, const char *reason, int code)
 	s->exit_code = code;
 }
 
-static int
-path_join(char *dst, const char *a, const char *b)
-{
-	int n = snprintf(dst, PATH_MAX, "%s/%s", a, b);
-
-	return n < 0 || n >= PATH_MAX ? -1 : 0;
-}
-
-/* "SIGTERM" for 15. */
-static const char *
-sig_name(int sig, char *buf, size_t len)
-{
-	const char *a = sigabbrev_np(sig);
-
-	if (a != NULL)
-		snprintf(buf, len, "SIG%s", a);
-	else
-		snprintf(buf, len, "%d", sig);
-	return buf;
-}
-
-static json_t *
-wait_status_json(int st)
-{
-	char sig[16];
-
-	if (WIFEXITED(st))
-		return json_pack("{s:s, s:i}", "status", "exited", "code",
-		    WEXITSTATUS(st));
-	if (WIFSIGNALED(st))
-		return json_pack("{s:s, s:i, s:s}", "status", "killed",
-		    "signal", WTERMSIG(st), "signal_name",
-		    sig_name(WTERMSIG(st), sig, sizeof(sig)));
-	return json_pack("{s:s}", "status", "unknown");
-}
-
-/* "seccomp:worker", or "none" (no filter, or the browser's own). */
-static const char *
-role_sandbox(enum role r, char *buf, size_t len)
-{
-	if (roles[r].profile == NO_PROFILE ||
-	    strcmp(sandbox_mode_name(), "none") == 0)
-		return "none";
-	snprintf(buf, len, "%s:%s", sandbox_mode_name(),
-	    sandbox_profile_name((enum sandbox_profile)roles[r].profile));
-	return buf;
-}
-
-/* A child died by its filter: SIGSYS (or, in debug mode, the trap
- * handler's exit status). */
-static int
-seccomp_killed(int st)
-{
-	return (WIFSIGNALED(st) && WTERMSIG(st) == SIGSYS) ||
-	    (sandbox_debug() && WIFEXITED(st) &&
-	    WEXITSTATUS(st) == SANDBOX_DEBUG_EXIT);
-}
-
-/* Log child_exit (fields: role-specific extras, consumed); a seccomp
- * kill is said loudly on stderr too. */
-static void
-log_child_exit(enum role r, pid_t pid, int st, json_t *fields)
-{
-	char sb[64];
-
-	json_object_set_new(fields, "role", json_string(roles[r].name));
-	json_object_set_new(fields, "pid", json_integer(pid));
-	json_object_set_new(fields, "wait", wait_status_json(st));
-	json_object_set_new(fields, "sandbox",
-	    json_string(role_sandbox(r, sb, sizeof(sb))));
-	if (seccomp_killed(st)) {
-		json_object_set_new(fields, "seccomp_violation", json_true());
-		log_warnx("%s killed by seccomp (SIGSYS)", roles[r].name);
-	}
-	slog_event("child_exit", fields);
-}
-
-/*
- * Remove name under dirfd recursively without following symlinks at
- * any level: the tree holds directories owned by the browser user, and
- * the same user runs other sessions' browsers.
- */
-static int
-rm_tree_at(int dirfd, const char *name, int depth)
-{
-	struct dirent *de;
-	DIR *d;
-	int fd, r = 0;
-
-	if (unlinkat(dirfd, name, 0) == 0 || errno == ENOENT)
-		return 0;
-	if ((errno != EISDIR && errno != EPERM) || depth > 64)
-		return -1;
-	fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
-	    O_CLOEXEC);
-	if (fd < 0 || (d = fdopendir(fd)) == NULL) {
-		if (fd >= 0)
-			close(fd);
-		return -1;
-	}
-	while ((de = readdir(d)) != NULL) {
-		if (strcmp(de->d_name, ".") == 0 ||
-		    strcmp(de->d_name, "..") == 0)
-			continue;
-		if (rm_tree_at(fd, de->d_name, depth + 1) != 0)
-			r = -1;
-	}
-	closedir(d);
-	if (unlinkat(dirfd, name, AT_REMOVEDIR) != 0 && errno != ENOENT)
-		r = -1;
-	return r;
-}
-
 /* ---- the child side of spawning ---- */
-
-struct child_report {
-	int	err;
-	char	what[120];
-};
-
-/* Tell the supervisor what failed, then die.  Never returns. */
-static void __attribute__((noreturn))
-child_fail(int errfd, const char *what, int err)
-{
-	struct child_report rep;
-
-	memset(&rep, 0, sizeof(rep));
-	rep.err = err;
-	snprintf(rep.what, sizeof(rep.what), "%s", what);
-	if (write(errfd, &rep, sizeof(rep)) < 0) {
-		/* nothing more we can say */
-	}
-	_exit(127);
-}
-
-/* Close every fd >= 3 except the ones in keep[]. */
-static void
-close_except(const int *keep, size_t n)
-{
-	unsigned lo = 3, k;
-	size_t i, j;
-	int sorted[8];
-
-	for (i = 0; i < n && i < 8; i++)
-		sorted[i] = keep[i];
-	for (i = 1; i < n; i++)		/* tiny insertion sort */
-		for (j = i; j > 0 && sorted[j - 1] > sorted[j]; j--) {
-			int t = sorted[j];
-
-			sorted[j] = sorted[j - 1];
-			sorted[j - 1] = t;
-		}
-	for (i = 0; i < n; i++) {
-		if (sorted[i] < 3)
-			continue;
-		k = (unsigned)sorted[i];
-		if (k > lo)
-			close_range(lo, k - 1, 0);
-		lo = k + 1;
-	}
-	close_range(lo, ~0U, 0);
-}
-
-/* Signals as a fresh program expects them: none blocked, all default. */
-static void
-child_reset_signals(void)
-{
-	sigset_t none;
-	int sig;
-
-	for (sig = 1; sig < NSIG; sig++)
-		if (sig != SIGKILL && sig != SIGSTOP)
-			signal(sig, SIG_DFL);
-	sigemptyset(&none);
-	sigprocmask(SIG_SETMASK, &none, NULL);
-}
-
-/* stdin from /dev/null; stdout never ours (it carries "ready"). */
-static int
-child_stdio(int quiet)
-{
-	int fd = open("/dev/null", O_RDWR | O_CLOEXEC);
-
-	if (fd < 0 || dup2(fd, STDIN_FILENO) < 0)
-		return -1;
-	if (dup2(quiet ? fd : STDERR_FILENO, STDOUT_FILENO) < 0)
-		return -1;
-	if (quiet && dup2(fd, STDERR_FILENO) < 0)
-		return -1;
-	if (fd > STDERR_FILENO)
-		close(fd);
-	return 0;
-}
 
 /* The role's limits, before the drop (a raised limit cannot come back).
  * No core files: a crashing browser must not write what it showed. */
@@ -458,21 +229,6 @@ child_rlimits(const struct role_entry *re, const char **what)
 	return 0;
 }
 
-/*
- * Did the supervisor die before PR_SET_PDEATHSIG was armed?  As pid 1 of
- * its own pid namespace the browser sees getppid() == 0; it asks the
- * error pipe instead, whose reader (the supervisor) waits for our exec.
- */
-static int
-supervisor_gone(int errfd, pid_t parent)
-{
-	struct pollfd p = { errfd, 0, 0 };
-
-	if (getppid() == parent)
-		return 0;
-	return getppid() != 0 || poll(&p, 1, 0) != 0;
-}
-
 static void __attribute__((noreturn))
 child_main(struct session *s, enum role r, int errfd, pid_t parent)
 {
@@ -480,7 +236,7 @@ child_main(struct session *s, enum role r, int errfd, pid_t parent)
 	const struct privdrop_user *u = strcmp(re->user,
 	    PRIVDROP_BROWSER_USER) == 0 ? &s->browser_user : &s->worker_user;
 	const char *what = NULL;
-	int keep[5], nkeep = 0;
+	int keep[6], nkeep = 0;
 
 	/* Out of the supervisor's session and process group: a ^C in
 	   the terminal reaches only the supervisor, which stops us in
@@ -491,7 +247,7 @@ child_main(struct session *s, enum role r, int errfd, pid_t parent)
 	/* errfd must not sit on fd 3, which Xvfb's -displayfd takes. */
 	if ((errfd = fcntl(errfd, F_DUPFD_CLOEXEC, 10)) < 0)
 		_exit(127);
-	if (child_stdio(r != ROLE_WORKER && !s->verbose) != 0)
+	if (child_stdio(r != ROLE_WORKER && r != ROLE_TLS && !s->verbose) != 0)
 		child_fail(errfd, "stdio", errno);
 	if (re->prepare != NULL && re->prepare(s, &what) != 0)
 		child_fail(errfd, what, errno);
@@ -503,10 +259,18 @@ child_main(struct session *s, enum role r, int errfd, pid_t parent)
 		keep[nkeep++] = s->listen_fd;
 		keep[nkeep++] = slog_fd();
 		keep[nkeep++] = s->record_fd;
+		keep[nkeep++] = s->tls_ipc[1];	/* -1 without TLS: ignored */
+	}
+	if (r == ROLE_TLS) {
+		keep[nkeep++] = s->tls_ipc[0];
+		keep[nkeep++] = slog_fd();
 	}
 	if (r == ROLE_FORWARD) {
 		keep[nkeep++] = s->bnet.listen_fd;
 		keep[nkeep++] = slog_fd();
+		keep[nkeep++] = s->netlog_fd;
+		if (s->pcap_fd >= 0)
+			keep[nkeep++] = s->pcap_fd;
 	}
 	close_except(keep, (size_t)nkeep);
 	if (child_rlimits(re, &what) != 0)
@@ -614,6 +378,19 @@ role_run_worker(struct session *s, int errfd)
 	_exit(worker_main(&s->wcfg));
 }
 
+/* The key holder: it loads the key and enters its filter itself
+ * (tlsfront_main), after reading nothing from anyone. */
+static void
+role_run_tls(struct session *s, int errfd)
+{
+	if (chdir("/") != 0)
+		child_fail(errfd, "chdir /", errno);
+	if (clearenv() != 0)
+		child_fail(errfd, "environment", errno);
+	close(errfd);		/* "started": nothing is exec'd here */
+	_exit(tlsfront_main(&s->tcfg));
+}
+
 /* ---- the supervisor side of spawning ---- */
 
 /* We could not switch back from a jail namespace: whatever we did next
@@ -674,14 +451,14 @@ child_spawn(struct session *s, enum role r)
 		log_warnx("%s: %s: %s", roles[r].name, rep.what,
 		    rep.err != 0 ? strerror(rep.err) : "failed");
 		waitpid(pid, &st, 0);
-		log_child_exit(r, pid, st, json_pack("{s:s}", "error",
-		    rep.what));
+		log_child_exit(roles[r].name, roles[r].profile, pid, st,
+		    json_pack("{s:s}", "error", rep.what));
 		return -1;
 	}
 	c->pid = pid;
 	c->pgid = pid;
 	c->started_ms = now_ms();
-	sbn = role_sandbox(r, sb, sizeof(sb));
+	sbn = role_sandbox(roles[r].profile, sb, sizeof(sb));
 	slog_event("child_start", json_pack("{s:s, s:i, s:s, s:i, s:s}",
 	    "role", roles[r].name, "pid", (int)pid, "user", roles[r].user,
 	    "uid", (int)(strcmp(roles[r].user, PRIVDROP_BROWSER_USER) == 0 ?
@@ -778,8 +555,8 @@ child_exited(struct session *s, enum role r, int st)
 {
 	struct child *c = &s->child[r];
 
-	log_child_exit(r, c->pid, st, json_pack("{s:i}", "uptime_ms",
-	    (int)(now_ms() - c->started_ms)));
+	log_child_exit(roles[r].name, roles[r].profile, c->pid, st,
+	    json_pack("{s:i}", "uptime_ms", (int)(now_ms() - c->started_ms)));
 	log_info("%s (pid %d) ended", roles[r].name, (int)c->pid);
 	c->last_pid = c->pid;
 	c->pid = -1;
@@ -790,12 +567,21 @@ child_exited(struct session *s, enum role r, int st)
 		browser_schedule_restart(s);
 		return;
 	}
-	if (r == ROLE_WORKER)
+	if (r == ROLE_WORKER && WIFEXITED(st) &&
+	    WEXITSTATUS(st) == WORKER_EXIT_DISK_FULL)
+		session_stop(s, "disk_full", SESSION_EXIT_DISK_FULL);
+	else if (r == ROLE_WORKER)
 		session_stop(s, "worker_exit", WIFEXITED(st) &&
 		    WEXITSTATUS(st) == 0 ? SESSION_EXIT_OK :
 		    SESSION_EXIT_FAILED);
 	else if (r == ROLE_FORWARD)
 		session_stop(s, "forward_exit", SESSION_EXIT_FAILED);
+	else if (r == ROLE_TLS) {
+		/* No key holder, no TLS logins: fail closed. */
+		session_stop(s, "tls_exit", SESSION_EXIT_FAILED);
+		log_warnx("the tls process (the TLS key holder) ended; ending "
+		    "the session");
+	}
 	else
 		session_stop(s, "xvfb_exit", SESSION_EXIT_FAILED);
 	if (!(WIFEXITED(st) && WEXITSTATUS(st) == 0))
@@ -980,91 +766,6 @@ setup_listen(struct session *s)
 	return 0;
 }
 
-/* mkdir with an exact mode and owner; refuses to reuse anything. */
-static int
-mkdir_owned(const char *path, mode_t mode, uid_t uid, gid_t gid)
-{
-	if (mkdir(path, mode) != 0 || chmod(path, mode) != 0 ||
-	    chown(path, uid, gid) != 0) {
-		log_warn("%s", path);
-		return -1;
-	}
-	return 0;
-}
-
-/*
- * Remove session directories whose supervisor died without cleaning up
- * (SIGKILL, power loss): each live supervisor holds an flock on the
- * lock file in its directory, so an unlocked one that is not brand new
- * marks a stale directory.
- */
-static void
-run_dir_sweep(void)
-{
-	char lock[300];
-	struct dirent *de;
-	struct stat st;
-	int dfd, fd;
-	DIR *d;
-
-	if ((dfd = open(SESSION_RUN_DIR, O_RDONLY | O_DIRECTORY |
-	    O_CLOEXEC)) < 0 || (d = fdopendir(dfd)) == NULL) {
-		if (dfd >= 0)
-			close(dfd);
-		return;
-	}
-	while ((de = readdir(d)) != NULL) {
-		if (strlen(de->d_name) != SESSION_ID_BYTES * 2 ||
-		    strspn(de->d_name, "0123456789abcdef") !=
-		    SESSION_ID_BYTES * 2)
-			continue;
-		snprintf(lock, sizeof(lock), "%s/" SESSION_LOCK_FILE,
-		    de->d_name);
-		fd = openat(dfd, lock, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-		if (fd < 0)
-			continue;	/* not ours to judge */
-		if (fstat(fd, &st) == 0 &&
-		    time(NULL) - st.st_ctime > STALE_AGE_S &&
-		    flock(fd, LOCK_EX | LOCK_NB) == 0) {
-			log_warnx("removing stale session directory %s/%s",
-			    SESSION_RUN_DIR, de->d_name);
-			rm_tree_at(dfd, de->d_name, 0);
-		}
-		close(fd);
-	}
-	closedir(d);
-}
-
-/* The run directory's ancestors must be root's alone. */
-static int
-run_dir_prepare(void)
-{
-	static const char *const dirs[] = { "/run/cdsgate", SESSION_RUN_DIR };
-	struct stat st;
-	size_t i;
-
-	for (i = 0; i < 2; i++) {
-		if (mkdir(dirs[i], 0711) != 0 && errno != EEXIST) {
-			log_warn("%s", dirs[i]);
-			return -1;
-		}
-		if (lstat(dirs[i], &st) != 0 || !S_ISDIR(st.st_mode) ||
-		    st.st_uid != 0 || (st.st_mode & (S_IWGRP | S_IWOTH))) {
-			log_warnx("%s must be a directory owned by root and "
-			    "writable only by it", dirs[i]);
-			return -1;
-		}
-		/* mkdir's mode went through the umask: the session users
-		   must still be able to traverse to their own directories. */
-		if ((st.st_mode & 07777) != 0711 && chmod(dirs[i], 0711) != 0) {
-			log_warn("chmod %s", dirs[i]);
-			return -1;
-		}
-	}
-	run_dir_sweep();
-	return 0;
-}
-
 /*
  * <run>/<id>    0711 root             traversable, not listable
  *   supervisor.lock 0600 root         flock'd by the live supervisor
@@ -1134,6 +835,9 @@ setup_jail_net(struct session *s)
 	s->fcfg.backend_len = s->bnet.addrlen;
 	s->fcfg.backend_desc = s->bnet.desc;
 	s->fcfg.max_conns = FORWARD_MAX_CONNS;
+	/* https: TLS stays end to end, the forwarder cannot frame it */
+	s->fcfg.http = strncasecmp(s->spec->backend, "http://", 7) == 0;
+	s->fcfg.netlog_fd = s->fcfg.pcap_fd = -1;
 	slog_event("browser_net", json_pack("{s:s, s:i}", "backend",
 	    s->bnet.desc, "max_conns", FORWARD_MAX_CONNS));
 	return 0;
@@ -1198,80 +902,61 @@ log_session_start(struct session *s)
 	    sp->watermark_layout)));
 }
 
-/*
- * The test hook (configure --enable-test-hooks): CDSGATE_TEST_VIOLATE in
- * the operator's environment, "[ROLE:]CALL", makes a confined child
- * commit one forbidden call right after its filter is loaded: CALL is
- * open, socket, execve or ptrace; ROLE is worker (the default), xvfb
- * (before its exec) or forward.  No client can reach it; it can only
- * make a process die.
- */
+/* The test hook (gateway/testhook.h): which role dies by which call. */
 static int
 setup_test_hook(struct session *s)
 {
-#ifdef ENABLE_TEST_HOOKS
-	static const char *const calls[] = { "open", "socket", "execve",
-	    "ptrace", NULL };
-	static const enum role hookable[] = { ROLE_WORKER, ROLE_XVFB,
-	    ROLE_FORWARD };
-	const char *v = getenv("CDSGATE_TEST_VIOLATE"), *call, *colon;
-	enum role r = ROLE_WORKER;
-	size_t i, n;
+	const char *name, *call;
+	int r, got = test_hook_get(&name, &call);
 
-	if (v == NULL || *v == '\0')
-		return 0;
-	call = v;
-	if ((colon = strchr(v, ':')) != NULL) {
-		n = (size_t)(colon - v);
-		for (i = 0; i < sizeof(hookable) / sizeof(hookable[0]); i++)
-			if (strlen(roles[hookable[i]].name) == n &&
-			    strncmp(v, roles[hookable[i]].name, n) == 0)
-				break;
-		if (i == sizeof(hookable) / sizeof(hookable[0]))
-			goto bad;
-		r = hookable[i];
-		call = colon + 1;
+	if (got <= 0)
+		return got;
+	for (r = 0; r < ROLE_COUNT && strcmp(roles[r].name, name) != 0; r++)
+		;
+	if (r == ROLE_COUNT) {
+		log_warnx("test hook: no %s role in this build", name);
+		return -1;
 	}
-	for (i = 0; calls[i] != NULL; i++)
-		if (strcmp(call, calls[i]) == 0)
-			break;
-	if (calls[i] == NULL)
-		goto bad;
-	s->violate[r] = calls[i];
+	s->violate[r] = call;
 	log_warnx("test hook: the %s will call %s() after its filter",
-	    roles[r].name, calls[i]);
+	    roles[r].name, call);
 	slog_event("test_hook", json_pack("{s:s, s:s}", "role", roles[r].name,
-	    "violate", calls[i]));
+	    "violate", call));
 	return 0;
-bad:
-	log_warnx("CDSGATE_TEST_VIOLATE=%s: want [worker:|xvfb:|forward:]"
-	    "open|socket|execve|ptrace", v);
-	return -1;
-#else
-	(void)s;
-	return 0;
-#endif
 }
 
-/* mkdir -p for the recording directory: root's, 0700 where we make it. */
+/* <record dir>/<id>.<ext>, O_EXCL, 0600 root, for the forwarder; logged
+ * as `event`.  The fd, or -1 (logged: the session does not start). */
 static int
-record_dir_make(const char *dir)
+evidence_open(struct session *s, const char *ext, const char *event,
+    char path[PATH_MAX])
 {
-	char p[PATH_MAX];
-	size_t i, n = strlen(dir);
+	const char *dir = s->spec->record_dir;
+	char name[96];		/* record_name is at most 64 */
+	int fd = -1;
 
-	if (n == 0 || n >= sizeof(p))
-		return errno = ENAMETOOLONG, -1;
-	memcpy(p, dir, n + 1);
-	for (i = 1; i <= n; i++) {
-		if (p[i] != '/' && p[i] != '\0')
-			continue;
-		p[i] = '\0';
-		if (mkdir(p, 0700) != 0 && errno != EEXIST)
-			return -1;
-		p[i] = i < n ? '/' : '\0';
+	snprintf(name, sizeof(name), "%s.%s", s->spec->record_name != NULL ?
+	    s->spec->record_name : s->id, ext);
+	if (path_join(path, dir, name) != 0 || (fd = open(path, O_WRONLY |
+	    O_CREAT | O_EXCL | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0600)) < 0) {
+		log_warn("cannot create %s in %s", name, dir);
+		slog_event("record_failed", json_pack("{s:s, s:s}", "dir", dir,
+		    "error", strerror(errno)));
+		return -1;
 	}
-	return 0;
+	slog_event(event, json_pack("{s:s}", "file", path));
+	return fd;
+}
+
+/* Our copies of the forwarder's evidence fds are not needed again. */
+static void
+evidence_handed_over(int *netlog_fd, int *pcap_fd)
+{
+	if (*netlog_fd >= 0)
+		close(*netlog_fd);
+	if (*pcap_fd >= 0)
+		close(*pcap_fd);
+	*netlog_fd = *pcap_fd = -1;
 }
 
 /*
@@ -1283,20 +968,40 @@ static int
 setup_record(struct session *s)
 {
 	const char *dir = s->spec->record_dir;
-	char name[SESSION_ID_BYTES * 2 + 8];
+	char name[80], why[PATH_MAX + 100];
 
-	snprintf(name, sizeof(name), "%s.cdsrec", s->id);
+	snprintf(name, sizeof(name), "%s.cdsrec", s->spec->record_name != NULL ?
+	    s->spec->record_name : s->id);
+	if (record_dir_make(dir) == 0 && !record_dir_has_room(dir,
+	    s->spec->record_min_free_mb, why, sizeof(why))) {
+		log_warnx("%s (a session that cannot be recorded does not "
+		    "start)", why);
+		slog_event("disk_full", json_pack("{s:s, s:s}", "dir", dir,
+		    "error", why));
+		return SESSION_EXIT_DISK_FULL;
+	}
 	if (record_dir_make(dir) != 0 ||
 	    path_join(s->record_path, dir, name) != 0 ||
 	    (s->record_fd = open(s->record_path, O_WRONLY | O_CREAT | O_EXCL |
 	    O_NOFOLLOW | O_CLOEXEC, 0600)) < 0) {
 		log_warn("cannot create the session recording in %s "
 		    "(a session that cannot be recorded does not start)", dir);
+		s->record_path[0] = '\0';	/* not ours to seal */
 		slog_event("record_failed", json_pack("{s:s, s:s}", "dir", dir,
 		    "error", strerror(errno)));
-		return -1;
+		return SESSION_EXIT_CONFIG;
 	}
 	slog_event("record_open", json_pack("{s:s}", "file", s->record_path));
+	/* Beside it, the forwarder's network log and, if the policy asks,
+	   its capture (docs/recording-format.md). */
+	if ((s->netlog_fd = evidence_open(s, "network.jsonl", "netlog_open",
+	    s->netlog_path)) < 0)
+		return -1;
+	if (s->spec->network_capture != NULL &&
+	    strcmp(s->spec->network_capture, "pcapng") == 0 &&
+	    (s->pcap_fd = evidence_open(s, "pcapng", "capture_open",
+	    s->pcap_path)) < 0)
+		return -1;
 	return 0;
 }
 
@@ -1305,6 +1010,7 @@ static int
 session_setup(struct session *s)
 {
 	const struct session_spec *sp = s->spec;
+	int r;
 
 	if (setup_check(s) != 0)
 		return SESSION_EXIT_CONFIG;
@@ -1319,8 +1025,8 @@ session_setup(struct session *s)
 	if (setup_listen(s) != 0)
 		return SESSION_EXIT_FAILED;
 	log_session_start(s);
-	if (setup_record(s) != 0)
-		return SESSION_EXIT_CONFIG;
+	if ((r = setup_record(s)) != 0)
+		return r;
 	if (setup_dir(s) != 0 || setup_files(s) != 0)
 		return SESSION_EXIT_FAILED;
 	return -1;
@@ -1392,11 +1098,8 @@ worker_config_fill(struct session *s)
 	w->password = s->password;
 	w->ws_token = s->ws_token;
 	w->ws_origins = (const char *const *)sp->ws_origins;
-	w->tls_cert = s->tls_cert;
-	w->tls_cert_len = s->tls_cert_len;
-	w->tls_key = s->tls_key;
-	w->tls_key_len = s->tls_key_len;
-	w->creds = s->creds;
+	w->tls_ipc = s->tls_ipc[1];
+	w->tls_users = s->creds != NULL ? (unsigned)creds_count(s->creds) : 0;
 	w->allow_plain = spec_allow_plain(sp);
 	w->width = sp->width;
 	w->height = sp->height;
@@ -1420,6 +1123,58 @@ worker_config_fill(struct session *s)
 	w->watermark_layout = sp->watermark_layout;
 }
 
+static void
+tls_ipc_close(struct session *s)
+{
+	int i;
+
+	for (i = 0; i < 2; i++)
+		if (s->tls_ipc[i] >= 0)
+			close(s->tls_ipc[i]);
+	s->tls_ipc[0] = s->tls_ipc[1] = -1;
+}
+
+/*
+ * The tls process first, so that the worker is forked from a supervisor
+ * that no longer holds the key or the credentials: both are wiped and
+ * freed here, before the worker exists (a fork copies our memory).
+ */
+static int
+start_tls(struct session *s)
+{
+	struct tlsfront_config *t = &s->tcfg;
+	int r = 0;
+
+	if (s->tls_cert == NULL)
+		return 0;
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0,
+	    s->tls_ipc) != 0) {
+		log_warn("tls: socketpair");
+		return -1;
+	}
+	s->wcfg.tls_ipc = s->tls_ipc[1];
+	memset(t, 0, sizeof(*t));
+	t->ipc_fd = s->tls_ipc[0];
+	t->tls_cert = s->tls_cert;
+	t->tls_cert_len = s->tls_cert_len;
+	t->tls_key = s->tls_key;
+	t->tls_key_len = s->tls_key_len;
+	t->creds = s->creds;
+	t->inner_password = s->password;
+	t->allow_plain = spec_allow_plain(s->spec);
+	t->test_violate = s->violate[ROLE_TLS];
+	if (child_spawn(s, ROLE_TLS) != 0)
+		r = -1;
+	explicit_bzero(s->tls_key, s->tls_key_len);
+	free(s->tls_key);
+	s->tls_key = NULL;
+	creds_free(s->creds);
+	s->creds = NULL;
+	t->tls_key = NULL;
+	t->creds = NULL;
+	return r;
+}
+
 static int
 start_children(struct session *s)
 {
@@ -1430,6 +1185,10 @@ start_children(struct session *s)
 		return -1;
 	}
 	worker_config_fill(s);
+	if (start_tls(s) != 0) {
+		session_stop(s, "tls_failed", SESSION_EXIT_FAILED);
+		return -1;
+	}
 	if (child_spawn(s, ROLE_WORKER) != 0) {
 		session_stop(s, "worker_failed", SESSION_EXIT_FAILED);
 		return -1;
@@ -1438,17 +1197,17 @@ start_children(struct session *s)
 	explicit_bzero(s->password, strlen(s->password));
 	if (s->ws_token != NULL)
 		explicit_bzero(s->ws_token, strlen(s->ws_token));
-	if (s->tls_key != NULL)
-		explicit_bzero(s->tls_key, s->tls_key_len);
-	creds_free(s->creds);
-	s->creds = NULL;
+	tls_ipc_close(s);
 	close(s->record_fd);	/* the worker's now, and only its */
 	s->record_fd = -1;
 
+	s->fcfg.netlog_fd = s->netlog_fd;
+	s->fcfg.pcap_fd = s->pcap_fd;
 	if (child_spawn(s, ROLE_FORWARD) != 0) {
 		session_stop(s, "forward_failed", SESSION_EXIT_FAILED);
 		return -1;
 	}
+	evidence_handed_over(&s->netlog_fd, &s->pcap_fd);
 	memset(&bp, 0, sizeof(bp));
 	bp.url = s->spec->backend;
 	bp.display = s->display_name;
@@ -1666,6 +1425,29 @@ reap_everything(const struct session *s)
 	}
 }
 
+/*
+ * The worker logs record_closed when it closed its recording; when it
+ * could not (killed, disk full) the supervisor does, from the file: the
+ * digest of what is there, and that it is cut short.
+ */
+static void
+record_seal_log(const struct session *s)
+{
+	struct record_seal rs;
+	char err[256];
+
+	if (s->record_path[0] == '\0' ||
+	    record_seal(s->record_path, &rs, err, sizeof(err)) != RECORD_OK ||
+	    !rs.truncated)
+		return;
+	slog_event("record_closed", json_pack("{s:s, s:s, s:I, s:I, s:I, "
+	    "s:b, s:s, s:s}", "file", s->record_path, "sha256", rs.sha256,
+	    "size", (json_int_t)rs.size, "frames", (json_int_t)rs.frames,
+	    "duration_us", (json_int_t)rs.duration_us, "truncated", 1,
+	    "reason", rs.reason, "end", s->stop_reason != NULL ?
+	    s->stop_reason : ""));
+}
+
 static void
 session_teardown(struct session *s)
 {
@@ -1675,7 +1457,7 @@ session_teardown(struct session *s)
 	s->stopping = 1;
 	/* Clients of X first, then X. */
 	roles_stop(s, (1u << ROLE_BROWSER) | (1u << ROLE_WORKER) |
-	    (1u << ROLE_FORWARD));
+	    (1u << ROLE_FORWARD) | (1u << ROLE_TLS));
 	roles_stop(s, 1u << ROLE_XVFB);
 	reap_everything(s);
 	/* An Xvfb that was killed (not one that exited) leaves its files. */
@@ -1689,7 +1471,14 @@ session_teardown(struct session *s)
 		unlink(s->record_path);
 		close(s->record_fd);
 		s->record_fd = -1;
+		s->record_path[0] = '\0';
 	}
+	if (s->netlog_fd >= 0)		/* no forwarder ever had them */
+		unlink(s->netlog_path);
+	if (s->pcap_fd >= 0)
+		unlink(s->pcap_path);
+	evidence_handed_over(&s->netlog_fd, &s->pcap_fd);
+	record_seal_log(s);
 	if (s->dir_made) {
 		dirfd = open(SESSION_RUN_DIR, O_RDONLY | O_DIRECTORY |
 		    O_CLOEXEC);
@@ -1729,6 +1518,7 @@ session_free(struct session *s)
 		close(s->dir_lock);
 	if (s->record_fd >= 0)
 		close(s->record_fd);
+	evidence_handed_over(&s->netlog_fd, &s->pcap_fd);
 	free(s);
 }
 
@@ -1746,9 +1536,11 @@ session_run(const struct session_spec *spec, FILE *ready_out)
 	}
 	umask(077);	/* anything made without an explicit mode is ours */
 	s->spec = spec;
-	s->verbose = log_verbose = spec->verbose;
+	s->verbose = spec->verbose;
+	log_set_verbose(spec->verbose);
 	s->sigfd = s->listen_fd = s->xvfb_pipe = s->dir_lock = -1;
-	s->record_fd = -1;
+	s->record_fd = s->netlog_fd = s->pcap_fd = -1;
+	s->tls_ipc[0] = s->tls_ipc[1] = -1;
 	s->bnet.netns_fd = s->bnet.listen_fd = s->xsock_fd = -1;
 	for (r = 0; r < ROLE_COUNT; r++)
 		s->child[r].pid = s->child[r].pgid = -1;
@@ -1761,6 +1553,7 @@ session_run(const struct session_spec *spec, FILE *ready_out)
 	else if (start_children(s) == 0 && session_announce(s, ready_out))
 		session_loop(s);
 	notify_send("STOPPING=1");
+	tls_ipc_close(s);
 	session_teardown(s);
 	stop = json_pack("{s:s, s:i, s:i, s:i}", "reason", s->stop_reason,
 	    "exit", s->exit_code, "duration_s",

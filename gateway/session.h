@@ -12,6 +12,8 @@
  *   xvfb     cdsgate          the session ends (no display, no session)
  *   worker   cdsgate          the session ends (it is the session)
  *   forward  cdsgate-browser  the session ends (the browser's only way out)
+ *   tls      cdsgate          the session ends (with --tls-cert: the only
+ *                             holder of the TLS key and the credentials)
  *   browser  cdsgate-browser  restarted with back-off; too many => end
  *                             (in its jail: pid 1 of its own pid namespace,
  *                             loopback-only network, allow-list root)
@@ -25,12 +27,14 @@
 
 #include <stdio.h>
 
+#include "gateway/supervise-log.h"	/* log_warn and friends */
 #include "policy/spec.h"
 
 /* Exit statuses of `cdsgated run-session`: a contract with scripts. */
 #define SESSION_EXIT_OK		0	/* ended: signal, idle, max duration */
 #define SESSION_EXIT_FAILED	1	/* a child or the set-up failed */
 #define SESSION_EXIT_CONFIG	2	/* bad arguments or environment */
+#define SESSION_EXIT_DISK_FULL	3	/* the record dir is (nearly) full */
 
 /* Session directories live here (each 0711 root, inner dirs 0700 owned
  * by the one user that needs them). */
@@ -51,12 +55,5 @@
  * the SESSION_EXIT_* statuses.
  */
 int	session_run(const struct session_spec *spec, FILE *ready_out);
-
-/* Operator diagnostics on stderr ("cdsgated: ..."); the session's
- * events go to the JSON log (gateway/slog.h).  log_warn appends
- * strerror(errno). */
-void	log_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-void	log_warnx(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-void	log_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 #endif

@@ -47,7 +47,7 @@ slog_fd(void)
 }
 
 /* RFC 3339 UTC timestamp with microseconds. */
-static void
+void
 slog_ts(char *buf, size_t len)
 {
 	struct timeval tv;

@@ -8,7 +8,8 @@
  * builds full recording on this.
  *
  * Every line: {"ts": RFC 3339 UTC with microseconds, "session": id,
- *              "proc": "supervisor"|"worker"|"forward", "event": name, ...fields}.
+ *              "proc": "supervisor"|"worker"|"forward"|"tls", "event": name,
+ *              ...fields}.
  * Events — supervisor: session_start, display_ready, ready, child_start,
  * child_exit, browser_restart, browser_net, session_stop (reason); worker:
  * connect, disconnect (reason), auth_fail, client_refused, key_filtered,
@@ -17,6 +18,8 @@
  * (LibVNCServer's own messages, rate limited), and the TLS front door's
  * front_door, tls_handshake, auth_ok (docs/tls.md), record_closed
  * (sha256, size) and record_failed (docs/gateway.md, "The recording");
+ * tls (the TLS key holder): tls_start, tls_stop, tls_handshake, auth_ok,
+ * auth_fail, client_refused, relay_end of the connections it was handed;
  * supervisor also record_open and record_failed; forwarder:
  * forward_start, net_open, net_close, net_refused.
  */
@@ -31,6 +34,9 @@ int	slog_open(const char *path, const char *session, const char *proc);
 /* Re-tag after fork (the worker keeps the fd, changes proc). */
 void	slog_set_proc(const char *proc);
 int	slog_fd(void);
+/* The events' "ts": RFC 3339 UTC with microseconds (also the network
+ * log's, gateway/forward.c). */
+void	slog_ts(char *buf, size_t len);
 /* Log one event; fields (may be NULL) is consumed (json_decref'd).
  * Returns 0, or -1 if the line could not be written completely. */
 int	slog_event(const char *event, json_t *fields);

@@ -1,7 +1,8 @@
 /*
  * gateway/vencrypt.h — the front door: one TLS-protected connection
  * between a client and the session's RFB server (LibVNCServer), driven
- * by the worker's poll loop.
+ * by the tls process's poll loop (gateway/tlsfront.c); the library is in
+ * the worker, reached through a socketpair the worker hands over.
  *
  * LibVNCServer 0.9.14 has no server-side TLS for native RFB, so for a
  * native client the door speaks the start of RFB itself: version 3.8,

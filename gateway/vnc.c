@@ -33,11 +33,13 @@
 #include <jansson.h>
 #include <rfb/rfb.h>
 
+#include "common/ipc.h"
 #include "gateway/clipboard.h"
 #include "gateway/ratelimit.h"
 #include "gateway/slog.h"
-#include "gateway/vencrypt.h"
+#include "gateway/tlsipc.h"
 #include "gateway/vnc.h"
+#include "gateway/vncscreen.h"
 
 #define VNC_ACCEPT_BATCH	64	/* accepts per wake-up */
 #define VNC_RECHECK_US		20000	/* partial websocket request */
@@ -49,6 +51,23 @@ struct vnc_door {
 	int		 more;		/* partial request: re-check on a timer */
 	uint64_t	 recheck;
 	char		 addr[64];
+};
+
+/* A connection handed to the tls process, by slot (gateway/tlsipc.h). */
+enum vnc_front_state {
+	FRONT_FREE = 0,
+	FRONT_TLS,	/* at the tls process, not logged in: pre-auth */
+	FRONT_INNER,	/* logged in; ifd waits for the first bytes */
+	FRONT_LIBRARY	/* relayed into the library until TIPC_CLOSED */
+};
+
+struct vnc_front {
+	enum vnc_front_state	 state;
+	int			 ifd;		/* FRONT_INNER: the library's end */
+	int			 wss;
+	int			 encrypted;
+	char			 addr[64];
+	char			 user[CREDS_USER_MAX + 1];
 };
 
 struct vnc {
@@ -63,7 +82,8 @@ struct vnc {
 	const char		*handing_addr;	/* set around rfbNewClient */
 	const char		*handing_user;	/* ... VeNCrypt user or NULL */
 	int			 handing_tls;
-	struct vencrypt		*front[VNC_MAX_FRONT];	/* TLS front door */
+	struct vnc_front	 front[VNC_MAX_FRONT];	/* at the tls process */
+	const char		*tls_fatal;	/* the tls process failed us */
 	int			 relay_sndbuf;	/* library side of a relay */
 	struct tbucket		 auth_bucket;	/* authentication attempts */
 	struct tbucket		 refuse_bucket;	/* client_refused lines */
@@ -222,7 +242,7 @@ vnc_preauth_count(const struct vnc *v)
 	for (p = v->peers; p != NULL; p = p->next)
 		n += p->role == VNC_ROLE_PENDING;
 	for (i = 0; i < VNC_MAX_FRONT; i++)
-		n += v->front[i] != NULL && !vencrypt_attached(v->front[i]);
+		n += v->front[i].state == FRONT_TLS;
 	return n;
 }
 
@@ -410,92 +430,197 @@ vnc_handover(struct vnc *v, struct vnc_door *d)
 	v->handing_addr = NULL;
 }
 
-/* ---- the TLS front door (gateway/vencrypt.c) ------------------------ */
+/* ---- the TLS front door: handed to the tls process -------------------- */
 
+/*
+ * A connection that must speak TLS goes, descriptor and all, to the tls
+ * process (gateway/tlsfront.c, the protocol in gateway/tlsipc.h), which
+ * holds the key and the credentials; this process never does.  It asks
+ * back once the user has logged in (or a wss request is complete); we
+ * check what only we know (a role free, the websocket token and Origin)
+ * and answer with one end of a socketpair whose other end the library
+ * serves.  Its send buffer holds a whole raw frame, so the library
+ * rarely waits on the relay.
+ */
+_Static_assert(VNC_MAX_FRONT <= TIPC_SLOTS, "one tls slot per front entry");
+
+/* The tls process broke the protocol or is gone: the worker must end
+ * (the supervisor ends the session when the tls process exits). */
 static void
-vnc_front_drop(struct vnc *v, int i)
+vnc_tls_fatal(struct vnc *v, const char *why)
 {
-	vencrypt_free(v->front[i]);
-	v->front[i] = NULL;
+	if (v->tls_fatal == NULL)
+		v->tls_fatal = why;
 }
 
-/* Open the library side of an authenticated front-door connection: a
- * socketpair whose far end LibVNCServer serves like any client.  Its
- * send buffer holds a whole raw frame, because the library blocks on a
- * full socket and only this same loop could drain it.  NULL or why not. */
-static const char *
-vnc_front_inner(struct vnc *v, struct vencrypt *c)
+/* The door hands a connection to the tls process (VeNCrypt or wss). */
+static void
+vnc_front_take(struct vnc *v, struct vnc_door *d, enum tipc_mode mode)
 {
+	struct tipc_client m;
+	int i;
+
+	for (i = 0; i < VNC_MAX_FRONT && v->front[i].state != FRONT_FREE; i++)
+		;
+	if (i == VNC_MAX_FRONT || v->tls_fatal != NULL) {
+		vnc_refused(v, d->addr, "session busy");
+		vnc_door_close(d);
+		return;
+	}
+	memset(&m, 0, sizeof(m));
+	m.slot = (uint32_t)i;
+	m.mode = (uint32_t)mode;
+	snprintf(m.addr, sizeof(m.addr), "%s", d->addr);
+	if (ipc_send(v->prm.tls_ipc, &tipc_proto, TIPC_CLIENT, &m, sizeof(m),
+	    d->fd) != IPC_OK) {
+		vnc_tls_fatal(v, "cannot reach the tls process");
+		vnc_refused(v, d->addr, "TLS front door unavailable");
+		vnc_door_close(d);
+		return;
+	}
+	v->front[i].state = FRONT_TLS;
+	snprintf(v->front[i].addr, sizeof(v->front[i].addr), "%s", d->addr);
+	vnc_door_close(d);	/* the tls process has its own copy */
+}
+
+/* Say no to the tls process; it tells the client and closes. */
+static void
+vnc_front_refuse(struct vnc *v, uint32_t slot, const char *why)
+{
+	struct tipc_refuse r;
+
+	memset(&r, 0, sizeof(r));
+	r.slot = slot;
+	snprintf(r.reason, sizeof(r.reason), "%s", why);
+	if (ipc_send(v->prm.tls_ipc, &tipc_proto, TIPC_REFUSE, &r, sizeof(r),
+	    -1) != IPC_OK)
+		vnc_tls_fatal(v, "cannot reach the tls process");
+}
+
+/* The library's side for a logged-in client: a socketpair; the far end
+ * goes to the tls process, ours waits for its first bytes. */
+static const char *
+vnc_front_inner(struct vnc *v, uint32_t slot)
+{
+	struct tipc_slot m = { slot };
 	int sv[2];
 
-	if (!vnc_role_free(v))
-		return "session busy";
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0,
 	    sv) != 0)
 		return "socketpair failed";
 	(void)setsockopt(sv[1], SOL_SOCKET, SO_SNDBUF, &v->relay_sndbuf,
 	    sizeof(v->relay_sndbuf));
-	if (sv[1] >= FD_SETSIZE || vencrypt_attach(c, sv[0]) != 0) {
+	if (sv[1] >= FD_SETSIZE) {
 		close(sv[0]);
 		close(sv[1]);
 		return "descriptor limit";
 	}
-	v->handing_addr = vencrypt_addr(c);
-	v->handing_user = vencrypt_user(c);
-	v->handing_tls = vencrypt_encrypted(c);
-	(void)rfbNewClient(v->screen, sv[1]);	/* closes sv[1] on refusal */
-	v->handing_addr = v->handing_user = NULL;
-	v->handing_tls = 0;
+	if (ipc_send(v->prm.tls_ipc, &tipc_proto, TIPC_INNER, &m, sizeof(m),
+	    sv[0]) != IPC_OK) {
+		close(sv[0]);
+		close(sv[1]);
+		vnc_tls_fatal(v, "cannot reach the tls process");
+		return "TLS front door unavailable";
+	}
+	close(sv[0]);
+	v->front[slot].ifd = sv[1];
+	v->front[slot].state = FRONT_INNER;
 	return NULL;
 }
 
-/* Act on what the front door asks for (until it asks for nothing). */
-static void
-vnc_front_event(struct vnc *v, int i, enum vencrypt_event ev, uint64_t now)
+/* TIPC_WANT: a client logged in (or sent a whole wss request). */
+static int
+vnc_answer_want(void *ctx, struct ipc_msg *msg)
 {
-	struct vencrypt *c = v->front[i];
-	const char *why;
+	struct vnc *v = ctx;
+	static struct tipc_want m;	/* 4 KiB: not on the stack */
+	struct vnc_front *f;
+	const char *why = NULL;
+	char *req;
 
-	while (ev != VENCRYPT_CONTINUE) {
-		if (ev == VENCRYPT_CLOSED) {
-			vnc_front_drop(v, i);
-			return;
-		}
-		why = ev == VENCRYPT_WS_REQUEST ?
-		    vnc_ws_check(v, vencrypt_request(c)) : NULL;
-		if (why == NULL)
-			why = vnc_front_inner(v, c);
-		if (why != NULL)
-			vencrypt_refuse(c, why, now);
-		ev = vencrypt_handle(c, now);
-	}
+	memcpy(&m, msg->data, sizeof(m));
+	if (m.slot >= VNC_MAX_FRONT || v->front[m.slot].state != FRONT_TLS ||
+	    memchr(m.user, '\0', sizeof(m.user)) == NULL ||
+	    memchr(m.request, '\0', sizeof(m.request)) == NULL ||
+	    strlen(m.user) > CREDS_USER_MAX)
+		return -1;
+	f = &v->front[m.slot];
+	memcpy(f->user, m.user, strlen(m.user) + 1);
+	f->encrypted = m.encrypted != 0;
+	req = m.request;
+	f->wss = req[0] != '\0';
+	if (f->wss && strncmp(req, "GET ", 4) != 0)
+		why = "not a websocket request";
+	else if (f->wss)
+		why = vnc_ws_check(v, req);
+	if (why == NULL && !vnc_role_free(v))
+		why = "session busy";
+	if (why == NULL)
+		why = vnc_front_inner(v, m.slot);
+	if (why != NULL)
+		vnc_front_refuse(v, m.slot, why);
+	explicit_bzero(&m, sizeof(m));
+	return 0;
 }
 
-/* The door hands a connection to the front door (VeNCrypt or wss). */
-static void
-vnc_front_take(struct vnc *v, struct vnc_door *d, enum vencrypt_mode mode,
-    uint64_t now)
+/* TIPC_CLOSED: the tls process is done with a connection. */
+static int
+vnc_answer_closed(void *ctx, struct ipc_msg *msg)
 {
-	struct vencrypt_params prm = {
-		.tls = v->prm.tls, .creds = v->prm.creds,
-		.inner_password = v->passwords[0],
-		.allow_plain = v->prm.allow_plain,
-		.auth_bucket = &v->auth_bucket, .clock = v->prm.clock,
-		.log_bucket = &v->refuse_bucket, .log_quiet = &v->refused_quiet,
-	};
-	int i;
+	struct vnc *v = ctx;
+	struct tipc_slot m;
+	struct vnc_front *f;
 
-	for (i = 0; i < VNC_MAX_FRONT && v->front[i] != NULL; i++)
-		;
-	if (i == VNC_MAX_FRONT ||
-	    vencrypt_alloc(&v->front[i], d->fd, d->addr, mode, &prm, now) != 0) {
-		vnc_refused(v, d->addr, "session busy");
-		vnc_door_close(d);
-		return;
-	}
-	d->fd = -1;	/* transferred */
-	d->more = 0;
-	vnc_front_event(v, i, vencrypt_handle(v->front[i], now), now);
+	memcpy(&m, msg->data, sizeof(m));
+	if (m.slot >= VNC_MAX_FRONT || v->front[m.slot].state == FRONT_FREE)
+		return -1;
+	f = &v->front[m.slot];
+	if (f->ifd >= 0)
+		close(f->ifd);
+	memset(f, 0, sizeof(*f));
+	f->ifd = -1;
+	return 0;
+}
+
+/* What the tls process may send us: one handler per type. */
+static const struct ipc_handler vnc_tls_permit[] = {
+	{ TIPC_WANT, vnc_answer_want },
+	{ TIPC_CLOSED, vnc_answer_closed },
+};
+
+/* One message from the tls process; anything wrong ends the worker. */
+static void
+vnc_tls_dispatch(struct vnc *v)
+{
+	const struct ipc_peer peer = { v->prm.tls_ipc, "tls", &tipc_proto,
+	    vnc_tls_permit, sizeof(vnc_tls_permit) / sizeof(vnc_tls_permit[0]) };
+	int st = ipc_dispatch(&peer, v, NULL);
+
+	if (st == IPC_EOF)
+		vnc_tls_fatal(v, "the tls process closed its socket");
+	else if (st == IPC_EHANDLER)
+		vnc_tls_fatal(v, "the tls process named a slot in the wrong "
+		    "state");
+	else if (st != IPC_OK)
+		vnc_tls_fatal(v, ipc_strerror(st));
+}
+
+/* The tls process wrote its first bytes into the pair (our RFB version
+ * or the wss request): LibVNCServer's websocket sniff finds them at
+ * once, so rfbNewClient never waits. */
+static void
+vnc_front_attach(struct vnc *v, struct vnc_front *f)
+{
+	int fd = f->ifd;
+
+	f->ifd = -1;
+	f->state = FRONT_LIBRARY;
+	v->handing_addr = f->addr;
+	v->handing_user = f->user;
+	v->handing_tls = f->encrypted;
+	(void)rfbNewClient(v->screen, fd);	/* closes fd on refusal */
+	v->handing_addr = v->handing_user = NULL;
+	v->handing_tls = 0;
 }
 
 /* Size the relays' library-side send buffer: a raw full frame. */
@@ -503,9 +628,11 @@ static void
 vnc_front_setup(struct vnc *v)
 {
 	size_t frame = (size_t)v->prm.width * v->prm.height * 4 + 65536;
-	int sv[2], got = 0;
+	int sv[2], got = 0, i;
 	socklen_t len = sizeof(got);
 
+	for (i = 0; i < VNC_MAX_FRONT; i++)
+		v->front[i].ifd = -1;
 	v->relay_sndbuf = frame > INT32_MAX / 2 ? INT32_MAX / 2 : (int)frame;
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) == 0) {
 		(void)setsockopt(sv[1], SOL_SOCKET, SO_SNDBUF, &v->relay_sndbuf,
@@ -514,11 +641,11 @@ vnc_front_setup(struct vnc *v)
 		close(sv[0]);
 		close(sv[1]);
 	}
-	slog_event("front_door", json_pack("{s:b, s:b, s:I, s:I, s:I, s:b}",
-	    "tls", 1, "allow_plain", v->prm.allow_plain,
-	    "users", (json_int_t)creds_count(v->prm.creds),
+	slog_event("front_door", json_pack("{s:b, s:b, s:I, s:I, s:I, s:b, "
+	    "s:s}", "tls", 1, "allow_plain", v->prm.allow_plain,
+	    "users", (json_int_t)v->prm.tls_users,
 	    "frame_bytes", (json_int_t)frame, "relay_sndbuf", (json_int_t)got,
-	    "relay_fits_frame", (size_t)got >= frame));
+	    "relay_fits_frame", (size_t)got >= frame, "key_holder", "tls"));
 }
 
 /* Look at what a waiting connection has sent, without consuming it. */
@@ -534,8 +661,8 @@ vnc_door_check(struct vnc *v, struct vnc_door *d, uint64_t now)
 		/* RFB clients wait for the server to speak first. */
 		if (vnc_since(now, d->t0) < VNC_SNIFF_US || d->more)
 			return;
-		if (v->prm.tls != NULL)
-			vnc_front_take(v, d, VENCRYPT_MODE_RFB, now);
+		if (v->prm.tls_ipc >= 0)
+			vnc_front_take(v, d, TIPC_MODE_RFB);
 		else
 			vnc_handover(v, d);
 		return;
@@ -545,12 +672,12 @@ vnc_door_check(struct vnc *v, struct vnc_door *d, uint64_t now)
 		return;
 	}
 	buf[n] = '\0';
-	if (buf[0] == '\x16' && v->prm.tls != NULL && v->prm.ws_token != NULL) {
-		vnc_front_take(v, d, VENCRYPT_MODE_WSS, now);
+	if (buf[0] == '\x16' && v->prm.tls_ipc >= 0 && v->prm.ws_token != NULL) {
+		vnc_front_take(v, d, TIPC_MODE_WSS);
 		return;
 	}
 	if (buf[0] == '\x16' || buf[0] == '\x80')
-		why = v->prm.tls != NULL ? "websockets disabled" :
+		why = v->prm.tls_ipc >= 0 ? "websockets disabled" :
 		    "TLS not offered here";
 	else if (strncmp(buf, "GET ", (size_t)n < 4 ? (size_t)n : 4) != 0)
 		why = "unexpected bytes before the server greeting";
@@ -752,40 +879,17 @@ vnc_ptr(int mask, int x, int y, rfbClientPtr cl)
 
 /* ---- set-up and teardown ---------------------------------------------- */
 
-static void
-vnc_screen_format(rfbScreenInfoPtr s, const struct vnc_params *prm)
-{
-	s->serverFormat.bitsPerPixel = 32;
-	s->serverFormat.depth = 24;
-	s->serverFormat.bigEndian = FALSE;
-	s->serverFormat.trueColour = TRUE;
-	s->serverFormat.redMax = 255;
-	s->serverFormat.greenMax = 255;
-	s->serverFormat.blueMax = 255;
-	s->serverFormat.redShift = (uint8_t)prm->red_shift;
-	s->serverFormat.greenShift = (uint8_t)prm->green_shift;
-	s->serverFormat.blueShift = (uint8_t)prm->blue_shift;
-}
-
-/* Everything the library would otherwise decide by default. */
+/* Everything the library would otherwise decide by default, beyond
+ * vnc_screen_new()'s (port 0 there: we accept, the library never
+ * listens). */
 static void
 vnc_screen_policy(struct vnc *v, rfbScreenInfoPtr s)
 {
-	s->screenData = v;
-	s->desktopName = "cdsgate";
-	s->port = 0;			/* we accept; the library never listens */
-	s->ipv6port = 0;
-	s->httpPort = 0;
-	s->http6Port = 0;
 	s->httpDir = NULL;
-	s->autoPort = FALSE;
-	s->alwaysShared = TRUE;		/* a client cannot kick another out */
 	s->neverShared = FALSE;
 	s->dontDisconnect = TRUE;
 	s->deferUpdateTime = 0;		/* the worker paces frames itself */
 	s->handleEventsEagerly = FALSE;	/* one message per peer per wake-up */
-	s->ignoreSIGPIPE = TRUE;
-	s->permitFileTransfer = FALSE;
 	s->getFileTransferPermission = NULL;
 	s->setTextChat = NULL;
 	s->xvpHook = NULL;
@@ -816,16 +920,14 @@ int
 vnc_open(struct vnc **vp, const struct vnc_params *prm,
     const struct vnc_ops *ops)
 {
-	char arg0[] = "cdsgate-worker", *argv[] = { arg0, NULL };
-	int argc = 1, i, st, fl;
+	int i, st, fl;
 	struct vnc *v;
 
 	*vp = NULL;
 	if (prm->password == NULL || prm->password[0] == '\0' ||
 	    prm->listen_fd < 0 || prm->width == 0 || prm->height == 0 ||
 	    prm->framebuffer == NULL || prm->clock == NULL ||
-	    (prm->tls != NULL && prm->creds == NULL) ||
-	    (prm->tls == NULL && !prm->allow_plain))
+	    (prm->tls_ipc < 0 && !prm->allow_plain))
 		return VNC_ECONFIG;
 	/* accept(2) in a batch must never block the loop. */
 	if ((fl = fcntl(prm->listen_fd, F_GETFL)) < 0 ||
@@ -837,28 +939,36 @@ vnc_open(struct vnc **vp, const struct vnc_params *prm,
 	v->ops = *ops;
 	for (i = 0; i < VNC_MAX_PREAUTH; i++)
 		v->door[i].fd = -1;
+	for (i = 0; i < VNC_MAX_FRONT; i++)
+		v->front[i].ifd = -1;
 	st = VNC_ENOMEM;
 	if ((v->passwords[0] = strdup(prm->password)) == NULL)
 		goto out;
 	tbucket_init(&v->auth_bucket, 0.5, 5, prm->clock());
-	tbucket_init(&v->refuse_bucket, 5, 20, prm->clock());
+	/* With TLS the session's budget (5 a second, bursts of 20) is
+	   split with the tls process, which writes most such lines (every
+	   handshake and login): a fifth is ours. */
+	if (prm->tls_ipc >= 0)
+		tbucket_init(&v->refuse_bucket, 1, 4, prm->clock());
+	else
+		tbucket_init(&v->refuse_bucket, 5, 20, prm->clock());
 	tbucket_init(&vnc_log_bucket, 20, 200, prm->clock());
 	vnc_current = v;
 	rfbLog = vnc_log_info;
 	rfbErr = vnc_log_err;
 	rfbMaxClientWait = VNC_CLIENT_WAIT_MS;
 	st = VNC_ELIB;
-	v->screen = rfbGetScreen(&argc, argv, (int)prm->width,
-	    (int)prm->height, 8, 3, 4);
+	v->screen = vnc_screen_new("cdsgate", (int)prm->width,
+	    (int)prm->height, prm->red_shift, prm->green_shift,
+	    prm->blue_shift, v);
 	if (v->screen == NULL)
 		goto out;
-	vnc_screen_format(v->screen, prm);
 	vnc_screen_policy(v, v->screen);
 	v->screen->frameBuffer = prm->framebuffer;
 	rfbSetServerVersionIdentity(v->screen, "cdsgate");  /* not the library's */
 	rfbInitServer(v->screen);
 	vnc_warm_up_des();
-	if (prm->tls != NULL)
+	if (prm->tls_ipc >= 0)
 		vnc_front_setup(v);
 	*vp = v;
 	v = NULL;	/* transferred */
@@ -881,7 +991,8 @@ vnc_close(struct vnc *v)
 	for (p = v->peers; p != NULL; p = p->next)
 		p->close_reason = "the session ends";
 	for (i = 0; i < VNC_MAX_FRONT; i++)
-		vnc_front_drop(v, i);
+		if (v->front[i].ifd >= 0)
+			close(v->front[i].ifd);
 	if (v->screen != NULL) {
 		rfbShutdownServer(v->screen, TRUE);
 		free(v->screen->versionString);	/* 0.9.14 leaks it */
@@ -890,6 +1001,8 @@ vnc_close(struct vnc *v)
 	}
 	if (v->prm.listen_fd >= 0)
 		close(v->prm.listen_fd);
+	if (v->prm.tls_ipc >= 0)
+		close(v->prm.tls_ipc);
 	if (v->passwords[0] != NULL) {
 		explicit_bzero(v->passwords[0], strlen(v->passwords[0]));
 		free(v->passwords[0]);
@@ -975,9 +1088,11 @@ vnc_pollfds(struct vnc *v, struct pollfd *pfd, size_t max)
 	for (i = 0; i < VNC_MAX_PREAUTH && n < max; i++)
 		if (v->door[i].fd >= 0 && !v->door[i].more)
 			pfd[n++] = (struct pollfd){ v->door[i].fd, POLLIN, 0 };
-	for (i = 0; i < VNC_MAX_FRONT; i++)
-		if (v->front[i] != NULL)
-			n += vencrypt_pollfds(v->front[i], pfd + n, max - n);
+	if (v->prm.tls_ipc >= 0 && v->tls_fatal == NULL && n < max)
+		pfd[n++] = (struct pollfd){ v->prm.tls_ipc, POLLIN, 0 };
+	for (i = 0; i < VNC_MAX_FRONT && n < max; i++)
+		if (v->front[i].state == FRONT_INNER)
+			pfd[n++] = (struct pollfd){ v->front[i].ifd, POLLIN, 0 };
 	it = rfbGetClientIterator(v->screen);
 	while ((cl = rfbClientIteratorNext(it)) != NULL && n < max) {
 		if (cl->sock == RFB_INVALID_SOCKET || (cl->clientData != NULL &&
@@ -995,7 +1110,7 @@ vnc_front_of(const struct vnc *v, int fd)
 	int i;
 
 	for (i = 0; i < VNC_MAX_FRONT; i++)
-		if (v->front[i] != NULL && vencrypt_owns(v->front[i], fd))
+		if (v->front[i].state == FRONT_INNER && v->front[i].ifd == fd)
 			return i;
 	return -1;
 }
@@ -1025,8 +1140,10 @@ vnc_handle(struct vnc *v, const struct pollfd *pfd, size_t n, uint64_t now)
 			vnc_accept(v, now);
 		else if ((d = vnc_door_of(v, pfd[i].fd)) != NULL)
 			vnc_door_check(v, d, now);
+		else if (pfd[i].fd == v->prm.tls_ipc)
+			vnc_tls_dispatch(v);
 		else if ((f = vnc_front_of(v, pfd[i].fd)) >= 0)
-			vnc_front_event(v, f, vencrypt_handle(v->front[f], now), now);
+			vnc_front_attach(v, &v->front[f]);
 		else
 			clients = 1;
 	}
@@ -1068,9 +1185,6 @@ vnc_tick(struct vnc *v, uint64_t now)
 		    (!d->more && vnc_since(now, d->t0) >= VNC_SNIFF_US))
 			vnc_door_check(v, d, now);
 	}
-	for (i = 0; i < VNC_MAX_FRONT; i++)
-		if (v->front[i] != NULL)
-			vnc_front_event(v, i, vencrypt_tick(v->front[i], now), now);
 	if (vnc_expire_handshakes(v, now) | vnc_gate_preauth(v, now))
 		vnc_process(v, now);
 }
@@ -1090,10 +1204,6 @@ vnc_next_deadline(const struct vnc *v)
 		if (t == 0 || d < t)
 			t = d;
 	}
-	for (i = 0; i < VNC_MAX_FRONT; i++)
-		if (v->front[i] != NULL &&
-		    (d = vencrypt_deadline(v->front[i])) != 0 && (t == 0 || d < t))
-			t = d;
 	for (p = v->peers; p != NULL; p = p->next) {
 		if (p->role != VNC_ROLE_PENDING)
 			continue;
@@ -1200,4 +1310,10 @@ vnc_set_cursor(struct vnc *v, unsigned w, unsigned h, unsigned xhot,
 	c->alphaPreMultiplied = FALSE;
 	rfbSetCursor(v->screen, c);
 	return VNC_OK;
+}
+
+const char *
+vnc_fatal(const struct vnc *v)
+{
+	return v->tls_fatal;
 }

@@ -12,9 +12,10 @@
  * peer is only handed to the library's reader once its whole (fixed
  * size) handshake message has arrived, so a truncated handshake cannot
  * stall the loop.  With a TLS certificate, native RFB clients and wss
- * connections are passed on to the TLS front door (gateway/vencrypt.h),
- * which reaches the library through a socketpair once the user has
- * logged in; unencrypted VNC and ws:// are refused unless allowed.
+ * connections are handed to the tls process (gateway/tlsfront.h, which
+ * holds the key and credentials), which reaches the library through a
+ * socketpair we give it once the user has logged in; unencrypted VNC and
+ * ws:// are refused unless allowed.
  * Behind the door:
  * VNC password authentication, one interactive client, optionally one
  * view-only observer.  Key and pointer events go to the callbacks in
@@ -29,7 +30,6 @@
 #include <stdint.h>
 
 #include "gateway/kiosk.h"
-#include "gateway/tls.h"
 #include "policy/creds.h"
 
 #define VNC_MAX_PREAUTH		2	/* connections before authentication */
@@ -92,8 +92,10 @@ struct vnc_params {
 	const char		*ws_token;	/* NULL: websockets refused */
 	const char *const	*ws_origins;	/* NULL: same host only */
 	int			 allow_observer;
-	struct tls_ctx		*tls;		/* NULL: no TLS front door */
-	const struct creds	*creds;		/* VeNCrypt users (with tls) */
+	int			 tls_ipc;	/* socket to the tls process
+						   (gateway/tlsipc.h); -1: no
+						   TLS front door */
+	unsigned		 tls_users;	/* VeNCrypt users (for the log) */
 	int			 allow_plain;	/* unencrypted VNC/ws allowed */
 	unsigned		 width, height;
 	int			 red_shift, green_shift, blue_shift;
@@ -130,6 +132,9 @@ int	 vnc_set_cursor(struct vnc *v, unsigned w, unsigned h, unsigned xhot,
  * outlive the client (a string constant): its disconnect event names it. */
 void	 vnc_disconnect(struct vnc *v, struct vnc_peer *p,
 	    const char *reason);
+/* Why the worker must end (the tls process broke the protocol or went
+ * away), or NULL. */
+const char *vnc_fatal(const struct vnc *v);
 /* Authenticated clients right now. */
 int	 vnc_viewers(const struct vnc *v);
 

@@ -29,11 +29,11 @@
 #include <jansson.h>
 #include <rfb/rfbproto.h>
 
+#include "common/digest.h"
 #include "gateway/input.h"
 #include "gateway/kiosk.h"
 #include "gateway/ratelimit.h"
 #include "gateway/slog.h"
-#include "gateway/tls.h"
 #include "gateway/vnc.h"
 #include "gateway/watermark.h"
 #include "gateway/worker.h"
@@ -52,7 +52,6 @@ struct worker {
 	struct x11		*x;
 	struct input		*in;
 	struct vnc		*v;
-	struct tls_ctx		*tls;
 	struct ratelimit	 rl;
 	int			 sigfd;
 	sigset_t		 oldmask;
@@ -70,6 +69,7 @@ struct worker {
 	struct record_writer	*rec;		/* the session recording */
 	int			 rec_fd2;	/* a dup, for its size at close */
 	int			 rec_failed;
+	int			 disk_full;	/* the failure was ENOSPC */
 	int			 px, py;	/* last pointer position */
 	struct watermark	*wm;		/* NULL: watermark off */
 	uint64_t		 wm_next;	/* realtime us of the next text */
@@ -113,12 +113,21 @@ worker_rec_t(const struct worker *w, uint64_t now)
 static void
 worker_rec_check(struct worker *w, int rc)
 {
+	int e;
+
 	if (rc == RECORD_OK || w->rec_failed)
 		return;
 	w->rec_failed = 1;
 	w->stop = 1;
 	slog_event("record_failed", json_pack("{s:s, s:s}", "error",
 	    record_strerror(rc), "detail", record_writer_error(w->rec)));
+	e = record_writer_errno(w->rec);
+	if (e == ENOSPC || e == EDQUOT) {	/* closed at the last good chunk */
+		w->disk_full = 1;
+		slog_event("disk_full", json_pack("{s:s, s:I}", "detail",
+		    record_writer_error(w->rec), "size",
+		    (json_int_t)record_writer_size(w->rec)));
+	}
 }
 
 static void
@@ -235,10 +244,10 @@ worker_rec_open(struct worker *w)
 static void
 worker_rec_close(struct worker *w)
 {
-	uint8_t d[32];
-	char hex[65];
+	uint8_t d[DIGEST_LEN];
+	char hex[DIGEST_HEX_SIZE];
 	struct stat st;
-	int rc, i;
+	int rc;
 
 	slog_set_tap(NULL, NULL);
 	if (w->rec == NULL)
@@ -252,8 +261,7 @@ worker_rec_close(struct worker *w)
 		w->rec_failed = 1;
 		return;
 	}
-	for (i = 0; i < 32; i++)
-		snprintf(hex + 2 * i, 3, "%02x", d[i]);
+	digest_to_hex(d, hex);
 	slog_event("record_closed", json_pack("{s:s, s:I}", "sha256", hex,
 	    "size", fstat(w->rec_fd2, &st) == 0 ? (json_int_t)st.st_size :
 	    (json_int_t)-1));
@@ -698,6 +706,14 @@ worker_loop(struct worker *w)
 		w->damage |= (bits & X11_EV_DAMAGE) != 0;
 		w->cursor |= (bits & X11_EV_CURSOR) != 0;
 		vnc_handle(w->v, pfd + 2, n - 2, now);
+		/* The tls process is gone or broke the protocol: fail
+		   closed (unless we are stopping anyway: it got SIGTERM
+		   right after us). */
+		if (vnc_fatal(w->v) != NULL && !w->stop) {
+			slog_event("protocol_error", json_pack("{s:s}",
+			    "what", vnc_fatal(w->v)));
+			return -1;
+		}
 	}
 	return 0;
 }
@@ -731,7 +747,7 @@ worker_open_vnc(struct worker *w)
 		.ws_token = cfg->ws_token,
 		.ws_origins = cfg->ws_origins,
 		.allow_observer = cfg->allow_observer,
-		.tls = w->tls, .creds = cfg->creds,
+		.tls_ipc = cfg->tls_ipc, .tls_users = cfg->tls_users,
 		.allow_plain = cfg->allow_plain,
 		.width = f->width, .height = f->height,
 		.red_shift = f->red_shift, .green_shift = f->green_shift,
@@ -779,27 +795,6 @@ worker_confine(struct worker *w)
 	return 0;
 }
 
-/* The TLS context, before the loop: no files are opened later.  Our
- * copy of the key is wiped as soon as OpenSSL has parsed it. */
-static int
-worker_open_tls(struct worker *w)
-{
-	const struct worker_config *cfg = w->cfg;
-	char err[256] = "";
-	int st;
-
-	if (cfg->tls_cert == NULL)
-		return 0;
-	st = tls_ctx_alloc(&w->tls, cfg->tls_cert, cfg->tls_cert_len,
-	    cfg->tls_key, cfg->tls_key_len, err, sizeof(err));
-	explicit_bzero(cfg->tls_key, cfg->tls_key_len);
-	if (st != TLS_OK) {
-		worker_setup_failed("tls", err[0] ? err : tls_strerror(st));
-		return -1;
-	}
-	return 0;
-}
-
 static int
 worker_setup(struct worker *w, const struct worker_config *cfg)
 {
@@ -830,8 +825,6 @@ worker_setup(struct worker *w, const struct worker_config *cfg)
 		worker_setup_failed("input", input_strerror(st));
 		return -1;
 	}
-	if (worker_open_tls(w) != 0)
-		return -1;
 	if ((st = worker_open_vnc(w)) != VNC_OK) {
 		worker_setup_failed("vnc", vnc_strerror(st));
 		return -1;
@@ -848,7 +841,6 @@ worker_teardown(struct worker *w)
 	worker_rec_close(w);
 	if (w->rec_fd2 >= 0)
 		close(w->rec_fd2);
-	tls_ctx_free(w->tls);
 	input_close(w->in);
 	x11_close(w->x);
 	watermark_free(w->wm);
@@ -870,6 +862,8 @@ worker_main(const struct worker_config *cfg)
 	if (cfg == NULL || worker_setup(&w, cfg) != 0)
 		goto out;
 	st = worker_loop(&w) == 0 && !w.rec_failed ? 0 : 1;
+	if (w.disk_full)
+		st = WORKER_EXIT_DISK_FULL;
 out:
 	worker_teardown(&w);
 	return st;

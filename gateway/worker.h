@@ -16,7 +16,6 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "policy/creds.h"
 
 struct ratelimit_config {
 	double		 key_rate;	/* key presses/s sustained (10) */
@@ -29,6 +28,9 @@ struct ratelimit_config {
 	int		 alarm_disconnect; /* on alarm, disconnect the client */
 };
 
+/* worker_main's status when the recording's disk filled up (else 0/1) */
+#define WORKER_EXIT_DISK_FULL	3
+
 struct worker_config {
 	const char		*session_id;
 	const char		*display;	/* ":N" */
@@ -39,11 +41,10 @@ struct worker_config {
 	const char		*ws_token;	/* NULL: websockets refused */
 	const char *const	*ws_origins;	/* allowed Origin values; NULL-terminated;
 					   NULL = same host only */
-	char			*tls_cert;	/* PEM; NULL = no TLS front door */
-	size_t			 tls_cert_len;
-	char			*tls_key;	/* PEM; wiped once loaded */
-	size_t			 tls_key_len;
-	const struct creds	*creds;		/* VeNCrypt users */
+	int			 tls_ipc;	/* socket to the tls process, which
+					   holds the TLS key and the
+					   credentials; -1 = no TLS */
+	unsigned		 tls_users;	/* how many (for the log) */
 	int			 allow_plain;	/* unencrypted VNC/ws allowed */
 	unsigned		 width, height;
 	struct ratelimit_config	 limits;

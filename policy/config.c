@@ -60,6 +60,25 @@ const struct config_option config_options[] = {
 	  OFF(session_expires_max), "largest expires_in accepted, s" },
 	{ "session_idle_timeout", CONFIG_UINT, 0, 604800, "1800", 0,
 	  OFF(session_idle_timeout), "a session ends after this idle, s" },
+	{ "mount_backend", CONFIG_STRING, 0, 0, "embedded", 0,
+	  OFF(mount_backend), "where a mount goes when the request names no "
+	  "backend: \"embedded\" (mount_dir) or \"postgres\"" },
+	{ "pg_conninfo", CONFIG_STRING, 0, 0, NULL, 1, OFF(pg_conninfo),
+	  "libpq conninfo of the custodian's admin role (the PostgreSQL "
+	  "backend; prefer peer auth over a password here)" },
+	{ "pg_reader_role", CONFIG_STRING, 0, 0, NULL, 1, OFF(pg_reader_role),
+	  "the BI tool's login role: SELECT on mounted datasets only" },
+	{ "record_dir", CONFIG_PATH, 0, 0, "/var/lib/cdsgate/recordings", 0,
+	  OFF(record_dir), "sessions' recordings, <record_dir>/<id>.cdsrec" },
+	{ "record_min_free_mb", CONFIG_UINT, 0, 1048576, "64", 0,
+	  OFF(record_min_free_mb), "refuse a session start below this much "
+	  "free space in record_dir, MB (0 = no check)" },
+	{ "retention_max_bytes", CONFIG_UINT, 0, 1e15, "0", 0,
+	  OFF(retention_max_bytes), "closed recordings beyond this total "
+	  "are expired, oldest first (0 = no limit)" },
+	{ "retention_max_age_days", CONFIG_UINT, 0, 36500, "0", 0,
+	  OFF(retention_max_age_days), "closed recordings older than this "
+	  "are expired (0 = kept)" },
 };
 const size_t config_noptions =
     sizeof(config_options) / sizeof(config_options[0]);
@@ -181,6 +200,18 @@ config_check(const struct gw_config *c, struct policy_error *err)
 	if ((c->tls_cert[0] == '\0') != (c->tls_key[0] == '\0'))
 		return policy_error_set(err, POLICY_EINPUT,
 		    "tls_cert and tls_key go together");
+	if ((c->pg_conninfo[0] == '\0') != (c->pg_reader_role[0] == '\0'))
+		return policy_error_set(err, POLICY_EINPUT,
+		    "pg_conninfo and pg_reader_role go together");
+	if (strcmp(c->mount_backend, "embedded") != 0 &&
+	    strcmp(c->mount_backend, "postgres") != 0)
+		return policy_error_set(err, POLICY_EINPUT, "mount_backend: "
+		    "\"embedded\" or \"postgres\", not \"%s\"",
+		    c->mount_backend);
+	if (strcmp(c->mount_backend, "postgres") == 0 &&
+	    c->pg_conninfo[0] == '\0')
+		return policy_error_set(err, POLICY_EINPUT, "mount_backend "
+		    "\"postgres\" needs pg_conninfo and pg_reader_role");
 	if (c->session_expires_default > c->session_expires_max)
 		return policy_error_set(err, POLICY_EINPUT,
 		    "session_expires_default exceeds session_expires_max");

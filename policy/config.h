@@ -58,9 +58,16 @@ struct gw_config {
 	char		tls_key[CONFIG_STR_MAX];
 	char		session_policy[CONFIG_STR_MAX];	/* a --policy file */
 	char		secrets_dir[CONFIG_STR_MAX];	/* root's, 0700 */
+	char		mount_backend[CONFIG_STR_MAX];	/* embedded|postgres */
+	char		pg_conninfo[CONFIG_STR_MAX];	/* "": no PostgreSQL */
+	char		pg_reader_role[CONFIG_STR_MAX];
 	unsigned long	session_expires_default;	/* seconds */
 	unsigned long	session_expires_max;		/* seconds */
 	unsigned long	session_idle_timeout;		/* seconds */
+	char		record_dir[CONFIG_STR_MAX];	/* the recordings */
+	unsigned long	record_min_free_mb;		/* refuse below */
+	unsigned long	retention_max_bytes;		/* 0 = no limit */
+	unsigned long	retention_max_age_days;		/* 0 = kept */
 	/* derived from session_ports */
 	unsigned	port_lo, port_hi;
 };

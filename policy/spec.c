@@ -31,9 +31,11 @@
 static int	check_backend(const char *, struct policy_error *);
 static int	check_listen(const char *, struct policy_error *);
 static int	check_recipient(const char *, struct policy_error *);
+static int	check_record_name(const char *, struct policy_error *);
 static int	check_origin(const char *, struct policy_error *);
 static int	check_watermark_text(const char *, struct policy_error *);
 static int	check_watermark_layout(const char *, struct policy_error *);
+static int	check_capture(const char *, struct policy_error *);
 
 #define OFF(f)	offsetof(struct session_spec, f)
 #define BOTH	(SPEC_CLI | SPEC_FILE)
@@ -83,8 +85,21 @@ const struct spec_option spec_options[] = {
 	  "clients log in with (refused if group/world readable)" },
 	{ "record_dir", SPEC_PATH, SPEC_CLI, 0, 0,
 	  "/var/lib/cdsgate/recordings", OFF(record_dir), "DIR", NULL,
-	  "write the session recording to DIR/<session-id>.cdsrec (made "
-	  "0600 root); a session that cannot be recorded does not start" },
+	  "write the session recording to DIR/<session-id>.cdsrec and its "
+	  "network log to DIR/<session-id>.network.jsonl (made 0600 root); "
+	  "a session that cannot be recorded does not start" },
+	{ "network_capture", SPEC_STRING, BOTH, 0, 0, "none",
+	  OFF(network_capture), "none|pcapng", check_capture,
+	  "pcapng: also capture every byte the browser and the backend "
+	  "exchange to DIR/<session-id>.pcapng beside the recording" },
+	{ "record_name", SPEC_STRING, SPEC_CLI, 0, 0, NULL, OFF(record_name),
+	  "NAME", check_record_name,
+	  "name the recording DIR/NAME.cdsrec instead of the session id "
+	  "(`cdsgated serve` passes the api's session id)" },
+	{ "record_min_free_mb", SPEC_UINT, SPEC_CLI, 0, 1048576, "64",
+	  OFF(record_min_free_mb), "MB", NULL,
+	  "refuse to start when the record dir has less free space (0 = no "
+	  "check); a full disk mid-session ends it (disk_full)" },
 	{ "allow_plain_vnc", SPEC_BOOL, BOTH, 0, 1, NULL,
 	  OFF(allow_plain_vnc), NULL, NULL,
 	  "also allow unencrypted VNC authentication and ws:// (default: "
@@ -204,6 +219,33 @@ check_recipient(const char *v, struct policy_error *err)
 		    strchr("._@+-", v[i]) == NULL)
 			return policy_error_set(err, POLICY_EINPUT,
 			    "character %zu is not one of A-Z a-z 0-9 . _ @ + -",
+			    i + 1);
+	return POLICY_OK;
+}
+
+/* network_capture: the two values the forwarder knows. */
+static int
+check_capture(const char *v, struct policy_error *err)
+{
+	if (strcmp(v, "none") != 0 && strcmp(v, "pcapng") != 0)
+		return policy_error_set(err, POLICY_EINPUT,
+		    "must be \"none\" or \"pcapng\"");
+	return POLICY_OK;
+}
+
+/* A file name stem: 1 to 64 of A-Z a-z 0-9 . _ -, no leading dot. */
+static int
+check_record_name(const char *v, struct policy_error *err)
+{
+	size_t n = strlen(v), i;
+
+	if (n == 0 || n > 64 || v[0] == '.')
+		return policy_error_set(err, POLICY_EINPUT,
+		    "must have 1 to 64 characters and not start with '.'");
+	for (i = 0; i < n; i++)
+		if (!isalnum((unsigned char)v[i]) && strchr("._-", v[i]) == NULL)
+			return policy_error_set(err, POLICY_EINPUT,
+			    "character %zu is not one of A-Z a-z 0-9 . _ -",
 			    i + 1);
 	return POLICY_OK;
 }

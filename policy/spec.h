@@ -96,6 +96,8 @@ struct session_spec {
 	char		*tls_key;	/* PEM key (mode 0600 or stricter) */
 	char		*credentials_file; /* VeNCrypt "user:secret" lines */
 	char		*record_dir;	/* <dir>/<id>.cdsrec: the recording */
+	char		*record_name;	/* NULL: the session id */
+	unsigned	 record_min_free_mb;	/* refuse below; 0 = no check */
 
 	/* the session policy: command line or policy file */
 	unsigned	 width, height;
@@ -115,6 +117,7 @@ struct session_spec {
 	char		*watermark_text;	/* template: %r %s %t %% */
 	double		 watermark_opacity;
 	char		*watermark_layout;	/* "tile" or "corner" */
+	char		*network_capture;	/* "none" or "pcapng" */
 };
 
 /* A parsed http(s) URL: what the browser policy and checks need. */

@@ -13,10 +13,10 @@
 #include <unistd.h>
 
 #include <fcntl.h>
-#include <openssl/evp.h>
 #include <zstd.h>
 
 #include "common/buf.h"
+#include "common/digest.h"
 #include "record/record-int.h"
 
 const char *
@@ -231,25 +231,9 @@ record_scatter(uint8_t *fb, uint32_t width, const uint8_t *raw,
 	}
 }
 
+/* The record API's name for digest_file (kept for its callers). */
 int
 record_file_sha256(const char *path, uint8_t digest[32])
 {
-	uint8_t b[65536];
-	EVP_MD_CTX *c = EVP_MD_CTX_new();
-	ssize_t n = 0;
-	unsigned int dl;
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK), rc = RECORD_EIO;
-
-	if (c == NULL || fd == -1 || EVP_DigestInit_ex(c, EVP_sha256(), NULL) != 1)
-		goto out;
-	while ((n = read(fd, b, sizeof(b))) > 0 || (n < 0 && errno == EINTR))
-		if (n > 0 && EVP_DigestUpdate(c, b, (size_t)n) != 1)
-			goto out;
-	if (n == 0 && EVP_DigestFinal_ex(c, digest, &dl) == 1)
-		rc = RECORD_OK;
-out:
-	if (fd != -1)
-		close(fd);
-	EVP_MD_CTX_free(c);
-	return rc;
+	return digest_file(path, digest) == DIGEST_OK ? RECORD_OK : RECORD_EIO;
 }

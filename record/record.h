@@ -187,6 +187,28 @@ const char *record_reader_error(const struct record_reader *r);
  * audit log holds for a closed recording. */
 int	record_file_sha256(const char *path, uint8_t digest[32]);
 
+/* ---- sealing (record/seal.c): what record_closed says ---- */
+struct record_seal {
+	char		sha256[65];	/* hex, of every byte in the file */
+	uint64_t	size;
+	uint64_t	frames;		/* keyframes + deltas intact */
+	uint64_t	duration_us;	/* time of the last intact chunk */
+	int		truncated;	/* no valid END chunk */
+	char		reason[160];	/* why it is cut ("" when complete) */
+};
+
+/* Digest, size, frames, duration of a finished recording (read as
+ * untrusted); a damaged or cut file is not an error, a missing one is. */
+int	record_seal(const char *path, struct record_seal *out, char *err,
+	    size_t errlen);
+/* mkdir -p, 0700 where made; 0 or -1 (errno). */
+int	record_dir_make(const char *dir);
+/* 1 if dir has at least min_mb MB free (0 = no check), else 0 and why. */
+int	record_dir_has_room(const char *dir, unsigned long min_mb, char *why,
+	    size_t whylen);
+/* The errno of the writer's sticky failure (ENOSPC: disk full), or 0. */
+int	record_writer_errno(const struct record_writer *w);
+
 /* ---- typed text (record/text.c) ---- */
 /* Rebuilds what was typed from key presses: printable keysyms as UTF-8,
  * BackSpace deletes a character, Return/Enter is a newline, Tab a tab.

@@ -26,10 +26,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include <openssl/evp.h>
 #include <zlib.h>
 #include <zstd.h>
 
+#include "common/digest.h"
 #include "record/record-int.h"
 
 #define LEVEL_KEYFRAME	3
@@ -44,6 +44,7 @@ struct record_writer {
 	int			 fd;
 	int			 status;	/* sticky */
 	char			 err[160];
+	int			 err_no;	/* errno of a failed write */
 	struct record_header	 h;
 	uint64_t		 size;
 	uint64_t		 last_t;
@@ -60,7 +61,7 @@ struct record_writer {
 	uint8_t			*chunk;		/* header + largest payload + CRC */
 	size_t			 chunk_cap;
 	ZSTD_CCtx		*zc;
-	EVP_MD_CTX		*sha;
+	struct digest		*sha;
 };
 
 /* Record the first failure; every later call returns it. */
@@ -69,6 +70,7 @@ fail(struct record_writer *w, int status, const char *what)
 {
 	if (w->status == RECORD_OK) {
 		w->status = status;
+		w->err_no = status == RECORD_EIO ? errno : 0;
 		snprintf(w->err, sizeof(w->err), "%s%s%s", what,
 		    status == RECORD_EIO ? ": " : "",
 		    status == RECORD_EIO ? strerror(errno) : "");
@@ -98,7 +100,7 @@ emit(struct record_writer *w, uint32_t type, size_t len, uint64_t t_us)
 	n += RECORD_CHUNK_TRL;
 	if (record_write_all(w->fd, w->chunk, n) != RECORD_OK)
 		return fail(w, RECORD_EIO, "write");
-	if (EVP_DigestUpdate(w->sha, w->chunk, n) != 1)
+	if (digest_update(w->sha, w->chunk, n) != DIGEST_OK)
 		return fail(w, RECORD_ENOMEM, "sha256");
 	w->size += n;
 	w->nchunks++;
@@ -127,11 +129,11 @@ writer_alloc(const struct record_header *h, struct record_writer **wp)
 	w->shadow = malloc(fb);
 	w->chunk = malloc(w->chunk_cap);
 	w->zc = ZSTD_createCCtx();
-	w->sha = EVP_MD_CTX_new();
+	w->sha = digest_alloc();
 	if (w->raw == NULL || w->prev == NULL || w->shadow == NULL ||
 	    w->chunk == NULL || w->zc == NULL || record_zstd_window(w->zc,
 	    fb) != RECORD_OK ||
-	    w->sha == NULL || EVP_DigestInit_ex(w->sha, EVP_sha256(), NULL) != 1) {
+	    w->sha == NULL) {
 		w->status = RECORD_ENOMEM;
 		record_writer_close(w, NULL);
 		return RECORD_ENOMEM;
@@ -455,7 +457,6 @@ finish(struct record_writer *w)
 int
 record_writer_close(struct record_writer *w, uint8_t digest[32])
 {
-	unsigned int dlen = 0;
 	int rc;
 
 	if (w == NULL)
@@ -464,12 +465,12 @@ record_writer_close(struct record_writer *w, uint8_t digest[32])
 	if (rc == RECORD_OK && w->fd != -1)
 		rc = finish(w);
 	if (digest != NULL && w->sha != NULL &&
-	    EVP_DigestFinal_ex(w->sha, digest, &dlen) != 1 && rc == RECORD_OK)
+	    digest_final(w->sha, digest) != DIGEST_OK && rc == RECORD_OK)
 		rc = RECORD_ENOMEM;
 	if (w->fd != -1 && close(w->fd) == -1 && rc == RECORD_OK)
 		rc = RECORD_EIO;
 	ZSTD_freeCCtx(w->zc);
-	EVP_MD_CTX_free(w->sha);
+	digest_free(w->sha);
 	free(w->raw);
 	free(w->prev);
 	free(w->shadow);
@@ -483,6 +484,12 @@ const char *
 record_writer_error(const struct record_writer *w)
 {
 	return w->err;
+}
+
+int
+record_writer_errno(const struct record_writer *w)
+{
+	return w != NULL ? w->err_no : 0;
 }
 
 uint64_t

@@ -523,6 +523,72 @@ static const struct sandbox_errno api_deny[] = {
 	DENY_PROBES,
 };
 
+/* ---- TLS: the session's TLS key holder (gateway/tlsfront.c) ---------
+ * Loaded after the key is parsed (and wiped), libgcrypt's DES and one
+ * scrypt warmed up, before it reads a byte.  It is handed every client
+ * socket and relay end over its SOCK_SEQPACKET socket to the worker
+ * (recvmsg with SCM_RIGHTS), runs TLS and VeNCrypt on them, and copies
+ * bytes.  It makes no socket of any kind (not even socketpair: the
+ * worker makes the relay's pair), accepts nothing, opens nothing. */
+static const int tls_allow[] = {
+	/* clients, relays and the worker's socket: fds it was handed */
+	__NR_read, __NR_write, __NR_recvfrom, __NR_sendto,
+	__NR_recvmsg, __NR_sendmsg, __NR_close,
+	/* the loop and its signalfd; memory (mmap/mprotect checked) */
+	SERVER_LOOP,
+	/* identity queries (OpenSSL's fork check), locks, the end */
+	__NR_getpid, __NR_gettid, __NR_futex,
+	/* OpenSSL's DRBG reseeds; jansson; scrypt salts are not made here */
+	__NR_getrandom,
+	__NR_exit, __NR_exit_group,
+};
+
+static const struct sandbox_argrule tls_checked[] = {
+	FSTAT_BY_FD,
+	FCNTL_BASIC,
+	NO_EXEC(__NR_mmap), NO_EXEC(__NR_mprotect),
+};
+
+static const struct sandbox_errno tls_deny[] = {
+	DENY_PROBES,
+};
+
+/* ---- PGMOUNT: the api's PostgreSQL mounter (api/pgrunner.c) --------
+ * Answers MOUNT/UNMOUNT on its socketpair with the api: libpq connects
+ * to the analytics database (AF_UNIX or TCP, maybe TLS), reads
+ * ~/.pgpass and the passwd entry, and the CSV is read from the release
+ * dir.  No exec, no fork, no bind/listen/accept, no writes to files
+ * but its fds (it opens read-only: O_WRONLY/O_RDWR/O_CREAT are not
+ * checked by the filter, so the user's file modes are what stop them).
+ * From `strace -f` of pgmount and test 039. */
+static const int pgmount_allow[] = {
+	/* the api's requests; the server connection */
+	__NR_connect, __NR_getsockopt, __NR_setsockopt, __NR_getsockname,
+	__NR_getpeername, __NR_sendto, __NR_recvfrom, __NR_sendmsg,
+	__NR_recvmsg, __NR_shutdown,
+	/* the CSV, ~/.pgpass, /etc/passwd, TLS configuration */
+	__NR_openat, __NR_close, __NR_read, __NR_write, __NR_pread64,
+	__NR_lseek, __NR_fstat, __NR_newfstatat, __NR_faccessat,
+	__NR_readlinkat, __NR_getdents64,
+	OLD_PATH_CALLS
+	SERVER_LOOP,
+	__NR_getuid, __NR_geteuid, __NR_getgid, __NR_getegid, __NR_getpid,
+	__NR_gettid, __NR_futex, __NR_getrandom, __NR_uname,
+	__NR_exit, __NR_exit_group,
+};
+
+static const struct sandbox_argrule pgmount_checked[] = {
+	/* the server's socket: local or TCP/IP, nothing else */
+	SOCKET_DOMAIN(AF_UNIX), SOCKET_DOMAIN(AF_INET), SOCKET_DOMAIN(AF_INET6),
+	IOCTL_REQ(FIONBIO), IOCTL_REQ(FIONREAD),
+	FCNTL_BASIC,
+	NO_EXEC(__NR_mmap), NO_EXEC(__NR_mprotect),
+};
+
+static const struct sandbox_errno pgmount_deny[] = {
+	DENY_PROBES,
+};
+
 #define RULES(nm, pfx, fl) { nm, pfx##_allow, N(pfx##_allow), \
 	pfx##_checked, N(pfx##_checked), pfx##_deny, N(pfx##_deny), fl }
 
@@ -540,6 +606,9 @@ static const struct sandbox_rules profiles[SANDBOX_PROFILE_COUNT] = {
 	    SANDBOX_SIGNAL_SELF, audit_dirfd, N(audit_dirfd) },
 	[SANDBOX_PROFILE_GATE] = RULES("gate", gate, SANDBOX_SIGNAL_SELF),
 	[SANDBOX_PROFILE_API] = RULES("api", api, SANDBOX_SIGNAL_SELF),
+	[SANDBOX_PROFILE_TLS] = RULES("tls", tls, SANDBOX_SIGNAL_SELF),
+	[SANDBOX_PROFILE_PGMOUNT] = RULES("pgmount", pgmount,
+	    SANDBOX_SIGNAL_SELF),
 };
 
 const struct sandbox_rules *

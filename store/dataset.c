@@ -21,7 +21,8 @@
 #include "store/store-int.h"
 
 #define DATASET_COLS "id, name, raw_sha256, job_sha256, state, created," \
-	" updated, mount_version, output_path, reason, job_spec, report"
+	" updated, mount_version, output_path, reason, job_spec, report," \
+	" mount_backend"
 
 static const char *const state_names[] = {
 	[STORE_DATASET_IMPORTING] = "importing",
@@ -165,19 +166,32 @@ int
 store_dataset_mount(struct store *s, int64_t id, const char *raw_sha256,
     const char *job_sha256, int64_t now, int64_t *version)
 {
+	return store_dataset_mount_on(s, id, raw_sha256, job_sha256,
+	    "embedded", now, version);
+}
+
+int
+store_dataset_mount_on(struct store *s, int64_t id, const char *raw_sha256,
+    const char *job_sha256, const char *backend, int64_t now,
+    int64_t *version)
+{
 	sqlite3_stmt *st;
 	int rc;
 
+	if (strcmp(backend, "embedded") != 0 && strcmp(backend, "postgres"))
+		return STORE_EINVAL;
 	if ((rc = store_tx_begin(s)) != STORE_OK)
 		return rc;
 	if ((rc = mount_refusal(s, id, raw_sha256, job_sha256)) != STORE_OK)
 		return store_tx_end(s, rc);
 	if ((rc = store_prepare(s, "UPDATE datasets SET state = 'mounted',"
-	    " mount_version = mount_version + 1, updated = ?2"
-	    " WHERE id = ?1 AND state = 'passed';", &st)) != STORE_OK)
+	    " mount_version = mount_version + 1, updated = ?2,"
+	    " mount_backend = ?3 WHERE id = ?1 AND state = 'passed';", &st))
+	    != STORE_OK)
 		return store_tx_end(s, rc);
 	sqlite3_bind_int64(st, 1, id);
 	sqlite3_bind_int64(st, 2, now);
+	sqlite3_bind_text(st, 3, backend, -1, SQLITE_STATIC);
 	rc = dataset_update(s, st, id);
 	if (rc == STORE_OK)
 		*version = store_count(s, "SELECT mount_version FROM datasets"
@@ -192,7 +206,8 @@ store_dataset_unmount(struct store *s, int64_t id, int64_t now)
 	int rc;
 
 	if ((rc = store_prepare(s, "UPDATE datasets SET state = 'passed',"
-	    " updated = ?2 WHERE id = ?1 AND state = 'mounted';", &st))
+	    " updated = ?2, mount_backend = '' WHERE id = ?1 AND"
+	    " state = 'mounted';", &st))
 	    != STORE_OK)
 		return rc;
 	sqlite3_bind_int64(st, 1, id);
@@ -218,6 +233,7 @@ dataset_row(sqlite3_stmt *st, struct store_dataset *d)
 	d->mount_version = sqlite3_column_int64(st, 7);
 	store_col_text(st, 8, d->output_path, sizeof(d->output_path));
 	store_col_text(st, 9, d->reason, sizeof(d->reason));
+	store_col_text(st, 12, d->mount_backend, sizeof(d->mount_backend));
 	d->job_spec = store_col_dup(st, 10);
 	d->report = store_col_dup(st, 11);
 	if (d->job_spec == NULL || (d->report == NULL &&

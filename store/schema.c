@@ -80,6 +80,23 @@ static const char *const migrations[] = {
 	" started INTEGER NOT NULL,"
 	" ended INTEGER);"
 	"CREATE INDEX recordings_by_session ON recordings(session);",
+
+	/* 1 -> 2: a recipient's allowed hours (store/hours.h), in a zone
+	   ('' = any time) ... */
+	"ALTER TABLE recipients ADD COLUMN allowed_hours TEXT NOT NULL"
+	" DEFAULT '' CHECK (length(allowed_hours) < 256);"
+	"ALTER TABLE recipients ADD COLUMN tz TEXT NOT NULL DEFAULT 'UTC'"
+	" CHECK (length(tz) BETWEEN 1 AND 63);"
+	/* ... and which backend a mounted dataset is in ('' unmounted;
+	   rows mounted before this migration were in the embedded one) */
+	"ALTER TABLE datasets ADD COLUMN mount_backend TEXT NOT NULL"
+	" DEFAULT '' CHECK (mount_backend IN ('', 'embedded', 'postgres'));"
+	"UPDATE datasets SET mount_backend = 'embedded'"
+	" WHERE state = 'mounted';",
+
+	/* 2 -> 3: retention removes recordings; the index keeps when. */
+	"ALTER TABLE recordings ADD COLUMN expired INTEGER;"
+	"CREATE INDEX recordings_by_path ON recordings(path);",
 };
 
 _Static_assert(sizeof(migrations) / sizeof(migrations[0]) ==

@@ -10,6 +10,7 @@
  */
 #include "config.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -305,6 +306,73 @@ store_recording_close(struct store *s, int64_t id, const char *sha256,
 	sqlite3_bind_text(st, 2, sha256, -1, SQLITE_STATIC);
 	sqlite3_bind_int64(st, 3, bytes);
 	sqlite3_bind_int64(st, 4, now);
+	if ((rc = store_step_done(s, st)) != STORE_OK)
+		return rc;
+	return sqlite3_changes(s->db) == 1 ? STORE_OK : STORE_ESTATE;
+}
+
+/* One row of recordings into *out. */
+static void
+recording_row(sqlite3_stmt *st, struct store_recording *out)
+{
+	const unsigned char *t;
+
+	memset(out, 0, sizeof(*out));
+	out->id = sqlite3_column_int64(st, 0);
+	t = sqlite3_column_text(st, 1);
+	snprintf(out->session, sizeof(out->session), "%s", t ? (const char *)t :
+	    "");
+	t = sqlite3_column_text(st, 2);
+	snprintf(out->path, sizeof(out->path), "%s", t ? (const char *)t : "");
+	t = sqlite3_column_text(st, 3);
+	snprintf(out->sha256, sizeof(out->sha256), "%s", t ? (const char *)t :
+	    "");
+	out->bytes = sqlite3_column_type(st, 4) == SQLITE_NULL ? -1 :
+	    sqlite3_column_int64(st, 4);
+	out->started = sqlite3_column_int64(st, 5);
+	out->ended = sqlite3_column_int64(st, 6);
+	out->expired = sqlite3_column_int64(st, 7);
+}
+
+int
+store_recording_find(struct store *s, const char *session,
+    const char *by_path, struct store_recording *out)
+{
+	sqlite3_stmt *st;
+	int rc;
+
+	if ((session == NULL) == (by_path == NULL))
+		return STORE_EINVAL;
+	if ((rc = store_prepare(s, session != NULL ?
+	    "SELECT id, session, path, sha256, bytes, started, ended, expired"
+	    " FROM recordings WHERE session = ?1 ORDER BY id DESC LIMIT 1;" :
+	    "SELECT id, session, path, sha256, bytes, started, ended, expired"
+	    " FROM recordings WHERE path = ?1 ORDER BY id DESC LIMIT 1;",
+	    &st)) != STORE_OK)
+		return rc;
+	sqlite3_bind_text(st, 1, session != NULL ? session : by_path, -1,
+	    SQLITE_STATIC);
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW)
+		recording_row(st, out);
+	sqlite3_finalize(st);
+	if (rc == SQLITE_ROW)
+		return STORE_OK;
+	return rc == SQLITE_DONE ? STORE_ENOTFOUND : store_status_of(rc);
+}
+
+int
+store_recording_expire(struct store *s, int64_t id, int64_t now)
+{
+	sqlite3_stmt *st;
+	int rc;
+
+	if ((rc = store_prepare(s, "UPDATE recordings SET expired = ?2"
+	    " WHERE id = ?1 AND ended IS NOT NULL AND expired IS NULL;", &st))
+	    != STORE_OK)
+		return rc;
+	sqlite3_bind_int64(st, 1, id);
+	sqlite3_bind_int64(st, 2, now);
 	if ((rc = store_step_done(s, st)) != STORE_OK)
 		return rc;
 	return sqlite3_changes(s->db) == 1 ? STORE_OK : STORE_ESTATE;

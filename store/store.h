@@ -20,7 +20,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define STORE_SCHEMA_VERSION	1
+#define STORE_SCHEMA_VERSION	3
 
 enum store_status {
 	STORE_OK = 0,
@@ -64,6 +64,8 @@ struct store_recipient {
 	int64_t		created;
 	int		disabled;
 	unsigned	max_sessions;	/* concurrent live sessions, >= 1 */
+	char		allowed_hours[256];	/* store/hours.h; "" any time */
+	char		tz[64];		/* IANA zone of the hours; "UTC" */
 };
 
 int	store_id_valid(const char *id);
@@ -71,6 +73,9 @@ int	store_recipient_add(struct store *s, const struct store_recipient *r);
 int	store_recipient_get(struct store *s, const char *id,
 	    struct store_recipient *r);
 int	store_recipient_disable(struct store *s, const char *id);
+/* New allowed hours and zone (both checked: STORE_EINVAL). */
+int	store_recipient_set_hours(struct store *s, const char *id,
+	    const char *allowed_hours, const char *tz);
 /* Calls fn for each recipient in id order; a non-zero return stops. */
 int	store_recipient_list(struct store *s,
 	    int (*fn)(const struct store_recipient *, void *), void *arg);
@@ -95,6 +100,7 @@ struct store_dataset {
 	enum store_dataset_state state;
 	int64_t		created, updated;
 	int64_t		mount_version;	/* bumped by each mount; 0 = never */
+	char		mount_backend[16];	/* "embedded"|"postgres"; "" */
 	char		output_path[512];	/* the de-identified file */
 	char		reason[256];	/* why failed/error/refused */
 	char		*job_spec;	/* JSON; owned, see _clear */
@@ -120,6 +126,11 @@ int	store_dataset_finish(struct store *s, int64_t id,
 int	store_dataset_mount(struct store *s, int64_t id,
 	    const char *raw_sha256, const char *job_sha256, int64_t now,
 	    int64_t *version);
+/* The same, into a named backend ("embedded" or "postgres"; the plain
+ * call means "embedded"), remembered until the unmount. */
+int	store_dataset_mount_on(struct store *s, int64_t id,
+	    const char *raw_sha256, const char *job_sha256,
+	    const char *backend, int64_t now, int64_t *version);
 /* mounted -> passed (its live sessions are the caller's business). */
 int	store_dataset_unmount(struct store *s, int64_t id, int64_t now);
 int	store_dataset_get(struct store *s, int64_t id,
@@ -181,5 +192,24 @@ int	store_recording_add(struct store *s, const char *session,
 	    const char *path, int64_t now, int64_t *id);
 int	store_recording_close(struct store *s, int64_t id,
 	    const char *sha256, int64_t bytes, int64_t now);
+
+#define STORE_PATH_MAX	1024
+
+struct store_recording {
+	int64_t	id;
+	char	session[STORE_ID_MAX];
+	char	path[STORE_PATH_MAX];
+	char	sha256[65];		/* "" while open */
+	int64_t	bytes;			/* -1 while open */
+	int64_t	started, ended;		/* ended 0 while open */
+	int64_t	expired;		/* 0 = still on disk */
+};
+
+/* The newest recording of a session (by_path NULL), or the newest one
+ * at a path (session NULL): STORE_ENOTFOUND when none. */
+int	store_recording_find(struct store *s, const char *session,
+	    const char *by_path, struct store_recording *out);
+/* A closed recording was removed by retention (once). */
+int	store_recording_expire(struct store *s, int64_t id, int64_t now);
 
 #endif

@@ -112,7 +112,7 @@ chmod 600 "$TMP/pw" "$TMP/token"
 TOKEN=$(cat "$TMP/token")
 VPORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 
-"$CDSGATED" run-session --backend "http://127.0.0.1:$BPORT/" \
+"$CDSGATED" run-session --record-dir "$TMP/rec" --backend "http://127.0.0.1:$BPORT/" \
 	--listen "127.0.0.1:$VPORT" --password-file "$TMP/pw" \
 	--ws-token-file "$TMP/token" --ws-origins "http://127.0.0.1:$BPORT" \
 	--log "$LOG" > "$TMP/gw.out" 2> "$TMP/gw.err" &

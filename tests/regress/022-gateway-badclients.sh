@@ -147,7 +147,7 @@ BURL="http://$(sed -n 's/^ready //p' "$TMP/backend.out")/"
 python3 -c 'import secrets,string; print("".join(secrets.choice(string.ascii_letters) for _ in range(8)))' > "$TMP/pw"
 echo "wrong${RANDOM}" | cut -c1-8 > "$TMP/badpw"
 chmod 600 "$TMP/pw" "$TMP/badpw"
-"$CDSGATED" run-session --backend "$BURL" --listen "127.0.0.1:$(free_port)" \
+"$CDSGATED" run-session --record-dir "$TMP/rec" --backend "$BURL" --listen "127.0.0.1:$(free_port)" \
 	--password-file "$TMP/pw" --log "$LOG" \
 	> "$TMP/gw.out" 2> "$TMP/gw.err" &
 GW_PID=$!

@@ -316,7 +316,7 @@ touch "$TMP/decoy.hits" "$TMP/host-only-marker"
 
 python3 -c 'import secrets,string; print("".join(secrets.choice(string.ascii_letters+string.digits) for _ in range(8)))' > "$TMP/pw"
 chmod 600 "$TMP/pw"
-"$CDSGATED" run-session --backend "http://127.0.0.1:$BPORT/?probe=$DPORT" \
+"$CDSGATED" run-session --record-dir "$TMP/rec" --backend "http://127.0.0.1:$BPORT/?probe=$DPORT" \
 	--listen "127.0.0.1:$(free_port)" --password-file "$TMP/pw" --log "$LOG" \
 	> "$TMP/gw.out" 2> "$TMP/gw.err" &
 GW_PID=$!
@@ -527,7 +527,7 @@ be=\$!
 for _ in \$(seq 100); do grep -q '^ready ' "$TMP/be6.out" && break; sleep 0.1; done
 port=\$(sed -n 's/^ready .*:\([0-9]*\)\$/\1/p' "$TMP/be6.out")
 echo "\$port" > "$TMP/port6"
-"$CDSGATED" run-session --backend "http://backend.cdsgate.test:\$port/" \\
+"$CDSGATED" run-session --record-dir "$TMP/rec" --backend "http://backend.cdsgate.test:\$port/" \\
 	--listen 127.0.0.1:0 --password-file "$TMP/pw" --log "$LOG6" > "$TMP/gw6.out" 2> "$TMP/gw6.err" &
 echo \$! > "$TMP/gw6.pid"
 wait \$! || true
@@ -581,7 +581,7 @@ fi
 # A jail step that cannot be done fails the start.  The backend's name cannot
 # be resolved (run in a network namespace of our own with only lo, so the
 # host's resolver is not asked and nothing leaves the machine).
-unshare -n "$CDSGATED" run-session --backend "http://no-such-host.invalid:8080/" \
+unshare -n "$CDSGATED" run-session --record-dir "$TMP/rec" --backend "http://no-such-host.invalid:8080/" \
 	--listen 127.0.0.1:0 --password-file "$TMP/pw" --log "$TMP/fail.log" \
 	> "$TMP/fail.out" 2> "$TMP/fail.err"
 rc=$?

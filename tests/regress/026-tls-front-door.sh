@@ -15,6 +15,11 @@
 #   e. wss (Python ssl + websocket handshake) with the token and Origin
 #      gets the RFB greeting; a wrong token or Origin is refused; and noVNC
 #      itself in sandboxed headless Chromium shows the page over wss://
+# The TLS key lives in the tls process only: the worker's whole memory
+# (/proc/PID/mem) has neither the key's DER, a line of its PEM nor its prime,
+# the tls process has the prime (positive control), and is filtered, not
+# root, not dumpable.  SIGKILL of the tls process ends the session (exit 1,
+# tls_exit, directory removed); CDSGATE_TEST_VIOLATE=tls:execve kills it.
 # Then a loopback session with the default (plain allowed) serves the old
 # VncAuth client through the same door, and a session on a veth address in
 # its own network namespace shows the non-loopback default (plain off) end
@@ -146,6 +151,37 @@ elif cmd == 'log':                      # LOG EVENT KEY=VALUE... (VALUE ~ regex)
             print('# %s' % json.dumps(e)[:230])
             sys.exit(0)
     sys.exit(1)
+elif cmd == 'pid':                      # LOG ROLE -> the pid of its last child_start
+    print([e['pid'] for e in log(a[0]) if e.get('event') == 'child_start'
+           and e.get('role') == a[1]][-1])
+elif cmd == 'mem':                      # PID NAME:HEX... -> "NAME found|absent" per needle
+    # every readable mapping of PID, read through /proc/PID/mem (root)
+    # (in 64 MiB pieces that overlap by the longest needle; mappings over
+    # 4 GiB are a sanitizer's shadow, not data, and are skipped)
+    needles = [(n, bytes.fromhex(h)) for n, h in (x.split(':', 1) for x in a[1:])]
+    found, total, skipped, CH = set(), 0, 0, 64 << 20
+    ov = max(len(b) for _, b in needles)
+    with open('/proc/%s/maps' % a[0]) as maps, open('/proc/%s/mem' % a[0], 'rb', 0) as mem:
+        for line in maps:
+            rng, perms = line.split()[:2]
+            lo, hi = (int(x, 16) for x in rng.split('-'))
+            if perms[0] != 'r' or hi - lo > (4 << 30):
+                skipped += perms[0] == 'r'
+                continue
+            for off in range(lo, hi, CH):
+                try:
+                    mem.seek(off)
+                    d = mem.read(min(CH + ov, hi - off))
+                except (OSError, ValueError, OverflowError):
+                    break
+                total += len(d)
+                for n, b in needles:
+                    if b in d:
+                        found.add(n)
+    print('# read %d MiB of %s (%d huge mappings skipped)' % (total >> 20, a[0], skipped))
+    for n, _ in needles:
+        print('%s %s' % (n, 'found' if n in found else 'absent'))
+    sys.exit(0 if total > 0 else 1)
 elif cmd == 'count':                  # LOG EVENT KEY=VALUE... -> how many
     print(sum(1 for e in log(a[0]) if e.get('event') == a[1] and all(
         re.search(kv.split('=', 1)[1], str(e.get(kv.split('=', 1)[0], '')))
@@ -169,6 +205,30 @@ elif cmd == 'plain-vncauth':            # HOST PORT -> the refusal reason
         sys.exit(0)
     print('# got %r' % r[:80])
     sys.exit(1)
+elif cmd == 'abort':                    # HOST PORT CA USER PWFILE N: log in, ask a frame, reset
+    host, port, ca, user, pw = a[0], int(a[1]), a[2], a[3].encode(), open(a[4], 'rb').read().strip()
+    for i in range(int(a[5])):
+        s = socket.create_connection((host, port), timeout=10)
+        assert s.recv(12) == b'RFB 003.008\n'
+        s.sendall(b'RFB 003.008\n'); s.recv(s.recv(1)[0]); s.sendall(b'\x13')
+        s.recv(2); s.sendall(b'\0\2'); s.recv(1); s.recv(5)
+        s.sendall(struct.pack('>I', 262)); s.recv(1)
+        s = ssl.create_default_context(cafile=ca).wrap_socket(s, server_hostname=host)
+        s.sendall(struct.pack('>II', len(user), len(pw)) + user + pw)
+        r = s.recv(4)
+        if r != b'\0\0\0\0':
+            print('# login %d: %r' % (i, r)); sys.exit(1)
+        s.sendall(b'\1')                       # ClientInit, shared
+        hdr = b''
+        while len(hdr) < 24:
+            hdr += s.recv(24 - len(hdr))
+        w, h = struct.unpack('>HH', hdr[:4])
+        s.recv(struct.unpack('>I', hdr[20:24])[0])
+        s.sendall(struct.pack('>BBHHHH', 3, 0, 0, 0, w, h))  # a full raw frame
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack('ii', 1, 0))
+        s.close()                              # RST while the frame is relayed
+        time.sleep(0.5)
+    print('# %s logins, each reset while a %dx%d frame was on its way' % (a[5], w, h))
 elif cmd == 'hostile':                  # HOST PORT CA: malformed handshakes
     host, port, ca = a[0], int(a[1]), a[2]
     def start(types=True):
@@ -346,7 +406,7 @@ start_session() {
 	local log=$1 m; shift
 	m=$(t mark "$EV")
 	PORT=$(free_port $HOST)
-	"$CDSGATED" run-session --backend "$BURL" --listen "$HOST:$PORT" \
+	"$CDSGATED" run-session --record-dir "$TMP/rec" --backend "$BURL" --listen "$HOST:$PORT" \
 		--password-file "$TMP/pw" --log "$log" "${TLSARGS[@]}" "$@" \
 		> "$TMP/gw.out" 2> "$TMP/gw.err" &
 	GW_PID=$!
@@ -389,6 +449,50 @@ check "bob (plain-text secret) logs in too" t banner "$TMP/c2.ppm"
 check "the log has auth_ok for alice with the TLS version and cipher" \
 	t log "$LOG" auth_ok user=alice 'tls_version=TLSv1\.[23]' tls_cipher=.
 check "the log has connect for alice with tls=true" t log "$LOG" connect user=alice tls=True
+
+# ---- the key lives in the tls process only -------------------------------------
+# Needles: the key's DER (openssl pkey -outform DER), a line of its PEM body,
+# and 32 bytes of its first prime both ways round (OpenSSL keeps BIGNUMs as
+# little-endian words: the positive control finds them in the tls process).
+check "the tls process logs its start (2 users)" t log "$LOG" tls_start proc=tls users=2
+check "... and it is the one that logs auth_ok" t log "$LOG" auth_ok proc=tls user=alice
+WPID=$(t pid "$LOG" worker)
+KPID=$(t pid "$LOG" tls)
+openssl pkey -in "$TMP/key.pem" -outform DER -out "$TMP/key.der"
+P1=$(openssl pkey -in "$TMP/key.pem" -noout -text |
+	awk '/^prime1:/{p=1; next} /^prime2:/{p=0} p' | tr -d ' :\n' | sed 's/^00//')
+NEEDLES=("der:$(od -An -v -tx1 "$TMP/key.der" | tr -d ' \n')"
+	"pem:$(sed -n 3p "$TMP/key.pem" | tr -d '\n' | od -An -v -tx1 | tr -d ' \n')"
+	"prime:${P1:16:64}"
+	"prime_le:$(echo "${P1:16:64}" | fold -w2 | tac | tr -d '\n')"
+	"bobpw:$(printf '%s' "$BPW" | od -An -v -tx1 | tr -d ' \n')"
+	"ahash:${AHASH##*\$}")
+diag "worker pid $WPID, tls pid $KPID; DER $(stat -c %s "$TMP/key.der") bytes"
+check "the tls process is filtered (Seccomp: 2, NoNewPrivs: 1)" \
+	sh -c "grep -q '^Seccomp:[[:space:]]*2' /proc/$KPID/status && grep -q '^NoNewPrivs:[[:space:]]*1' /proc/$KPID/status"
+check "... runs as cdsgate, not root" \
+	test "$(awk '/^Uid:/{print $2 $3 $4 $5}' /proc/$KPID/status)" = "$(id -u cdsgate)$(id -u cdsgate)$(id -u cdsgate)$(id -u cdsgate)"
+check "... and is not dumpable (its /proc files belong to root)" test "$(stat -c %u /proc/$KPID/mem)" = 0
+check "... and ignores SIGPIPE (OpenSSL writes to sockets a client may have closed)" \
+	python3 -c "import re,sys; m=re.search(r'SigIgn:\s*([0-9a-f]+)', open('/proc/$KPID/status').read()); sys.exit(0 if int(m.group(1), 16) & (1 << 12) else 1)"
+check "the worker maps nothing of the key or credentials files" \
+	sh -c "! grep -qE 'key\.pem|creds' /proc/$WPID/maps"
+check "... and has no descriptor on them" \
+	sh -c "! ls -l /proc/$WPID/fd | grep -qE 'key\.pem|creds'"
+t mem "$WPID" "${NEEDLES[@]}" > "$TMP/wmem.out"
+check "the worker's memory could be read" test $? -eq 0
+sed -n 1p "$TMP/wmem.out"
+check "the key's DER bytes are not in the worker's memory" grep -q '^der absent' "$TMP/wmem.out"
+check "nor a line of its PEM" grep -q '^pem absent' "$TMP/wmem.out"
+check "nor bob's secret or alice's scrypt hash (the credentials)" \
+	sh -c "grep -q '^bobpw absent' '$TMP/wmem.out' && grep -q '^ahash absent' '$TMP/wmem.out'"
+check "nor its prime (either byte order)" \
+	sh -c "grep -q '^prime absent' '$TMP/wmem.out' && grep -q '^prime_le absent' '$TMP/wmem.out'"
+t mem "$KPID" "${NEEDLES[@]}" > "$TMP/kmem.out"
+sed 's/^/# tls: /' "$TMP/kmem.out" | sed -n 2,7p
+check "positive control: the prime is in the tls process's memory" \
+	sh -c "grep -q '^prime found' '$TMP/kmem.out' || grep -q '^prime_le found' '$TMP/kmem.out'"
+check "... and so is alice's scrypt hash (the credentials)" grep -q '^ahash found' "$TMP/kmem.out"
 
 # ---- (a) TigerVNC on its own Xvfb --------------------------------------------
 if ! command -v vncviewer >/dev/null || ! command -v import >/dev/null ||
@@ -494,6 +598,14 @@ check "... as session busy" t log "$LOG" client_refused "reason=session busy"
 wait "$HOLD"
 check "alice's connection was not disturbed" test $? -eq 0
 
+# ---- clients that vanish while the relay writes to them --------------------
+KPID=$(t pid "$LOG" tls)
+t abort $HOST "$PORT" "$TMP/cert.pem" alice "$TMP/apw" 3
+check "three logins reset mid-frame (the relay writes into a dead socket)" test $? -eq 0
+sleep 1
+check "... the tls process survives them (no SIGPIPE)" kill -0 "$KPID"
+check "... and so does the session" kill -0 "$GW_PID"
+
 # ---- a flood of broken TLS handshakes does not flood the log ------------------
 # (last on this session: it uses up the refusal-log budget)
 n0=$(t count "$LOG" client_refused)
@@ -560,10 +672,38 @@ if start_session "$LOG2" --ws-token-file "$TMP/tok" --ws-origins "$BORIGIN"; the
 	check "VeNCrypt works beside it" t banner "$TMP/p2.ppm"
 	novnc_wss
 	VV_PID=
-	stop_pid "$GW_PID"
+	# ---- the tls process dies: the session ends (fail closed) -------------
+	KPID=$(t pid "$LOG2" tls)
+	SID=$(python3 -c 'import json,sys; print(json.loads(open(sys.argv[1]).readline())["session"])' "$LOG2")
+	kill -KILL "$KPID"
+	for _ in $(seq 100); do kill -0 "$GW_PID" 2>/dev/null || break; sleep 0.1; done
+	wait "$GW_PID"
+	check "SIGKILL of the tls process ends the session with exit 1" test $? -eq 1
 	GW_PID=
+	check "... logged as the tls process killed by SIGKILL" \
+		t log "$LOG2" child_exit role=tls wait=SIGKILL
+	check "... and session_stop says why (tls_exit)" t log "$LOG2" session_stop reason=tls_exit exit=1
+	check "... on stderr too" grep -q "the tls process (the TLS key holder) ended" "$TMP/gw.err"
+	check "... the worker is gone too" sh -c "! kill -0 $(t pid "$LOG2" worker) 2>/dev/null"
+	check "... and the session directory was removed" test ! -e "/run/cdsgate/sessions/$SID"
 else
 	not_ok "a loopback TLS session starts with the default (plain allowed)"
+fi
+
+# ---- the tls process's seccomp profile: a forbidden call kills it ------------
+if "$CDSGATED" --version 2>&1 | grep -q 'test hooks'; then
+	LOG3=$TMP/session3.log
+	PORT=$(free_port $HOST)
+	CDSGATE_TEST_VIOLATE=tls:execve timeout 60 "$CDSGATED" run-session --backend "$BURL" \
+		--listen "$HOST:$PORT" --password-file "$TMP/pw" --log "$LOG3" "${TLSARGS[@]}" \
+		> "$TMP/gw3.out" 2> "$TMP/gw3.err"
+	check "CDSGATE_TEST_VIOLATE=tls:execve: the session fails (exit 1)" test $? -eq 1
+	check "... the tls process was killed by its filter (SIGSYS)" \
+		t log "$LOG3" child_exit role=tls wait=SIGSYS seccomp_violation=True sandbox=seccomp:tls
+	check "... said on stderr" grep -q "tls killed by seccomp (SIGSYS)" "$TMP/gw3.err"
+	check "... and the session stopped for it" t log "$LOG3" session_stop reason=tls_exit
+else
+	skip "cdsgated built without test hooks (--disable-test-hooks)"
 fi
 
 # ---- the default on a real non-loopback address (own network namespace) ----
@@ -580,7 +720,7 @@ python3 "$BACKEND" --port 0 --record "$TMP/ns-ev.jsonl" > "$TMP/ns-be.out" 2>&1 
 BE=$!
 until_line "$TMP/ns-be.out" '^ready ' || { res 77 "backend"; kill $BE; exit 0; }
 P=$(python3 -c 'import socket,sys; s=socket.socket(); s.bind((sys.argv[1],0)); print(s.getsockname()[1])' "$NSADDR")
-"$CDSGATED" run-session --backend "http://$(sed -n 's/^ready //p' "$TMP/ns-be.out")/" \
+"$CDSGATED" run-session --record-dir "$TMP/rec" --backend "http://$(sed -n 's/^ready //p' "$TMP/ns-be.out")/" \
 	--listen "$NSADDR:$P" --password-file "$TMP/pw" --log "$TMP/ns.log" \
 	--tls-cert "$TMP/cert.pem" --tls-key "$TMP/key.pem" \
 	--credentials-file "$TMP/creds" > "$TMP/ns-gw.out" 2> "$TMP/ns-gw.err" &

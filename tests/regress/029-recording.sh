@@ -54,7 +54,7 @@ session() {
 	local addr
 	"$CDSGATED" run-session --backend "$BURL" --listen "127.0.0.1:$(free_port)" \
 		--password-file "$TMP/pw" --log "$TMP/$1.log" --geometry 1280x800 \
-		--recipient "rec-test" --record-dir "$TMP/rec-$1" \
+		--recipient "rec-test" --record-dir "$TMP/rec-$1" --record-min-free-mb 0 \
 		> "$TMP/$1.out" 2> "$TMP/$1.err" &
 	GW_PID=$!
 	if ! wait_line "$TMP/$1.out" '^ready ' 30 "$GW_PID"; then
@@ -264,8 +264,15 @@ for l in open(sys.argv[1]):
 		test "$(sed -n '/^--- typed text ---$/,$p' "$TMP/kkeys.txt" | tail -n +2)" = "before the kill"
 	check "--frame at the end of the killed recording gives a picture" \
 		"$CDSGATE" replay "$KREC" --frame "$(awk '/^duration:/ {print $2}' "$TMP/kinfo.txt")" -o "$TMP/kframe.png"
-	check "the session log has no record_closed for the killed worker" \
-		sh -c "! grep -q '\"record_closed\"' '$TMP/kill.log'"
+	check "the supervisor logs record_closed for the killed worker: truncated, the file's SHA-256" \
+		python3 - "$TMP/kill.log" "$KREC" <<'PY'
+import hashlib, json, sys
+ev = [json.loads(l) for l in open(sys.argv[1])]
+c = [e for e in ev if e['event'] == 'record_closed']
+d = hashlib.sha256(open(sys.argv[2], 'rb').read()).hexdigest()
+sys.exit(not (len(c) == 1 and c[0]['proc'] == 'supervisor' and c[0]['truncated'] is True
+              and c[0]['sha256'] == d and c[0]['file'] == sys.argv[2] and c[0]['end'] == 'worker_exit'))
+PY
 fi
 
 # ---- 3. the disk fills up mid-session: the session ends, recording closed ----
@@ -289,8 +296,8 @@ else
 	term_wait "$GW_PID"
 	GW_PID=
 	grep '"record_failed"' "$TMP/full.log" | sed 's/^/# /'
-	check "disk full: the session ends by itself (exit 1) with record_failed logged" sh -c \
-		"test '$term_rc' = 1 && grep -q '\"record_failed\"' '$TMP/full.log' && grep -q '\"reason\":\"worker_exit\"' '$TMP/full.log'"
+	check "disk full: the session ends by itself (exit 3, reason disk_full) with record_failed and disk_full logged" sh -c \
+		"test '$term_rc' = 3 && grep -q '\"record_failed\"' '$TMP/full.log' && grep -q '\"event\":\"disk_full\"' '$TMP/full.log' && grep -q '\"reason\":\"disk_full\"' '$TMP/full.log'"
 	rm -f "$FULL/fill"
 	"$CDSGATE" replay "$(rec_file full)" --keys > "$TMP/fkeys.txt" 2>&1
 	check "disk full: the recording still reads, with the keys before the failure" \

@@ -95,6 +95,19 @@ check "mounting it is refused (exit $rc) and the API says why" \
 	sh -c "[ $rc -eq 2 ] && grep -q 'failed.*only a dataset that passed the de-identification gate' '$D/badmount.err'"
 check "it never reached the mount dir" test "$(ls -A "$D/mnt")" = patients
 
+# The game-theoretic model as the gate's criterion (No-Attack = k >= 76).
+"$CDSGATE" dataset import "$D/in/patients.csv" --name game --qi "$QI" \
+	--identifying patient_id,name --hierarchies "$D/in" --game no-attack \
+	--game-cost 4 --game-gain 300 --json > "$D/game.json" 2>/dev/null; rc=$?
+check "a no-attack job passes through the API (exit $rc) with the game's figures" \
+	python3 - "$D/game.json" "$rc" <<'PY'
+import json, sys
+j = json.load(open(sys.argv[1])); g = j["report"]["game"]
+assert sys.argv[2] == "0" and j["state"] == "passed", j["state"]
+assert g["variant"] == "no-attack" and g["attacked_records"] == 0, g
+assert g["cost"] == 4 and g["gain"] == 300, g
+PY
+
 # Bad jobs: refused before anything is stored.
 req() { curl -s -o "$D/resp" -w '%{http_code}' --unix-socket "$SOCK" -X POST \
 	-H 'Content-Type: application/json' --data-binary "$1" http://x/v1/datasets; }

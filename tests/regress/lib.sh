@@ -109,3 +109,122 @@ descendants() {
 
 # gateway_require: the same as require_session (the 02x scenarios).
 gateway_require() { require_session; }
+
+# ---- sessions of `cdsgated serve` (034, 036) ----
+# tree PIDS...: the pids and all their descendants.
+tree() { local p; for p in "$@"; do echo -n "$p $(descendants "$p")"; done; }
+alive() { local p n=0; for p in "$@"; do kill -0 "$p" 2>/dev/null && n=$((n + 1)); done; echo $n; }
+# gone_ms PIDS...: waits (up to 5 s) until none is alive; prints the ms it took.
+gone_ms() {
+	local t0 p; t0=$(date +%s%N)
+	for _ in $(seq 250); do [ "$(alive "$@")" -eq 0 ] && break; sleep 0.02; done
+	echo $(( ($(date +%s%N) - t0) / 1000000 ))
+}
+# banner PPM: tests/gateway/backend.py's page (its magenta banner) is on
+# screen in a vnctest snapshot.
+banner() {
+	python3 - "$1" <<'PY'
+import re, sys
+d = open(sys.argv[1], 'rb').read()
+m = re.match(rb'P6\s+(\d+)\s+(\d+)\s+255\s', d)
+w, h, px = int(m.group(1)), int(m.group(2)), d[m.end():]
+good = n = 0
+for y in range(40, 150, 2):
+    for x in range(w // 2 - 100, w // 2 + 100, 2):
+        i = 3 * (y * w + x); n += 1
+        good += all(abs(px[i + k] - v) <= 40 for k, v in enumerate((216, 27, 96)))
+print('# banner: %.1f%% of pixels match' % (100.0 * good / n))
+sys.exit(0 if good / n >= 0.9 else 1)
+PY
+}
+
+# serve_require: skip the scenario unless `cdsgated serve` can run here
+# (root, its users, the tools the scenarios drive it with).
+serve_require() {
+	[ "$(id -u)" -eq 0 ] || skip_all "needs root (the parent spawns root supervisors)"
+	for c in curl sqlite3 python3; do
+		command -v $c >/dev/null || skip_all "$c not installed"
+	done
+	for u in cdsgate-api cdsgate-audit; do
+		getent passwd $u >/dev/null || skip_all "user $u missing (./dev creates it)"
+	done
+}
+
+# serve_fixture: what `cdsgated serve` needs in $TMP: $D with the state,
+# mount and audit dirs (owned by cdsgate-api, cdsgate-audit), an audit
+# key, $SOCK (and CDSGATE_SOCKET), $PORT0 for session_ports, and, when
+# sessions can run here, the test backend ($BE_PID, $BACKEND_URL);
+# otherwise $NOSESS says why not.
+serve_fixture() {
+	D=$TMP/srv
+	chmod 0711 "$TMP"
+	mkdir -p "$D/state" "$D/audit" "$D/mnt" "$D/in"
+	chown cdsgate-api: "$D/state" "$D/mnt"
+	"$CDSGATE" audit keygen --private "$D/audit/key.pem" --public "$D/audit.pub"
+	chown -R cdsgate-audit: "$D/audit" && chmod 0700 "$D/audit"
+	SOCK=$D/api.sock
+	export CDSGATE_SOCKET=$SOCK
+	PORT0=$(free_port)
+	VNCTEST=${VNCTEST:-$top_builddir/tests/gateway/cdsgate-vnctest}
+	BACKEND=$top_srcdir/tests/gateway/backend.py
+	# Sessions need Xvfb, Chromium and the test VNC client (require_session's
+	# list); without them the parent and config checks still run.
+	NOSESS=
+	[ -x "$VNCTEST" ] || NOSESS="cdsgate-vnctest not built"
+	command -v Xvfb >/dev/null || NOSESS="Xvfb not installed"
+	[ -x /usr/lib/chromium/chromium ] || NOSESS="chromium not installed"
+	BE_PID=
+	BACKEND_URL=http://127.0.0.1:9/
+	if [ -z "$NOSESS" ]; then
+		python3 "$BACKEND" --port 0 --record "$D/events.jsonl" > "$D/backend.out" 2> "$D/backend.err" &
+		BE_PID=$!
+		if wait_line "$D/backend.out" '^ready ' 10 "$BE_PID"; then
+			BACKEND_URL="http://$(sed -n 's/^ready //p' "$D/backend.out")/"
+		else
+			NOSESS="the test backend did not start"
+		fi
+	fi
+}
+
+# write_config FILE [EXTRA-JSON-MEMBERS]: a `cdsgated serve` config over
+# serve_fixture's paths (mode 0644: a writable one is refused).
+write_config() {
+	cat > "$1" <<JSON
+{
+  "socket": "$SOCK",
+  "store": "$D/state/store.db",
+  "state_dir": "$D/state",
+  "mount_dir": "$D/mnt",
+  "audit_log": "$D/audit/audit.log",
+  "audit_key": "$D/audit/key.pem",
+  "cdsgate": "$CDSGATE",
+  "secrets_dir": "$D/secrets",
+  "backend_url": "$BACKEND_URL",
+  "session_address": "127.0.0.1",
+  "session_ports": "$PORT0-$((PORT0 + 20))"${2:+,
+  $2}
+}
+JSON
+	chmod 0644 "$1"
+}
+
+# start_serve: `cdsgated serve --config $CONF` in the background
+# ($SRV_PID), until its api says ready.  api_pid: that api child.
+start_serve() {
+	"$CDSGATED" serve --config "$CONF" > "$D/out" 2> "$D/err" &
+	SRV_PID=$!
+	wait_line "$D/out" '^ready ' 15 "$SRV_PID"
+}
+api_pid() { pgrep -P "$SRV_PID" -u cdsgate-api | head -1; }
+
+# mount_patients: a sample patients table imported through the gate of a
+# running `cdsgated serve` and mounted; its id in $DS; the mount's status.
+mount_patients() {
+	"$CDSGATE" sample generate --out "$D/in" --records 2000 --seed 11 > /dev/null
+	chmod -R go-rwx "$D/in"
+	"$CDSGATE" dataset import "$D/in/patients.csv" --name patients \
+		--qi age,sex,zip,race,admission_date --identifying patient_id,name \
+		--hierarchies "$D/in" --k 5 --suppression-limit 0.05 --json > "$D/imp.json" 2> "$D/imp.err"
+	DS=$(json "$D/imp.json" 'j["id"]')
+	"$CDSGATE" dataset mount "$DS" > /dev/null
+}

@@ -192,6 +192,56 @@ main(void)
 	tap_ok(verify(&line, problem, sizeof(problem)) == AUDIT_OK,
 	    "with everything restored it verifies again");
 
+	/* A missing recording is tampering, unless retention expired it. */
+	{
+		struct audit_verify_opts skip = { AUDIT_FILES_SKIP, NULL };
+		struct audit_verify_opts in_dir = { AUDIT_FILES_CHECK, "/" };
+		char headp[310], head[4096];
+		size_t hn;
+		FILE *hf;
+
+		snprintf(headp, sizeof(headp), "%s.head", logp);
+		hf = fopen(headp, "r");
+		hn = fread(head, 1, sizeof(head), hf);
+		fclose(hf);
+		unlink(datafile);
+		expect_tamper("a removed recording", 7, "no record_expired");
+		tap_ok(audit_verify_with(logp, pubkey, &skip, &r, err,
+		    sizeof(err)) == AUDIT_OK && r.files_checked == 0,
+		    "--no-recordings: the chain alone verifies");
+		tap_ok(audit_verify_with(logp, pubkey, &in_dir, &r, err,
+		    sizeof(err)) == AUDIT_ETAMPER && r.bad_line == 7,
+		    "--recordings DIR: looked up there by name (%s)",
+		    r.problem);
+		audit_log_open(logp, &s, 4, &l, err, sizeof(err));
+		audit_log_append(l, "record_expired", json_pack("{s:s, s:s}",
+		    "file", datafile, "sha256", digest), err, sizeof(err));
+		audit_log_close(l, err, sizeof(err));
+		tap_ok(audit_verify(logp, pubkey, &r, err, sizeof(err)) ==
+		    AUDIT_OK && r.files_expired == 1 && r.files_checked == 0,
+		    "after record_expired the removed recording verifies");
+		snprintf(problem, sizeof(problem), "%s/fifo", dir);
+		mkfifo(problem, 0600);
+		audit_log_open(logp, &s, 4, &l, err, sizeof(err));
+		audit_log_append(l, "record_closed", json_pack("{s:s, s:s}",
+		    "file", problem, "sha256", digest), err, sizeof(err));
+		audit_log_close(l, err, sizeof(err));
+		tap_ok(audit_verify(logp, pubkey, &r, err, sizeof(err)) ==
+		    AUDIT_ETAMPER && strstr(r.problem, "not a regular file"),
+		    "a FIFO named in the chain is refused, not read (%s)",
+		    r.problem);
+		unlink(problem);
+		write_lines(good, n);
+		hf = fopen(headp, "w");
+		fwrite(head, 1, hn, hf);
+		fclose(hf);
+		f = fopen(datafile, "w");
+		fputs("frames", f);
+		fclose(f);
+		tap_ok(audit_verify(logp, pubkey, &r, err, sizeof(err)) ==
+		    AUDIT_OK && r.files_checked == 1, "restored: re-hashed 1");
+	}
+
 	/* The writer refuses to extend a cut or broken log. */
 	write_lines(good, n - 3);
 	tap_ok(audit_log_open(logp, &s, 4, &l, err, sizeof(err)) ==

@@ -190,6 +190,7 @@ test_bad_values(void)
 		{ "watermark_text", "100%" }, { "watermark_text", "tab\there" },
 		{ "watermark_text", "caf\xc3\xa9" },
 		{ "watermark_layout", "diagonal" }, { "watermark_layout", "" },
+		{ "network_capture", "tcpdump" }, { "network_capture", "" },
 	};
 	struct session_spec s;
 	struct policy_error err;
@@ -283,6 +284,7 @@ test_policy_file(void)
 		{ "{\"log\": \"/tmp/x\"}", "log" },
 		{ "{\"key_rate\": 1000}", "key_rate" },
 		{ "{\"observer\": \"yes\"}", "observer" },
+		{ "{\"network_capture\": true}", "network_capture" },
 		{ "{\"ws_origins\": \"https://a.example\"}", "ws_origins" },
 		{ "{\"watermark\": \"off\"}", "watermark" },
 		{ "{\"watermark_opacity\": 0.7}", "watermark_opacity" },
@@ -301,13 +303,15 @@ test_policy_file(void)
 	spec_init(&s, &err);
 	path = policy_file("good.json", "{\"key_rate\": 8, \"key_burst\": 16, "
 	    "\"idle_timeout\": 900, \"observer\": true, \"geometry\": "
-	    "\"1600x900\", \"ws_origins\": [\"https://gw.example.org\"]}",
-	    0600);
+	    "\"1600x900\", \"ws_origins\": [\"https://gw.example.org\"], "
+	    "\"network_capture\": \"pcapng\"}", 0600);
 	tap_ok(spec_load_file(&s, path, &err) == POLICY_OK && s.key_rate == 8 &&
 	    s.key_burst == 16 && s.idle_timeout == 900 && s.observer == 1 &&
 	    s.width == 1600 && s.ws_origins != NULL && s.ws_origins[0] != NULL &&
 	    strcmp(s.ws_origins[0], "https://gw.example.org") == 0 &&
-	    s.ws_origins[1] == NULL, "a good policy file is applied (%s)",
+	    s.ws_origins[1] == NULL && s.network_capture != NULL &&
+	    strcmp(s.network_capture, "pcapng") == 0,
+	    "a good policy file is applied (%s)",
 	    err.msg);
 	spec_free(&s);
 

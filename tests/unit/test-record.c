@@ -238,6 +238,47 @@ test_digest(const char *path, const uint8_t digest[32])
 	    memcmp(d, digest, 32) == 0, "record_file_sha256 agrees");
 }
 
+/* record_seal: what record_closed says, complete and cut. */
+static void
+test_seal(const char *path, const char *cut, const uint8_t digest[32])
+{
+	struct record_seal rs;
+	struct stat st;
+	char hex[65], err[256], why[256];
+	int i;
+
+	for (i = 0; i < 32; i++)
+		snprintf(hex + 2 * i, 3, "%02x", digest[i]);
+	stat(path, &st);
+	i = record_seal(path, &rs, err, sizeof(err));
+	tap_ok(i == RECORD_OK && strcmp(rs.sha256, hex) == 0 && rs.size == (uint64_t)st.st_size &&
+	    !rs.truncated && rs.frames == 150 && rs.duration_us > 19000000,
+	    "seal of a complete recording: digest, size, %llu frames, not cut",
+	    (unsigned long long)rs.frames);
+	{
+		uint8_t b[65536];
+		ssize_t n;
+		int in = open(path, O_RDONLY), out = open(cut, O_WRONLY |
+		    O_CREAT | O_TRUNC, 0600);
+
+		while ((n = read(in, b, sizeof(b))) > 0)
+			if (write(out, b, (size_t)n) != n)
+				break;
+		close(in);
+		close(out);
+	}
+	truncate(cut, st.st_size / 2);
+	i = record_seal(cut, &rs, err, sizeof(err));
+	tap_ok(i == RECORD_OK && rs.truncated && rs.reason[0] != '\0' && rs.frames < 150,
+	    "seal of a cut one: truncated (%s), %llu frames", rs.reason,
+	    (unsigned long long)rs.frames);
+	tap_ok(record_seal("/nonexistent.rec", &rs, err, sizeof(err)) !=
+	    RECORD_OK, "seal of a missing file fails (%s)", err);
+	tap_ok(record_dir_has_room(dir, 1, why, sizeof(why)) == 1 &&
+	    record_dir_has_room(dir, 1048576, why, sizeof(why)) == 0 &&
+	    strstr(why, "disk full") != NULL, "free-space check (%s)", why);
+}
+
 static uint8_t *
 slurp(const char *path, size_t *len)
 {
@@ -378,7 +419,7 @@ test_edges(const char *path)
 	struct record_header h = { .width = 8, .height = 8 };
 	struct record_writer *w;
 	struct record_reader *r;
-	struct record_item it;
+	struct record_item it = { 0 };	/* read even when no CLIP chunk came */
 	struct record_text *x = record_text_alloc();
 	char err[256], name[32];
 	size_t i;
@@ -436,6 +477,7 @@ main(void)
 	test_roundtrip(path);
 	test_digest(path, digest);
 	test_truncation(path, cut);
+	test_seal(path, cut, digest);
 	test_writer_errors(path);
 	test_edges(path);
 	unlink(path);

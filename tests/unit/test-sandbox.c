@@ -16,8 +16,10 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -553,6 +555,77 @@ test_gate(void)
 	test_forbidden(SANDBOX_PROFILE_GATE, calls);
 }
 
+/* TLS: a descriptor arrives over its SOCK_SEQPACKET socket (the worker
+ * hands it each client that way); it uses it and makes randomness. */
+static int tls_sv[2] = { -1, -1 };
+
+static int
+body_tls_fdpass(const void *arg)
+{
+	char c, cbuf[CMSG_SPACE(sizeof(int))];
+	struct iovec iov = { &c, 1 };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1,
+	    .msg_control = cbuf, .msg_controllen = sizeof(cbuf) };
+	struct cmsghdr *cm;
+	unsigned char rnd[16];
+	int fd;
+
+	(void)arg;
+	if (recvmsg(tls_sv[1], &mh, MSG_CMSG_CLOEXEC) != 1 ||
+	    (cm = CMSG_FIRSTHDR(&mh)) == NULL || cm->cmsg_type != SCM_RIGHTS)
+		return CHILD_WRONG;
+	memcpy(&fd, CMSG_DATA(cm), sizeof(fd));
+	if (write(fd, "y", 1) != 1 || close(fd) != 0 ||
+	    getrandom(rnd, sizeof(rnd), 0) != (ssize_t)sizeof(rnd))
+		return CHILD_WRONG;
+	return CHILD_OK;
+}
+
+static void
+test_tls(void)
+{
+	static const char *const calls[] = { "open", "socket", "execve",
+	    "ptrace", NULL };
+	char c = 'x', cbuf[CMSG_SPACE(sizeof(int))], got = 0;
+	struct iovec iov = { &c, 1 };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1,
+	    .msg_control = cbuf, .msg_controllen = sizeof(cbuf) };
+	struct cmsghdr *cm;
+	int p[2];
+
+	memset(cbuf, 0, sizeof(cbuf));
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET, 0, tls_sv) != 0 ||
+	    pipe(p) != 0) {
+		tap_ok(0, "tls: socketpair, pipe");
+		return;
+	}
+	cm = CMSG_FIRSTHDR(&mh);
+	cm->cmsg_level = SOL_SOCKET;
+	cm->cmsg_type = SCM_RIGHTS;
+	cm->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(cm), &p[1], sizeof(int));
+	if (sendmsg(tls_sv[0], &mh, 0) != 1) {
+		tap_ok(0, "tls: sendmsg");
+		return;
+	}
+	close(p[1]);
+	expect_exit0(SANDBOX_PROFILE_TLS, body_tls_fdpass, NULL,
+	    "a descriptor by SCM_RIGHTS, written to; getrandom");
+	tap_ok(read(p[0], &got, 1) == 1 && got == 'y',
+	    "tls: the handed descriptor was written through");
+	close(p[0]);
+	close(tls_sv[0]);
+	close(tls_sv[1]);
+	expect_sigsys(SANDBOX_PROFILE_TLS, body_socketpair, NULL,
+	    "socketpair (the worker makes the relay's pair)");
+	expect_sigsys(SANDBOX_PROFILE_TLS, body_unix_socket, NULL,
+	    "socket(AF_UNIX)");
+	expect_sigsys(SANDBOX_PROFILE_TLS, body_fork, NULL, "fork");
+	expect_sigsys(SANDBOX_PROFILE_TLS, body_mmap_exec, NULL,
+	    "mmap(PROT_EXEC)");
+	test_forbidden(SANDBOX_PROFILE_TLS, calls);
+}
+
 /* API: SQLite's way with a file: POSIX lock, MAP_SHARED, fdatasync. */
 static int
 body_api_sqlite(const void *arg)
@@ -588,6 +661,31 @@ test_api(void)
 	expect_sigsys(SANDBOX_PROFILE_API, body_ioctl_other, NULL,
 	    "ioctl(TIOCSTI)");
 	test_forbidden(SANDBOX_PROFILE_API, calls);
+}
+
+/* pgmount: a raw packet socket is not a database connection */
+static int
+body_packet_socket(const void *arg)
+{
+	(void)arg;
+	socket(AF_PACKET, SOCK_RAW, 0);
+	return CHILD_WRONG;
+}
+
+/* PGMOUNT: TCP and AF_UNIX sockets (libpq), nothing that runs code. */
+static void
+test_pgmount(void)
+{
+	static const char *const calls[] = { "execve", "ptrace", NULL };
+
+	expect_exit0(SANDBOX_PROFILE_PGMOUNT, body_inet_socket, NULL,
+	    "socket(AF_INET)");
+	expect_sigsys(SANDBOX_PROFILE_PGMOUNT, body_packet_socket, NULL,
+	    "socket(AF_PACKET)");
+	expect_sigsys(SANDBOX_PROFILE_PGMOUNT, body_fork, NULL, "fork");
+	expect_sigsys(SANDBOX_PROFILE_PGMOUNT, body_mmap_exec, NULL,
+	    "mmap(PROT_EXEC)");
+	test_forbidden(SANDBOX_PROFILE_PGMOUNT, calls);
 }
 
 /* The kernel's attack surface stays closed under Xvfb's broad list. */
@@ -706,6 +804,8 @@ main(void)
 	test_audit();
 	test_gate();
 	test_api();
+	test_tls();
+	test_pgmount();
 	test_debug();
 	test_mode_none();
 	return tap_done();

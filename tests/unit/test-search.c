@@ -4,8 +4,9 @@
  * Small random tables with small hierarchies: the bound-ordered search
  * (1 and 2 threads) must find the same optimum as an independent
  * brute force that generalizes every row of every node, groups by
- * sorting and applies k-anonymity; binary-search suppression must equal
- * linear search under population uniqueness.
+ * sorting and applies k-anonymity or the game-theoretic criteria (with
+ * the publisher's payout as the objective); binary-search suppression
+ * must equal linear search under population uniqueness.
  */
 #include "config.h"
 
@@ -17,6 +18,7 @@
 
 #include "deid/dataset.h"
 #include "deid/groupify.h"
+#include "deid/lattice.h"
 #include "deid/search.h"
 #include "deid/summary.h"
 #include "tests/tap.h"
@@ -157,10 +159,60 @@ bf_node(const struct deid_dataset *ds, const unsigned *lv, unsigned k,
 	return p - 1;
 }
 
-/* Best node by (loss, level sum, index) over the whole lattice. */
+/* Leaves under code c at level l, counted, not read from the table. */
+static double
+bf_leaves(const struct deid_hierarchy *h, unsigned l, uint32_t c)
+{
+	size_t x, n = 0;
+
+	for (x = 0; x < h->nleaves; x++)
+		n += h->map[l][x] == c;
+	return (double)n;
+}
+
+/* The game's loss form (1 - payout share) of one node; -1 if infeasible. */
+static double
+bf_game_node(const struct deid_dataset *ds, const unsigned *lv,
+    const struct deid_game *g, unsigned k, double limit)
+{
+	static struct bf_row rows[MAXROWS];
+	double R = (double)ds->nrows, pay = 0, supp = 0, il, p, sz;
+	size_t n = ds->nrows, i, s, e;
+	unsigned j;
+	int keep;
+
+	for (i = 0; i < n; i++)
+		for (j = 0, rows[i].row = i; j < NQI; j++)
+			rows[i].code[j] = ds->cols[j].h->map[lv[j]]
+			    [ds->cols[j].leaf[i]];
+	qsort(rows, n, sizeof(rows[0]), bf_cmp);
+	for (s = 0; s < n; s = e) {
+		for (e = s + 1; e < n && bf_cmp(&rows[s], &rows[e]) == 0; e++)
+			;
+		sz = (double)(e - s);
+		for (j = 0, il = 0; j < NQI; j++)
+			il += log(bf_leaves(ds->cols[j].h, lv[j],
+			    rows[s].code[j])) /
+			    log((double)ds->cols[j].h->nleaves) / NQI;
+		p = g->benefit * (1 - il) -
+		    (g->gain / sz > g->cost ? g->loss / sz : 0);
+		keep = sz >= k && (g->variant == DEID_GAME_PAYOUT ? p >= 0 :
+		    sz * g->cost > g->gain);
+		if (!keep)
+			supp += sz;
+		else if (p >= 0)
+			pay += p * sz;
+	}
+	if (supp > limit * R)
+		return -1;
+	return 1 - pay / (R * g->benefit);
+}
+
+/* Best node by (objective, level sum, index) over the whole lattice:
+ * the geometric loss under k-anonymity, or the game's when g != NULL. */
 static double
 bf_search(const struct deid_dataset *ds, unsigned k, double limit,
-    unsigned *best)
+    const struct deid_game *g, unsigned *best)
 {
 	unsigned lv[NQI];
 	double bl = INFINITY, l;
@@ -179,7 +231,8 @@ bf_search(const struct deid_dataset *ds, unsigned k, double limit,
 		}
 		if (idx == nn - 1)
 			l = 1;	/* top node: everything at the root */
-		else if ((l = bf_node(ds, lv, k, limit)) < 0)
+		else if ((l = g != NULL ? bf_game_node(ds, lv, g, k, limit) :
+		    bf_node(ds, lv, k, limit)) < 0)
 			continue;
 		if (l < bl - 1e-12 || (fabs(l - bl) <= 1e-12 && s < bs)) {
 			bl = l;
@@ -190,11 +243,50 @@ bf_search(const struct deid_dataset *ds, unsigned k, double limit,
 	return bl;
 }
 
+/* The search may prune on the payout's bound only if no node's bound
+ * exceeds its objective, whatever the criterion suppressed. */
 static void
-check_kanon(unsigned trial, unsigned k, double limit, unsigned threads)
+check_game_bound(const char *what, const struct deid_engine *e,
+    const struct deid_search_opts *o)
 {
-	struct deid_search_opts o = { .crit = { .k = k,
-	    .suppression_limit = limit }, .threads = threads };
+	struct deid_quality_tables *qt = NULL;
+	struct deid_lattice *lat = NULL;
+	struct deid_node_ws ws = { 0 };
+	struct deid_node_eval ev;
+	struct deid_loss loss;
+	struct deid_error err;
+	unsigned lv[NQI], bad = 0, tight = 0;
+	uint64_t n;
+
+	if (deid_lattice_alloc(e, &lat, &err) != DEID_OK ||
+	    deid_quality_tables_alloc(e, &qt) != DEID_OK ||
+	    deid_node_ws_alloc(e, &ws) != DEID_OK) {
+		tap_ok(0, "%s: bound check set-up", what);
+		goto out;
+	}
+	deid_lattice_order(lat, qt->game->bound, deid_loss_combine_mean);
+	for (n = 0; n + 1 < lat->nnodes; n++) {
+		deid_lattice_levels(lat, n, lv);
+		deid_node_check(e, qt, o, lv, 0, &ws, &ev, &loss);
+		bad += lat->bound[n] > loss.payout + 1e-12;
+		tight += fabs(lat->bound[n] - loss.payout) < 0.02;
+	}
+	tap_ok(bad == 0 && tight > 0, "%s: payout bound <= objective on "
+	    "every node (%u within 0.02 of it)", what, tight);
+out:
+	deid_node_ws_free(&ws);
+	deid_quality_tables_free(qt);
+	deid_lattice_free(lat);
+}
+
+/* The search (opts o) against brute force on random table `seed`; the
+ * game's objective when o->quality is payout.  what names the case. */
+static void
+check_vs_brute(unsigned seed, const struct deid_search_opts *o,
+    const char *what)
+{
+	const struct deid_game *g = o->quality == DEID_QUALITY_PAYOUT ?
+	    &o->crit.game : NULL;
 	struct deid_search_result res;
 	struct deid_engine *e = NULL;
 	struct deid_dataset *ds;
@@ -202,19 +294,52 @@ check_kanon(unsigned trial, unsigned k, double limit, unsigned threads)
 	unsigned best[NQI];
 	double bl;
 
-	rng_state = 1000 + trial;
+	rng_state = seed;
 	ds = build(100 + (rng() % 400), &e);
-	if (!tap_ok(ds != NULL, "trial %u: random table builds", trial))
+	if (!tap_ok(ds != NULL, "%s: random table builds", what))
 		return;
-	bl = bf_search(ds, k, limit, best);
-	deid_search(e, &o, &res, &err);
+	bl = bf_search(ds, o->crit.k, o->crit.suppression_limit, g, best);
+	deid_search(e, o, &res, &err);
 	tap_ok(res.found && memcmp(res.levels, best, sizeof(best)) == 0 &&
-	    fabs(res.objective - bl) < 1e-9, "trial %u k=%u limit=%.2f "
-	    "threads=%u: search = brute force (%.6f, %llu of %llu nodes "
-	    "checked)", trial, k, limit, threads, bl,
+	    fabs(res.objective - bl) < 1e-9, "%s: search = brute force "
+	    "(objective %.6f, %llu of %llu nodes checked)", what, bl,
 	    (unsigned long long)res.evaluated, (unsigned long long)res.nodes);
+	if (g != NULL)
+		check_game_bound(what, e, o);
 	deid_engine_free(e);
 	deid_dataset_free(ds);
+}
+
+static void
+check_kanon(unsigned trial, unsigned k, double limit, unsigned threads)
+{
+	struct deid_search_opts o = { .crit = { .k = k,
+	    .suppression_limit = limit }, .threads = threads };
+	char what[128];
+
+	snprintf(what, sizeof(what), "trial %u k=%u limit=%.2f threads=%u",
+	    trial, k, limit, threads);
+	check_vs_brute(1000 + trial, &o, what);
+}
+
+/* The game's criteria with the payout objective. */
+static void
+check_game(unsigned trial, enum deid_game_variant v, double benefit,
+    unsigned k, unsigned threads)
+{
+	struct deid_search_opts o = { .crit = { .k = k,
+	    .suppression_limit = 0.6 }, .quality = DEID_QUALITY_PAYOUT,
+	    .threads = threads };
+	char what[128];
+
+	deid_game_defaults(&o.crit.game);
+	o.crit.game.variant = v;
+	o.crit.game.benefit = benefit;
+	o.crit.game.gain = 40;
+	snprintf(what, sizeof(what), "trial %u game %s benefit %g k=%u "
+	    "threads=%u", trial, deid_game_variant_name(v), benefit, k,
+	    threads);
+	check_vs_brute(7000 + trial, &o, what);
 }
 
 /* Binary-search suppression must pick the same prefix as linear search. */
@@ -326,6 +451,9 @@ main(void)
 		check_kanon(t, 2 + t % 4, 1.0, 1 + t % 2);
 	for (t = 0; t < 6; t++)
 		check_kanon(100 + t, 3, 0.05 + 0.05 * t, 2);
+	for (t = 0; t < 8; t++)
+		check_game(t, t % 2 ? DEID_GAME_NO_ATTACK : DEID_GAME_PAYOUT,
+		    t < 4 ? 10 : 60, t % 3, 1 + t % 2);
 	/*
 	 * Binary search needs risk to fall as classes go.  That holds for a
 	 * fixed model; the Dankar rule can switch models as suppression moves

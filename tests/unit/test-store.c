@@ -67,7 +67,9 @@ test_migrations(void)
 	raw_sql("PRAGMA user_version = 99;");
 	tap_ok(store_open(dbpath, &s, err, sizeof(err)) == STORE_ESCHEMA &&
 	    strstr(err, "newer") != NULL, "a newer schema is refused (%s)", err);
-	raw_sql("PRAGMA user_version = 1;");
+	snprintf(err, sizeof(err), "PRAGMA user_version = %d;",
+	    STORE_SCHEMA_VERSION);
+	raw_sql(err);
 	tap_ok(store_open("/nonexistent/dir/x.db", &s, err, sizeof(err)) ==
 	    STORE_EIO && s == NULL, "an unopenable path is a clear error (%s)",
 	    err);
@@ -97,6 +99,19 @@ test_recipients(struct store *s)
 	    "an unknown recipient: ENOTFOUND");
 	tap_ok(store_recipient_disable(s, "carol") == STORE_ENOTFOUND,
 	    "disabling an unknown recipient: ENOTFOUND");
+	tap_ok(g.allowed_hours[0] == '\0' && strcmp(g.tz, "UTC") == 0,
+	    "allowed hours default to any time, UTC");
+	tap_ok(store_recipient_set_hours(s, "alice", "Mon-Fri 08:00-18:00",
+	    "Europe/Berlin") == STORE_OK && store_recipient_get(s, "alice",
+	    &g) == STORE_OK && strcmp(g.allowed_hours, "Mon-Fri 08:00-18:00")
+	    == 0 && strcmp(g.tz, "Europe/Berlin") == 0, "set allowed hours");
+	tap_ok(store_recipient_set_hours(s, "alice", "Mon-Fri 8-18", "UTC") ==
+	    STORE_EINVAL && store_recipient_set_hours(s, "alice", "", "") ==
+	    STORE_EINVAL && store_recipient_get(s, "alice", &g) == STORE_OK &&
+	    strcmp(g.allowed_hours, "Mon-Fri 08:00-18:00") == 0,
+	    "malformed hours or an empty zone change nothing");
+	tap_ok(store_recipient_set_hours(s, "carol", "", "UTC") ==
+	    STORE_ENOTFOUND, "hours for an unknown recipient: ENOTFOUND");
 }
 
 /* A dataset through the gate with the given verdict. */
@@ -247,6 +262,7 @@ static void
 test_recover(struct store *s)
 {
 	int64_t id = 0, rec = 0;
+	struct store_recording sr;
 	int imports = -1, sessions = -1;
 	struct store_dataset d = { 0 };
 
@@ -262,6 +278,18 @@ test_recover(struct store *s)
 	    STORE_OK && store_recording_close(s, rec, RAW, 1234, 702) ==
 	    STORE_OK && store_recording_close(s, rec, RAW, 1, 703) ==
 	    STORE_ESTATE, "a recording is indexed and closed once");
+	tap_ok(store_recording_find(s, "s4", NULL, &sr) == STORE_OK &&
+	    sr.id == rec && strcmp(sr.path, "/var/rec/s4.cdsr") == 0 &&
+	    strcmp(sr.sha256, RAW) == 0 && sr.bytes == 1234 && sr.ended == 702
+	    && sr.expired == 0, "found by session id: path, digest, size");
+	tap_ok(store_recording_find(s, NULL, "/var/rec/s4.cdsr", &sr) ==
+	    STORE_OK && strcmp(sr.session, "s4") == 0 &&
+	    store_recording_find(s, "s9", NULL, &sr) == STORE_ENOTFOUND,
+	    "found by path; an unknown session: ENOTFOUND");
+	tap_ok(store_recording_expire(s, rec, 800) == STORE_OK &&
+	    store_recording_expire(s, rec, 801) == STORE_ESTATE &&
+	    store_recording_find(s, "s4", NULL, &sr) == STORE_OK &&
+	    sr.expired == 800, "a closed recording expires once");
 	tap_ok(store_recording_add(s, "nope", "/x", 1, &rec) ==
 	    STORE_ENOTFOUND, "a recording of an unknown session: ENOTFOUND");
 }

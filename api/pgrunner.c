@@ -1,0 +1,231 @@
+/*
+ * api/pgrunner.c — the PostgreSQL mounter process and its client side.
+ *
+ * Trust: the mounter takes typed, size-checked MOUNT/UNMOUNT messages
+ * (common/ipc.h) from the api that forked it; the api may be compromised,
+ * so every string must be terminated inside its bounds, the dataset name
+ * valid (pgm_dataset_valid); the CSV it reads is always
+ * <released_dir>/<id>/data.csv, the dir fixed at fork.  The conninfo and reader role are fixed at fork
+ * too.  It runs as the api's user with NO_NEW_PRIVS under its own filter
+ * (SANDBOX_PROFILE_PGMOUNT: sockets for the server only, no exec, no
+ * fork) and holds only its socketpair; what it can do in the database
+ * is what the admin role may.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <pwd.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <unistd.h>
+
+#include <openssl/ssl.h>
+
+#include "api/pgrunner.h"
+#include "common/ipc.h"
+#include "mount/postgres.h"
+#include "sandbox/sandbox.h"
+
+enum { PR_MOUNT = 1, PR_UNMOUNT = 2, PR_DONE = 3 };
+
+struct pr_req {
+	char		dataset[PGM_DATASET_MAX + 1];
+	int64_t		version;	/* MOUNT only */
+	int64_t		id;		/* MOUNT: <released_dir>/<id>/data.csv */
+};
+
+struct pr_done {
+	int32_t		status;		/* PGM_* */
+	char		err[PGRUNNER_ERR_MAX];
+};
+
+static const struct ipc_type pr_types[] = {
+	{ PR_MOUNT, sizeof(struct pr_req), 0, "mount" },
+	{ PR_UNMOUNT, sizeof(struct pr_req), 0, "unmount" },
+	{ PR_DONE, sizeof(struct pr_done), 0, "done" },
+};
+static const struct ipc_proto pr_proto = { pr_types, 3 };
+
+/* ---- the mounter ---- */
+
+struct pr_state {
+	const struct pgrunner_conf	*conf;
+	int				 sock;
+};
+
+/* The request's fields, checked; -1 ends the mounter. */
+static int
+pr_fields(const struct ipc_msg *m, char *ds)
+{
+	const struct pr_req *q = (const struct pr_req *)m->data;
+
+	if (ipc_str_get(ds, PGM_DATASET_MAX + 1, q->dataset,
+	    sizeof(q->dataset)) != 0 || !pgm_dataset_valid(ds))
+		return -1;
+	if (m->t->type == PR_MOUNT && (q->version < 1 || q->id < 1))
+		return -1;
+	return 0;
+}
+
+/* MOUNT or UNMOUNT: do it, answer DONE. */
+static int
+pr_on_req(void *ctx, struct ipc_msg *m)
+{
+	static struct pr_done d;
+	struct pr_state *st = ctx;
+	struct pg_target t = { st->conf->conninfo, st->conf->reader_role, 0 };
+	const struct pr_req *q = (const struct pr_req *)m->data;
+	char ds[PGM_DATASET_MAX + 1], path[PATH_MAX];
+
+	if (pr_fields(m, ds) != 0)
+		return -1;
+	memset(&d, 0, sizeof(d));
+	if (m->t->type == PR_UNMOUNT)
+		d.status = pg_unmount(&t, ds, d.err, sizeof(d.err));
+	else if (snprintf(path, sizeof(path), "%s/%lld/data.csv",
+	    st->conf->released_dir, (long long)q->id) >= (int)sizeof(path))
+		d.status = PGM_EINPUT;
+	else
+		d.status = pg_mount(&t, ds, q->version, path, NULL, 0, d.err,
+		    sizeof(d.err));
+	return ipc_send(st->sock, &pr_proto, PR_DONE, &d, sizeof(d), -1) ==
+	    IPC_OK ? 0 : -1;
+}
+
+static const struct ipc_handler pr_from_api[] = {
+	{ PR_MOUNT, pr_on_req },
+	{ PR_UNMOUNT, pr_on_req },
+};
+
+/* What libpq would otherwise load lazily under the filter (which
+ * forbids executable mappings): the passwd lookup (NSS modules) and
+ * OpenSSL's initialisation (TLS to the server). */
+static void
+pr_warm_up(void)
+{
+	struct passwd pw, *res;
+	char buf[4096];
+
+	getpwuid_r(getuid(), &pw, buf, sizeof(buf), &res);
+	OPENSSL_init_ssl(OPENSSL_INIT_LOAD_CONFIG, NULL);
+}
+
+static void __attribute__((noreturn))
+pr_main(int sock, const struct pgrunner_conf *conf)
+{
+	struct ipc_peer peer = { sock, "api", &pr_proto, pr_from_api, 2 };
+	struct pr_state st = { conf, sock };
+	char err[256];
+	int rc;
+
+	prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+	/* libpq writes to a closed server connection: an error, not death */
+	signal(SIGPIPE, SIG_IGN);
+	pr_warm_up();
+	if (sandbox_enter(SANDBOX_PROFILE_PGMOUNT, err, sizeof(err)) != 0) {
+		dprintf(2, "cdsgated api: postgres mounter: sandbox: %s\n",
+		    err);
+		_exit(1);
+	}
+	dprintf(2, "cdsgated api: postgres mounter: reader role %s, sandbox "
+	    "%s, profile %s\n", conf->reader_role, sandbox_mode_name(),
+	    sandbox_profile_name(SANDBOX_PROFILE_PGMOUNT));
+	while ((rc = ipc_dispatch(&peer, &st, NULL)) == IPC_OK)
+		;
+	if (rc != IPC_EOF)
+		dprintf(2, "cdsgated api: postgres mounter: the api broke the "
+		    "protocol (%s)\n", ipc_strerror(rc));
+	_exit(rc == IPC_EOF ? 0 : 1);
+}
+
+/* ---- the api's side ---- */
+
+/* The helper's side of ipc_helper_start(). */
+static void
+pr_child(int sock, void *arg)
+{
+	pr_main(sock, arg);
+}
+
+int
+pgrunner_start(const struct pgrunner_conf *conf, struct pgrunner *pr,
+    char *err, size_t errlen)
+{
+	char why[256];
+
+	if (ipc_helper_start(pr_child, (void *)conf, &pr->pid, &pr->sock,
+	    why, sizeof(why)) != 0)
+		return snprintf(err, errlen, "postgres mounter: %s", why), -1;
+	return 0;
+}
+
+static int
+pr_on_done(void *ctx, struct ipc_msg *m)
+{
+	memcpy(ctx, m->data, sizeof(struct pr_done));
+	return 0;
+}
+
+static const struct ipc_handler pr_from_runner[] = {
+	{ PR_DONE, pr_on_done },
+};
+
+/* Send one request, wait for its DONE. */
+static int
+pr_call(struct pgrunner *pr, uint32_t type, const struct pr_req *q,
+    char *err, size_t errlen)
+{
+	struct ipc_peer peer = { pr->sock, "postgres mounter", &pr_proto,
+	    pr_from_runner, 1 };
+	static struct pr_done d;
+
+	if (pr->sock < 0)
+		return snprintf(err, errlen, "no PostgreSQL backend is "
+		    "configured (pg_conninfo)"), -1;
+	memset(&d, 0, sizeof(d));
+	if (ipc_send(pr->sock, &pr_proto, type, q, sizeof(*q), -1) !=
+	    IPC_OK || ipc_dispatch(&peer, &d, NULL) != IPC_OK)
+		return snprintf(err, errlen, "the postgres mounter is gone or "
+		    "broke the protocol"), -1;
+	d.err[sizeof(d.err) - 1] = '\0';
+	snprintf(err, errlen, "%s", d.err);
+	return d.status;
+}
+
+int
+pgrunner_mount(struct pgrunner *pr, const char *dataset, int64_t id,
+    int64_t v, char *err, size_t errlen)
+{
+	struct pr_req q;
+
+	memset(&q, 0, sizeof(q));
+	if (strlen(dataset) >= sizeof(q.dataset))
+		return snprintf(err, errlen, "name too long"), PGM_EINPUT;
+	memcpy(q.dataset, dataset, strlen(dataset));
+	q.id = id;
+	q.version = v;
+	return pr_call(pr, PR_MOUNT, &q, err, errlen);
+}
+
+int
+pgrunner_unmount(struct pgrunner *pr, const char *dataset, char *err,
+    size_t errlen)
+{
+	struct pr_req q;
+
+	memset(&q, 0, sizeof(q));
+	if (strlen(dataset) >= sizeof(q.dataset))
+		return snprintf(err, errlen, "name too long"), PGM_EINPUT;
+	memcpy(q.dataset, dataset, strlen(dataset));
+	return pr_call(pr, PR_UNMOUNT, &q, err, errlen);
+}
+
+void
+pgrunner_stop(struct pgrunner *pr)
+{
+	ipc_helper_stop(&pr->pid, &pr->sock);
+}

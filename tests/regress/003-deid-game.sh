@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# 003-deid-game: the game-theoretic model through `cdsgate deid anonymize`
+# (DEID.md §6) — No-Attack with Cost 4 / Gain 300 is exactly 76-anonymity
+# (same transformation, same suppression, every released class >= 76
+# records, counted from the output file); the publisher variant keeps only
+# profitable records and the payout objective beats the Loss objective on
+# payout; the report carries the game's figures; bad parameters are
+# usage errors (exit 2) that name the parameter.
+. "$(dirname "$0")/lib.sh"
+
+[ -x "$CDSGATE" ] || skip_all "cdsgate not built at $CDSGATE"
+command -v python3 >/dev/null || skip_all "python3 not installed"
+
+S=$TMP/sample QI=age,sex,zip,race,admission_date
+"$CDSGATE" sample generate --out "$S" --records 20000 --seed 11 >/dev/null
+anon() {	# anon NAME ARGS... -> $TMP/NAME.csv, $TMP/NAME.json
+	local n=$1; shift
+	"$CDSGATE" deid anonymize --data "$S/patients.csv" --hierarchies "$S" \
+		--qi "$QI" --identifying patient_id,name --sensitive diagnosis \
+		--output "$TMP/$n.csv" --report "$TMP/$n.json" "$@" > "$TMP/$n.out"
+}
+
+check "no-attack runs" anon na --game no-attack
+check "76-anonymity runs" anon k76 --k 76
+check "no-attack = k >= 76 (Gain/Cost = 75): same node and suppression" \
+	python3 - "$TMP/na.json" "$TMP/k76.json" <<'PY'
+import json, sys
+a, b = (json.load(open(p)) for p in sys.argv[1:])
+assert a["transformation"] == b["transformation"], (a["transformation"], b["transformation"])
+assert a["suppressed_records"] == b["suppressed_records"]
+g = a["game"]
+assert g["variant"] == "no-attack" and g["attacked_records"] == 0, g
+assert a["criteria"]["game"] == "no-attack" and b["game"] is None
+PY
+check "every released class of the no-attack output has >= 76 records" \
+	python3 - "$TMP/na.csv" "$QI" <<'PY'
+import csv, collections, sys
+head = open(sys.argv[1]).readline()
+rows = list(csv.DictReader(open(sys.argv[1]), delimiter=";" if ";" in head else ","))
+qi = sys.argv[2].split(",")
+c = collections.Counter(tuple(r[q] for q in qi) for r in rows)
+small = [(k, n) for k, n in c.items() if n < 76 and set(k) != {"*"}]
+assert rows and not small, small[:3]
+PY
+
+# Publisher variant where publishing costs: a benefit of $100 makes
+# uniques (loss 300 * 1) unprofitable even ungeneralized.
+check "payout variant with the payout objective runs" \
+	anon pay --game payout --game-benefit 100 --quality payout
+check "payout variant with the Loss objective runs" \
+	anon payl --game payout --game-benefit 100
+check "payout: no unprofitable record is released; objective wins on payout" \
+	python3 - "$TMP/pay.json" "$TMP/payl.json" <<'PY'
+import json, sys
+p, l = (json.load(open(x)) for x in sys.argv[1:])
+for r in (p, l):
+    g = r["game"]
+    assert g["unprofitable_records"] == 0 and g["benefit"] == 100, g
+    assert 0 <= g["payout"] <= g["payout_max"] == 100 * r["records"], g
+assert p["criteria"]["quality_model"] == "payout"
+assert p["game"]["payout"] >= l["game"]["payout"] - 1e-6, (p["game"], l["game"])
+assert l["quality"]["loss"] >= p["quality"]["loss"] - 1e-9
+PY
+check "the readable summary states the payout" \
+	grep -q '^game (payout): publisher payout \$' "$TMP/pay.out"
+
+bad() {	# bad DESC PATTERN ARGS...
+	local d=$1 pat=$2 rc=0; shift 2
+	"$CDSGATE" deid anonymize --data "$S/patients.csv" --hierarchies "$S" \
+		--qi "$QI" --json "$@" > /dev/null 2> "$TMP/err" || rc=$?
+	check "$d: exit 2 naming it" test "$rc" -eq 2 -a -n "$(grep -- "$pat" "$TMP/err")"
+}
+bad "--game bogus" "--game: payout, no-attack" --game bogus
+bad "a negative cost" "game cost" --game no-attack --game-cost -4
+bad "a zero benefit" "game benefit" --game payout --game-benefit 0
+bad "a gain that is not a number" "not a number" --game payout --game-gain lots
+bad "no criterion at all" "no privacy criterion" --game off
+
+done_testing

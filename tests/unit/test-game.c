@@ -1,0 +1,124 @@
+/*
+ * tests/unit/test-game.c — the game-theoretic model's formulas (Wan et
+ * al. 2015, DEID.md §6) on hand-computed values: who attacks, payouts,
+ * the two release rules at their boundaries, parameter checks, and the
+ * entropy-based information loss of a small hierarchy.
+ */
+#include "config.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "deid/game.h"
+#include "deid/search.h"
+#include "tests/tap.h"
+
+static void
+check_payouts(void)
+{
+	struct deid_game g;
+
+	deid_game_defaults(&g);
+	tap_ok(g.cost == 4 && g.gain == 300 && g.loss == 300 &&
+	    g.benefit == 1200, "defaults: cost 4, gain 300, loss 300, "
+	    "benefit 1200");
+	/* SP*Gain > Cost: 300/size > 4 <=> size < 75 */
+	tap_ok(deid_game_attacks(&g, 1) && deid_game_attacks(&g, 74),
+	    "classes of 1 and 74 are attacked");
+	tap_ok(!deid_game_attacks(&g, 75) && !deid_game_attacks(&g, 76),
+	    "a class of 75 (gain = cost) and of 76 are not");
+	tap_ok(fabs(deid_game_payout(&g, 0.5, 2) - 450) < 1e-9,
+	    "payout: 1200*(1-0.5) - 300/2 = 450");
+	tap_ok(fabs(deid_game_payout(&g, 0.5, 100) - 600) < 1e-9,
+	    "payout without an attack: 1200*(1-0.5) = 600");
+	tap_ok(fabs(deid_game_payout(&g, 1, 1) + 300) < 1e-9,
+	    "payout of a unique at the root: -300");
+	g.variant = DEID_GAME_PAYOUT;
+	tap_ok(!deid_game_release(&g, 0.9, 1) && deid_game_release(&g, 0.75,
+	    1), "payout rule: IL 0.9 unique unprofitable (-180), IL 0.75 "
+	    "breaks even (0) and is released");
+	g.variant = DEID_GAME_NO_ATTACK;
+	tap_ok(!deid_game_release(&g, 0, 75) && deid_game_release(&g, 1, 76),
+	    "no-attack rule: 75 withheld, 76 released (k > gain/cost)");
+	g.variant = DEID_GAME_OFF;
+	tap_ok(deid_game_release(&g, 1, 1), "off: everything released");
+}
+
+static void
+check_params(void)
+{
+	struct deid_game g;
+	enum deid_game_variant v;
+	char msg[256];
+
+	deid_game_defaults(&g);
+	tap_ok(deid_game_check(&g, msg, sizeof(msg)) == DEID_OK,
+	    "defaults are valid");
+	g.cost = -1;
+	tap_ok(deid_game_check(&g, msg, sizeof(msg)) == DEID_EINPUT &&
+	    strstr(msg, "cost") != NULL, "negative cost refused: %s", msg);
+	deid_game_defaults(&g);
+	g.gain = NAN;
+	tap_ok(deid_game_check(&g, msg, sizeof(msg)) == DEID_EINPUT &&
+	    strstr(msg, "gain") != NULL, "NaN gain refused: %s", msg);
+	deid_game_defaults(&g);
+	g.benefit = 0;
+	tap_ok(deid_game_check(&g, msg, sizeof(msg)) == DEID_EINPUT &&
+	    strstr(msg, "benefit") != NULL, "zero benefit refused: %s", msg);
+	tap_ok(deid_game_variant_parse("no-attack", &v) == DEID_OK &&
+	    v == DEID_GAME_NO_ATTACK && deid_game_variant_parse("payout", &v)
+	    == DEID_OK && v == DEID_GAME_PAYOUT, "variants parse");
+	tap_ok(deid_game_variant_parse("No-Attack", &v) == DEID_EINPUT &&
+	    deid_game_variant_parse("", &v) == DEID_EINPUT,
+	    "unknown variants refused");
+}
+
+/* 8 leaves -> pairs -> quads -> *: IL = ln(1|2|4|8)/ln 8 = 0, 1/3, 2/3, 1. */
+static void
+check_il(void)
+{
+	const char *csv = "id;q\n1;a\n2;a\n3;b\n4;c\n5;d\n6;e\n7;f\n8;g\n9;h\n";
+	char hier[512];
+	struct deid_hierarchy *h = NULL;
+	struct deid_dataset *ds = NULL;
+	struct deid_engine *e = NULL;
+	struct deid_quality_tables *t = NULL;
+	struct deid_error err;
+	size_t len = 0, i, q;
+	double want[4] = { 0, 1.0 / 3, 2.0 / 3, 1 };
+	int ok = 1;
+
+	for (i = 0; i < 8; i++)
+		len += (size_t)snprintf(hier + len, sizeof(hier) - len,
+		    "%c;p%zu;q%zu;*\n", (int)('a' + i), i / 2, i / 4);
+	if (deid_dataset_parse(csv, strlen(csv), "t.csv", NULL, &ds, &err) ||
+	    deid_hierarchy_parse(hier, len, "h.csv", NULL, &h, &err) ||
+	    deid_dataset_bind(ds, 1, h, &err) ||
+	    deid_engine_alloc(ds, &e, &err) ||
+	    deid_quality_tables_alloc(e, &t)) {
+		tap_ok(0, "IL set-up: %s", err.msg);
+		goto out;
+	}
+	for (q = 0; q < 4; q++)
+		for (i = 0; i < h->ndomain[q]; i++)
+			ok &= fabs(t->game->il[0][q][i] - want[q]) < 1e-12;
+	tap_ok(ok, "IL per level: 0, 1/3, 2/3, 1 (ln leaves / ln |D|)");
+	/* 9 records, one leaf twice: the bound is the records' mean IL */
+	tap_ok(fabs(t->game->bound[0][1] - 1.0 / 3) < 1e-12 &&
+	    fabs(t->game->bound[0][3] - 1) < 1e-12 && t->game->bound[0][0] == 0,
+	    "level bounds: mean IL of the records (0, 1/3, ..., 1)");
+out:
+	deid_quality_tables_free(t);
+	deid_engine_free(e);
+	deid_dataset_free(ds);
+}
+
+int
+main(void)
+{
+	check_payouts();
+	check_params();
+	check_il();
+	return tap_done();
+}
