@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# 039-watermark: the watermark (issue 6) in real sessions over a plain
+# 043-watermark: the watermark (issue 6) in real sessions over a plain
 # white page (the client's cursor and the window's edge line aside) (served by python3 -m http.server), seen by a real VNC client
 # (cdsgate-vnctest, libvncclient):
 #   1. default policy (on, tiled, opacity 0.15): the snapshot has text
@@ -25,7 +25,7 @@ require_session
 
 GW_PID=
 WS_PID=
-ARTIFACTS=$top_builddir/tests/regress/039-watermark.artifacts
+ARTIFACTS=$top_builddir/tests/regress/043-watermark.artifacts
 rm -rf "$ARTIFACTS"
 cleanup() {
 	local p
