@@ -47,6 +47,8 @@ struct watermark {
 	int		 has_time;	/* the template has %t */
 	char		 text[WM_TEXT_MAX];	/* of the current mask */
 	uint8_t		*mask;		/* width * height coverage levels */
+	uint8_t		*prev;		/* the mask before the last update */
+	int		 prev_valid;
 	uint8_t		 level_alpha[WM_LEVELS];
 	/* the mixed channel value per level, towards black / white */
 	uint8_t		 lut[WM_LEVELS][2][256];
@@ -197,8 +199,9 @@ watermark_alloc(struct watermark **wp, const struct watermark_config *cfg,
 	w->fmt = *fmt;
 	w->has_time = strstr(w->tmpl, "%t") != NULL;
 	w->mask = calloc(width, height);
+	w->prev = calloc(width, height);
 	w->row0 = calloc((size_t)height + 1, sizeof(*w->row0));
-	if (w->mask == NULL || w->row0 == NULL) {
+	if (w->mask == NULL || w->prev == NULL || w->row0 == NULL) {
 		watermark_free(w);
 		return WM_ENOMEM;
 	}
@@ -212,6 +215,7 @@ watermark_free(struct watermark *w)
 	if (w == NULL)
 		return;
 	free(w->mask);
+	free(w->prev);
 	free(w->spans);
 	free(w->row0);
 	free(w);
@@ -467,6 +471,8 @@ watermark_update(struct watermark *w, time_t now, int *changed)
 		return WM_OK;
 	if ((st = wm_render(w, text, &b)) != WM_OK)
 		return st;
+	w->prev_valid = w->text[0] != '\0';
+	memcpy(w->prev, w->mask, (size_t)w->width * w->height);
 	memset(w->mask, 0, (size_t)w->width * w->height);
 	if (w->layout == WM_LAYOUT_CORNER)
 		wm_build_corner(w, &b);
@@ -480,6 +486,55 @@ watermark_update(struct watermark *w, time_t now, int *changed)
 	memcpy(w->text, text, sizeof(text));
 	*changed = 1;
 	return WM_OK;
+}
+
+/* Does the block at (bx, by) differ between the old and the new mask? */
+static int
+wm_block_changed(const struct watermark *w, unsigned bx, unsigned by)
+{
+	unsigned y, x0 = bx * WM_BLOCK, n, y1 = (by + 1) * WM_BLOCK;
+	size_t off;
+
+	n = x0 + WM_BLOCK <= w->width ? WM_BLOCK : w->width - x0;
+	if (y1 > w->height)
+		y1 = w->height;
+	for (y = by * WM_BLOCK; y < y1; y++) {
+		off = (size_t)y * w->width + x0;
+		if (memcmp(w->mask + off, w->prev + off, n) != 0)
+			return 1;
+	}
+	return 0;
+}
+
+/* Changed blocks, runs of them along a block row as one rectangle. */
+int
+watermark_changed(const struct watermark *w, struct wm_rect *out,
+    size_t max)
+{
+	unsigned bx, by, run, nbx = (w->width + WM_BLOCK - 1) / WM_BLOCK,
+	    nby = (w->height + WM_BLOCK - 1) / WM_BLOCK;
+	size_t n = 0;
+
+	if (!w->prev_valid)
+		return -1;
+	for (by = 0; by < nby; by++)
+		for (bx = 0; bx < nbx; bx += run + 1) {
+			for (run = 0; bx + run < nbx &&
+			    wm_block_changed(w, bx + run, by); run++)
+				;
+			if (run == 0)
+				continue;
+			if (n == max)
+				return -1;
+			out[n].x = (int)(bx * WM_BLOCK);
+			out[n].y = (int)(by * WM_BLOCK);
+			out[n].w = (int)((bx + run) * WM_BLOCK > w->width ?
+			    w->width : (bx + run) * WM_BLOCK) - out[n].x;
+			out[n].h = (int)((by + 1) * WM_BLOCK > w->height ?
+			    w->height : (by + 1) * WM_BLOCK) - out[n].y;
+			n++;
+		}
+	return (int)n;
 }
 
 time_t

@@ -59,6 +59,11 @@ struct wm_pixfmt {
 	int		 red_shift, green_shift, blue_shift;
 };
 
+/* A screen rectangle. */
+struct wm_rect {
+	int		 x, y, w, h;
+};
+
 struct watermark;
 
 const char *watermark_strerror(int status);
@@ -81,6 +86,12 @@ void	 watermark_set_font(struct watermark *w, const struct wm_font *f);
 /* Build the mask for the text at time now.  *changed is set when the
  * text (and so the mask) differs from the last one. */
 int	 watermark_update(struct watermark *w, time_t now, int *changed);
+/* Where the last update changed the mask: at most max rectangles (of
+ * WM_BLOCK-pixel blocks) into out; -1 when the whole screen must be
+ * redrawn (the first mask, or more rectangles than max). */
+int	 watermark_changed(const struct watermark *w, struct wm_rect *out,
+	    size_t max);
+#define WM_BLOCK	64
 /* When the text may change next (UTC seconds); 0 = never (no %t). */
 time_t	 watermark_next_change(const struct watermark *w, time_t now);
 /* The text of the current mask. */

@@ -46,6 +46,7 @@
 #define WORKER_MAX_RECTS	32
 #define WORKER_MAX_WAIT_MS	3600000	/* poll at least once an hour */
 #define WORKER_WM_MAX_US	60000000 /* the watermark's %t: a minute */
+#define WORKER_WM_RECTS		128	/* changed blocks redrawn alone */
 
 struct worker {
 	const struct worker_config *cfg;
@@ -489,8 +490,34 @@ worker_wm_overlay(void *arg, char *fb, size_t stride, int x, int y, int w,
 	watermark_blend(arg, fb, stride, x, y, w, h);
 }
 
-/* New text (the minute turned): every pixel is grabbed again and
- * blended with the new mask; viewers and the recording get it all. */
+/* Only the blocks where the mask changed (a new minute: its digits in
+ * each repeat) are grabbed again, blended and sent; -1: do it all. */
+static int
+worker_wm_redraw(struct worker *w, uint64_t now)
+{
+	struct wm_rect wr[WORKER_WM_RECTS];
+	struct x11_rect r[WORKER_WM_RECTS];
+	int n, i, k;
+
+	if ((n = watermark_changed(w->wm, wr, WORKER_WM_RECTS)) < 0)
+		return -1;
+	for (i = 0; i < n; i++)
+		r[i] = (struct x11_rect){ wr[i].x, wr[i].y, wr[i].w, wr[i].h };
+	if (x11_capture_rects(w->x, r, (size_t)n) != X11_OK)
+		return -1;
+	for (i = 0; i < n; i++)
+		vnc_mark(w->v, r[i].x, r[i].y, r[i].w, r[i].h);
+	for (i = 0; i < n; i += k) {	/* the recorder takes 32 at a time */
+		k = n - i < WORKER_MAX_RECTS ? n - i : WORKER_MAX_RECTS;
+		worker_rec_rects(w, now, r + i, (size_t)k);
+	}
+	vnc_update(w->v);
+	return 0;
+}
+
+/* New text (the minute turned): the changed blocks, or every pixel, are
+ * grabbed again and blended with the new mask; viewers and the
+ * recording get them. */
 static void
 worker_wm_tick(struct worker *w, uint64_t now)
 {
@@ -518,6 +545,8 @@ worker_wm_tick(struct worker *w, uint64_t now)
 		w->stale = 1;
 		return;
 	}
+	if (worker_wm_redraw(w, now) == 0)
+		return;
 	if (x11_capture_all(w->x) != X11_OK)
 		return;
 	vnc_mark(w->v, 0, 0, all.w, all.h);

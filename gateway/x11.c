@@ -495,6 +495,12 @@ x11_bounding(const struct x11_rect *r, size_t n, struct x11_rect *out)
 }
 
 int
+x11_capture_rects(struct x11 *x, struct x11_rect *r, size_t n)
+{
+	return n == 0 ? X11_OK : x11_grab_spans(x, r, n);
+}
+
+int
 x11_capture(struct x11 *x, struct x11_rect *rects, size_t max, size_t *n)
 {
 	struct x11_rect clip[X11_MAX_SPANS];

@@ -71,6 +71,9 @@ int	 x11_dispatch(struct x11 *x);
  * merged into their bounding box).  Re-arms damage notification. */
 int	 x11_capture(struct x11 *x, struct x11_rect *rects, size_t max,
 	    size_t *n);
+/* Grab these rectangles (inside the screen) again, e.g. where the
+ * overlay changed; the damage is left as it is.  Sorts r. */
+int	 x11_capture_rects(struct x11 *x, struct x11_rect *r, size_t n);
 /* Capture the whole screen (first client, or after a gap). */
 int	 x11_capture_all(struct x11 *x);
 /* Fetch the current cursor image; free with x11_cursor_free. */

@@ -5,8 +5,10 @@
 #   1. default policy (on, tiled, opacity 0.15): the snapshot has text
 #      pixels all over the screen and none darker than the opacity allows;
 #      most text pixels are exactly 255 - round(0.15 * 255); session_start
-#      names the watermark; the recording's frame (`cdsgate replay
-#      --frame`) equals the live snapshot, watermark included
+#      names the watermark; after the minute turns (only the changed
+#      blocks are redrawn) the same holds and a little changed; the
+#      recording's frame (`cdsgate replay --frame`) equals that live
+#      snapshot, watermark included
 #   2. corner layout, opacity 0.6, text "%r %t": only the bottom-right
 #      corner is marked; after the minute turns (the worker redraws under
 #      its seccomp filter) exactly the minute's digits changed; OCR
@@ -151,6 +153,12 @@ elif cmd == 'minute':                   # IMAGE1 IMAGE2 HH:MM HH:MM
     print('# %d pixels differ, in character cells %s (from the right); '
           'the minute changes cells %s' % (len(diff), sorted(cells), sorted(changed)))
     sys.exit(not (diff and cells == changed))
+elif cmd == 'changed':                  # IMAGE1 IMAGE2: a little changed
+    _, _, g2 = ppm(a[1])
+    g2 = [v if page(i, w, h) else 255 for i, v in enumerate(g2)]
+    n = sum(g[i] != g2[i] for i in range(w * h))
+    print('# %d pixels differ (%.2f%%)' % (n, 100.0 * n / (w * h)))
+    sys.exit(not (0 < n < 0.02 * w * h))
 elif cmd == 'white':                    # IMAGE: pure white
     print('# %d pixels not white (darkest %d)' % (len(marked), min(g)))
     sys.exit(bool(marked))
@@ -163,13 +171,21 @@ if session tile; then
 	check "client snapshot of the painted page" page_snapshot "$TMP/tile.ppm"
 	check "the picture carries the tiled watermark, no darker than opacity 0.15" \
 		python3 "$TMP/wm.py" tile "$TMP/tile.ppm" 0.15
-	t_snap=$(date +%s.%N)
 	check "session_start names the watermark (text, opacity, layout)" python3 - "$TMP/tile.log" <<'PY'
 import json, sys
 s = [json.loads(l) for l in open(sys.argv[1]) if '"session_start"' in l][0]
 print('# watermark: %s' % json.dumps(s.get('watermark')))
 sys.exit(s.get('watermark') != {'text': '%r %s %t', 'opacity': 0.15, 'layout': 'tile'})
 PY
+	# The minute turns: the worker grabs again only the blocks where the
+	# digits changed, and blends them once (none darker than 217).
+	sleep $((62 - $(date -u +%-S)))
+	check "client snapshot after the minute turned" snapshot "$TMP/tile-2.ppm"
+	t_snap=$(date +%s.%N)
+	check "after the redraw: the same watermark statistics, nothing blended twice" \
+		python3 "$TMP/wm.py" tile "$TMP/tile-2.ppm" 0.15
+	check "... and the picture changed where the minute is written" \
+		python3 "$TMP/wm.py" changed "$TMP/tile.ppm" "$TMP/tile-2.ppm"
 	sleep 1
 	end_session
 	REC=$(ls "$TMP"/rec-tile/*.cdsrec 2>/dev/null | head -1)
@@ -180,7 +196,7 @@ PY
 		"$(sed -n 's/^started: //p' "$TMP/info.txt")" "$t_snap")
 	"$CDSGATE" replay "$REC" --frame "$t_rec" -o "$TMP/frame.png" 2> "$TMP/frame.err"
 	if command -v compare > /dev/null; then
-		d=$(compare -metric AE "$TMP/frame.png" "$TMP/tile.ppm" null: 2>&1 | awk '{print int($1)}')
+		d=$(compare -metric AE "$TMP/frame.png" "$TMP/tile-2.ppm" null: 2>&1 | awk '{print int($1)}')
 		check "the recording's frame at ${t_rec} s equals the live snapshot (${d:-?} px differ)" \
 			test "${d:-x}" = 0
 	else

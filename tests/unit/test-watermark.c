@@ -31,8 +31,18 @@ block_font(struct wm_font *f)
 			memset(f->bits[g][y], 1, f->cw);
 }
 
+/* The blocks with one row cleared per glyph: glyphs differ. */
+static void
+distinct_font(struct wm_font *f)
+{
+	block_font(f);
+	for (unsigned g = 1; g < WM_FONT_COUNT; g++)
+		memset(f->bits[g][g % f->ch], 0, f->cw);
+}
+
 static struct watermark *
-make(const char *text, double opacity, enum watermark_layout l)
+make_with(const char *text, double opacity, enum watermark_layout l,
+    void (*font)(struct wm_font *))
 {
 	struct watermark_config c = { text, "alice@example.org", "abc123",
 	    opacity, l };
@@ -40,7 +50,7 @@ make(const char *text, double opacity, enum watermark_layout l)
 	struct wm_font f;
 	int changed;
 
-	block_font(&f);
+	font(&f);
 	if (watermark_alloc(&w, &c, W, H, &fmt) != WM_OK)
 		return NULL;
 	watermark_set_font(w, &f);
@@ -49,6 +59,12 @@ make(const char *text, double opacity, enum watermark_layout l)
 		return NULL;
 	}
 	return w;
+}
+
+static struct watermark *
+make(const char *text, double opacity, enum watermark_layout l)
+{
+	return make_with(text, opacity, l, block_font);
 }
 
 static void
@@ -182,6 +198,50 @@ test_tile(void)
 	watermark_free(w);
 }
 
+/* A new minute: watermark_changed covers every pixel that changed
+ * (prev is the mask before, read through watermark_alpha) with less than
+ * the whole screen. */
+static void
+test_changed(enum watermark_layout l, const char *name)
+{
+	struct watermark *w = make_with("%r %t", 0.3, l, distinct_font);
+	static uint8_t before[H][W];
+	struct wm_rect r[128];
+	unsigned x, y, missed = 0, diff = 0;
+	size_t area = 0;
+	int n, i, in, changed;
+
+	if (!tap_ok(w != NULL, "%s: built", name))
+		return;
+	tap_ok(watermark_changed(w, r, 128) == -1,
+	    "%s: the first mask is drawn whole", name);
+	for (y = 0; y < H; y++)
+		for (x = 0; x < W; x++)
+			before[y][x] = (uint8_t)watermark_alpha(w, x, y);
+	watermark_update(w, T0 + 47, &changed);
+	n = watermark_changed(w, r, 128);
+	for (i = 0; i < n; i++)
+		area += (size_t)r[i].w * r[i].h;
+	for (y = 0; y < H; y++)
+		for (x = 0; x < W; x++) {
+			if (before[y][x] == watermark_alpha(w, x, y))
+				continue;
+			diff++;
+			for (in = 0, i = 0; i < n && !in; i++)
+				in = (int)x >= r[i].x && (int)x < r[i].x + r[i].w &&
+				    (int)y >= r[i].y && (int)y < r[i].y + r[i].h;
+			missed += !in;
+		}
+	tap_ok(changed && n > 0 && diff > 0 && missed == 0 &&
+	    area < (size_t)W * H / 2, "%s: a new minute redraws %d "
+	    "rectangles, %.1f%% of the screen, covering all %u changed "
+	    "pixels (%u missed)", name, n, 100.0 * area / (W * H), diff,
+	    missed);
+	tap_ok(watermark_changed(w, r, 1) == -1 || n <= 1,
+	    "%s: more rectangles than allowed: the whole screen", name);
+	watermark_free(w);
+}
+
 static uint32_t
 px(const char *fb, unsigned x, unsigned y)
 {
@@ -260,5 +320,7 @@ main(void)
 	test_corner();
 	test_tile();
 	test_blend();
+	test_changed(WM_LAYOUT_CORNER, "corner");
+	test_changed(WM_LAYOUT_TILE, "tile");
 	return tap_done();
 }
