@@ -887,7 +887,8 @@ log_session_start(struct session *s)
 
 	snprintf(geo, sizeof(geo), "%ux%u", sp->width, sp->height);
 	slog_event("session_start", json_pack(
-	    "{s:s?, s:s, s:s, s:s, s:b, s:b, s:i, s:i, s:s?, s:s, s:b, s:b, s:b}",
+	    "{s:s?, s:s, s:s, s:s, s:b, s:b, s:i, s:i, s:s?, s:s, s:b, s:b, s:b,"
+	    " s:o}",
 	    "recipient", sp->recipient, "backend", sp->backend,
 	    "geometry", geo, "listen", s->listen_desc,
 	    "observer", sp->observer, "websocket", s->ws_token != NULL,
@@ -895,7 +896,10 @@ log_session_start(struct session *s)
 	    "max_duration", (int)sp->max_duration, "policy_file",
 	    sp->policy, "sandbox", sandbox_mode_name(), "sandbox_debug",
 	    sandbox_debug(), "tls", sp->tls_cert != NULL, "allow_plain_vnc",
-	    spec_allow_plain(sp)));
+	    spec_allow_plain(sp), "watermark", !sp->watermark ? json_false() :
+	    json_pack("{s:s, s:f, s:s}", "text", sp->watermark_text,
+	    "opacity", sp->watermark_opacity, "layout",
+	    sp->watermark_layout)));
 }
 
 /* The test hook (gateway/testhook.h): which role dies by which call. */
@@ -1121,6 +1125,10 @@ worker_config_fill(struct session *s)
 	w->record_fd = s->record_fd;
 	w->recipient = sp->recipient;
 	w->policy = sp->policy;
+	w->watermark = sp->watermark;
+	w->watermark_text = sp->watermark_text;
+	w->watermark_opacity = sp->watermark_opacity;
+	w->watermark_layout = sp->watermark_layout;
 }
 
 static void

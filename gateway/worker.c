@@ -35,6 +35,7 @@
 #include "gateway/ratelimit.h"
 #include "gateway/slog.h"
 #include "gateway/vnc.h"
+#include "gateway/watermark.h"
 #include "gateway/worker.h"
 #include "gateway/x11.h"
 #include "record/record.h"
@@ -44,6 +45,8 @@
 #define WORKER_MAX_PFD		(2 + VNC_MAX_POLLFDS)
 #define WORKER_MAX_RECTS	32
 #define WORKER_MAX_WAIT_MS	3600000	/* poll at least once an hour */
+#define WORKER_WM_MAX_US	60000000 /* the watermark's %t: a minute */
+#define WORKER_WM_RECTS		128	/* changed blocks redrawn alone */
 
 struct worker {
 	const struct worker_config *cfg;
@@ -69,6 +72,8 @@ struct worker {
 	int			 rec_failed;
 	int			 disk_full;	/* the failure was ENOSPC */
 	int			 px, py;	/* last pointer position */
+	struct watermark	*wm;		/* NULL: watermark off */
+	uint64_t		 wm_next;	/* realtime us of the next text */
 };
 
 static uint64_t
@@ -85,6 +90,15 @@ worker_setup_failed(const char *what, const char *err)
 {
 	slog_event("setup_failed", json_pack("{s:s, s:s}", "what", what,
 	    "error", err));
+}
+
+static uint64_t
+worker_realtime(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
 }
 
 /* ---- the recording (record/record.h) ---------------------------------- */
@@ -467,6 +481,131 @@ worker_cursor(struct worker *w)
 	vnc_update(w->v);
 }
 
+/* ---- the watermark (gateway/watermark.h) ------------------------------------ */
+
+static void
+worker_wm_overlay(void *arg, char *fb, size_t stride, int x, int y, int w,
+    int h)
+{
+	watermark_blend(arg, fb, stride, x, y, w, h);
+}
+
+/* Only the blocks where the mask changed (a new minute: its digits in
+ * each repeat) are grabbed again, blended and sent; -1: do it all. */
+static int
+worker_wm_redraw(struct worker *w, uint64_t now)
+{
+	struct wm_rect wr[WORKER_WM_RECTS];
+	struct x11_rect r[WORKER_WM_RECTS];
+	int n, i, k;
+
+	if ((n = watermark_changed(w->wm, wr, WORKER_WM_RECTS)) < 0)
+		return -1;
+	for (i = 0; i < n; i++)
+		r[i] = (struct x11_rect){ wr[i].x, wr[i].y, wr[i].w, wr[i].h };
+	if (x11_capture_rects(w->x, r, (size_t)n) != X11_OK)
+		return -1;
+	for (i = 0; i < n; i++)
+		vnc_mark(w->v, r[i].x, r[i].y, r[i].w, r[i].h);
+	for (i = 0; i < n; i += k) {	/* the recorder takes 32 at a time */
+		k = n - i < WORKER_MAX_RECTS ? n - i : WORKER_MAX_RECTS;
+		worker_rec_rects(w, now, r + i, (size_t)k);
+	}
+	vnc_update(w->v);
+	return 0;
+}
+
+/* New text (the minute turned): the changed blocks, or every pixel, are
+ * grabbed again and blended with the new mask; viewers and the
+ * recording get them. */
+static void
+worker_wm_tick(struct worker *w, uint64_t now)
+{
+	const struct x11_format *f = x11_format(w->x);
+	struct x11_rect all = { 0, 0, (int)f->width, (int)f->height };
+	uint64_t rt = worker_realtime();
+	int changed, st;
+
+	/* (a wall clock set back by more than a minute redraws at once) */
+	if (w->wm == NULL || w->wm_next == 0 || (rt < w->wm_next &&
+	    w->wm_next - rt <= WORKER_WM_MAX_US))
+		return;
+	st = watermark_update(w->wm, (time_t)(rt / 1000000u), &changed);
+	w->wm_next = (uint64_t)watermark_next_change(w->wm,
+	    (time_t)(rt / 1000000u)) * 1000000u;
+	if (st != WM_OK) {
+		slog_event("watermark_failed", json_pack("{s:s}", "error",
+		    watermark_strerror(st)));
+		w->stop = 1;	/* fail closed */
+		return;
+	}
+	if (!changed)
+		return;
+	if (vnc_viewers(w->v) == 0) {
+		w->stale = 1;
+		return;
+	}
+	if (worker_wm_redraw(w, now) == 0)
+		return;
+	if (x11_capture_all(w->x) != X11_OK)
+		return;
+	vnc_mark(w->v, 0, 0, all.w, all.h);
+	worker_rec_rects(w, now, &all, 1);
+	vnc_update(w->v);
+}
+
+/* The monotonic time the text is due to change, 0 for never. */
+static uint64_t
+worker_wm_deadline(const struct worker *w, uint64_t now)
+{
+	uint64_t rt;
+
+	if (w->wm == NULL || w->wm_next == 0)
+		return 0;
+	rt = worker_realtime();
+	if (rt >= w->wm_next)
+		return now;
+	return now + (w->wm_next - rt < WORKER_WM_MAX_US ? w->wm_next - rt :
+	    WORKER_WM_MAX_US);
+}
+
+/* Before the filter: glyphs from our X server, the first mask, and the
+ * overlay on every later grab (the screen is grabbed again with it). */
+static int
+worker_open_watermark(struct worker *w)
+{
+	const struct worker_config *cfg = w->cfg;
+	const struct x11_format *f = x11_format(w->x);
+	struct watermark_config wc = {
+		.text = cfg->watermark_text, .recipient = cfg->recipient,
+		.session = cfg->session_id, .opacity = cfg->watermark_opacity,
+	};
+	struct wm_pixfmt pf = { f->red_shift, f->green_shift, f->blue_shift };
+	time_t t = time(NULL);
+	int st, changed;
+
+	if (!cfg->watermark)
+		return 0;
+	if (cfg->watermark_layout != NULL && watermark_layout_parse(
+	    cfg->watermark_layout, &wc.layout) != WM_OK)
+		st = WM_EINPUT;
+	else if ((st = watermark_alloc(&w->wm, &wc, f->width, f->height,
+	    &pf)) == WM_OK &&
+	    (st = watermark_font_x11(w->wm, x11_display(w->x))) == WM_OK)
+		st = watermark_update(w->wm, t, &changed);
+	if (st != WM_OK) {
+		worker_setup_failed("watermark", watermark_strerror(st));
+		return -1;
+	}
+	w->wm_next = (uint64_t)watermark_next_change(w->wm, t) * 1000000u;
+	if ((st = x11_set_overlay(w->x, worker_wm_overlay, w->wm)) !=
+	    X11_OK || (st = x11_capture_all(w->x)) != X11_OK) {
+		worker_setup_failed("x11", x11_strerror(st));
+		return -1;
+	}
+	return 0;
+}
+
 /* ---- timers and the loop ---------------------------------------------------- */
 
 static uint64_t
@@ -518,6 +657,7 @@ worker_timers(struct worker *w, uint64_t now)
 	}
 	worker_flush_motion(w, now, 0);
 	worker_report(w, now);
+	worker_wm_tick(w, now);
 	vnc_tick(w->v, now);
 	if (w->damage && worker_since(now, w->last_capture) >= WORKER_FRAME_US)
 		worker_capture(w, now);
@@ -544,6 +684,7 @@ worker_timeout(struct worker *w, uint64_t now)
 		    now);
 	worker_min(&t, rl_next_deadline(&w->rl));
 	worker_min(&t, vnc_next_deadline(w->v));
+	worker_min(&t, worker_wm_deadline(w, now));
 	if (cfg->idle_timeout)
 		worker_min(&t, w->last_input + worker_sec_us(cfg->idle_timeout));
 	if (cfg->max_duration)
@@ -707,6 +848,8 @@ worker_setup(struct worker *w, const struct worker_config *cfg)
 		worker_setup_failed("x11", "screen size differs from config");
 		return -1;
 	}
+	if (worker_open_watermark(w) != 0)
+		return -1;
 	if ((st = input_open(&w->in, x11_display(w->x))) != INPUT_OK) {
 		worker_setup_failed("input", input_strerror(st));
 		return -1;
@@ -729,6 +872,7 @@ worker_teardown(struct worker *w)
 		close(w->rec_fd2);
 	input_close(w->in);
 	x11_close(w->x);
+	watermark_free(w->wm);
 	if (w->sigfd >= 0)
 		close(w->sigfd);
 	if (w->masked)

@@ -56,6 +56,10 @@ struct worker_config {
 					   owns it; -1 = refuse to run */
 	const char		*recipient;	/* for the recording's header */
 	const char		*policy;	/* policy file, or NULL */
+	int			 watermark;	/* burn the watermark in */
+	const char		*watermark_text; /* template: %r %s %t %% */
+	double			 watermark_opacity;
+	const char		*watermark_layout; /* "tile" or "corner" */
 	const char		*test_violate;	/* test hook: a forbidden call to
 					   make after the filter, or NULL */
 };

@@ -7,8 +7,11 @@
  * object in ReportNonEmpty mode: one event when something changes, none
  * until we take the damage.  The framebuffer is itself the MIT-SHM
  * segment, and damaged rows are fetched as full-width strips straight
- * into it.  Runs in the unprivileged worker; talks only to our own X
- * server, with the session's cookie.
+ * into it.  With an overlay (the watermark) the strips land in a second
+ * segment and only the damaged rectangles are copied over and overlaid:
+ * overlaying whole strips cost more than that copy (docs/gateway.md).
+ * Runs in the unprivileged worker; talks only to our own X server, with
+ * the session's cookie.
  */
 #include "config.h"
 
@@ -47,6 +50,10 @@ struct x11 {
 	Damage		 damage;
 	XserverRegion	 region;
 	struct kioskwm	 wm;		/* one top-level window */
+	x11_overlay_fn	 overlay;	/* applied to every copied rectangle */
+	void		*overlay_arg;
+	char		*scratch;	/* with an overlay: strips land here */
+	XShmSegmentInfo	 shm2;		/* the scratch's segment */
 };
 
 /* X errors arrive asynchronously; remember them so a request can be
@@ -146,43 +153,44 @@ x11_check_visual(struct x11 *x)
 	return st;
 }
 
-/* The framebuffer as a MIT-SHM segment the server writes into; removed
+/* A screen-sized MIT-SHM segment the server writes into; removed
  * (IPC_RMID) as soon as both sides are attached, so it cannot leak. */
 static int
-x11_shm_setup(struct x11 *x)
+x11_shm_attach(struct x11 *x, XShmSegmentInfo *seg)
 {
 	size_t size = x->stride * x->fmt.height;
 	unsigned long before;
 
 	if (!XShmQueryExtension(x->dpy))
 		return -1;
-	x->shm.shmid = shmget(IPC_PRIVATE, size, IPC_CREAT | 0600);
-	if (x->shm.shmid < 0)
+	seg->shmid = shmget(IPC_PRIVATE, size, IPC_CREAT | 0600);
+	if (seg->shmid < 0)
 		return -1;
-	x->shm.shmaddr = shmat(x->shm.shmid, NULL, 0);
-	if (x->shm.shmaddr == (char *)-1) {
-		shmctl(x->shm.shmid, IPC_RMID, NULL);
+	seg->shmaddr = shmat(seg->shmid, NULL, 0);
+	if (seg->shmaddr == (char *)-1) {
+		shmctl(seg->shmid, IPC_RMID, NULL);
 		return -1;
 	}
-	x->shm.readOnly = False;
+	seg->readOnly = False;
 	before = x11_nerrors;
-	XShmAttach(x->dpy, &x->shm);
+	XShmAttach(x->dpy, seg);
 	XSync(x->dpy, False);
-	shmctl(x->shm.shmid, IPC_RMID, NULL);
+	shmctl(seg->shmid, IPC_RMID, NULL);
 	if (x11_nerrors != before) {
-		shmdt(x->shm.shmaddr);
+		shmdt(seg->shmaddr);
 		return -1;
 	}
-	x->fb = x->shm.shmaddr;
-	x->fmt.use_shm = 1;
 	return 0;
 }
 
 static int
 x11_fb_setup(struct x11 *x)
 {
-	if (x11_shm_setup(x) == 0)
+	if (x11_shm_attach(x, &x->shm) == 0) {
+		x->fb = x->shm.shmaddr;
+		x->fmt.use_shm = 1;
 		return X11_OK;
+	}
 	x->fb = calloc(x->fmt.height, x->stride);
 	return x->fb == NULL ? X11_ENOMEM : X11_OK;
 }
@@ -236,13 +244,19 @@ x11_close(struct x11 *x)
 			XFixesDestroyRegion(x->dpy, x->region);
 		if (x->fmt.use_shm)
 			XShmDetach(x->dpy, &x->shm);
+		if (x->fmt.use_shm && x->scratch != NULL)
+			XShmDetach(x->dpy, &x->shm2);
 		XSync(x->dpy, False);
 		XCloseDisplay(x->dpy);
 	}
-	if (x->fmt.use_shm)
+	if (x->fmt.use_shm) {
 		shmdt(x->shm.shmaddr);
-	else
+		if (x->scratch != NULL)
+			shmdt(x->shm2.shmaddr);
+	} else {
 		free(x->fb);
+		free(x->scratch);
+	}
 	free(x);
 }
 
@@ -306,14 +320,15 @@ x11_dispatch(struct x11 *x)
  * the image points into the segment at that row, so the server writes
  * the pixels in place. */
 static int
-x11_grab_rows(struct x11 *x, int y, int h)
+x11_grab_rows_raw(struct x11 *x, char *dst, XShmSegmentInfo *seg, int y,
+    int h)
 {
 	XImage *img;
 	int r, ok;
 
 	if (x->fmt.use_shm) {
 		img = XShmCreateImage(x->dpy, x->visual, (unsigned)x->depth,
-		    ZPixmap, x->fb + (size_t)y * x->stride, &x->shm,
+		    ZPixmap, dst + (size_t)y * x->stride, seg,
 		    x->fmt.width, (unsigned)h);
 		if (img == NULL)
 			return X11_ENOMEM;
@@ -329,10 +344,66 @@ x11_grab_rows(struct x11 *x, int y, int h)
 	if (img == NULL)
 		return X11_EIO;
 	for (r = 0; r < h && img->bytes_per_line >= (int)x->stride; r++)
-		memcpy(x->fb + (size_t)(y + r) * x->stride,
+		memcpy(dst + (size_t)(y + r) * x->stride,
 		    img->data + (size_t)r * (size_t)img->bytes_per_line,
 		    x->stride);
 	XDestroyImage(img);
+	return X11_OK;
+}
+
+/* Whole rows straight into the framebuffer, then the overlay over all
+ * of them: no pixel straight from X stays there. */
+static int
+x11_grab_rows(struct x11 *x, int y, int h)
+{
+	int st = x11_grab_rows_raw(x, x->fb, &x->shm, y, h);
+
+	if (st == X11_OK && x->overlay != NULL)
+		x->overlay(x->overlay_arg, x->fb, x->stride, 0, y,
+		    (int)x->fmt.width, h);
+	return st;
+}
+
+/* With an overlay, a strip goes to the scratch segment and only the
+ * damaged rectangles are copied into the framebuffer and overlaid: the
+ * rest of the strip is what the framebuffer already shows (undamaged),
+ * and blending the strip's whole width would cost more than the copy. */
+static int
+x11_grab_strip(struct x11 *x, int y, int h, const struct x11_rect *r,
+    size_t n)
+{
+	size_t i, off;
+	int row, st;
+
+	if (x->overlay == NULL)
+		return x11_grab_rows(x, y, h);
+	if ((st = x11_grab_rows_raw(x, x->scratch, &x->shm2, y, h)) !=
+	    X11_OK)
+		return st;
+	for (i = 0; i < n; i++) {
+		for (row = r[i].y; row < r[i].y + r[i].h; row++) {
+			off = (size_t)row * x->stride + (size_t)r[i].x * 4;
+			memcpy(x->fb + off, x->scratch + off,
+			    (size_t)r[i].w * 4);
+		}
+		x->overlay(x->overlay_arg, x->fb, x->stride, r[i].x, r[i].y,
+		    r[i].w, r[i].h);
+	}
+	return X11_OK;
+}
+
+int
+x11_set_overlay(struct x11 *x, x11_overlay_fn fn, void *arg)
+{
+	if (x->scratch == NULL) {
+		if (x->fmt.use_shm && x11_shm_attach(x, &x->shm2) == 0)
+			x->scratch = x->shm2.shmaddr;
+		else if (x->fmt.use_shm ||
+		    (x->scratch = calloc(x->fmt.height, x->stride)) == NULL)
+			return X11_ENOMEM;
+	}
+	x->overlay = fn;
+	x->overlay_arg = arg;
 	return X11_OK;
 }
 
@@ -380,7 +451,7 @@ x11_span_cmp(const void *a, const void *b)
 static int
 x11_grab_spans(struct x11 *x, struct x11_rect *r, size_t n)
 {
-	size_t i;
+	size_t i, s = 0;
 	int y0, y1, st;
 
 	qsort(r, n, sizeof(*r), x11_span_cmp);
@@ -392,11 +463,13 @@ x11_grab_spans(struct x11 *x, struct x11_rect *r, size_t n)
 				y1 = r[i].y + r[i].h;
 			continue;
 		}
-		if ((st = x11_grab_rows(x, y0, y1 - y0)) != X11_OK)
+		if ((st = x11_grab_strip(x, y0, y1 - y0, r + s, i - s)) !=
+		    X11_OK)
 			return st;
 		if (i < n) {
 			y0 = r[i].y;
 			y1 = r[i].y + r[i].h;
+			s = i;
 		}
 	}
 	return X11_OK;
@@ -419,6 +492,12 @@ x11_bounding(const struct x11_rect *r, size_t n, struct x11_rect *out)
 	out->y = y1;
 	out->w = x2 - x1;
 	out->h = y2 - y1;
+}
+
+int
+x11_capture_rects(struct x11 *x, struct x11_rect *r, size_t n)
+{
+	return n == 0 ? X11_OK : x11_grab_spans(x, r, n);
 }
 
 int

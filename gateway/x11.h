@@ -4,7 +4,9 @@
  *
  * The framebuffer the VNC server sends from is owned here: one shared
  * memory segment of width*height*4 bytes into which XShmGetImage copies
- * full-width strips of the damaged rows directly (no second copy).
+ * full-width strips of the damaged rows directly (no second copy; with
+ * an overlay set, into a second segment, then the damaged rectangles
+ * are copied over).
  * Without MIT-SHM access (a server of another uid, say) it falls back to
  * XGetImage.  Nothing is polled: damage and cursor changes arrive as
  * events on the display's connection.  Trust: talks only to our own
@@ -69,11 +71,22 @@ int	 x11_dispatch(struct x11 *x);
  * merged into their bounding box).  Re-arms damage notification. */
 int	 x11_capture(struct x11 *x, struct x11_rect *rects, size_t max,
 	    size_t *n);
+/* Grab these rectangles (inside the screen) again, e.g. where the
+ * overlay changed; the damage is left as it is.  Sorts r. */
+int	 x11_capture_rects(struct x11 *x, struct x11_rect *r, size_t n);
 /* Capture the whole screen (first client, or after a gap). */
 int	 x11_capture_all(struct x11 *x);
 /* Fetch the current cursor image; free with x11_cursor_free. */
 int	 x11_cursor(struct x11 *x, struct x11_cursor *c);
 void	 x11_cursor_free(struct x11_cursor *c);
+/* Called with every rectangle just copied from X into the framebuffer,
+ * e.g. to burn in a watermark.  Setting one allocates a second
+ * screen-sized segment (before the seccomp filter): strips are grabbed
+ * there and only the damaged rectangles copied over.  X11_ENOMEM if that
+ * fails. */
+typedef void (*x11_overlay_fn)(void *arg, char *fb, size_t stride, int x,
+    int y, int w, int h);
+int	 x11_set_overlay(struct x11 *x, x11_overlay_fn fn, void *arg);
 /* Send buffered requests (XTest events) to the server. */
 void	 x11_flush(struct x11 *x);
 /* Events already read into Xlib's queue (poll would not see them). */

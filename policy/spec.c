@@ -33,6 +33,8 @@ static int	check_listen(const char *, struct policy_error *);
 static int	check_recipient(const char *, struct policy_error *);
 static int	check_record_name(const char *, struct policy_error *);
 static int	check_origin(const char *, struct policy_error *);
+static int	check_watermark_text(const char *, struct policy_error *);
+static int	check_watermark_layout(const char *, struct policy_error *);
 static int	check_capture(const char *, struct policy_error *);
 
 #define OFF(f)	offsetof(struct session_spec, f)
@@ -143,6 +145,20 @@ const struct spec_option spec_options[] = {
 	{ "browser_restart_window", SPEC_UINT, BOTH, 1, 3600, "60",
 	  OFF(browser_restart_window), "S", NULL,
 	  "the window, in seconds, over which browser restarts are counted" },
+	{ "watermark", SPEC_BOOL, BOTH, 0, 1, "yes", OFF(watermark), NULL,
+	  NULL, "burn a watermark (watermark_text) into every frame the "
+	  "client sees and the recording holds" },
+	{ "watermark_text", SPEC_STRING, BOTH, 0, 0, "%r %s %t",
+	  OFF(watermark_text), "TEMPLATE", check_watermark_text,
+	  "the watermark: printable ASCII, %r recipient, %s session id, %t "
+	  "UTC time (minute), %% a percent sign" },
+	{ "watermark_opacity", SPEC_NUMBER, BOTH, 0.05, 0.6, "0.15",
+	  OFF(watermark_opacity), "A", NULL,
+	  "how strongly the watermark covers the screen (0.05 to 0.6)" },
+	{ "watermark_layout", SPEC_STRING, BOTH, 0, 0, "tile",
+	  OFF(watermark_layout), "tile|corner", check_watermark_layout,
+	  "tile: staggered diagonal repeats over the whole screen; corner: "
+	  "one line bottom right" },
 };
 const size_t spec_noptions = sizeof(spec_options) / sizeof(spec_options[0]);
 
@@ -248,6 +264,38 @@ check_origin(const char *v, struct policy_error *err)
 	if (strpbrk(p, "/?#") != NULL)
 		return policy_error_set(err, POLICY_EINPUT,
 		    "'%s' is not an origin (scheme://host[:port], no path)", v);
+	return POLICY_OK;
+}
+
+/* Printable ASCII (the glyphs the watermark has) and known escapes. */
+static int
+check_watermark_text(const char *v, struct policy_error *err)
+{
+	size_t n = strlen(v), i;
+
+	if (n == 0 || n > SPEC_WATERMARK_MAX)
+		return policy_error_set(err, POLICY_EINPUT,
+		    "must have 1 to %d characters", SPEC_WATERMARK_MAX);
+	for (i = 0; i < n; i++) {
+		if (v[i] < 0x20 || v[i] > 0x7e)
+			return policy_error_set(err, POLICY_EINPUT,
+			    "character %zu is not printable ASCII", i + 1);
+		if (v[i] == '%' && (v[i + 1] == '\0' ||
+		    strchr("rst%", v[i + 1]) == NULL))
+			return policy_error_set(err, POLICY_EINPUT,
+			    "'%%' at %zu is not %%r, %%s, %%t or %%%%", i + 1);
+		if (v[i] == '%')
+			i++;
+	}
+	return POLICY_OK;
+}
+
+static int
+check_watermark_layout(const char *v, struct policy_error *err)
+{
+	if (strcmp(v, "tile") != 0 && strcmp(v, "corner") != 0)
+		return policy_error_set(err, POLICY_EINPUT,
+		    "'%s' is not tile or corner", v);
 	return POLICY_OK;
 }
 

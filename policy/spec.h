@@ -80,6 +80,7 @@ extern const size_t		spec_noptions;
 #define SPEC_PASSWORD_MAX	8	/* VNC authentication uses 8 bytes */
 #define SPEC_TOKEN_MIN		16
 #define SPEC_TOKEN_MAX		256
+#define SPEC_WATERMARK_MAX	128	/* bytes of the template */
 
 struct session_spec {
 	/* identity and plumbing: command line only */
@@ -112,6 +113,10 @@ struct session_spec {
 	unsigned	 browser_restart_max;
 	unsigned	 browser_restart_window;	/* s */
 	int		 allow_plain_vnc;	/* -1: only on loopback */
+	int		 watermark;		/* burned into every frame */
+	char		*watermark_text;	/* template: %r %s %t %% */
+	double		 watermark_opacity;
+	char		*watermark_layout;	/* "tile" or "corner" */
 	char		*network_capture;	/* "none" or "pcapng" */
 };
 

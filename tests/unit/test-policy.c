@@ -90,6 +90,10 @@ test_defaults(void)
 	    "default idle 1800 s, max duration 28800 s");
 	tap_ok(s.observer == 0 && s.ws_origins == NULL,
 	    "default no observer, websocket origins = the listen host");
+	tap_ok(s.watermark == 1 && s.watermark_opacity == 0.15 &&
+	    strcmp(s.watermark_text, "%r %s %t") == 0 &&
+	    strcmp(s.watermark_layout, "tile") == 0,
+	    "default watermark: on, \"%%r %%s %%t\", 0.15, tile");
 	tap_ok(s.browser_restart_max == 5 && s.browser_restart_window == 60,
 	    "default browser restarts 5 per 60 s");
 	tap_ok(s.backend == NULL && s.listen == NULL && s.password_file == NULL,
@@ -180,6 +184,12 @@ test_bad_values(void)
 		{ "listen", "localhost:5900" }, { "listen", "127.0.0.1" },
 		{ "listen", "127.0.0.1:65536" }, { "listen", "::1:5900" },
 		{ "listen", "127.0.0.1:-1" },
+		{ "watermark", "sometimes" }, { "watermark_opacity", "0.04" },
+		{ "watermark_opacity", "0.61" }, { "watermark_opacity", "1" },
+		{ "watermark_text", "" }, { "watermark_text", "%q" },
+		{ "watermark_text", "100%" }, { "watermark_text", "tab\there" },
+		{ "watermark_text", "caf\xc3\xa9" },
+		{ "watermark_layout", "diagonal" }, { "watermark_layout", "" },
 		{ "network_capture", "tcpdump" }, { "network_capture", "" },
 	};
 	struct session_spec s;
@@ -276,6 +286,9 @@ test_policy_file(void)
 		{ "{\"observer\": \"yes\"}", "observer" },
 		{ "{\"network_capture\": true}", "network_capture" },
 		{ "{\"ws_origins\": \"https://a.example\"}", "ws_origins" },
+		{ "{\"watermark\": \"off\"}", "watermark" },
+		{ "{\"watermark_opacity\": 0.7}", "watermark_opacity" },
+		{ "{\"watermark_text\": \"%r %x\"}", "watermark_text" },
 		{ "[1, 2]", "object" },
 		{ "{\"key_rate\": 5,\n \"key_burst\": }", ":2:" },
 		{ "", "" },
@@ -312,6 +325,17 @@ test_policy_file(void)
 	tap_ok(spec_from_args(&s, 4, args, &err) == POLICY_OK &&
 	    s.key_rate == 3 && s.key_burst == 16,
 	    "precedence: default < policy file < command line (%s)", err.msg);
+	spec_free(&s);
+	spec_init(&s, &err);
+	err.msg[0] = '\0';
+	path = policy_file("wm.json", "{\"watermark\": false, "
+	    "\"watermark_text\": \"%r 100%% %t\", \"watermark_opacity\": "
+	    "0.3, \"watermark_layout\": \"corner\"}", 0600);
+	tap_ok(spec_load_file(&s, path, &err) == POLICY_OK && s.watermark == 0 &&
+	    strcmp(s.watermark_text, "%r 100%% %t") == 0 &&
+	    s.watermark_opacity == 0.3 &&
+	    strcmp(s.watermark_layout, "corner") == 0,
+	    "watermark keys from a policy file (%s)", err.msg);
 	spec_free(&s);
 
 	for (i = 0; i < NELEM(bad); i++) {
