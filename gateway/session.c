@@ -41,6 +41,7 @@
 
 #include "gateway/browser.h"
 #include "gateway/childproc.h"
+#include "gateway/evidence.h"
 #include "gateway/forward.h"
 #include "gateway/notify.h"
 #include "gateway/privdrop.h"
@@ -87,12 +88,7 @@ struct session {
 
 	int		 listen_fd;
 	char		 listen_desc[80];
-	int		 record_fd;	/* the recording, for the worker */
-	char		 record_path[PATH_MAX];
-	int		 netlog_fd;	/* network.jsonl, for the forwarder */
-	char		 netlog_path[PATH_MAX];
-	int		 pcap_fd;	/* .pcapng (policy), for the forwarder */
-	char		 pcap_path[PATH_MAX];
+	struct evidence	 ev;		/* recording, network log, capture */
 
 	char		 dir[PATH_MAX];		/* <run>/<id>, 0711 root */
 	char		 xdir[PATH_MAX];	/* x/, 0700 cdsgate */
@@ -258,7 +254,7 @@ child_main(struct session *s, enum role r, int errfd, pid_t parent)
 	if (r == ROLE_WORKER) {
 		keep[nkeep++] = s->listen_fd;
 		keep[nkeep++] = slog_fd();
-		keep[nkeep++] = s->record_fd;
+		keep[nkeep++] = s->ev.record_fd;
 		keep[nkeep++] = s->tls_ipc[1];	/* -1 without TLS: ignored */
 	}
 	if (r == ROLE_TLS) {
@@ -268,9 +264,9 @@ child_main(struct session *s, enum role r, int errfd, pid_t parent)
 	if (r == ROLE_FORWARD) {
 		keep[nkeep++] = s->bnet.listen_fd;
 		keep[nkeep++] = slog_fd();
-		keep[nkeep++] = s->netlog_fd;
-		if (s->pcap_fd >= 0)
-			keep[nkeep++] = s->pcap_fd;
+		keep[nkeep++] = s->ev.netlog_fd;
+		if (s->ev.pcap_fd >= 0)
+			keep[nkeep++] = s->ev.pcap_fd;
 	}
 	close_except(keep, (size_t)nkeep);
 	if (child_rlimits(re, &what) != 0)
@@ -925,94 +921,6 @@ setup_test_hook(struct session *s)
 	return 0;
 }
 
-/* <record dir>/<id>.<ext>, O_EXCL, 0600 root, for the forwarder; logged
- * as `event`.  The fd, or -1 (logged: the session does not start). */
-static int
-evidence_open(struct session *s, const char *ext, const char *event,
-    char path[PATH_MAX])
-{
-	const char *dir = s->spec->record_dir;
-	char name[96];		/* record_name is at most 64 */
-	int fd = -1;
-
-	snprintf(name, sizeof(name), "%s.%s", s->spec->record_name != NULL ?
-	    s->spec->record_name : s->id, ext);
-	if (path_join(path, dir, name) != 0 || (fd = open(path, O_WRONLY |
-	    O_CREAT | O_EXCL | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0600)) < 0) {
-		log_warn("cannot create %s in %s", name, dir);
-		slog_event("record_failed", json_pack("{s:s, s:s}", "dir", dir,
-		    "error", strerror(errno)));
-		return -1;
-	}
-	slog_event(event, json_pack("{s:s}", "file", path));
-	return fd;
-}
-
-/* Our copies of the forwarder's evidence fds are not needed again. */
-static void
-evidence_handed_over(int *netlog_fd, int *pcap_fd)
-{
-	if (*netlog_fd >= 0)
-		close(*netlog_fd);
-	if (*pcap_fd >= 0)
-		close(*pcap_fd);
-	*netlog_fd = *pcap_fd = -1;
-}
-
-/*
- * The recording file, made by root before any child: <dir>/<id>.cdsrec,
- * O_EXCL, 0600 root.  The worker inherits the open fd (it can never open
- * a file itself).  No file, no session: fail closed.
- */
-static int
-setup_record(struct session *s)
-{
-	const char *dir = s->spec->record_dir;
-	char name[80], why[PATH_MAX + 100];
-
-	snprintf(name, sizeof(name), "%s.cdsrec", s->spec->record_name != NULL ?
-	    s->spec->record_name : s->id);
-	if (record_dir_make(dir) == 0 && !record_dir_has_room(dir,
-	    s->spec->record_min_free_mb, why, sizeof(why))) {
-		log_warnx("%s (a session that cannot be recorded does not "
-		    "start)", why);
-		slog_event("disk_full", json_pack("{s:s, s:s}", "dir", dir,
-		    "error", why));
-		return SESSION_EXIT_DISK_FULL;
-	}
-	if (record_dir_make(dir) != 0 ||
-	    path_join(s->record_path, dir, name) != 0 ||
-	    (s->record_fd = open(s->record_path, O_WRONLY | O_CREAT | O_EXCL |
-	    O_NOFOLLOW | O_CLOEXEC, 0600)) < 0) {
-		log_warn("cannot create the session recording in %s "
-		    "(a session that cannot be recorded does not start)", dir);
-		s->record_path[0] = '\0';	/* not ours to seal */
-		slog_event("record_failed", json_pack("{s:s, s:s}", "dir", dir,
-		    "error", strerror(errno)));
-		return SESSION_EXIT_CONFIG;
-	}
-	/* held (through this open file, which the worker inherits) until
-	   the last of us closes it: parents sharing the directory leave a
-	   recording alone while it is locked (parent-record.c) */
-	if (flock(s->record_fd, LOCK_EX | LOCK_NB) != 0) {
-		log_warn("cannot lock %s (a session that cannot be recorded "
-		    "does not start)", s->record_path);
-		return SESSION_EXIT_CONFIG;
-	}
-	slog_event("record_open", json_pack("{s:s}", "file", s->record_path));
-	/* Beside it, the forwarder's network log and, if the policy asks,
-	   its capture (docs/recording-format.md). */
-	if ((s->netlog_fd = evidence_open(s, "network.jsonl", "netlog_open",
-	    s->netlog_path)) < 0)
-		return -1;
-	if (s->spec->network_capture != NULL &&
-	    strcmp(s->spec->network_capture, "pcapng") == 0 &&
-	    (s->pcap_fd = evidence_open(s, "pcapng", "capture_open",
-	    s->pcap_path)) < 0)
-		return -1;
-	return 0;
-}
-
 /* Everything before the first child.  Returns an exit status or -1. */
 static int
 session_setup(struct session *s)
@@ -1033,7 +941,7 @@ session_setup(struct session *s)
 	if (setup_listen(s) != 0)
 		return SESSION_EXIT_FAILED;
 	log_session_start(s);
-	if ((r = setup_record(s)) != 0)
+	if ((r = evidence_open(&s->ev, sp, s->id)) != 0)
 		return r;
 	if (setup_dir(s) != 0 || setup_files(s) != 0)
 		return SESSION_EXIT_FAILED;
@@ -1122,7 +1030,7 @@ worker_config_fill(struct session *s)
 	w->max_duration = sp->max_duration;
 	w->allow_observer = sp->observer;
 	w->test_violate = s->violate[ROLE_WORKER];
-	w->record_fd = s->record_fd;
+	w->record_fd = s->ev.record_fd;
 	w->recipient = sp->recipient;
 	w->policy = sp->policy;
 	w->watermark = sp->watermark;
@@ -1206,16 +1114,15 @@ start_children(struct session *s)
 	if (s->ws_token != NULL)
 		explicit_bzero(s->ws_token, strlen(s->ws_token));
 	tls_ipc_close(s);
-	close(s->record_fd);	/* the worker's now, and only its */
-	s->record_fd = -1;
+	evidence_worker_has(&s->ev);	/* the worker's now */
 
-	s->fcfg.netlog_fd = s->netlog_fd;
-	s->fcfg.pcap_fd = s->pcap_fd;
+	s->fcfg.netlog_fd = s->ev.netlog_fd;
+	s->fcfg.pcap_fd = s->ev.pcap_fd;
 	if (child_spawn(s, ROLE_FORWARD) != 0) {
 		session_stop(s, "forward_failed", SESSION_EXIT_FAILED);
 		return -1;
 	}
-	evidence_handed_over(&s->netlog_fd, &s->pcap_fd);
+	evidence_forwarder_has(&s->ev);
 	memset(&bp, 0, sizeof(bp));
 	bp.url = s->spec->backend;
 	bp.display = s->display_name;
@@ -1433,29 +1340,6 @@ reap_everything(const struct session *s)
 	}
 }
 
-/*
- * The worker logs record_closed when it closed its recording; when it
- * could not (killed, disk full) the supervisor does, from the file: the
- * digest of what is there, and that it is cut short.
- */
-static void
-record_seal_log(const struct session *s)
-{
-	struct record_seal rs;
-	char err[256];
-
-	if (s->record_path[0] == '\0' ||
-	    record_seal(s->record_path, &rs, err, sizeof(err)) != RECORD_OK ||
-	    !rs.truncated)
-		return;
-	slog_event("record_closed", json_pack("{s:s, s:s, s:I, s:I, s:I, "
-	    "s:b, s:s, s:s}", "file", s->record_path, "sha256", rs.sha256,
-	    "size", (json_int_t)rs.size, "frames", (json_int_t)rs.frames,
-	    "duration_us", (json_int_t)rs.duration_us, "truncated", 1,
-	    "reason", rs.reason, "end", s->stop_reason != NULL ?
-	    s->stop_reason : ""));
-}
-
 static void
 session_teardown(struct session *s)
 {
@@ -1475,18 +1359,7 @@ session_teardown(struct session *s)
 	if (s->listen_fd >= 0)
 		close(s->listen_fd);
 	s->listen_fd = -1;
-	if (s->record_fd >= 0) {	/* no worker ever had it */
-		unlink(s->record_path);
-		close(s->record_fd);
-		s->record_fd = -1;
-		s->record_path[0] = '\0';
-	}
-	if (s->netlog_fd >= 0)		/* no forwarder ever had them */
-		unlink(s->netlog_path);
-	if (s->pcap_fd >= 0)
-		unlink(s->pcap_path);
-	evidence_handed_over(&s->netlog_fd, &s->pcap_fd);
-	record_seal_log(s);
+	evidence_close(&s->ev, s->stop_reason);
 	if (s->dir_made) {
 		dirfd = open(SESSION_RUN_DIR, O_RDONLY | O_DIRECTORY |
 		    O_CLOEXEC);
@@ -1524,9 +1397,7 @@ session_free(struct session *s)
 		close(s->bnet.listen_fd);
 	if (s->dir_lock >= 0)
 		close(s->dir_lock);
-	if (s->record_fd >= 0)
-		close(s->record_fd);
-	evidence_handed_over(&s->netlog_fd, &s->pcap_fd);
+	evidence_free(&s->ev);
 	free(s);
 }
 
@@ -1547,7 +1418,7 @@ session_run(const struct session_spec *spec, FILE *ready_out)
 	s->verbose = spec->verbose;
 	log_set_verbose(spec->verbose);
 	s->sigfd = s->listen_fd = s->xvfb_pipe = s->dir_lock = -1;
-	s->record_fd = s->netlog_fd = s->pcap_fd = -1;
+	evidence_init(&s->ev);
 	s->tls_ipc[0] = s->tls_ipc[1] = -1;
 	s->bnet.netns_fd = s->bnet.listen_fd = s->xsock_fd = -1;
 	for (r = 0; r < ROLE_COUNT; r++)
