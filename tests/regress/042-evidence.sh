@@ -27,15 +27,8 @@ for u in cdsgate-api cdsgate-audit; do
 	getent passwd $u >/dev/null || skip_all "user $u missing (./dev creates it)"
 done
 
-D=$TMP/srv
-chmod 0711 "$TMP"
-mkdir -p "$D/state" "$D/audit" "$D/mnt" "$D/in" "$D/full"
-chown cdsgate-api: "$D/state" "$D/mnt"
-"$CDSGATE" audit keygen --private "$D/audit/key.pem" --public "$D/audit.pub"
-chown -R cdsgate-audit: "$D/audit" && chmod 0700 "$D/audit"
-SOCK=$D/api.sock
-export CDSGATE_SOCKET=$SOCK
-PORT0=$(free_port)
+serve_dirs_make		# lib.sh: $D, $SOCK, $PORT0, the audit key
+mkdir -p "$D/full"
 LOG=$D/audit/audit.log
 REC=$D/rec
 
@@ -129,13 +122,7 @@ write_config "$REC"
 check "cdsgated serve starts with record_dir $REC" start_serve
 check "record_dir is made, root's, 0700" test "$(stat -c '%U %a' "$REC")" = "root 700"
 "$CDSGATE" recipient add alice --name "Alice" --max-sessions 4 > /dev/null
-"$CDSGATE" sample generate --out "$D/in" --records 2000 --seed 11 > /dev/null
-chmod -R go-rwx "$D/in"
-"$CDSGATE" dataset import "$D/in/patients.csv" --name patients \
-	--qi age,sex,zip,race,admission_date --identifying patient_id,name \
-	--hierarchies "$D/in" --k 5 --suppression-limit 0.05 --json > "$D/imp.json" 2> "$D/imp.err"
-DS=$(json "$D/imp.json" 'j["id"]')
-"$CDSGATE" dataset mount "$DS" > /dev/null
+mount_patients		# lib.sh: $DS
 check "a dataset is imported and mounted" test -n "$DS"
 
 # ---- 1. a revoked session: its digest in the chain and the index ----

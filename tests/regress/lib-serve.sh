@@ -17,47 +17,18 @@ SRV_PID=
 BE_PID=
 
 serve_prereqs() {
-	local c u
 	[ -x "$CDSGATED" ] || skip_all "cdsgated not built"
-	[ "$(id -u)" -eq 0 ] || skip_all "needs root (the parent spawns root supervisors)"
-	for c in curl sqlite3 python3; do
-		command -v $c >/dev/null || skip_all "$c not installed"
-	done
-	for u in cdsgate-api cdsgate-audit; do
-		getent passwd $u >/dev/null || skip_all "user $u missing (./dev creates it)"
-	done
+	serve_require
 }
 
+# lib.sh's serve_dirs_make, with $CONF and a clean-up at exit.
 serve_dirs() {
-	D=$TMP/srv
-	chmod 0711 "$TMP"
-	mkdir -p "$D/state" "$D/audit" "$D/mnt" "$D/in"
-	chown cdsgate-api: "$D/state" "$D/mnt"
-	"$CDSGATE" audit keygen --private "$D/audit/key.pem" --public "$D/audit.pub"
-	chown -R cdsgate-audit: "$D/audit" && chmod 0700 "$D/audit"
-	SOCK=$D/api.sock
-	export CDSGATE_SOCKET=$SOCK
-	PORT0=$(free_port)
+	serve_dirs_make
 	CONF=$D/serve.json
 	trap 'kill $SRV_PID $BE_PID 2>/dev/null; sleep 1; rm -rf "$TMP"' EXIT
 }
 
-serve_backend() {
-	NOSESS=
-	BACKEND_URL=http://127.0.0.1:9/
-	[ -x "$VNCTEST" ] || NOSESS="cdsgate-vnctest not built"
-	command -v Xvfb >/dev/null || NOSESS="Xvfb not installed"
-	[ -x /usr/lib/chromium/chromium ] || NOSESS="chromium not installed"
-	[ -z "$NOSESS" ] || return 0
-	python3 "$top_srcdir/tests/gateway/backend.py" --port 0 --record "$D/events.jsonl" \
-		> "$D/backend.out" 2> "$D/backend.err" &
-	BE_PID=$!
-	if wait_line "$D/backend.out" '^ready ' 10 "$BE_PID"; then
-		BACKEND_URL="http://$(sed -n 's/^ready //p' "$D/backend.out")/"
-	else
-		NOSESS="the test backend did not start"
-	fi
-}
+# serve_backend: lib.sh's.
 
 # The config and the start are lib.sh's (write_config, start_serve).
 serve_config() { write_config "$CONF" "${1-}"; }

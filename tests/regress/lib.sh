@@ -150,12 +150,10 @@ serve_require() {
 	done
 }
 
-# serve_fixture: what `cdsgated serve` needs in $TMP: $D with the state,
+# serve_dirs_make: what `cdsgated serve` needs in $TMP: $D with the state,
 # mount and audit dirs (owned by cdsgate-api, cdsgate-audit), an audit
-# key, $SOCK (and CDSGATE_SOCKET), $PORT0 for session_ports, and, when
-# sessions can run here, the test backend ($BE_PID, $BACKEND_URL);
-# otherwise $NOSESS says why not.
-serve_fixture() {
+# key, $SOCK (and CDSGATE_SOCKET), $PORT0 for session_ports.
+serve_dirs_make() {
 	D=$TMP/srv
 	chmod 0711 "$TMP"
 	mkdir -p "$D/state" "$D/audit" "$D/mnt" "$D/in"
@@ -165,25 +163,35 @@ serve_fixture() {
 	SOCK=$D/api.sock
 	export CDSGATE_SOCKET=$SOCK
 	PORT0=$(free_port)
+}
+
+# serve_backend: when sessions can run here, the test backend ($BE_PID,
+# $BACKEND_URL); otherwise $NOSESS says why not.
+serve_backend() {
+	NOSESS=
+	BE_PID=
+	BACKEND_URL=http://127.0.0.1:9/
 	VNCTEST=${VNCTEST:-$top_builddir/tests/gateway/cdsgate-vnctest}
-	BACKEND=$top_srcdir/tests/gateway/backend.py
 	# Sessions need Xvfb, Chromium and the test VNC client (require_session's
 	# list); without them the parent and config checks still run.
-	NOSESS=
 	[ -x "$VNCTEST" ] || NOSESS="cdsgate-vnctest not built"
 	command -v Xvfb >/dev/null || NOSESS="Xvfb not installed"
 	[ -x /usr/lib/chromium/chromium ] || NOSESS="chromium not installed"
-	BE_PID=
-	BACKEND_URL=http://127.0.0.1:9/
-	if [ -z "$NOSESS" ]; then
-		python3 "$BACKEND" --port 0 --record "$D/events.jsonl" > "$D/backend.out" 2> "$D/backend.err" &
-		BE_PID=$!
-		if wait_line "$D/backend.out" '^ready ' 10 "$BE_PID"; then
-			BACKEND_URL="http://$(sed -n 's/^ready //p' "$D/backend.out")/"
-		else
-			NOSESS="the test backend did not start"
-		fi
+	[ -z "$NOSESS" ] || return 0
+	python3 "$top_srcdir/tests/gateway/backend.py" --port 0 --record "$D/events.jsonl" \
+		> "$D/backend.out" 2> "$D/backend.err" &
+	BE_PID=$!
+	if wait_line "$D/backend.out" '^ready ' 10 "$BE_PID"; then
+		BACKEND_URL="http://$(sed -n 's/^ready //p' "$D/backend.out")/"
+	else
+		NOSESS="the test backend did not start"
 	fi
+}
+
+# serve_fixture: both of the above.
+serve_fixture() {
+	serve_dirs_make
+	serve_backend
 }
 
 # write_config FILE [EXTRA-JSON-MEMBERS]: a `cdsgated serve` config over
