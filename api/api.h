@@ -163,6 +163,9 @@ int	api_reply_text(struct api_req *r, unsigned status, char *text,
 /* The 4xx/5xx reply for a store status (404, 409, 422, 507 ...). */
 int	api_store_error(struct api_req *r, int store_status,
 	    const char *what);
+/* The same status mapping with the whole message given. */
+int	api_store_error_msg(struct api_req *r, int store_status,
+	    const char *msg);
 
 /*
  * Record a change in the audit log *before* it is made (data stolen),
@@ -173,6 +176,9 @@ int	api_store_error(struct api_req *r, int store_status,
  */
 int	api_audit(struct api_req *r, const char *type, json_t *data);
 void	api_audit_refused(struct api_req *r, const char *type, int status);
+/* The same with the reason in words the custodian can act on. */
+void	api_audit_refused_why(struct api_req *r, const char *type,
+	    const char *why);
 int	api_read_only(void);
 /* The audit log failed outside a request (a recording's digest): no
  * further changes, as after a failed api_audit(). */

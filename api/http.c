@@ -107,11 +107,16 @@ api_audit(struct api_req *r, const char *type, json_t *data)
 void
 api_audit_refused(struct api_req *r, const char *type, int status)
 {
+	api_audit_refused_why(r, type, store_strerror(status));
+}
+
+void
+api_audit_refused_why(struct api_req *r, const char *type, const char *why)
+{
 	char t[64];
 
 	snprintf(t, sizeof(t), "%s.refused", type);
-	(void)api_audit(r, t, json_pack("{s:s}", "reason",
-	    store_strerror(status)));
+	(void)api_audit(r, t, json_pack("{s:s}", "reason", why));
 }
 
 void
@@ -171,6 +176,15 @@ api_error(struct api_req *r, unsigned status, const char *code,
 int
 api_store_error(struct api_req *r, int st, const char *what)
 {
+	char msg[512];
+
+	snprintf(msg, sizeof(msg), "%s: %s", what, store_strerror(st));
+	return api_store_error_msg(r, st, msg);
+}
+
+int
+api_store_error_msg(struct api_req *r, int st, const char *msg)
+{
 	static const struct { int st; unsigned http; const char *code; }
 	    map[] = {
 		{ STORE_ENOTFOUND, 404, "not_found" },
@@ -179,15 +193,17 @@ api_store_error(struct api_req *r, int st, const char *what)
 		{ STORE_EGATE, 409, "gate" },
 		{ STORE_ESTATE, 409, "state" },
 		{ STORE_ELIMIT, 409, "limit" },
+		{ STORE_ENOTMOUNTED, 409, "not_mounted" },
+		{ STORE_EDISABLED, 409, "disabled" },
 	};
 	size_t i;
 
 	for (i = 0; i < sizeof(map) / sizeof(map[0]); i++)
 		if (map[i].st == st)
-			return api_error(r, map[i].http, map[i].code, "%s: %s",
-			    what, store_strerror(st));
-	return api_error(r, 503, "store", "%s: %s (%s)", what,
-	    store_strerror(st), store_errmsg(r->store));
+			return api_error(r, map[i].http, map[i].code, "%s",
+			    msg);
+	return api_error(r, 503, "store", "%s (%s)", msg,
+	    store_errmsg(r->store));
 }
 
 /* The handler answers later (an import, a session start): the connection

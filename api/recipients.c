@@ -105,21 +105,30 @@ recipients_disable(struct api_req *r)
 	return api_reply(r, 200, recipient_json(&rc));
 }
 
-/* POST /v1/recipients/{id}/hours {"allowed_hours", "tz"?}: a new
- * schedule; the tick ends live sessions that fall outside it. */
+/* POST /v1/recipients/{id}/hours {"allowed_hours"?, "tz"?}: a new
+ * schedule, zone or both; what the body does not name stays as it was.
+ * The tick ends live sessions that fall outside the new window. */
 int
 recipients_hours(struct api_req *r)
 {
 	static const char *const keys[] = { "allowed_hours", "tz", NULL };
 	struct store_recipient rc;
-	char hours[HOURS_TEXT_MAX] = "", tz[HOURS_TZ_MAX] = "UTC";
+	char hours[HOURS_TEXT_MAX], tz[HOURS_TZ_MAX];
 	int st;
 
-	if (field_only(r, keys) != 0 || field_hours(r, 1, hours, tz) != 0)
+	if (field_only(r, keys) != 0)
 		return -1;
+	if (json_object_get(r->body, "allowed_hours") == NULL &&
+	    json_object_get(r->body, "tz") == NULL)
+		return api_error(r, 400, "missing", "give 'allowed_hours', "
+		    "'tz' or both"), -1;
 	if ((st = store_recipient_get(r->store, r->params[0], &rc)) !=
 	    STORE_OK)
 		return api_store_error(r, st, "recipient");
+	snprintf(hours, sizeof(hours), "%s", rc.allowed_hours);
+	snprintf(tz, sizeof(tz), "%s", rc.tz[0] != '\0' ? rc.tz : "UTC");
+	if (field_hours(r, 0, hours, tz) != 0)
+		return -1;
 	if (api_audit(r, "recipient.hours", json_pack("{s:s, s:s, s:s}",
 	    "id", r->params[0], "allowed_hours", hours, "tz", tz)) != 0)
 		return -1;

@@ -585,6 +585,44 @@ create_known(struct api_req *r, const struct store_session *ss)
 	return st == STORE_OK ? 0 : (api_store_error(r, st, "dataset"), -1);
 }
 
+/* Why the store refused a session, in words the custodian can act on:
+ * which recipient or dataset, in what state, and which limit. */
+static void
+create_refusal(struct api_req *r, const struct store_session *ss, int st,
+    char *why, size_t len)
+{
+	struct store_recipient rc;
+	struct store_dataset d = { 0 };
+	long long id = (long long)ss->dataset;
+
+	if (st == STORE_ELIMIT && store_recipient_get(r->store, ss->recipient,
+	    &rc) == STORE_OK)
+		snprintf(why, len, "recipient %s already has %u live "
+		    "session%s: its limit (max_sessions) is reached",
+		    ss->recipient, rc.max_sessions, rc.max_sessions == 1 ? "" :
+		    "s");
+	else if (st == STORE_EDISABLED)
+		snprintf(why, len, "recipient %s is disabled", ss->recipient);
+	else if (st == STORE_ENOTMOUNTED)
+		snprintf(why, len, "dataset %lld passed the gate but is not "
+		    "mounted: mount it first (cdsgate dataset mount %lld)", id,
+		    id);
+	else if (st == STORE_EGATE && store_dataset_get(r->store, ss->dataset,
+	    &d) == STORE_OK && d.state == STORE_DATASET_IMPORTING)
+		snprintf(why, len, "dataset %lld is still in the "
+		    "de-identification gate", id);
+	else if (st == STORE_EGATE && d.state == STORE_DATASET_FAILED)
+		snprintf(why, len, "dataset %lld failed the de-identification "
+		    "gate: %s", id, d.reason);
+	else if (st == STORE_EGATE && d.state == STORE_DATASET_ERROR)
+		snprintf(why, len, "the de-identification gate could not "
+		    "decide on dataset %lld: %s", id, d.reason);
+	else
+		snprintf(why, len, "creating the session: %s",
+		    store_strerror(st));
+	store_dataset_clear(&d);
+}
+
 /* The 201 body: the secret shown this once, where to connect. */
 static json_t *
 created_json(struct api_req *r, const struct store_session *ss,
@@ -680,7 +718,7 @@ sessions_create(struct api_req *r)
 {
 	struct start_wait *w;
 	struct policy_error e;
-	char why[PIPC_REASON_MAX];
+	char why[PIPC_REASON_MAX], refusal[512];
 	json_t *pol;
 	int st;
 
@@ -720,8 +758,9 @@ sessions_create(struct api_req *r)
 		goto out;
 	if ((st = store_session_create(r->store, &w->ss, w->ss.created)) !=
 	    STORE_OK) {
-		api_audit_refused(r, "session.create", st);
-		api_store_error(r, st, "creating the session");
+		create_refusal(r, &w->ss, st, refusal, sizeof(refusal));
+		api_audit_refused_why(r, "session.create", refusal);
+		api_store_error_msg(r, st, refusal);
 		goto out;
 	}
 	store_session_clear(&w->ss);

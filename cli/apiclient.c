@@ -252,6 +252,25 @@ apiclient_get_cmd(int argc, char **argv, const char *usage, const char *path,
 	return apiclient_finish(rc, &r, err, o.json, human);
 }
 
+int
+apiclient_id_cmd(int argc, char **argv, const char *usage, const char *method,
+    const char *prefix, const char *suffix, void (*human)(json_t *))
+{
+	struct apiclient_opts o;
+	struct apiclient_reply r;
+	char err[512], path[160];
+	int rc;
+
+	if ((rc = apiclient_opts(argc, argv, usage, NULL, NULL, &o)) != 0)
+		return rc;
+	if (o.npos != 1)
+		return cli_usage_error(usage, "one ID expected");
+	if (apiclient_path(path, sizeof(path), prefix, o.pos[0], suffix) != 0)
+		return cli_usage_error(usage, "ID too long");
+	rc = apiclient_call(o.socket, method, path, NULL, &r, err, sizeof(err));
+	return apiclient_finish(rc, &r, err, o.json, human);
+}
+
 static int
 on_progress(void *arg, curl_off_t dltotal, curl_off_t dlnow,
     curl_off_t ultotal, curl_off_t ulnow)

@@ -70,4 +70,13 @@ int	apiclient_opts(int argc, char **argv, const char *usage,
 int	apiclient_get_cmd(int argc, char **argv, const char *usage,
 	    const char *path, void (*human)(json_t *));
 
+/*
+ * A whole "METHOD PREFIX<ID>SUFFIX, print" command on one ID without a
+ * body (show, disable, revoke...): usage errors for a missing, extra or
+ * over-long ID, then as apiclient_finish.
+ */
+int	apiclient_id_cmd(int argc, char **argv, const char *usage,
+	    const char *method, const char *prefix, const char *suffix,
+	    void (*human)(json_t *));
+
 #endif

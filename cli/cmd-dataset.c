@@ -83,18 +83,8 @@ cmd_list(int argc, char **argv)
 static int
 cmd_show(int argc, char **argv)
 {
-	struct apiclient_opts o;
-	struct apiclient_reply r;
-	char err[512], path[160];
-	int rc;
-
-	if ((rc = apiclient_opts(argc, argv, USAGE_SHOW, NULL, NULL, &o)) != 0)
-		return rc;
-	if (o.npos != 1 || apiclient_path(path, sizeof(path),
-	    "/v1/datasets/", o.pos[0], "") != 0)
-		return cli_usage_error(USAGE_SHOW, "one dataset ID expected");
-	rc = apiclient_call(o.socket, "GET", path, NULL, &r, err, sizeof(err));
-	return apiclient_finish(rc, &r, err, o.json, print_one);
+	return apiclient_id_cmd(argc, argv, USAGE_SHOW, "GET", "/v1/datasets/",
+	    "", print_one);
 }
 
 const struct cmd_entry cmd_dataset_list_entry = { "dataset", "list",

@@ -11,7 +11,8 @@
 #include "cli/cli.h"
 
 #define USAGE_ADD	"recipient add ID --name NAME [--max-sessions N] [--allowed-hours 'Mon-Fri 08:00-18:00'] [--tz ZONE] [--json] [--socket PATH]"
-#define USAGE_SET	"recipient set ID --allowed-hours SCHEDULE [--tz ZONE] [--json] [--socket PATH]"
+#define USAGE_SET	"recipient set ID [--allowed-hours SCHEDULE] [--tz ZONE] [--json] [--socket PATH]"
+#define USAGE_SHOW	"recipient show ID [--json] [--socket PATH]"
 #define USAGE_LIST	"recipient list [--json] [--socket PATH]"
 #define USAGE_DISABLE	"recipient disable ID [--json] [--socket PATH]"
 
@@ -90,21 +91,8 @@ cmd_list(int argc, char **argv)
 static int
 cmd_disable(int argc, char **argv)
 {
-	struct apiclient_opts o;
-	struct apiclient_reply r;
-	char err[512], path[160];
-	int rc;
-
-	if ((rc = apiclient_opts(argc, argv, USAGE_DISABLE, NULL, NULL, &o))
-	    != 0)
-		return rc;
-	if (o.npos != 1)
-		return cli_usage_error(USAGE_DISABLE, "one ID expected");
-	if (apiclient_path(path, sizeof(path), "/v1/recipients/", o.pos[0],
-	    "/disable") != 0)
-		return cli_usage_error(USAGE_DISABLE, "ID too long");
-	rc = apiclient_call(o.socket, "POST", path, NULL, &r, err, sizeof(err));
-	return apiclient_finish(rc, &r, err, o.json, print_recipient);
+	return apiclient_id_cmd(argc, argv, USAGE_DISABLE, "POST",
+	    "/v1/recipients/", "/disable", print_recipient);
 }
 
 /* The API checks the schedule and zone (and names a bad character). */
@@ -121,21 +109,35 @@ cmd_set(int argc, char **argv)
 
 	if ((rc = apiclient_opts(argc, argv, USAGE_SET, extra, vals, &o)) != 0)
 		return rc;
-	if (o.npos != 1 || vals[0] == NULL)
+	if (o.npos != 1 || (vals[0] == NULL && vals[1] == NULL))
 		return cli_usage_error(USAGE_SET, "an ID and --allowed-hours "
-		    "are needed ('' for any time)");
+		    "('' for any time), --tz or both are needed");
 	if (apiclient_path(path, sizeof(path), "/v1/recipients/", o.pos[0],
 	    "/hours") != 0)
 		return cli_usage_error(USAGE_SET, "ID too long");
-	body = json_pack("{s:s, s:s}", "allowed_hours", vals[0], "tz",
-	    vals[1] != NULL ? vals[1] : "UTC");
+	/* only what was given: the API keeps the rest as it is */
+	body = json_object();
+	if (vals[0] != NULL)
+		json_object_set_new(body, "allowed_hours", json_string(vals[0]));
+	if (vals[1] != NULL)
+		json_object_set_new(body, "tz", json_string(vals[1]));
 	rc = apiclient_call(o.socket, "POST", path, body, &r, err, sizeof(err));
 	json_decref(body);
 	return apiclient_finish(rc, &r, err, o.json, print_recipient);
 }
 
+static int
+cmd_show(int argc, char **argv)
+{
+	return apiclient_id_cmd(argc, argv, USAGE_SHOW, "GET",
+	    "/v1/recipients/", "", print_recipient);
+}
+
 const struct cmd_entry cmd_recipient_set_entry = { "recipient", "set",
-    USAGE_SET, "set a recipient's allowed hours and time zone", cmd_set };
+    USAGE_SET, "change a recipient's allowed hours and/or time zone",
+    cmd_set };
+const struct cmd_entry cmd_recipient_show_entry = { "recipient", "show",
+    USAGE_SHOW, "show one recipient", cmd_show };
 const struct cmd_entry cmd_recipient_add_entry = { "recipient", "add",
     USAGE_ADD, "add a researcher sessions can be made for", cmd_add };
 const struct cmd_entry cmd_recipient_list_entry = { "recipient", "list",

@@ -66,10 +66,11 @@ session_admissible(struct store *s, const struct store_session *ss,
 	if ((rc = store_recipient_get(s, ss->recipient, &r)) != STORE_OK)
 		return rc;
 	if (r.disabled)
-		return STORE_ESTATE;
+		return STORE_EDISABLED;
 	if ((rc = store_dataset_get(s, ss->dataset, &d)) != STORE_OK)
 		return rc;
-	rc = d.state == STORE_DATASET_MOUNTED ? STORE_OK : STORE_EGATE;
+	rc = d.state == STORE_DATASET_MOUNTED ? STORE_OK :
+	    d.state == STORE_DATASET_PASSED ? STORE_ENOTMOUNTED : STORE_EGATE;
 	store_dataset_clear(&d);
 	if (rc != STORE_OK)
 		return rc;

@@ -26,9 +26,11 @@ static const char *const status_names[] = {
 	[STORE_EINVAL] = "invalid argument",
 	[STORE_EGATE] = "refused by the de-identification gate",
 	[STORE_ESTATE] = "not allowed in the current state",
-	[STORE_ELIMIT] = "limit reached",
+	[STORE_ELIMIT] = "the recipient's max_sessions is reached",
 	[STORE_ESCHEMA] = "incompatible or broken database schema",
 	[STORE_EIO] = "database error",
+	[STORE_ENOTMOUNTED] = "the dataset passed the gate but is not mounted",
+	[STORE_EDISABLED] = "the recipient is disabled",
 };
 
 const char *

@@ -31,7 +31,9 @@ enum store_status {
 	STORE_ESTATE,		/* not allowed in the object's current state */
 	STORE_ELIMIT,		/* a per-recipient limit is reached */
 	STORE_ESCHEMA,		/* database from a newer cdsgate, or broken */
-	STORE_EIO		/* SQLite/disk error (full disk, locked, ...) */
+	STORE_EIO,		/* SQLite/disk error (full disk, locked, ...) */
+	STORE_ENOTMOUNTED,	/* the dataset passed the gate, is not mounted */
+	STORE_EDISABLED		/* the recipient is disabled */
 };
 
 const char	*store_strerror(int status);

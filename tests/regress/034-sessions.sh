@@ -122,6 +122,27 @@ check "a second session for alice (limit 1) is refused: 409 (exit $rc: $(head -c
 	sh -c "[ $rc -ne 0 ] && grep -q 'limit' '$D/s2.err' && ! grep -q secret '$D/s2.out'"
 code=$(api POST /v1/sessions "{\"recipient\": \"alice\", \"dataset\": $DS}")
 check "the API says 409 limit" sh -c "[ $code = 409 ] && grep -q '\"limit\"' '$D/resp'"
+check "the refusal names the limit: max_sessions ($(head -c 160 "$D/s2.err"))" \
+	grep -q 'alice already has 1 live session: its limit (max_sessions)' "$D/s2.err"
+check "the audit log records the refusal with that reason" \
+	wait_line "$D/audit/audit.log" 'session.create.refused.*max_sessions|max_sessions.*session.create.refused' 5
+"$CDSGATE" dataset import "$D/in/patients.csv" --name patients2 \
+	--qi age,sex,zip,race,admission_date --identifying patient_id,name \
+	--hierarchies "$D/in" --k 5 --suppression-limit 0.05 --json > "$D/imp2.json" 2>&1
+DS2=$(json "$D/imp2.json" 'j["id"]')
+code=$(api POST /v1/sessions "{\"recipient\": \"alice\", \"dataset\": $DS2}")
+check "a session on a dataset that passed but is not mounted -> 409 not_mounted, said so ($(head -c 200 "$D/resp"))" \
+	sh -c "[ $code = 409 ] && grep -q '\"not_mounted\"' '$D/resp' && grep -q 'passed the gate but is not mounted' '$D/resp' && ! grep -q 'refused by the de-identification gate' '$D/resp'"
+check "the audit log records it as not mounted, not as a gate refusal" \
+	sh -c "grep '\"session.create.refused\"' '$D/audit/audit.log' | tail -n 1 | grep -q 'not mounted'"
+"$CDSGATE" session show "$SID" > "$D/show.out"; rc=$?
+check "cdsgate session show ID: one line, running (exit $rc)" grep -qE "^$SID +alice +$DS +running" "$D/show.out"
+"$CDSGATE" session show no-such-session > /dev/null 2> "$D/show.err"; rc=$?
+check "cdsgate session show of an unknown id: exit 2, said so (exit $rc)" \
+	sh -c "[ $rc -eq 2 ] && grep -q 'no such' '$D/show.err'"
+"$CDSGATE" recipient show alice --json > "$D/rshow.json"; rc=$?
+check "cdsgate recipient show alice --json (exit $rc)" \
+	sh -c "[ $rc -eq 0 ] && [ \"\$(python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); print(j[\"id\"], j[\"max_sessions\"])' '$D/rshow.json')\" = 'alice 1' ]"
 code=$(api POST /v1/sessions "{\"recipient\": \"nobody\", \"dataset\": $DS}")
 check "a session for an unknown recipient -> 404 ($(head -c 120 "$D/resp"))" test "$code" = 404
 code=$(api POST /v1/sessions "{\"recipient\": \"alice\", \"dataset\": 999}")
@@ -132,6 +153,13 @@ check "expires_in over 7 days -> 422" test "$code" = 422
 code=$(api POST "/v1/sessions/$SID/extend" '{"expires_in": 1200}')
 check "extend -> 200, later expiry" \
 	sh -c "[ $code = 200 ] && [ \$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))[\"expires\"])' '$D/resp') -gt $(json "$D/s1.json" 'j["expires"]') ]"
+"$CDSGATE" session extend "$SID" --expires-in 1800 --json > "$D/ext.json"; rc=$?
+left=$(( $(json "$D/ext.json" 'j["expires"]' 2>/dev/null || echo 0) - $(date +%s) ))
+check "cdsgate session extend ID --expires-in 1800: expires in $left s (exit $rc)" \
+	sh -c "[ $rc -eq 0 ] && [ $left -ge 1790 ] && [ $left -le 1800 ]"
+"$CDSGATE" session extend "$SID" --expires-in soon > /dev/null 2> "$D/ext.err"; rc=$?
+check "session extend with a bad number: usage error, exit 2 (exit $rc)" \
+	sh -c "[ $rc -eq 2 ] && grep -q 'not a positive number' '$D/ext.err'"
 
 # revoke: every process of the session gone within 2 s
 PIDS=$(tree $(supervisors))

@@ -127,6 +127,15 @@ for _ in $(seq 40); do [ "${ST:=$(state_of "$SID2")}" != "running " ] && break; 
 check "the running session ends at the next tick ($(state_of "$SID2"))" \
 	test "$(state_of "$SID2")" = "ended outside_allowed_hours"
 "$CDSGATE" recipient set bob --allowed-hours '' > "$D/set.out" 2>&1; rc=$?
+tz_after=$(api GET /v1/recipients/bob >/dev/null; json "$D/resp" 'j["tz"]')
+check "recipient set --allowed-hours alone keeps the time zone ($tz_after)" test "$tz_after" = Europe/Berlin
+"$CDSGATE" recipient set bob --tz Asia/Tokyo > /dev/null 2>&1
+"$CDSGATE" recipient show bob --json > "$D/bob.json"
+check "recipient set --tz alone keeps the hours and changes the zone" \
+	test "$(json "$D/bob.json" 'j["allowed_hours"], j["tz"]')" = "('', 'Asia/Tokyo')"
+"$CDSGATE" recipient set bob > /dev/null 2> "$D/set0.err"; rc0=$?
+check "recipient set with nothing to change is a usage error (exit $rc0)" \
+	sh -c "[ $rc0 -eq 2 ] && grep -q -- '--tz or both' '$D/set0.err'"
 code=$(api POST /v1/sessions "{\"recipient\": \"bob\", \"dataset\": $DS}")
 check "allowed hours '' means any time again (set exit $rc, create $code)" \
 	sh -c "[ $rc -eq 0 ] && [ $code = 201 ]"
@@ -136,6 +145,8 @@ code=$(api POST /v1/recipients/bob/hours '{"allowed_hours": "Mon 10:00-11:00", "
 check "POST /v1/recipients/ID/hours with a wrong type -> 400" test "$code" = 400
 code=$(api POST /v1/recipients/nobody/hours '{"allowed_hours": ""}')
 check "hours for an unknown recipient -> 404" test "$code" = 404
+code=$(api POST /v1/recipients/bob/hours '{}')
+check "hours with neither allowed_hours nor tz -> 400" test "$code" = 400
 
 kill -TERM "$SRV_PID"; wait "$SRV_PID"; rc=$?; SRV_PID=
 check "SIGTERM: exit 0 (exit $rc)" test "$rc" -eq 0

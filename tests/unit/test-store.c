@@ -208,8 +208,12 @@ test_sessions(struct store *s)
 
 	unmounted = imported(s, RAW2, STORE_DATASET_PASSED);
 	session_fill(&ss, "s1", "alice", unmounted, 1000);
+	tap_ok(store_session_create(s, &ss, 300) == STORE_ENOTMOUNTED,
+	    "no session on a dataset that passed but is not mounted: "
+	    "ENOTMOUNTED");
+	ss.dataset = imported(s, RAW2, STORE_DATASET_FAILED);
 	tap_ok(store_session_create(s, &ss, 300) == STORE_EGATE,
-	    "no session on a dataset that is not mounted");
+	    "no session on a dataset that failed the gate: EGATE");
 	ss.dataset = mounted;
 	ss.expires = 300;
 	tap_ok(store_session_create(s, &ss, 300) == STORE_EINVAL,
@@ -251,8 +255,8 @@ test_sessions(struct store *s)
 	store_dataset_mount(s, mounted, RAW, JOB, 503, &v);
 	tap_ok(store_recipient_disable(s, "bob") == STORE_OK, "disable bob");
 	session_fill(&ss, "s5", "bob", mounted, 1000);
-	tap_ok(store_session_create(s, &ss, 504) == STORE_ESTATE,
-	    "a disabled recipient gets no session");
+	tap_ok(store_session_create(s, &ss, 504) == STORE_EDISABLED,
+	    "a disabled recipient gets no session: EDISABLED");
 	n = 0;
 	store_session_list(s, count_cb, &n);
 	tap_ok(n == 3, "three sessions listed (%d)", n);
