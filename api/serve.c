@@ -35,7 +35,7 @@
 #define SERVE_SANDBOX_MODE	SANDBOX_MODE_NONE
 #endif
 
-#define API_USER	"cdsgate-api"
+#define API_USER	PRIVDROP_API_USER
 
 static int
 serve_usage(void)
@@ -71,8 +71,8 @@ serve_parse(int argc, char **argv, struct api_serve_args *a)
 {
 	int i;
 
-	a->custodian_group = "cdsgate-custodian";
-	a->auditor_group = "cdsgate-auditor";
+	a->custodian_group = PRIVDROP_CUSTODIAN_GROUP;
+	a->auditor_group = PRIVDROP_AUDITOR_GROUP;
 	a->cdsgate = CDSGATE_BINDIR "/cdsgate";
 	for (i = 0; i < argc; i++) {
 		const char **dst = NULL;

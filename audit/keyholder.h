@@ -20,7 +20,9 @@
 
 #include <jansson.h>
 
-#define KEYHOLDER_USER		"cdsgate-audit"
+#include "common/privdrop.h"
+
+#define KEYHOLDER_USER		PRIVDROP_AUDIT_USER
 #define KEYHOLDER_DATA_MAX	16000	/* bytes of JSON per record */
 #define KEYHOLDER_CHECKPOINT	32	/* records between checkpoints */
 

@@ -23,6 +23,12 @@
 
 #define PRIVDROP_WORKER_USER	"cdsgate"
 #define PRIVDROP_BROWSER_USER	"cdsgate-browser"
+/* The daemon's children (docs/processes.md): the admin API and the audit
+ * key holder; and the groups whose members may ask the API for things. */
+#define PRIVDROP_API_USER	"cdsgate-api"
+#define PRIVDROP_AUDIT_USER	"cdsgate-audit"
+#define PRIVDROP_CUSTODIAN_GROUP	"cdsgate-custodian"
+#define PRIVDROP_AUDITOR_GROUP	"cdsgate-auditor"
 
 struct privdrop_user {
 	char	name[32];

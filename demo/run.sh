@@ -106,6 +106,7 @@ cat > "$D/serve.json" <<JSON
   "audit_key": "$D/audit/key.pem",
   "cdsgate": "$CDSGATE",
   "secrets_dir": "$D/secrets",
+  "record_dir": "$D/recordings",
   "backend_url": "http://$BACKEND/",
   "session_address": "127.0.0.1",
   "session_ports": "$PORT0-$((PORT0 + 20))",

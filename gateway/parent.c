@@ -25,6 +25,7 @@
 #include "api/api.h"
 #include "gateway/parent.h"
 #include "gateway/session.h"
+#include "policy/paths.h"
 
 static int	answer_start(void *, struct ipc_msg *);
 static int	answer_stop(void *, struct ipc_msg *);
@@ -42,7 +43,8 @@ serve_usage(void)
 {
 	fprintf(stderr, "usage: cdsgated serve [-n | -T] --config FILE "
 	    "[--sessiond PATH]\n"
-	    "  -n  check the configuration and exit\n"
+	    "  -n  check the configuration, and that each path is usable by the\n"
+	    "      user that will use it, and exit\n"
 	    "  -T  print the effective configuration and exit\n"
 	    "  --sessiond PATH  start sessions through `cdsgated sessiond`\n"
 	    "                   listening on PATH (the split systemd units)\n");
@@ -394,6 +396,20 @@ parent_run(struct parent *p)
 	return SESSION_EXIT_FAILED;
 }
 
+/* Every path of the config usable by the user that will use it; each
+ * problem printed with its key.  0, or -1. */
+static int
+serve_paths_ok(const struct parent *p, const char *path)
+{
+	struct paths_problem pr[16];
+	int i, n = paths_check(&p->cfg, p->sessiond != NULL, pr, 16);
+
+	for (i = 0; i < (n < 0 ? 1 : n < 16 ? n : 16); i++)
+		fprintf(stderr, "cdsgated serve: %s: %s%s%s\n", path, pr[i].key,
+		    pr[i].key[0] != '\0' ? ": " : "", pr[i].msg);
+	return n == 0 ? 0 : -1;
+}
+
 int
 parent_serve_cmd(int argc, char **argv)
 {
@@ -410,6 +426,8 @@ parent_serve_cmd(int argc, char **argv)
 	}
 	if (print)
 		config_print(&p.cfg, stdout);
+	if ((check || !print) && serve_paths_ok(&p, path) != 0)
+		return SESSION_EXIT_CONFIG;
 	if (check || print) {
 		if (check)
 			printf("%s: configuration ok\n", path);

@@ -30,7 +30,7 @@
 #include "gateway/parent.h"
 #include "gateway/session.h"
 
-#define SESSIOND_PEER_USER	"cdsgate-api"
+#define SESSIOND_PEER_USER	PRIVDROP_API_USER
 #define SD_LISTEN_FDS_START	3	/* sd_listen_fds(3) */
 
 struct sessiond_args {

@@ -15,29 +15,34 @@
 
 #include <jansson.h>
 
+#include "common/privdrop.h"
 #include "policy/config.h"
 
 #define OFF(f)	offsetof(struct gw_config, f)
+/* Where state lives (the units' ReadWritePaths/StateDirectory agree). */
+#define CONFIG_STATE	"/var/lib/cdsgate"
 
 /* Every key of the file: the one place a setting is declared. */
 const struct config_option config_options[] = {
 	{ "socket", CONFIG_PATH, 0, 0, "/run/cdsgate/api.sock", 0,
 	  OFF(socket), "the admin API's UNIX socket" },
-	{ "store", CONFIG_PATH, 0, 0, "/var/lib/cdsgate/store.db", 0,
-	  OFF(store), "the state store (SQLite)" },
-	{ "state_dir", CONFIG_PATH, 0, 0, "/var/lib/cdsgate", 0,
-	  OFF(state_dir), "the api's spool and released files" },
+	{ "store", CONFIG_PATH, 0, 0, CONFIG_STATE "/api/store.db", 0,
+	  OFF(store), "the state store (SQLite; written by cdsgate-api)" },
+	{ "state_dir", CONFIG_PATH, 0, 0, CONFIG_STATE "/api", 0,
+	  OFF(state_dir), "the api's spool and released files "
+	  "(cdsgate-api's)" },
 	{ "mount_dir", CONFIG_PATH, 0, 0, NULL, 1, OFF(mount_dir),
 	  "where mounted datasets are read by the backend" },
-	{ "audit_log", CONFIG_PATH, 0, 0, "/var/lib/cdsgate/audit.log", 0,
-	  OFF(audit_log), "the signed audit log" },
-	{ "audit_key", CONFIG_PATH, 0, 0, "/etc/cdsgate/audit.key", 0,
-	  OFF(audit_key), "the audit signing key (0600)" },
+	{ "audit_log", CONFIG_PATH, 0, 0, CONFIG_STATE "/audit/audit.log", 0,
+	  OFF(audit_log), "the signed audit log (in a directory of "
+	  "cdsgate-audit's)" },
+	{ "audit_key", CONFIG_PATH, 0, 0, CONFIG_STATE "/audit/key.pem", 0,
+	  OFF(audit_key), "the audit signing key (cdsgate-audit's, 0600)" },
 	{ "cdsgate", CONFIG_PATH, 0, 0, CDSGATE_BINDIR "/cdsgate", 0,
 	  OFF(cdsgate), "the CLI that runs the import gate" },
-	{ "custodian_group", CONFIG_STRING, 0, 0, "cdsgate-custodian", 0,
+	{ "custodian_group", CONFIG_STRING, 0, 0, PRIVDROP_CUSTODIAN_GROUP, 0,
 	  OFF(custodian_group), "group whose members may change things" },
-	{ "auditor_group", CONFIG_STRING, 0, 0, "cdsgate-auditor", 0,
+	{ "auditor_group", CONFIG_STRING, 0, 0, PRIVDROP_AUDITOR_GROUP, 0,
 	  OFF(auditor_group), "group whose members may read everything" },
 	{ "backend_url", CONFIG_STRING, 0, 0, NULL, 0, OFF(backend_url),
 	  "http(s) URL the sessions' browsers show" },
@@ -77,7 +82,7 @@ const struct config_option config_options[] = {
 	  "PEM key of the TCP admin API (root's, 0600)" },
 	{ "api_tokens", CONFIG_PATH, 0, 0, NULL, 1, OFF(api_tokens),
 	  "root's 0600 file of \"ROLE NAME SHA256\" lines (cdsgate token new)" },
-	{ "record_dir", CONFIG_PATH, 0, 0, "/var/lib/cdsgate/recordings", 0,
+	{ "record_dir", CONFIG_PATH, 0, 0, CONFIG_STATE "/recordings", 0,
 	  OFF(record_dir), "sessions' recordings, <record_dir>/<id>.cdsrec" },
 	{ "record_min_free_mb", CONFIG_UINT, 0, 1048576, "64", 0,
 	  OFF(record_min_free_mb), "refuse a session start below this much "

@@ -48,6 +48,22 @@ echo '{"socket": ' > "$D/bad4.json"
 "$CDSGATED" serve -n --config "$D/bad4.json" > "$D/bad4.out" 2>&1; rc=$?
 check "malformed JSON is refused with line:column (exit $rc)" sh -c "[ $rc -eq 2 ] && grep -q 'bad4.json:[0-9]*:[0-9]*:' '$D/bad4.out'"
 chmod 0644 "$CONF"
+# every path usable by the user that writes it, checked before "ok"
+mkdir -p "$D/rootstate" "$D/wrongaudit"
+chmod 0700 "$D/rootstate"
+cp -p "$D/audit/key.pem" "$D/wrongaudit/key.pem"
+chown cdsgate-api: "$D/wrongaudit"
+write_config "$D/paths.json"
+sed -i "s|\"$D/state\"|\"$D/rootstate\"|; s|\"$D/audit/audit.log\"|\"$D/wrongaudit/audit.log\"|" "$D/paths.json"
+"$CDSGATED" serve -n --config "$D/paths.json" > "$D/paths.out" 2>&1; rc=$?
+check "serve -n: a state_dir only root can write is refused, naming key, path and user (exit $rc)" \
+	sh -c "[ $rc -eq 2 ] && grep -q 'state_dir: $D/rootstate: cdsgate-api cannot create files in it (owner uid 0' '$D/paths.out'"
+check "serve -n: an audit log in a directory the key holder cannot write is refused" \
+	grep -q "audit_log: $D/wrongaudit: cdsgate-audit cannot create files in it" "$D/paths.out"
+check "serve -n: no 'configuration ok' when a path is unusable" sh -c "! grep -q 'configuration ok' '$D/paths.out'"
+"$CDSGATED" serve --config "$D/paths.json" > "$D/paths2.out" 2>&1; rc=$?
+check "serve refuses to start on it too, before anything runs (exit $rc)" \
+	sh -c "[ $rc -eq 2 ] && grep -q 'state_dir:' '$D/paths2.out' && [ ! -S '$SOCK' ]"
 
 # ---- the parent and its api child ----
 check "cdsgated serve starts; the api prints ready" start_serve
