@@ -426,7 +426,7 @@ unmount_backend(struct api_req *r, const struct store_dataset *d)
 		    rc < 0 ? "no mounter" : pgm_strerror(rc), err), -1;
 	}
 	if (r->cfg->mount_dir != NULL && unmount_embedded(r->cfg->mount_dir,
-	    d->name, err, sizeof(err)) != 0)
+	    d->name, d->id, err, sizeof(err)) != 0)
 		return api_error(r, 507, "mount", "%s", err), -1;
 	return 0;
 }
@@ -450,6 +450,13 @@ datasets_mount(struct api_req *r)
 		goto out;
 	st = store_dataset_mount_on(r->store, id, d.raw_sha256, d.job_sha256,
 	    backend, (int64_t)time(NULL), &v);
+	if (st == STORE_ENAMEMOUNTED) {
+		api_audit_refused(r, "dataset.mount", st);
+		api_error(r, 409, "name_mounted", "dataset %lld: another "
+		    "dataset named %s is mounted; unmount it first (a backend "
+		    "knows mounted datasets by name)", (long long)id, d.name);
+		goto out;
+	}
 	if (st != STORE_OK) {
 		api_audit_refused(r, "dataset.mount", st);
 		api_error(r, 409, st == STORE_EGATE ? "gate" : "state",

@@ -188,14 +188,37 @@ mount_embedded(const char *mount_dir, const struct mount_info *mi,
 	return 0;
 }
 
+/* The dataset id in <dir>/meta.json, or -1 when it cannot be read. */
+static int64_t
+meta_dataset(const char *dir)
+{
+	char path[PATH_MAX + 16];
+	json_t *m, *v;
+	int64_t id;
+
+	snprintf(path, sizeof(path), "%s/meta.json", dir);
+	if ((m = json_load_file(path, 0, NULL)) == NULL)
+		return -1;
+	v = json_object_get(m, "dataset");
+	id = json_is_integer(v) ? (int64_t)json_integer_value(v) : -1;
+	json_decref(m);
+	return id;
+}
+
 int
-unmount_embedded(const char *mount_dir, const char *name, char *err,
-    size_t errlen)
+unmount_embedded(const char *mount_dir, const char *name, int64_t dataset,
+    char *err, size_t errlen)
 {
 	char dst[PATH_MAX], gone[PATH_MAX];
+	int64_t owner;
 
 	snprintf(dst, sizeof(dst), "%s/%s", mount_dir, name);
 	snprintf(gone, sizeof(gone), "%s/.gone-%s", mount_dir, name);
+	/* Another dataset's files under this name are not ours to remove. */
+	if ((owner = meta_dataset(dst)) >= 0 && owner != dataset)
+		return snprintf(err, errlen, "%s holds dataset %lld, not %lld: "
+		    "left as it is", dst, (long long)owner, (long long)dataset),
+		    -1;
 	remove_dir(gone);
 	/* One rename takes it out of the backend's sight at once. */
 	if (rename(dst, gone) != 0 && errno != ENOENT)

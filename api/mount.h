@@ -21,8 +21,9 @@ struct mount_info {
  * previous version, if any, is still there). */
 int	mount_embedded(const char *mount_dir, const struct mount_info *mi,
 	    char *err, size_t errlen);
-/* Take <mount_dir>/<name> away in one rename; absent is fine. */
-int	unmount_embedded(const char *mount_dir, const char *name, char *err,
-	    size_t errlen);
+/* Take <mount_dir>/<name> away in one rename; absent is fine; one whose
+ * meta.json names another dataset is refused and left alone. */
+int	unmount_embedded(const char *mount_dir, const char *name,
+	    int64_t dataset, char *err, size_t errlen);
 
 #endif

@@ -108,6 +108,22 @@ assert g["variant"] == "no-attack" and g["attacked_records"] == 0, g
 assert g["cost"] == 4 and g["gain"] == 300, g
 PY
 
+# Two datasets of one name: the second cannot replace or remove the first.
+"$CDSGATE" dataset import "$D/in/patients.csv" --name patients --qi "$QI" \
+	--identifying patient_id,name --hierarchies "$D/in" --k 10 \
+	--json > "$D/twin.json" 2>/dev/null
+TWIN=$(json "$D/twin.json" 'j["id"]')
+sum0=$(cat "$D/mnt/patients/data.csv" "$D/mnt/patients/meta.json" | sha256sum)
+"$CDSGATE" dataset mount "$TWIN" > /dev/null 2> "$D/twin.err"; rc=$?
+check "mounting a second dataset named patients is refused while the first is mounted (exit $rc: $(head -c 200 "$D/twin.err"))" \
+	sh -c "[ $rc -eq 2 ] && grep -q 'another dataset named patients is mounted' '$D/twin.err'"
+check "the first one's files are untouched, still its own" \
+	sh -c "[ \"\$(cat '$D/mnt/patients/data.csv' '$D/mnt/patients/meta.json' | sha256sum)\" = '$sum0' ] && grep -q '\"dataset\": $ID' '$D/mnt/patients/meta.json'"
+"$CDSGATE" dataset unmount "$TWIN" > /dev/null 2>&1
+check "unmounting the second (never mounted) leaves the first's files" test -f "$D/mnt/patients/data.csv"
+check "the store still says the first is mounted, the second passed" \
+	test "$(sqlite3 "$D/state/store.db" "select state from datasets where id in ($ID, $TWIN) order by id" | tr '\n' ' ')" = "mounted passed "
+
 # Bad jobs: refused before anything is stored.
 req() { curl -s -o "$D/resp" -w '%{http_code}' --unix-socket "$SOCK" -X POST \
 	-H 'Content-Type: application/json' --data-binary "$1" http://x/v1/datasets; }

@@ -128,7 +128,7 @@ sql postgres "ALTER ROLE custodian PASSWORD '$CUST_PW'" > /dev/null
 kill -TERM "$SRV_PID"; wait "$SRV_PID"; SRV_PID=
 serve_config "\"pg_conninfo\": \"host=127.0.0.1 port=$PGPORT dbname=analytics user=custodian password=$CUST_PW\", \"pg_reader_role\": \"bi_reader\""
 check "cdsgated serve restarts with a TCP conninfo (default backend: embedded)" serve_start
-check "the mounter runs under its filter (profile pgmount)" grep -q 'postgres mounter: .*profile pgmount' "$D/err"
+check "the mounter runs under its filter (profile pgmount)" wait_line "$D/err" 'postgres mounter: .*profile pgmount' 10
 "$CDSGATE" dataset mount "$DS" --backend postgres > /dev/null 2> "$D/t.err"; rc=$?
 check "mount --backend postgres over TCP (exit $rc: $(head -c 160 "$D/t.err"))" \
 	sh -c "[ $rc -eq 0 ] && [ \"\$(PGPASSWORD='$READER_PW' psql -X -At 'host=127.0.0.1 port=$PGPORT dbname=analytics user=bi_reader' -c 'SELECT count(*) FROM cdsgate_patients.patients')\" = $ROWS ]"

@@ -130,7 +130,7 @@ static void
 test_dataset_gate(struct store *s)
 {
 	struct store_dataset d = { 0 };
-	int64_t id = 0, bad, v = 0;
+	int64_t id = 0, bad, twin, v = 0;
 
 	tap_ok(store_dataset_begin(s, "sample", "xyz", JOB, "{}", 1, &id) ==
 	    STORE_EINVAL, "a malformed digest is refused");
@@ -160,6 +160,18 @@ test_dataset_gate(struct store *s)
 	    d.state == STORE_DATASET_MOUNTED && d.report != NULL &&
 	    strcmp(d.job_spec, "{}") == 0, "get shows it mounted with its report");
 	store_dataset_clear(&d);
+
+	twin = imported(s, RAW, STORE_DATASET_PASSED);	/* also "sample" */
+	tap_ok(store_dataset_mount(s, twin, RAW, JOB, 206, &v) ==
+	    STORE_ENAMEMOUNTED, "a second dataset of a mounted one's name "
+	    "cannot be mounted: ENAMEMOUNTED");
+	tap_ok(store_dataset_unmount(s, id, 206) == STORE_OK &&
+	    store_dataset_mount(s, twin, RAW, JOB, 206, &v) == STORE_OK &&
+	    store_dataset_mount(s, id, RAW, JOB, 206, &v) ==
+	    STORE_ENAMEMOUNTED && store_dataset_unmount(s, twin, 206) ==
+	    STORE_OK && store_dataset_mount(s, id, RAW, JOB, 206, &v) ==
+	    STORE_OK, "once the first is unmounted the second may be, and "
+	    "then not the first");
 
 	bad = imported(s, RAW, STORE_DATASET_FAILED);
 	tap_ok(store_dataset_mount(s, bad, RAW, JOB, 206, &v) == STORE_EGATE,
