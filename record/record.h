@@ -210,9 +210,12 @@ int	record_dir_has_room(const char *dir, unsigned long min_mb, char *why,
 int	record_writer_errno(const struct record_writer *w);
 
 /* ---- typed text (record/text.c) ---- */
-/* Rebuilds what was typed from key presses: printable keysyms as UTF-8,
- * BackSpace deletes a character, Return/Enter is a newline, Tab a tab.
- * Only delivered presses count. */
+/* Rebuilds what was typed from key presses: printable keysyms (Latin-1,
+ * Unicode, the legacy blocks, the keypad) as UTF-8, BackSpace deletes a
+ * character, Return/Enter is a newline, Tab a tab; a keysym that is
+ * neither a character nor a key that types nothing (function, cursor,
+ * modifier, dead, vendor) enters as «keysym 0x...».  Only delivered
+ * presses count. */
 struct record_text;
 struct record_text *record_text_alloc(void);
 void	record_text_free(struct record_text *x);
