@@ -673,6 +673,7 @@ cmd_replay(int argc, char **argv)
 
 const struct cmd_entry cmd_replay_entry = {
 	"replay", NULL, USAGE_REPLAY,
-	"replay a session recording (frames, keys, search, events, export)",
+	"replay a session recording (frames, keys, search, events, export); "
+	"a FILE is checked against the audit log",
 	cmd_replay
 };
