@@ -537,7 +537,7 @@ default_audit_log(void)
  * log vouches for this very file, else 0.
  */
 static int
-vouched(const char *file, const char *session, const char *log,
+vouched(const char *file, const char *session, const char *log, int given,
     char *what, size_t len)
 {
 	struct audit_vouch v;
@@ -551,8 +551,9 @@ vouched(const char *file, const char *session, const char *log,
 	if (log == NULL || audit_vouch_find(log, real, got, session, &v, err,
 	    sizeof(err)) != AUDIT_OK)
 		return snprintf(what, len, "cannot tell whether it is the "
-		    "recording the audit log vouches for: %s (give --audit-log "
-		    "LOG)", log == NULL ? "no audit log configured" : err), 0;
+		    "recording the audit log vouches for: %s%s", log == NULL ?
+		    "no audit log configured" : err, given ? "" :
+		    " (give --audit-log LOG)"), 0;
 	if (!v.found)
 		return snprintf(what, len, "cannot tell whether it is the "
 		    "recording the audit log vouches for: %s has no "
@@ -578,8 +579,8 @@ check_vouched(const struct replay_args *a, struct record_reader *r,
 {
 	char what[8192];
 	int ok = vouched(a->file, record_reader_header(r)->session,
-	    a->audit_log != NULL ? a->audit_log : default_audit_log(), what,
-	    sizeof(what));
+	    a->audit_log != NULL ? a->audit_log : default_audit_log(),
+	    a->audit_log != NULL, what, sizeof(what));
 
 	if (info)
 		printf("audit log: %s\n", what);

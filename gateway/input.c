@@ -254,7 +254,11 @@ input_press(struct input *in, uint32_t ks)
 {
 	int kc, level, want, held;
 
-	if (!input_lookup(in, ks, &kc, &level)) {
+	/* A keypad digit sits on the shifted level of its keycode, which
+	 * Chromium reads as Shift+navigation while NumLock is off (it
+	 * selects; Shift+KP_Insert pastes): such a keysym gets a spare. */
+	if (!input_lookup(in, ks, &kc, &level) ||
+	    (level == 1 && ks >= XK_KP_Space && ks <= XK_KP_Equal)) {
 		if (!input_bind_spare(in, ks, &kc))
 			return INPUT_NOKEY;
 		level = 0;

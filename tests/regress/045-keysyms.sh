@@ -7,7 +7,8 @@
 #   - ASCII and Latin-1 as Unicode keysyms 0x01000020-0x010000ff, the
 #     Cyrillic alphabet as legacy keysyms 0x6xx, Return, a word as
 #     Unicode keysyms and a Cyrillic word: `replay --keys` rebuilds exactly
-#     the textarea's value and `replay --search` finds each part;
+#     the textarea's value and `replay --search` finds each part; the
+#     keypad's digits and operators likewise;
 #   - C1 controls as Unicode keysyms are filtered by the kiosk (marked so
 #     on the timeline, absent from page and text); a keysym that names no
 #     character (0x8b1) is delivered and shows in the text as «keysym 0x8b1».
@@ -66,16 +67,18 @@ CYR="$(hexes $(seq $((0x6c0)) $((0x6ff)))) 0x6a3 0x6b3"
 # " SELECT name" as Unicode keysyms; "poisk" (search) in Cyrillic
 WORD=$(for ch in ' ' S E L E C T ' ' n a m e; do printf '0x%x ' $((0x1000000 + $(printf '%d' "'$ch"))); done)
 POISK="0x6d0 0x6cf 0x6c9 0x6d3 0x6cb"
+# the keypad: 1*2+3-0/9=
+KP="0xffb1 0xffaa 0xffb2 0xffab 0xffb3 0xffad 0xffb0 0xffaf 0xffb9 0xffbd"
 sleep 3
 # shellcheck disable=SC2046,SC2086
 "$VNCTEST" --host "${VADDR%:*}" --port "${VADDR##*:}" --password-file "$D/s.pw" \
 	--timeout 150 click 300 250 \
 	keys $(uni 32 126) $(uni 160 255) \
-	keys Return $CYR keys $WORD keys Return $POISK \
+	keys Return $CYR keys $WORD keys Return $POISK $KP \
 	keys 0x100007f 0x1000085 0x1000090 keys 0x8b1 sync sleep 2 \
 	> "$D/vt.out" 2> "$D/vt.err"
 rc=$?
-check "the client typed $(( 95 + 96 + 1 + 66 + 12 + 1 + 5 + 4 )) keysyms (exit $rc)" test "$rc" = 0
+check "the client typed $(( 95 + 96 + 1 + 66 + 12 + 1 + 5 + 10 + 4 )) keysyms (exit $rc)" test "$rc" = 0
 [ "$rc" = 0 ] || sed 's/^/# vnctest: /' "$D/vt.err" | tail -5
 
 # What the page received: the textarea's last value, from the backend.
@@ -88,7 +91,7 @@ for l in open(sys.argv[1]):
         v = e['value']
 sys.stdout.write(v)
 PY
-check "the page received the whole of it: ASCII, Latin-1, Cyrillic, the word, no C1 control" \
+check "the page received the whole of it: ASCII, Latin-1, Cyrillic, the word, the keypad, no C1 control" \
 	python3 - "$D/page.txt" <<'PY'
 import sys
 got = open(sys.argv[1], encoding='utf-8').read()
@@ -97,7 +100,7 @@ latin = ''.join(chr(c) for c in list(range(0x20, 0x7f)) + list(range(0xa0, 0x100
 lines = got.split('\n')
 ok = (len(lines) == 3 and lines[0] == latin and lines[1].endswith(' SELECT name')
       and set(lines[1][:-12]) == set(chr(c) for c in range(0x410, 0x450)) | {'ё', 'Ё'}
-      and len(lines[1]) == 66 + 12 and lines[2] == 'поиск'
+      and len(lines[1]) == 66 + 12 and lines[2] == 'поиск1*2+3-0/9='
       and not any(0x7f <= ord(c) <= 0x9f for c in got))
 if not ok:
     print('# page: %r' % got[:400])
@@ -128,7 +131,7 @@ check "the keysym without a character is in the text as «keysym 0x8b1»" \
 	grep -q '«keysym 0x8b1»$' "$D/keys.txt"
 check "the C1 controls are on the timeline, filtered, and not in the text" sh -c \
 	"grep -Eq 'press +0x100007f +filtered' '$D/keys.txt' && grep -Eq 'press +0x1000085 +filtered' '$D/keys.txt'"
-for s in 'SELECT name' 'поиск' '!"#$%&'"'"'()*+,-./0123456789:;<=>?@ABC' '¡¢£¤¥¦§¨©ª«¬' 'ÀÁÂÃÄÅÆÇ' 'юабцдефг'; do
+for s in 'SELECT name' 'поиск1*2+3-0/9=' '!"#$%&'"'"'()*+,-./0123456789:;<=>?@ABC' '¡¢£¤¥¦§¨©ª«¬' 'ÀÁÂÃÄÅÆÇ' 'юабцдефг'; do
 	"$CDSGATE" replay "$REC" --search "$s" --audit-log "$LOG" > "$D/search.txt" 2>&1; rc=$?
 	check "replay --search finds '$s' (exit $rc)" sh -c "[ $rc = 0 ] && grep -q 'typed (started' '$D/search.txt'"
 done
