@@ -280,6 +280,7 @@ static int
 do_keys(struct record_reader *r, const struct replay_args *a, int search)
 {
 	struct record_text *x = record_text_alloc();
+	char *shown = NULL;
 	size_t hits = 0;
 	int rc;
 
@@ -290,8 +291,13 @@ do_keys(struct record_reader *r, const struct replay_args *a, int search)
 		return cli_usage_error(USAGE_REPLAY, "empty search text");
 	}
 	rc = walk_keys(r, x, !search, search ? a->value : NULL, &hits);
-	if (rc == RECORD_OK && !search)
-		printf("--- typed text ---\n%s\n", record_text_str(x));
+	if (rc == RECORD_OK && !search) {
+		if ((shown = record_text_shown(x)) == NULL)
+			rc = RECORD_ENOMEM;
+		else
+			printf("--- typed text ---\n%s\n", shown);
+		free(shown);
+	}
 	record_text_free(x);
 	if (rc != RECORD_OK) {
 		fprintf(stderr, "cdsgate: %s: %s %s\n", a->file,

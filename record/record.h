@@ -223,6 +223,11 @@ void	record_text_free(struct record_text *x);
 int	record_text_feed(struct record_text *x, uint64_t t_us, uint32_t keysym,
 	    int down, int verdict);
 const char *record_text_str(const struct record_text *x);
+/* The text for a terminal: zero-width and bidi controls (U+200B-200F,
+ * U+2028-202E, U+2060-206F, U+FEFF, U+00AD) written as «U+202E», so a
+ * recording cannot reorder or hide what the auditor reads.  Allocated
+ * (free()); NULL when out of memory. */
+char	*record_text_shown(const struct record_text *x);
 /* Does the text now end with needle?  Sets the time of its first char. */
 int	record_text_ends_with(const struct record_text *x, const char *needle,
 	    uint64_t *t_first);

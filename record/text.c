@@ -16,7 +16,9 @@
  * so that the auditor sees something was typed there.  Presses while
  * Control, Alt, Meta or Super is held are shortcuts, not text.  Only
  * delivered presses count: a filtered or rate-limited key never reached
- * the session.  Keysyms come from an untrusted file: any value is fine.
+ * the session.  For a terminal, record_text_shown() writes zero-width and
+ * bidi characters by number.  Keysyms come from an untrusted file: any
+ * value is fine.
  *
  * Library code.
  */
@@ -308,6 +310,47 @@ const char *
 record_text_str(const struct record_text *x)
 {
 	return x->s;
+}
+
+/* The code point of the UTF-8 character at p (n bytes, as append()
+ * wrote it: well-formed), or 0 for a marker or anything longer. */
+static uint32_t
+unit_ucs(const unsigned char *p, size_t n)
+{
+	if (n == 2 && (p[0] & 0xe0) == 0xc0)
+		return (uint32_t)(p[0] & 0x1f) << 6 | (p[1] & 0x3f);
+	if (n == 3 && (p[0] & 0xf0) == 0xe0)
+		return (uint32_t)(p[0] & 0x0f) << 12 |
+		    (uint32_t)(p[1] & 0x3f) << 6 | (p[2] & 0x3f);
+	return 0;
+}
+
+char *
+record_text_shown(const struct record_text *x)
+{
+	char *out = malloc(x->len * 5 + 1), mark[16];	/* 2 bytes -> 10 */
+	size_t i = 0, n, o = 0, m;
+	uint32_t c;
+
+	if (out == NULL)
+		return NULL;
+	while (i < x->len) {
+		for (n = 1; i + n < x->len && !x->lead[i + n]; n++)
+			;
+		c = unit_ucs((const unsigned char *)x->s + i, n);
+		if (c != 0 && invisible(c)) {
+			m = (size_t)snprintf(mark, sizeof(mark),
+			    "\xc2\xabU+%04X\xc2\xbb", (unsigned)c);
+			memcpy(out + o, mark, m);
+			o += m;
+		} else {
+			memcpy(out + o, x->s + i, n);
+			o += n;
+		}
+		i += n;
+	}
+	out[o] = '\0';
+	return out;
 }
 
 int

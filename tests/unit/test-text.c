@@ -240,6 +240,22 @@ test_text(void)
 	tap_ok(strstr(record_text_str(x), "keysym 0x110000\xc2\xbb") != NULL &&
 	    strstr(record_text_str(x), "keysym 0x100d800\xc2\xbb") != NULL,
 	    "out-of-range keysyms are named too");
+	{
+		static const uint32_t bidi[] = { 'a', 0x100202e, 'b', 0x10000ad,
+		    0x1000430 };
+		struct record_text *y = record_text_alloc();
+		char *shown;
+
+		type_all(y, bidi, 5);
+		shown = record_text_shown(y);
+		tap_ok(shown != NULL && strcmp(shown, "a\xc2\xabU+202E\xc2\xbb"
+		    "b\xc2\xabU+00AD\xc2\xbb\xd0\xb0") == 0 &&
+		    strcmp(record_text_str(y), "a\xe2\x80\xae" "b\xc2\xad"
+		    "\xd0\xb0") == 0, "shown: bidi and zero-width characters "
+		    "by number, the text itself unchanged: '%s'", shown);
+		free(shown);
+		record_text_free(y);
+	}
 	record_text_feed(x, 99, 0x6c1, 1, RECORD_FILTERED);
 	tap_ok(!record_text_ends_with(x, "\xd0\xb0", NULL),
 	    "a filtered press is not text");
