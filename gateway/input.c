@@ -29,7 +29,10 @@
  * overtakes it types the keycode's previous character — which the
  * recording's text would not show.  Measured (192 Latin-1 characters
  * as Unicode keysyms at 8/s, 4 spares): no pause 10 wrong, 30 ms 1,
- * 60 ms 0 of 192 (twice).  Characters already bound are not rebound. */
+ * 60 ms 0 of 192 (twice), but once 1 of 290 under sanitizers on a loaded
+ * machine: it narrows the race.  Characters already bound are not
+ * rebound.  Vendor-key keycodes (XF86*) are not spares even cleared:
+ * the browser's lagging view of them reloaded the page. */
 #define INPUT_REBIND_SETTLE_US	60000
 #define INPUT_NKEYCODES		256
 
