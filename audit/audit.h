@@ -97,6 +97,8 @@ int	audit_log_checkpoint(struct audit_log *l, char *err, size_t errlen);
 /* Checkpoint (if anything was written since the last one) and close. */
 int	audit_log_close(struct audit_log *l, char *err, size_t errlen);
 uint64_t audit_log_seq(const struct audit_log *l);	/* next seq */
+/* Records written since the last checkpoint (0: all signed). */
+unsigned audit_log_unsigned(const struct audit_log *l);
 /* The log's directory fd: the head file is replaced beneath it only. */
 int	audit_log_dirfd(const struct audit_log *l);
 
@@ -110,6 +112,7 @@ struct audit_report {
 	uint64_t	records;	/* lines read and parsed */
 	uint64_t	checkpoints;	/* valid signed checkpoints */
 	uint64_t	unsigned_tail;	/* records after the last checkpoint */
+	unsigned long	unsigned_line;	/* the first of them (0: none) */
 	unsigned long	bad_line;	/* 1-based line of the first problem */
 	char		problem[512];	/* "" when intact */
 	/* files the chain vouches for (a closed recording: data "file",
@@ -130,6 +133,8 @@ struct audit_verify_opts {
 	enum audit_files	 files;
 	const char		*dir;	/* NULL: the paths in the log; else
 					   each file's name in this dir */
+	int			 strict;	/* records after the last signed
+						   checkpoint are a problem */
 };
 
 /*
@@ -144,9 +149,36 @@ int	audit_verify(const char *path, const struct audit_key *pub,
 	    struct audit_report *r, char *err, size_t errlen);
 /* The same with a choice of how recordings are checked (the default
  * above: AUDIT_FILES_CHECK at the logged paths).  Records expired by
- * retention (record_expired with the same file and digest) are not. */
+ * retention (record_expired with the same file and digest) are not.
+ * o->strict: records after the last signed checkpoint (only the hash
+ * chain vouches for them: anyone who can write the log could have
+ * appended them) make it AUDIT_ETAMPER, naming the first of them. */
 int	audit_verify_with(const char *path, const struct audit_key *pub,
 	    const struct audit_verify_opts *o, struct audit_report *r,
+	    char *err, size_t errlen);
+
+/* ---- one recording's record (audit/lookup.c) ---- */
+
+struct audit_vouch {
+	int		 found;		/* a record_closed vouches for it */
+	int		 same;		/* for this very digest */
+	unsigned long	 line;		/* that record's line */
+	char		 sha256[65];	/* the digest it vouches for */
+	char		 session[128];
+	char		 file[1024];	/* the path the record names */
+	int		 expired;	/* a later record_expired removed it */
+};
+
+/*
+ * Find the record_closed that vouches for a recording (path, its SHA-256
+ * in hex, the session id in its header or NULL): the last one with that
+ * digest (v->same), else the last one whose "file" is path or has its
+ * file name, or whose "session" is session.  Returns AUDIT_OK (v->found
+ * says whether one did) or AUDIT_EIO when the log cannot be read.  The
+ * chain is not checked here (audit_verify).
+ */
+int	audit_vouch_find(const char *log, const char *path,
+	    const char *sha256, const char *session, struct audit_vouch *v,
 	    char *err, size_t errlen);
 
 #endif

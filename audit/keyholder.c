@@ -12,6 +12,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,6 +21,7 @@
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "audit/audit.h"
@@ -55,7 +57,15 @@ static const struct ipc_proto kh_proto = {
 struct kh_state {
 	struct audit_log	*log;
 	int			 sock;
+	unsigned		 every_s;	/* KEYHOLDER_CHECKPOINT_S */
+	struct timespec		 unsigned_since; /* oldest unsigned record */
 };
+
+static void
+kh_now(struct timespec *ts)
+{
+	clock_gettime(CLOCK_MONOTONIC, ts);
+}
 
 static int
 kh_reply(int sock, int status, uint64_t seq, const char *msg)
@@ -89,8 +99,54 @@ kh_on_append(void *ctx, struct ipc_msg *m)
 		return -1;
 	}
 	seq = audit_log_seq(st->log);
+	if (audit_log_unsigned(st->log) == 0)
+		kh_now(&st->unsigned_since);
 	rc = audit_log_append(st->log, type, data, err, sizeof(err));
+	/* a recording's digest is signed as soon as it is chained */
+	if (rc == AUDIT_OK && strcmp(type, "record_closed") == 0 &&
+	    audit_log_unsigned(st->log) > 0)
+		rc = audit_log_checkpoint(st->log, err, sizeof(err));
 	return kh_reply(st->sock, rc, seq, err) == IPC_OK ? 0 : -1;
+}
+
+/* Milliseconds until the oldest unsigned record is due its checkpoint
+ * (0: now), or -1 when every record is signed. */
+static int
+kh_due_ms(const struct kh_state *st)
+{
+	struct timespec now;
+	long long ms;
+
+	if (audit_log_unsigned(st->log) == 0)
+		return -1;
+	kh_now(&now);
+	ms = (long long)st->every_s * 1000 -
+	    ((long long)(now.tv_sec - st->unsigned_since.tv_sec) * 1000 +
+	    (now.tv_nsec - st->unsigned_since.tv_nsec) / 1000000);
+	return ms < 0 ? 0 : (int)ms;
+}
+
+/* Wait for the peer's next message, signing a checkpoint whenever the
+ * oldest unsigned record comes due.  0 when a message is there. */
+static int
+kh_wait(struct kh_state *st)
+{
+	struct pollfd p = { st->sock, POLLIN, 0 };
+	char err[256] = "";
+	int n;
+
+	while ((n = poll(&p, 1, kh_due_ms(st))) == 0 ||
+	    (n < 0 && errno == EINTR)) {
+		if (n < 0)
+			continue;
+		if (audit_log_checkpoint(st->log, err, sizeof(err)) !=
+		    AUDIT_OK) {
+			dprintf(2, "cdsgate audit key holder: the periodic "
+			    "checkpoint failed: %s\n", err);
+			kh_now(&st->unsigned_since);	/* again later */
+		}
+	}
+	return n < 0 ? -1 : 0;
 }
 
 static const struct ipc_handler kh_from_peer[] = {
@@ -136,6 +192,21 @@ kh_test_violate(void)
 #endif
 }
 
+/* KEYHOLDER_CHECKPOINT_S, or (--enable-test-hooks) a shorter one from
+ * CDSGATE_TEST_CHECKPOINT_S so a test need not wait a minute. */
+static unsigned
+kh_every_s(void)
+{
+#ifdef ENABLE_TEST_HOOKS
+	const char *v = getenv("CDSGATE_TEST_CHECKPOINT_S");
+	long n = v != NULL ? strtol(v, NULL, 10) : 0;
+
+	if (n >= 1 && n < KEYHOLDER_CHECKPOINT_S)
+		return (unsigned)n;
+#endif
+	return KEYHOLDER_CHECKPOINT_S;
+}
+
 /* The AUDIT allow-list, once the key and the log are open. */
 static int
 kh_sandbox(struct audit_log *log, char *err, size_t errlen)
@@ -156,7 +227,7 @@ kh_main(int sock, const char *log_path, const char *key_path)
 {
 	struct ipc_peer peer = { sock, "audit client", &kh_proto, kh_from_peer,
 	    sizeof(kh_from_peer) / sizeof(kh_from_peer[0]) };
-	struct kh_state st = { NULL, sock };
+	struct kh_state st = { NULL, sock, kh_every_s(), { 0, 0 } };
 	struct audit_signer signer;
 	struct audit_key *key = NULL;
 	char err[256] = "";
@@ -178,9 +249,13 @@ kh_main(int sock, const char *log_path, const char *key_path)
 		kh_reply(sock, AUDIT_EIO, 0, err);
 		_exit(1);
 	}
+	kh_now(&st.unsigned_since);	/* a resumed log's unsigned tail */
 	kh_reply(sock, AUDIT_OK, audit_log_seq(st.log), "ready");
-	while ((rc = ipc_dispatch(&peer, &st, NULL)) == IPC_OK)
+	while ((rc = kh_wait(&st)) == 0 &&
+	    (rc = ipc_dispatch(&peer, &st, NULL)) == IPC_OK)
 		;
+	if (rc == -1)
+		rc = IPC_ESYS;
 	if (rc != IPC_EOF)
 		dprintf(2, "cdsgate audit key holder: the peer broke the "
 		    "protocol (%s): closing the log\n", ipc_strerror(rc));

@@ -10,6 +10,12 @@
  * A peer that sends anything else, or a malformed record, breaks the
  * protocol: the key holder closes the log (checkpointing it) and exits.
  * On EOF it checkpoints, closes and exits 0.
+ *
+ * It signs a checkpoint every KEYHOLDER_CHECKPOINT records, right after
+ * every record_closed (a recording's digest is signed as soon as it is
+ * chained), and when a record has waited KEYHOLDER_CHECKPOINT_S seconds
+ * unsigned: what `audit verify --strict` finds unsigned is at most a
+ * minute old on a running daemon.
  */
 #ifndef AUDIT_KEYHOLDER_H
 #define AUDIT_KEYHOLDER_H
@@ -25,6 +31,7 @@
 #define KEYHOLDER_USER		PRIVDROP_AUDIT_USER
 #define KEYHOLDER_DATA_MAX	16000	/* bytes of JSON per record */
 #define KEYHOLDER_CHECKPOINT	32	/* records between checkpoints */
+#define KEYHOLDER_CHECKPOINT_S	60	/* longest a record waits unsigned */
 
 struct keyholder {
 	pid_t	pid;

@@ -43,6 +43,12 @@ audit_log_seq(const struct audit_log *l)
 	return l->seq;
 }
 
+unsigned
+audit_log_unsigned(const struct audit_log *l)
+{
+	return l->since_checkpoint;
+}
+
 int
 audit_log_dirfd(const struct audit_log *l)
 {

@@ -261,8 +261,9 @@ verify_line(struct verify *v, unsigned long n, const char *line)
 			    "for key %s", v->key_id);
 		v->r->checkpoints++;
 		v->r->unsigned_tail = 0;
-	} else
-		v->r->unsigned_tail++;
+		v->r->unsigned_line = 0;
+	} else if (v->r->unsigned_tail++ == 0)
+		v->r->unsigned_line = n;
 	digest_buf_hex(line, strlen(line), v->prev);
 	if (v->have_head && al.seq == v->head.seq)
 		memcpy(v->head_line_hash, v->prev, sizeof(v->prev));
@@ -323,7 +324,7 @@ audit_verify(const char *path, const struct audit_key *pub,
     struct audit_report *r, char *err, size_t errlen)
 {
 	static const struct audit_verify_opts def = { AUDIT_FILES_CHECK,
-	    NULL };
+	    NULL, 0 };
 
 	return audit_verify_with(path, pub, &def, r, err, errlen);
 }
@@ -353,6 +354,12 @@ audit_verify_with(const char *path, const struct audit_key *pub,
 		snprintf(err, errlen, "%s: read error", path);
 	if (rc == AUDIT_OK)
 		rc = verify_head(&v, (unsigned long)r->records);
+	if (rc == AUDIT_OK && o->strict && r->unsigned_tail > 0)
+		rc = tamper(&v, r->unsigned_line, "%" PRIu64 " record%s after "
+		    "the last signed checkpoint: no signature vouches for them "
+		    "(appended by whoever can write the log, or not yet "
+		    "checkpointed)", r->unsigned_tail, r->unsigned_tail == 1 ?
+		    "" : "s");
 	if (rc == AUDIT_OK)
 		rc = verify_files(&v);
 	for (i = 0; i < v.nfiles; i++) {

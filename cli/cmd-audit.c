@@ -20,7 +20,7 @@
 
 #define USAGE_KEYGEN	"audit keygen --private FILE --public FILE"
 #define USAGE_VERIFY	"audit verify LOG --key PUBLIC.pem [--recordings DIR | " \
-			"--no-recordings] [--json]"
+			"--no-recordings] [--strict] [--json]"
 #define USAGE_LIST	"audit list LOG [--type TYPE] [--json]"
 #define USAGE_SHOW	"audit show LOG SEQ"
 
@@ -73,10 +73,12 @@ static void
 verify_print(const char *log, int rc, const struct audit_report *r, int json)
 {
 	if (json) {
-		json_t *o = json_pack("{s:s, s:b, s:I, s:I, s:I}", "log", log,
-		    "intact", rc == AUDIT_OK, "records", (json_int_t)r->records,
-		    "checkpoints", (json_int_t)r->checkpoints, "unsigned_tail",
-		    (json_int_t)r->unsigned_tail);
+		json_t *o = json_pack("{s:s, s:b, s:I, s:I, s:I, s:I}", "log",
+		    log, "intact", rc == AUDIT_OK, "records",
+		    (json_int_t)r->records, "checkpoints",
+		    (json_int_t)r->checkpoints, "unsigned_tail",
+		    (json_int_t)r->unsigned_tail, "unsigned_line",
+		    (json_int_t)r->unsigned_line);
 
 		if (rc == AUDIT_ETAMPER)
 			json_object_set_new(o, "problem", json_pack("{s:I, s:s}",
@@ -89,11 +91,16 @@ verify_print(const char *log, int rc, const struct audit_report *r, int json)
 		json_dumpf(o, stdout, JSON_INDENT(2) | JSON_SORT_KEYS);
 		printf("\n");
 		json_decref(o);
-	} else if (rc == AUDIT_OK)
+	} else if (rc == AUDIT_OK) {
 		printf("%s: intact: %" PRIu64 " records, %" PRIu64 " signed "
 		    "checkpoints, %" PRIu64 " records after the last one\n", log,
 		    r->records, r->checkpoints, r->unsigned_tail);
-	else
+		if (r->unsigned_tail > 0)
+			printf("note: the %" PRIu64 " records from line %lu on "
+			    "are not signed: only the hash chain vouches for "
+			    "them (--strict fails on them)\n", r->unsigned_tail,
+			    r->unsigned_line);
+	} else
 		printf("%s: line %lu: %s\n", log, r->bad_line, r->problem);
 	if (!json && (r->files_checked || r->files_expired ||
 	    r->files_truncated))
@@ -124,7 +131,7 @@ cmd_verify(int argc, char **argv)
 {
 	static const char *const names[] = { "--key", "--recordings", NULL };
 	const char *vals[2] = { NULL, NULL }, *pos[1];
-	struct audit_verify_opts o = { AUDIT_FILES_CHECK, NULL };
+	struct audit_verify_opts o = { AUDIT_FILES_CHECK, NULL, 0 };
 	struct audit_key *pub;
 	struct audit_report r;
 	char err[512];
@@ -132,6 +139,7 @@ cmd_verify(int argc, char **argv)
 
 	if (verify_flag(&argc, argv, "--no-recordings"))
 		o.files = AUDIT_FILES_SKIP;
+	o.strict = verify_flag(&argc, argv, "--strict");
 	if (audit_args(argc, argv, USAGE_VERIFY, names, vals, pos, 1, &json) ||
 	    vals[0] == NULL)
 		return cli_usage_error(USAGE_VERIFY, "a LOG and --key needed");

@@ -7,6 +7,9 @@
  *
  * Runs as the invoking auditor; the recording is untrusted input (it may
  * be damaged or forged) and is read only through record/reader.c.  A
+ * recording given by path is looked up in the audit log (audit/lookup.c:
+ * the record_closed of its path or session): replay warns when its digest
+ * is not the one chained, or that it cannot tell.  A
  * damaged tail is reported on stderr and the intact part is used.
  * ffmpeg is run without a shell; the output name is passed as "file:..."
  * so that it can never be read as an option.
@@ -16,6 +19,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <math.h>
 #include <signal.h>
 #include <stdio.h>
@@ -27,15 +31,18 @@
 
 #include <jansson.h>
 
+#include "audit/audit.h"
 #include "cli/apiclient.h"
 #include "cli/cli.h"
 #include "cli/replay-serve.h"
 #include "common/digest.h"
+#include "policy/config.h"
 #include "record/record.h"
 
 #define USAGE_REPLAY	"replay FILE|SESSION-ID [--socket PATH] [--info | --frame TIME -o OUT.png | " \
 	"--keys | --search TEXT | --events | --export OUT.mp4|OUT.webm " \
-	"[--fps N] | --serve 127.0.0.1:PORT [--password-file F] [--at TIME]]"
+	"[--fps N] | --serve 127.0.0.1:PORT [--password-file F] [--at TIME]] " \
+	"[--audit-log LOG]"
 
 struct replay_args {
 	const char	*file;		/* a path, or a session id */
@@ -45,6 +52,8 @@ struct replay_args {
 	const char	*out;		/* -o */
 	const char	*pwfile;	/* --password-file */
 	const char	*at;		/* --at */
+	const char	*audit_log;	/* --audit-log, for a FILE */
+	int		 by_id;		/* file was a session id */
 	double		 fps;
 };
 
@@ -127,6 +136,8 @@ replay_parse(int argc, char **argv, struct replay_args *a)
 			a->at = argv[++i];
 		else if (strcmp(argv[i], "--socket") == 0 && i + 1 < argc)
 			a->socket = argv[++i];
+		else if (strcmp(argv[i], "--audit-log") == 0 && i + 1 < argc)
+			a->audit_log = argv[++i];
 		else if (strcmp(argv[i], "--fps") == 0 && i + 1 < argc) {
 			if (cli_parse_number(argv[++i], &a->fps) != 0 ||
 			    a->fps < 0.1 || a->fps > 60)
@@ -269,6 +280,7 @@ static int
 do_keys(struct record_reader *r, const struct replay_args *a, int search)
 {
 	struct record_text *x = record_text_alloc();
+	char *shown = NULL;
 	size_t hits = 0;
 	int rc;
 
@@ -279,8 +291,13 @@ do_keys(struct record_reader *r, const struct replay_args *a, int search)
 		return cli_usage_error(USAGE_REPLAY, "empty search text");
 	}
 	rc = walk_keys(r, x, !search, search ? a->value : NULL, &hits);
-	if (rc == RECORD_OK && !search)
-		printf("--- typed text ---\n%s\n", record_text_str(x));
+	if (rc == RECORD_OK && !search) {
+		if ((shown = record_text_shown(x)) == NULL)
+			rc = RECORD_ENOMEM;
+		else
+			printf("--- typed text ---\n%s\n", shown);
+		free(shown);
+	}
 	record_text_free(x);
 	if (rc != RECORD_OK) {
 		fprintf(stderr, "cdsgate: %s: %s %s\n", a->file,
@@ -479,18 +496,28 @@ looks_like_id(const char *arg)
 	return 1;
 }
 
+/* The file's SHA-256 in hex; -1 when it cannot be read. */
+static int
+file_sha256_hex(const char *path, char hex[65])
+{
+	uint8_t d[32];
+	int i;
+
+	if (record_file_sha256(path, d) != RECORD_OK)
+		return -1;
+	for (i = 0; i < 32; i++)
+		snprintf(hex + 2 * i, 3, "%02x", d[i]);
+	return 0;
+}
+
 /* The index's word on the file: warn when it is not what was chained. */
 static void
 check_digest(const char *path, const char *want)
 {
-	uint8_t d[32];
 	char got[65];
-	int i;
 
-	if (want == NULL || record_file_sha256(path, d) != RECORD_OK)
+	if (want == NULL || file_sha256_hex(path, got) != 0)
 		return;
-	for (i = 0; i < 32; i++)
-		snprintf(got + 2 * i, 3, "%02x", d[i]);
 	if (strcmp(got, want) != 0)
 		fprintf(stderr, "cdsgate: warning: %s is not the recording "
 		    "whose digest is in the audit log (sha256 %.16s... where "
@@ -498,12 +525,81 @@ check_digest(const char *path, const char *want)
 		    got, want);
 }
 
+/* The serve config's default audit_log (policy/config.c's table). */
+static const char *
+default_audit_log(void)
+{
+	size_t i;
+
+	for (i = 0; i < config_noptions; i++)
+		if (strcmp(config_options[i].name, "audit_log") == 0)
+			return config_options[i].def;
+	return NULL;
+}
+
+/*
+ * A recording given by path: find the audit log's record_closed for its
+ * digest, or for its name.  Into what: the finding; returns 1 when the
+ * log vouches for this very file, else 0.
+ */
+static int
+vouched(const char *file, const char *session, const char *log, int given,
+    char *what, size_t len)
+{
+	struct audit_vouch v;
+	char real[PATH_MAX], err[512], got[65];
+
+	if (realpath(file, real) == NULL)
+		snprintf(real, sizeof(real), "%s", file);
+	if (file_sha256_hex(file, got) != 0)
+		return snprintf(what, len, "cannot tell whether it is the "
+		    "recording the audit log vouches for: cannot hash it"), 0;
+	if (log == NULL || audit_vouch_find(log, real, got, session, &v, err,
+	    sizeof(err)) != AUDIT_OK)
+		return snprintf(what, len, "cannot tell whether it is the "
+		    "recording the audit log vouches for: %s%s", log == NULL ?
+		    "no audit log configured" : err, given ? "" :
+		    " (give --audit-log LOG)"), 0;
+	if (!v.found)
+		return snprintf(what, len, "cannot tell whether it is the "
+		    "recording the audit log vouches for: %s has no "
+		    "record_closed with its sha256 %.16s... or its name", log,
+		    got), 0;
+	if (!v.same)
+		return snprintf(what, len, "not the recording the audit log "
+		    "vouches for: %s line %lu (record_closed of session %s) "
+		    "has sha256 %.16s... where the file has %.16s...: replaced "
+		    "or modified", log, v.line, v.session, v.sha256, got), 0;
+	snprintf(what, len, "vouched for by %s line %lu (record_closed of "
+	    "session %s, sha256 %.16s...%s); whether the log itself is intact: "
+	    "cdsgate audit verify", log, v.line, v.session, v.sha256,
+	    v.expired ? "; expired by retention since" : "");
+	return 1;
+}
+
+/* Say what the audit log says of FILE: on --info always, else only a
+ * warning when it does not vouch for it. */
+static void
+check_vouched(const struct replay_args *a, struct record_reader *r,
+    int info)
+{
+	char what[8192];
+	int ok = vouched(a->file, record_reader_header(r)->session,
+	    a->audit_log != NULL ? a->audit_log : default_audit_log(),
+	    a->audit_log != NULL, what, sizeof(what));
+
+	if (info)
+		printf("audit log: %s\n", what);
+	if (!ok)
+		fprintf(stderr, "cdsgate: warning: %s: %s\n", a->file, what);
+}
+
 /*
  * A session id (not an existing file) is resolved through the API
  * (GET /v1/sessions/ID/recording, auditor role) to its recording's path.
  */
 static int
-replay_resolve(const struct replay_args *a, char *path, size_t len)
+replay_resolve(struct replay_args *a, char *path, size_t len)
 {
 	struct apiclient_reply rep = { 0, NULL };
 	char url[256], err[512];
@@ -531,6 +627,7 @@ replay_resolve(const struct replay_args *a, char *path, size_t len)
 		    "was removed by retention\n", a->file, p, sha ? sha : "?");
 	else if (snprintf(path, len, "%s", p) < (int)len) {
 		check_digest(path, sha);
+		a->by_id = 1;
 		rc = 0;
 	}
 	apiclient_reply_free(&rep);
@@ -561,6 +658,8 @@ cmd_replay(int argc, char **argv)
 	}
 	if (strcmp(a.action, "--info") != 0)
 		warn_truncated(a.file, record_reader_info(r));
+	if (!a.by_id)
+		check_vouched(&a, r, strcmp(a.action, "--info") == 0);
 	if (strcmp(a.action, "--info") == 0)
 		rc = do_info(r, a.file);
 	else if (strcmp(a.action, "--frame") == 0)
@@ -581,6 +680,7 @@ cmd_replay(int argc, char **argv)
 
 const struct cmd_entry cmd_replay_entry = {
 	"replay", NULL, USAGE_REPLAY,
-	"replay a session recording (frames, keys, search, events, export)",
+	"replay a session recording (frames, keys, search, events, export); "
+	"a FILE is checked against the audit log",
 	cmd_replay
 };

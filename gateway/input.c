@@ -13,6 +13,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <X11/Xlib.h>
 #include <X11/Xutil.h>
@@ -22,7 +23,17 @@
 #include "gateway/input.h"
 #include "gateway/kiosk.h"
 
-#define INPUT_MAX_SPARE		4
+#define INPUT_MAX_SPARE		64
+/* After rebinding a spare keycode, the pause before pressing it: the
+ * browser applies a MappingNotify asynchronously, and a press that
+ * overtakes it types the keycode's previous character — which the
+ * recording's text would not show.  Measured (192 Latin-1 characters
+ * as Unicode keysyms at 8/s, 4 spares): no pause 10 wrong, 30 ms 1,
+ * 60 ms 0 of 192 (twice), but once 1 of 290 under sanitizers on a loaded
+ * machine: it narrows the race.  Characters already bound are not
+ * rebound.  Vendor-key keycodes (XF86*) are not spares even cleared:
+ * the browser's lagging view of them reloaded the page. */
+#define INPUT_REBIND_SETTLE_US	60000
 #define INPUT_NKEYCODES		256
 
 struct input {
@@ -181,6 +192,7 @@ bind:
 	in->spare_next = (idx + 1) % in->nspare;
 	/* Clients must see the MappingNotify before the key event. */
 	XSync(in->dpy, False);
+	usleep(INPUT_REBIND_SETTLE_US);
 	*kc_out = kc;
 	return 1;
 }
@@ -245,7 +257,11 @@ input_press(struct input *in, uint32_t ks)
 {
 	int kc, level, want, held;
 
-	if (!input_lookup(in, ks, &kc, &level)) {
+	/* A keypad digit sits on the shifted level of its keycode, which
+	 * Chromium reads as Shift+navigation while NumLock is off (it
+	 * selects; Shift+KP_Insert pastes): such a keysym gets a spare. */
+	if (!input_lookup(in, ks, &kc, &level) ||
+	    (level == 1 && ks >= XK_KP_Space && ks <= XK_KP_Equal)) {
 		if (!input_bind_spare(in, ks, &kc))
 			return INPUT_NOKEY;
 		level = 0;

@@ -44,4 +44,13 @@ int	record_zstd_window(ZSTD_CCtx *zc, size_t fb);
 void	record_scatter(uint8_t *fb, uint32_t width, const uint8_t *raw,
 	    const struct record_rect *rects, size_t n);
 
+/* A legacy X11 keysym (0x100-0x20ac) and the character it types;
+ * record/keysym-table.c, generated from keysymdef.h, sorted by ks. */
+struct record_keysym_map {
+	uint16_t	 ks;
+	uint16_t	 ucs;
+};
+extern const struct record_keysym_map record_keysym_legacy[];
+extern const size_t record_keysym_nlegacy;
+
 #endif

@@ -210,9 +210,12 @@ int	record_dir_has_room(const char *dir, unsigned long min_mb, char *why,
 int	record_writer_errno(const struct record_writer *w);
 
 /* ---- typed text (record/text.c) ---- */
-/* Rebuilds what was typed from key presses: printable keysyms as UTF-8,
- * BackSpace deletes a character, Return/Enter is a newline, Tab a tab.
- * Only delivered presses count. */
+/* Rebuilds what was typed from key presses: printable keysyms (Latin-1,
+ * Unicode, the legacy blocks, the keypad) as UTF-8, BackSpace deletes a
+ * character, Return/Enter is a newline, Tab a tab; a keysym that is
+ * neither a character nor a key that types nothing (function, cursor,
+ * modifier, dead, vendor) enters as «keysym 0x...».  Only delivered
+ * presses count. */
 struct record_text;
 struct record_text *record_text_alloc(void);
 void	record_text_free(struct record_text *x);
@@ -220,6 +223,11 @@ void	record_text_free(struct record_text *x);
 int	record_text_feed(struct record_text *x, uint64_t t_us, uint32_t keysym,
 	    int down, int verdict);
 const char *record_text_str(const struct record_text *x);
+/* The text for a terminal: zero-width and bidi controls (U+200B-200F,
+ * U+2028-202E, U+2060-206F, U+FEFF, U+00AD) written as «U+202E», so a
+ * recording cannot reorder or hide what the auditor reads.  Allocated
+ * (free()); NULL when out of memory. */
+char	*record_text_shown(const struct record_text *x);
 /* Does the text now end with needle?  Sets the time of its first char. */
 int	record_text_ends_with(const struct record_text *x, const char *needle,
 	    uint64_t *t_first);

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "audit/audit.h"
+#include "common/digest.h"
 #include "tests/tap.h"
 
 static char dir[256], logp[300], priv[300], pub[300], datafile[300];
@@ -194,8 +195,8 @@ main(void)
 
 	/* A missing recording is tampering, unless retention expired it. */
 	{
-		struct audit_verify_opts skip = { AUDIT_FILES_SKIP, NULL };
-		struct audit_verify_opts in_dir = { AUDIT_FILES_CHECK, "/" };
+		struct audit_verify_opts skip = { AUDIT_FILES_SKIP, NULL, 0 };
+		struct audit_verify_opts in_dir = { AUDIT_FILES_CHECK, "/", 0 };
 		char headp[310], head[4096];
 		size_t hn;
 		FILE *hf;
@@ -240,6 +241,84 @@ main(void)
 		fclose(f);
 		tap_ok(audit_verify(logp, pubkey, &r, err, sizeof(err)) ==
 		    AUDIT_OK && r.files_checked == 1, "restored: re-hashed 1");
+	}
+
+	/* A record appended by hand, chained but not signed. */
+	{
+		struct audit_verify_opts strict = { AUDIT_FILES_CHECK, NULL,
+		    1 };
+		char hash[65];
+
+		digest_buf_hex(good[n - 1], strlen(good[n - 1]) - 1, hash);
+		memcpy(lines, good, sizeof(lines));
+		snprintf(lines[n], sizeof(lines[n]), "{\"data\":{\"n\":99},"
+		    "\"prev\":\"%s\",\"seq\":%d,\"time\":"
+		    "\"2026-11-25T09:00:00Z\",\"type\":\"dataset.import\"}\n",
+		    hash, n);
+		write_lines(lines, n + 1);
+		line = audit_verify(logp, pubkey, &r, err, sizeof(err));
+		tap_ok(line == AUDIT_OK && r.unsigned_tail == 1 &&
+		    r.unsigned_line == (unsigned long)n + 1,
+		    "an appended unsigned record: intact by default, counted "
+		    "(1 after the last checkpoint, line %lu)", r.unsigned_line);
+		tap_ok(audit_verify_with(logp, pubkey, &strict, &r, err,
+		    sizeof(err)) == AUDIT_ETAMPER &&
+		    r.bad_line == (unsigned long)n + 1 &&
+		    strstr(r.problem, "after the last signed checkpoint"),
+		    "strict: it fails, naming its line (%s)", r.problem);
+		write_lines(good, n);
+		tap_ok(audit_verify_with(logp, pubkey, &strict, &r, err,
+		    sizeof(err)) == AUDIT_OK, "strict: the log as signed passes");
+		snprintf(problem, sizeof(problem), "%s/count.log", dir);
+		audit_log_open(problem, &s, 4, &l, err, sizeof(err));
+		audit_log_append(l, "session.start", NULL, err, sizeof(err));
+		tap_ok(audit_log_unsigned(l) == 1, "the writer counts 1 "
+		    "unsigned record");
+		audit_log_checkpoint(l, err, sizeof(err));
+		tap_ok(audit_log_unsigned(l) == 0, "and none after a checkpoint");
+		audit_log_close(l, err, sizeof(err));
+	}
+
+	/* The record that vouches for one recording (replay FILE). */
+	{
+		static const char other_sha[] = "0123456789abcdef0123456789abcdef"
+		    "0123456789abcdef0123456789abcdef";
+		struct audit_vouch v;
+		char vlog[310];
+
+		snprintf(vlog, sizeof(vlog), "%s/vouch.log", dir);
+		audit_log_open(vlog, &s, 4, &l, err, sizeof(err));
+		audit_log_append(l, "record_closed", json_pack("{s:s, s:s, "
+		    "s:s}", "file", "/rec/s-1.cdsrec", "sha256", digest,
+		    "session", "s-1"), err, sizeof(err));
+		audit_log_append(l, "record_closed", json_pack("{s:s, s:s, "
+		    "s:s}", "file", "/rec/s-2.cdsrec", "sha256", digest,
+		    "session", "s-2"), err, sizeof(err));
+		audit_log_append(l, "record_expired", json_pack("{s:s, s:s, "
+		    "s:s}", "file", "/rec/s-2.cdsrec", "sha256", digest,
+		    "session", "s-2"), err, sizeof(err));
+		audit_log_close(l, err, sizeof(err));
+		tap_ok(audit_vouch_find(vlog, "/rec/s-1.cdsrec", other_sha,
+		    NULL, &v, err, sizeof(err)) == AUDIT_OK && v.found &&
+		    !v.same && v.line == 1 && strcmp(v.sha256, digest) == 0 &&
+		    strcmp(v.session, "s-1") == 0 && !v.expired,
+		    "vouch: another digest at its path: line 1, not the same");
+		tap_ok(audit_vouch_find(vlog, "/copy/s-1.cdsrec", other_sha,
+		    NULL, &v, err, sizeof(err)) == AUDIT_OK && v.found &&
+		    !v.same && v.line == 1, "vouch: a copy by its file name");
+		tap_ok(audit_vouch_find(vlog, "/copy/x.cdsrec", other_sha, "s-1",
+		    &v, err, sizeof(err)) == AUDIT_OK && v.found && v.line == 1,
+		    "vouch: by the session id in its header");
+		tap_ok(audit_vouch_find(vlog, "/copy/x.cdsrec", digest, NULL, &v,
+		    err, sizeof(err)) == AUDIT_OK && v.found && v.same &&
+		    v.line == 2 && v.expired, "vouch: by its digest, the last "
+		    "record with it (line 2), expired since");
+		tap_ok(audit_vouch_find(vlog, "/copy/x.cdsrec", other_sha, "s-9",
+		    &v, err, sizeof(err)) == AUDIT_OK && !v.found,
+		    "vouch: no record for an unknown one");
+		tap_ok(audit_vouch_find(dir, "/rec/s-1.cdsrec", digest, NULL, &v,
+		    err, sizeof(err)) == AUDIT_EIO, "vouch: an unreadable log "
+		    "(a directory) is an error (%s)", err);
 	}
 
 	/* The writer refuses to extend a cut or broken log. */
