@@ -205,6 +205,7 @@ session_argv(const struct parent *p, const struct pipc_start *m,
 	    m->id);
 	ARG("--recipient", "%s", m->recipient);
 	ARG("--idle-timeout", "%lu", c->session_idle_timeout);
+	ARG("--memory-limit-mb", "%lu", c->session_memory_limit_mb);
 	/* a backstop: the api ends the session at its (extendable) expiry */
 	ARG("--max-duration", "%lu", c->session_expires_max);
 	if (c->session_policy[0] != '\0')

@@ -23,6 +23,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,6 +44,7 @@
 #include "gateway/childproc.h"
 #include "gateway/evidence.h"
 #include "gateway/forward.h"
+#include "gateway/memwatch.h"
 #include "gateway/notify.h"
 #include "gateway/privdrop.h"
 #include "gateway/rundir.h"
@@ -120,6 +122,9 @@ struct session {
 	unsigned	 nrestarts;			/* total */
 	long		 restart_due_ms;		/* 0 = none */
 
+	struct memwatch	*mw;		/* the memory bound's sampler */
+	long		 mem_due_ms;	/* next sample */
+
 	int		 stopping;
 	const char	*stop_reason;
 	int		 stop_signal;
@@ -155,26 +160,30 @@ static const struct role_entry {
 	void		(*run)(struct session *, int errfd);
 	rlim_t		 nofile;	/* X clients / RFB clients */
 	rlim_t		 nproc;		/* 0: may not fork at all */
+	int		 data_limit;	/* RLIMIT_DATA: the memory limit */
 	int		 profile;	/* enum sandbox_profile */
 } roles[ROLE_COUNT] = {
 	/* Xvfb forks xkbcomp through /bin/sh: nproc unset (it counts all
 	   processes of the shared user, across sessions). */
 	[ROLE_XVFB] = { "xvfb", PRIVDROP_WORKER_USER, 0,
-	    role_prepare_xvfb, role_run_xvfb, 1024, RL_KEEP,
+	    role_prepare_xvfb, role_run_xvfb, 1024, RL_KEEP, 0,
 	    SANDBOX_PROFILE_XVFB },
 	/* The worker appends to the session log: no RLIMIT_FSIZE. */
 	[ROLE_WORKER] = { "worker", PRIVDROP_WORKER_USER, 0,
-	    NULL, role_run_worker, 64, 0, SANDBOX_PROFILE_WORKER },
+	    NULL, role_run_worker, 64, 0, 0, SANDBOX_PROFILE_WORKER },
 	/* The forwarder: its connection cap plus a few fds; no forks. */
 	[ROLE_FORWARD] = { "forward", PRIVDROP_BROWSER_USER, 0,
-	    NULL, role_run_forward, 256, 0, SANDBOX_PROFILE_FORWARD },
+	    NULL, role_run_forward, 256, 0, 0, SANDBOX_PROFILE_FORWARD },
+	/* RLIMIT_DATA counts private writable mappings only, so Chromium's
+	   large PROT_NONE reservations (V8's cage, PartitionAlloc's pools)
+	   still work where RLIMIT_AS would stop it starting. */
 	[ROLE_BROWSER] = { "browser", PRIVDROP_BROWSER_USER, 1,
-	    role_prepare_browser, role_run_browser, RL_KEEP, RL_KEEP,
+	    role_prepare_browser, role_run_browser, RL_KEEP, RL_KEEP, 1,
 	    NO_PROFILE },
 	/* The TLS key holder (only with --tls-cert): client sockets and
 	   relays (2 per connection), its socket to the worker, the log. */
 	[ROLE_TLS] = { "tls", PRIVDROP_WORKER_USER, 0,
-	    NULL, role_run_tls, 32, 0, SANDBOX_PROFILE_TLS },
+	    NULL, role_run_tls, 32, 0, 0, SANDBOX_PROFILE_TLS },
 };
 
 /* ---- small helpers ---- */
@@ -203,12 +212,16 @@ session_stop(struct session *s, const char *reason, int code)
 /* The role's limits, before the drop (a raised limit cannot come back).
  * No core files: a crashing browser must not write what it showed. */
 static int
-child_rlimits(const struct role_entry *re, const char **what)
+child_rlimits(const struct session *s, const struct role_entry *re,
+    const char **what)
 {
 	const struct { int res; rlim_t v; const char *name; } l[] = {
 		{ RLIMIT_CORE, 0, "RLIMIT_CORE" },
 		{ RLIMIT_NOFILE, re->nofile, "RLIMIT_NOFILE" },
 		{ RLIMIT_NPROC, re->nproc, "RLIMIT_NPROC" },
+		{ RLIMIT_DATA, re->data_limit ?
+		    (rlim_t)s->spec->memory_limit_mb << 20 : RL_KEEP,
+		    "RLIMIT_DATA" },
 	};
 	struct rlimit rl;
 	size_t i;
@@ -269,7 +282,7 @@ child_main(struct session *s, enum role r, int errfd, pid_t parent)
 			keep[nkeep++] = s->ev.pcap_fd;
 	}
 	close_except(keep, (size_t)nkeep);
-	if (child_rlimits(re, &what) != 0)
+	if (child_rlimits(s, re, &what) != 0)
 		child_fail(errfd, what, errno);
 
 	if (privdrop_to(u, &what) != 0)
@@ -883,13 +896,14 @@ log_session_start(struct session *s)
 
 	snprintf(geo, sizeof(geo), "%ux%u", sp->width, sp->height);
 	slog_event("session_start", json_pack(
-	    "{s:s?, s:s, s:s, s:s, s:b, s:b, s:i, s:i, s:s?, s:s, s:b, s:b, s:b,"
-	    " s:o}",
+	    "{s:s?, s:s, s:s, s:s, s:b, s:b, s:i, s:i, s:i, s:s?, s:s, s:b, s:b,"
+	    " s:b, s:o}",
 	    "recipient", sp->recipient, "backend", sp->backend,
 	    "geometry", geo, "listen", s->listen_desc,
 	    "observer", sp->observer, "websocket", s->ws_token != NULL,
 	    "idle_timeout", (int)sp->idle_timeout,
-	    "max_duration", (int)sp->max_duration, "policy_file",
+	    "max_duration", (int)sp->max_duration, "memory_limit_mb",
+	    (int)sp->memory_limit_mb, "policy_file",
 	    sp->policy, "sandbox", sandbox_mode_name(), "sandbox_debug",
 	    sandbox_debug(), "tls", sp->tls_cert != NULL, "allow_plain_vnc",
 	    spec_allow_plain(sp), "watermark", !sp->watermark ? json_false() :
@@ -1157,8 +1171,37 @@ duration_deadline(const struct session *s)
 	    SESSION_DURATION_GRACE_S) * 1000L;
 }
 
+/*
+ * The memory bound: the private memory of all our descendants (Xvfb,
+ * worker, forwarder, the browser and everything it started), summed
+ * every SESSION_MEMWATCH_MS; over the limit the session ends.  Between
+ * two samples a page can allocate more, but RLIMIT_DATA keeps every
+ * browser process below the limit on its own.
+ */
+static void
+memory_check(struct session *s, long now)
+{
+	const uint64_t limit = (uint64_t)s->spec->memory_limit_mb << 20;
+	struct memwatch_sample m;
+
+	s->mem_due_ms = now + SESSION_MEMWATCH_MS;
+	if (memwatch_sample(s->mw, getpid(), &m) != 0) {
+		log_warn("memory limit: /proc");
+		session_stop(s, "internal_error", SESSION_EXIT_FAILED);
+		return;
+	}
+	if (m.anon <= limit && !m.truncated)
+		return;
+	slog_event("memory_limit", json_pack("{s:I, s:I, s:i, s:i, s:s, "
+	    "s:I, s:b}", "used_mib", (json_int_t)(m.anon >> 20), "limit_mib",
+	    (json_int_t)s->spec->memory_limit_mb, "processes", (int)m.nprocs,
+	    "top_pid", (int)m.top_pid, "top_name", m.top_comm, "top_mib",
+	    (json_int_t)(m.top_anon >> 20), "truncated", m.truncated));
+	session_stop(s, "memory_limit", SESSION_EXIT_MEMORY);
+}
+
 /* ms until the next timed event (a browser restart, the max-duration
- * backstop) for poll(); -1 = none. */
+ * backstop, the memory sample) for poll(); -1 = none. */
 static int
 poll_timeout(const struct session *s, long now)
 {
@@ -1166,6 +1209,8 @@ poll_timeout(const struct session *s, long now)
 
 	if (d > 0 && (next == 0 || d < next))
 		next = d;
+	if (s->mem_due_ms > 0 && (next == 0 || s->mem_due_ms < next))
+		next = s->mem_due_ms;
 	if (next == 0)
 		return -1;
 	if (next <= now)
@@ -1179,6 +1224,7 @@ session_loop(struct session *s)
 	struct pollfd pfd;
 	long now;
 
+	s->mem_due_ms = now_ms();
 	while (s->stop_reason == NULL) {
 		pfd.fd = s->sigfd;
 		pfd.events = POLLIN;
@@ -1196,6 +1242,9 @@ session_loop(struct session *s)
 			session_stop(s, "max_duration", SESSION_EXIT_OK);
 		else if (s->restart_due_ms > 0 && now >= s->restart_due_ms)
 			browser_restart_now(s);
+		if (s->stop_reason == NULL && s->mem_due_ms > 0 &&
+		    now >= s->mem_due_ms)
+			memory_check(s, now);
 	}
 }
 
@@ -1398,6 +1447,7 @@ session_free(struct session *s)
 	if (s->dir_lock >= 0)
 		close(s->dir_lock);
 	evidence_free(&s->ev);
+	memwatch_free(s->mw);
 	free(s);
 }
 
@@ -1427,7 +1477,10 @@ session_run(const struct session_spec *spec, FILE *ready_out)
 	if (notify_init() < 0)
 		log_warnx("NOTIFY_SOCKET is unusable: not notifying systemd");
 
-	if ((r = session_setup(s)) >= 0)
+	if ((s->mw = memwatch_alloc()) == NULL) {
+		log_warn("calloc");
+		session_stop(s, "setup_failed", SESSION_EXIT_FAILED);
+	} else if ((r = session_setup(s)) >= 0)
 		session_stop(s, "setup_failed", r);
 	else if (start_children(s) == 0 && session_announce(s, ready_out))
 		session_loop(s);
