@@ -160,7 +160,7 @@ static const struct role_entry {
 	void		(*run)(struct session *, int errfd);
 	rlim_t		 nofile;	/* X clients / RFB clients */
 	rlim_t		 nproc;		/* 0: may not fork at all */
-	int		 data_limit;	/* RLIMIT_DATA: the memory limit */
+	int		 data_limit;	/* RLIMIT_DATA: twice the limit */
 	int		 profile;	/* enum sandbox_profile */
 } roles[ROLE_COUNT] = {
 	/* Xvfb forks xkbcomp through /bin/sh: nproc unset (it counts all
@@ -176,7 +176,11 @@ static const struct role_entry {
 	    NULL, role_run_forward, 256, 0, 0, SANDBOX_PROFILE_FORWARD },
 	/* RLIMIT_DATA counts private writable mappings only, so Chromium's
 	   large PROT_NONE reservations (V8's cage, PartitionAlloc's pools)
-	   still work where RLIMIT_AS would stop it starting. */
+	   still work where RLIMIT_AS would stop it starting.  Twice the
+	   session's limit: a backstop for what one process can take between
+	   two samples, high enough that the sum passes the limit first
+	   (measured: a renderer maps ~180 MiB more than it holds, the idle
+	   browser process 331 MiB for 38 MiB). */
 	[ROLE_BROWSER] = { "browser", PRIVDROP_BROWSER_USER, 1,
 	    role_prepare_browser, role_run_browser, RL_KEEP, RL_KEEP, 1,
 	    NO_PROFILE },
@@ -220,7 +224,7 @@ child_rlimits(const struct session *s, const struct role_entry *re,
 		{ RLIMIT_NOFILE, re->nofile, "RLIMIT_NOFILE" },
 		{ RLIMIT_NPROC, re->nproc, "RLIMIT_NPROC" },
 		{ RLIMIT_DATA, re->data_limit ?
-		    (rlim_t)s->spec->memory_limit_mb << 20 : RL_KEEP,
+		    (rlim_t)s->spec->memory_limit_mb << 21 : RL_KEEP,
 		    "RLIMIT_DATA" },
 	};
 	struct rlimit rl;
@@ -1176,7 +1180,7 @@ duration_deadline(const struct session *s)
  * worker, forwarder, the browser and everything it started), summed
  * every SESSION_MEMWATCH_MS; over the limit the session ends.  Between
  * two samples a page can allocate more, but RLIMIT_DATA keeps every
- * browser process below the limit on its own.
+ * browser process below twice the limit on its own.
  */
 static void
 memory_check(struct session *s, long now)
