@@ -2,8 +2,9 @@
  * gateway/http.h — incremental HTTP/1.1 framing for the jail's forwarder.
  *
  * Finds where each request and response head and body ends, so the
- * forwarder (gateway/forward.c) can add one header to every response a
- * browser may render as a document and log each exchange, while bodies
+ * forwarder (gateway/forward.c) can add its lines to every response (the
+ * CSP sandbox unless Chromium never renders the response's type as a
+ * document) and log each exchange, while bodies
  * stream through untouched.  It never buffers a body: it tells the caller
  * how many input bytes to copy, and holds only per-side framing state and
  * a short queue of open exchanges (pipelining).
