@@ -44,7 +44,7 @@
 #include "gateway/childproc.h"
 #include "gateway/evidence.h"
 #include "gateway/forward.h"
-#include "gateway/memwatch.h"
+#include "gateway/membound.h"
 #include "gateway/notify.h"
 #include "gateway/privdrop.h"
 #include "gateway/rundir.h"
@@ -122,8 +122,7 @@ struct session {
 	unsigned	 nrestarts;			/* total */
 	long		 restart_due_ms;		/* 0 = none */
 
-	struct memwatch	*mw;		/* the memory bound's sampler */
-	long		 mem_due_ms;	/* next sample */
+	struct membound	 mem;		/* the memory bound */
 
 	int		 stopping;
 	const char	*stop_reason;
@@ -132,6 +131,7 @@ struct session {
 };
 
 static int	kill_strays(const struct session *);
+static void	memory_check(struct session *, long);
 static int	role_of(const struct session *, pid_t);
 static int	role_prepare_xvfb(struct session *, const char **);
 static int	role_prepare_browser(struct session *, const char **);
@@ -224,7 +224,7 @@ child_rlimits(const struct session *s, const struct role_entry *re,
 		{ RLIMIT_NOFILE, re->nofile, "RLIMIT_NOFILE" },
 		{ RLIMIT_NPROC, re->nproc, "RLIMIT_NPROC" },
 		{ RLIMIT_DATA, re->data_limit ?
-		    (rlim_t)s->spec->memory_limit_mb << 21 : RL_KEEP,
+		    membound_data_rlimit(&s->mem) : RL_KEEP,
 		    "RLIMIT_DATA" },
 	};
 	struct rlimit rl;
@@ -256,6 +256,9 @@ child_main(struct session *s, enum role r, int errfd, pid_t parent)
 	   order; and a browser's whole group can be killed at once. */
 	if (setsid() < 0)
 		child_fail(errfd, "setsid", errno);
+	/* Into the session's memory cgroup before anything is allocated. */
+	if (re->data_limit && membound_join(&s->mem) != 0)
+		child_fail(errfd, "memory cgroup", errno);
 	child_reset_signals();
 	/* errfd must not sit on fd 3, which Xvfb's -displayfd takes. */
 	if ((errfd = fcntl(errfd, F_DUPFD_CLOEXEC, 10)) < 0)
@@ -577,7 +580,9 @@ child_exited(struct session *s, enum role r, int st)
 	if (s->stopping)
 		return;
 	if (roles[r].restart) {
-		browser_schedule_restart(s);
+		memory_check(s, now_ms());	/* killed at the limit? */
+		if (s->stop_reason == NULL)
+			browser_schedule_restart(s);
 		return;
 	}
 	if (r == ROLE_WORKER && WIFEXITED(st) &&
@@ -1175,33 +1180,33 @@ duration_deadline(const struct session *s)
 	    SESSION_DURATION_GRACE_S) * 1000L;
 }
 
-/*
- * The memory bound: the private memory of all our descendants (Xvfb,
- * worker, forwarder, the browser and everything it started), summed
- * every SESSION_MEMWATCH_MS; over the limit the session ends.  Between
- * two samples a page can allocate more, but RLIMIT_DATA keeps every
- * browser process below twice the limit on its own.
- */
+/* The memory bound (gateway/membound.h), checked every
+ * MEMBOUND_SAMPLE_MS and when the browser exits: over it, the session
+ * ends. */
 static void
 memory_check(struct session *s, long now)
 {
-	const uint64_t limit = (uint64_t)s->spec->memory_limit_mb << 20;
-	struct memwatch_sample m;
+	int r = membound_check(&s->mem, getpid(), now);
 
-	s->mem_due_ms = now + SESSION_MEMWATCH_MS;
-	if (memwatch_sample(s->mw, getpid(), &m) != 0) {
+	if (r < 0) {
 		log_warn("memory limit: /proc");
 		session_stop(s, "internal_error", SESSION_EXIT_FAILED);
-		return;
-	}
-	if (m.anon <= limit && !m.truncated)
-		return;
-	slog_event("memory_limit", json_pack("{s:I, s:I, s:i, s:i, s:s, "
-	    "s:I, s:b}", "used_mib", (json_int_t)(m.anon >> 20), "limit_mib",
-	    (json_int_t)s->spec->memory_limit_mb, "processes", (int)m.nprocs,
-	    "top_pid", (int)m.top_pid, "top_name", m.top_comm, "top_mib",
-	    (json_int_t)(m.top_anon >> 20), "truncated", m.truncated));
-	session_stop(s, "memory_limit", SESSION_EXIT_MEMORY);
+	} else if (r > 0)
+		session_stop(s, "memory_limit", SESSION_EXIT_MEMORY);
+}
+
+/* The bound's mechanism, before any child starts.  0 or -1. */
+static int
+memory_bound_setup(struct session *s)
+{
+	char name[64];
+
+	snprintf(name, sizeof(name), "cdsgate-session-%s", s->id);
+	if (membound_setup(&s->mem, name) == 0)
+		return 0;
+	log_warnx("memory bound: out of memory");
+	session_stop(s, "setup_failed", SESSION_EXIT_FAILED);
+	return -1;
 }
 
 /* ms until the next timed event (a browser restart, the max-duration
@@ -1213,8 +1218,8 @@ poll_timeout(const struct session *s, long now)
 
 	if (d > 0 && (next == 0 || d < next))
 		next = d;
-	if (s->mem_due_ms > 0 && (next == 0 || s->mem_due_ms < next))
-		next = s->mem_due_ms;
+	if (s->mem.due_ms > 0 && (next == 0 || s->mem.due_ms < next))
+		next = s->mem.due_ms;
 	if (next == 0)
 		return -1;
 	if (next <= now)
@@ -1228,7 +1233,7 @@ session_loop(struct session *s)
 	struct pollfd pfd;
 	long now;
 
-	s->mem_due_ms = now_ms();
+	s->mem.due_ms = now_ms();
 	while (s->stop_reason == NULL) {
 		pfd.fd = s->sigfd;
 		pfd.events = POLLIN;
@@ -1246,8 +1251,8 @@ session_loop(struct session *s)
 			session_stop(s, "max_duration", SESSION_EXIT_OK);
 		else if (s->restart_due_ms > 0 && now >= s->restart_due_ms)
 			browser_restart_now(s);
-		if (s->stop_reason == NULL && s->mem_due_ms > 0 &&
-		    now >= s->mem_due_ms)
+		if (s->stop_reason == NULL && s->mem.due_ms > 0 &&
+		    now >= s->mem.due_ms)
 			memory_check(s, now);
 	}
 }
@@ -1405,6 +1410,7 @@ session_teardown(struct session *s)
 	    (1u << ROLE_FORWARD) | (1u << ROLE_TLS));
 	roles_stop(s, 1u << ROLE_XVFB);
 	reap_everything(s);
+	membound_free(&s->mem);	/* the cgroup, now empty */
 	/* An Xvfb that was killed (not one that exited) leaves its files. */
 	if (x->last_pid > 0 && s->display_name[0] != '\0' &&
 	    WIFSIGNALED(x->status))
@@ -1451,7 +1457,7 @@ session_free(struct session *s)
 	if (s->dir_lock >= 0)
 		close(s->dir_lock);
 	evidence_free(&s->ev);
-	memwatch_free(s->mw);
+	membound_free(&s->mem);
 	free(s);
 }
 
@@ -1472,6 +1478,7 @@ session_run(const struct session_spec *spec, FILE *ready_out)
 	s->verbose = spec->verbose;
 	log_set_verbose(spec->verbose);
 	s->sigfd = s->listen_fd = s->xvfb_pipe = s->dir_lock = -1;
+	membound_init(&s->mem, spec->memory_limit_mb);
 	evidence_init(&s->ev);
 	s->tls_ipc[0] = s->tls_ipc[1] = -1;
 	s->bnet.netns_fd = s->bnet.listen_fd = s->xsock_fd = -1;
@@ -1481,12 +1488,10 @@ session_run(const struct session_spec *spec, FILE *ready_out)
 	if (notify_init() < 0)
 		log_warnx("NOTIFY_SOCKET is unusable: not notifying systemd");
 
-	if ((s->mw = memwatch_alloc()) == NULL) {
-		log_warn("calloc");
-		session_stop(s, "setup_failed", SESSION_EXIT_FAILED);
-	} else if ((r = session_setup(s)) >= 0)
+	if ((r = session_setup(s)) >= 0)
 		session_stop(s, "setup_failed", r);
-	else if (start_children(s) == 0 && session_announce(s, ready_out))
+	else if (memory_bound_setup(s) == 0 && start_children(s) == 0 &&
+	    session_announce(s, ready_out))
 		session_loop(s);
 	notify_send("STOPPING=1");
 	tls_ipc_close(s);

@@ -36,7 +36,6 @@
 #define SESSION_EXIT_CONFIG	2	/* bad arguments or environment */
 #define SESSION_EXIT_DISK_FULL	3	/* the record dir is (nearly) full */
 #define SESSION_EXIT_MEMORY	4	/* over --memory-limit-mb */
-#define SESSION_MEMWATCH_MS	250	/* how often the memory is summed */
 
 /* Session directories live here (each 0711 root, inner dirs 0700 owned
  * by the one user that needs them). */
