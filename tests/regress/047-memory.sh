@@ -11,7 +11,9 @@
 # the session (exit 4); the api chains record_closed with end
 # memory_limit.  B, idle, keeps working
 # all along: its page still answers a client after A has ended, and B's
-# own memory stays far below the limit.  Also: RLIMIT_DATA is twice the
+# own memory stays far below its limit.  The per-session setting: B is
+# made with --memory-limit-mb 640 (audited in session.create); over the
+# config's value or under 512 is refused.  Also: RLIMIT_DATA is twice the
 # limit on every browser process (a backstop between two samples).
 . "$(dirname "$0")/lib.sh"
 
@@ -75,12 +77,13 @@ check "cdsgated serve starts (session_memory_limit_mb $LIMIT)" start_serve
 mount_patients		# lib.sh: $DS
 check "a dataset is imported and mounted" test -n "$DS"
 
-# new_session NAME: POST /v1/sessions; $D/NAME.json, $D/NAME.pw; prints the id.
+# new_session NAME [ARGS]: POST /v1/sessions; $D/NAME.json, $D/NAME.pw; prints the id.
 new_session() {
-	"$CDSGATE" session create --recipient alice --dataset "$DS" --json \
-		> "$D/$1.json" 2> "$D/$1.err" || { diag "create $1: $(head -c 300 "$D/$1.err")"; return 1; }
-	json "$D/$1.json" 'j["secret"]' > "$D/$1.pw"
-	json "$D/$1.json" 'j["id"]'
+	local n=$1; shift
+	"$CDSGATE" session create --recipient alice --dataset "$DS" --json "$@" \
+		> "$D/$n.json" 2> "$D/$n.err" || { diag "create $n: $(head -c 300 "$D/$n.err")"; return 1; }
+	json "$D/$n.json" 'j["secret"]' > "$D/$n.pw"
+	json "$D/$n.json" 'j["id"]'
 }
 # vnc NAME COMMANDS...: one client connection to session NAME.
 vnc() {
@@ -107,17 +110,31 @@ anon_mib() {
 	echo $((sum / 1024))
 }
 
+# the per-session setting: at most the config's, at least 512
+"$CDSGATE" session create --recipient alice --dataset "$DS" --memory-limit-mb 4096 > /dev/null 2> "$D/over.err"
+rc=$?
+check "session create --memory-limit-mb 4096 over the config's $LIMIT is refused (exit $rc: $(head -c 120 "$D/over.err"))" \
+	sh -c "[ $rc -ne 0 ] && grep -q '512..$LIMIT' '$D/over.err'"
+"$CDSGATE" session create --recipient alice --dataset "$DS" --memory-limit-mb 100 > /dev/null 2> "$D/under.err"
+rc=$?
+check "session create --memory-limit-mb 100 (under 512) is refused (exit $rc)" test "$rc" -ne 0
 A=$(new_session a)
-B=$(new_session b)
-check "two sessions run (A $A, B $B)" sh -c "[ -n '$A' ] && [ -n '$B' ]"
+B=$(new_session b --memory-limit-mb 640)
+check "two sessions run (A $A, B $B with --memory-limit-mb 640)" sh -c "[ -n '$A' ] && [ -n '$B' ]"
+check "the audit log: session.create says B's memory_limit_mb 640, A's $LIMIT (the config's)" python3 -c '
+import json, sys
+got = {r["data"]["id"]: r["data"].get("memory_limit_mb") for r in map(json.loads, open(sys.argv[1]))
+       if r.get("type") == "session.create"}
+print("# %s" % got)
+sys.exit(got.get(sys.argv[2]) != int(sys.argv[4]) or got.get(sys.argv[3]) != 640)' "$LOG" "$A" "$B" "$LIMIT"
 SA=$(supervisor a); SB=$(supervisor b)
 diag "supervisors: A $SA, B $SB"
 sleep 4		# both pages loaded
 MA0=$(anon_mib "$SA"); MB0=$(anon_mib "$SB")
 diag "idle: A's processes hold $MA0 MiB private memory, B's $MB0 MiB (limit $LIMIT MiB)"
-check "idle, both are below the limit" sh -c "[ $MA0 -lt $LIMIT ] && [ $MB0 -lt $LIMIT ]"
-check "the session log says the limit at session_start (memory_limit_mb $LIMIT)" \
-	grep -q "\"memory_limit_mb\":$LIMIT" "$D/err"
+check "idle, both are below their limits" sh -c "[ $MA0 -lt $LIMIT ] && [ $MB0 -lt 640 ]"
+check "the session logs say the limits at session_start (memory_limit_mb $LIMIT for A, 640 for B)" \
+	sh -c "grep -q '\"memory_limit_mb\":$LIMIT' '$D/err' && grep -q '\"memory_limit_mb\":640' '$D/err'"
 MECH=$(python3 -c '
 import json, sys
 for l in open(sys.argv[1]):
@@ -201,6 +218,6 @@ vnc b sleep 0.5 snapshot "$D/b.ppm"		# no key: B's page stays idle
 check "B answers a client after A ended: its page is on screen" banner "$D/b.ppm"
 MB1=$(anon_mib "$SB")
 diag "B after A ended: $MB1 MiB private memory"
-check "B stayed below the limit" test "$MB1" -lt "$LIMIT"
+check "B stayed below its limit" test "$MB1" -lt 640
 check "no memory_limit for B" sh -c "! grep '\"event\":\"memory_limit\"' '$D/err' | grep -q '$B'"
 done_testing
