@@ -31,7 +31,8 @@ struct membound {
 void	 membound_init(struct membound *mb, unsigned limit_mb);
 /* Choose the mechanism (name: the cgroup's).  -1 if out of memory. */
 int	 membound_setup(struct membound *mb, const char *name);
-/* The RLIMIT_DATA a bounded process gets (RLIM_INFINITY: none). */
+/* The RLIMIT_DATA a bounded process gets (RLIM_INFINITY: none of ours:
+ * it keeps the inherited one). */
 rlim_t	 membound_data_rlimit(const struct membound *mb);
 /* In a bounded role's child: into the cgroup, if there is one.  0/-1. */
 int	 membound_join(const struct membound *mb);

@@ -223,7 +223,8 @@ child_rlimits(const struct session *s, const struct role_entry *re,
 		{ RLIMIT_CORE, 0, "RLIMIT_CORE" },
 		{ RLIMIT_NOFILE, re->nofile, "RLIMIT_NOFILE" },
 		{ RLIMIT_NPROC, re->nproc, "RLIMIT_NPROC" },
-		{ RLIMIT_DATA, re->data_limit ?
+		{ RLIMIT_DATA, re->data_limit &&
+		    membound_data_rlimit(&s->mem) != RLIM_INFINITY ?
 		    membound_data_rlimit(&s->mem) : RL_KEEP,
 		    "RLIMIT_DATA" },
 	};

@@ -209,8 +209,8 @@ rc=1
 for _ in $(seq 75); do grep '"type":"record_closed"' "$LOG" 2>/dev/null | grep -q "$A" && { rc=0; break; }; sleep 0.2; done
 CA=$(grep '"type":"record_closed"' "$LOG" | grep "$A" | head -1)
 diag "record_closed A: $(printf '%s' "$CA" | head -c 300)"
-check "the audit log: record_closed for A with end memory_limit" \
-	python3 -c 'import json,sys; sys.exit(json.loads(sys.argv[1])["data"]["end"] != "memory_limit")' "$CA"
+check "the audit log: record_closed for A with end memory_limit, the recording complete (a clean end)" \
+	python3 -c 'import json,sys; d = json.loads(sys.argv[1])["data"]; sys.exit(d["end"] != "memory_limit" or d["truncated"] is not False)' "$CA"
 
 # ---- B kept working ---------------------------------------------------------
 check "B's supervisor is still running" kill -0 "$SB"
