@@ -56,6 +56,7 @@ struct api_config {
 	int		 parent_fd;	/* IPC to `cdsgated serve`; -1: none
 					   (no sessions) */
 	unsigned long	 expires_default, expires_max;	/* sessions, s */
+	unsigned long	 memory_limit_max;	/* sessions, MiB */
 	const char	*session_address;	/* where sessions listen */
 	int		 session_tls;	/* VeNCrypt credentials: longer secret */
 	struct gaterunner *gate;	/* runs it (the api may not exec) */
@@ -97,6 +98,7 @@ struct api_serve_args {
 	int		 parent_fd;	/* -1: standalone `cdsgated api` */
 	const char	*sessiond_path;	/* serve --sessiond: connect there */
 	unsigned long	 expires_default, expires_max;
+	unsigned long	 memory_limit_max;	/* the default too */
 	const char	*session_address;
 	int		 session_tls;
 	const char	*mount_backend;		/* NULL: "embedded" */

@@ -38,6 +38,8 @@ struct pipc_start {
 	char		recipient[STORE_ID_MAX];
 	int64_t		expires;		/* unix time */
 	char		secret[PIPC_SECRET_MAX];	/* never logged */
+	uint32_t	memory_limit_mb;	/* at most the config's
+						   session_memory_limit_mb */
 };
 
 struct pipc_stop {

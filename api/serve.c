@@ -248,6 +248,7 @@ api_serve_bound(const struct api_serve_args *a)
 	cfg.parent_fd = a->parent_fd;
 	cfg.expires_default = a->expires_default;
 	cfg.expires_max = a->expires_max;
+	cfg.memory_limit_max = a->memory_limit_max;
 	cfg.session_address = a->session_address != NULL ?
 	    a->session_address : "127.0.0.1";
 	cfg.session_tls = a->session_tls;
@@ -342,6 +343,7 @@ api_serve_cmd(int argc, char **argv)
 	a.parent_fd = -1;
 	a.expires_default = 3600;
 	a.expires_max = 7 * 86400;
+	a.memory_limit_max = 2048;	/* as session_memory_limit_mb's */
 	if (api_tcp_prepare(&a) != 0)
 		return 1;
 	if ((a.listen_fd = api_bind(a.socket_path)) < 0) {

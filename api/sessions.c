@@ -41,6 +41,7 @@ struct start_wait {
 	struct store_session	 ss;	/* no policy: cleared once stored */
 	char			 secret[SECRET_TLS + 1];
 	struct timespec		 since;	/* CLOCK_MONOTONIC */
+	unsigned long		 memory_limit_mb;
 	unsigned		 port;
 	char			 token[PIPC_TOKEN_MAX];
 	char			 reason[PIPC_REASON_MAX];
@@ -529,7 +530,8 @@ sessions_recording(struct api_req *r)
 
 /* Send SESSION_START; the answer comes through api_parent_input(). */
 static int
-start_send(int fd, const struct store_session *ss, const char *secret)
+start_send(int fd, const struct store_session *ss, const char *secret,
+    unsigned long memory_limit_mb)
 {
 	struct pipc_start m;
 	int rc;
@@ -539,17 +541,20 @@ start_send(int fd, const struct store_session *ss, const char *secret)
 	snprintf(m.recipient, sizeof(m.recipient), "%s", ss->recipient);
 	m.expires = ss->expires;
 	snprintf(m.secret, sizeof(m.secret), "%s", secret);
+	m.memory_limit_mb = (uint32_t)memory_limit_mb;
 	rc = ipc_send(fd, &pipc_proto, PIPC_SESSION_START, &m, sizeof(m), -1);
 	explicit_bzero(&m, sizeof(m));
 	return rc == IPC_OK ? 0 : -1;
 }
 
-/* The fields of POST /v1/sessions into *ss. */
+/* The fields of POST /v1/sessions into *ss and *mem (MiB; default and
+ * ceiling: the config's session_memory_limit_mb). */
 static int
-create_fields(struct api_req *r, struct store_session *ss)
+create_fields(struct api_req *r, struct store_session *ss,
+    unsigned long *mem)
 {
 	static const char *const keys[] = { "recipient", "dataset",
-	    "expires_in", NULL };
+	    "expires_in", "memory_limit_mb", NULL };
 	unsigned long ds = 0, exp = r->cfg->expires_default;
 	int64_t now = (int64_t)time(NULL);
 	char rnd[17];
@@ -559,6 +564,10 @@ create_fields(struct api_req *r, struct store_session *ss)
 	    field_uint(r, "dataset", 1, 1, (unsigned long)INT64_MAX / 2,
 	    &ds) != 0 ||
 	    field_uint(r, "expires_in", 0, 1, r->cfg->expires_max, &exp) != 0)
+		return -1;
+	*mem = r->cfg->memory_limit_max;
+	if (field_uint(r, "memory_limit_mb", 0, 512, r->cfg->memory_limit_max,
+	    mem) != 0)
 		return -1;
 	if (secret_text(rnd, 16) != 0)
 		return api_error(r, 503, "random", "no randomness"), -1;
@@ -727,7 +736,8 @@ sessions_create(struct api_req *r)
 		    "parent: run `cdsgated serve`, not `cdsgated api`");
 	if ((w = calloc(1, sizeof(*w))) == NULL)
 		return api_error(r, 503, "memory", "out of memory");
-	if (create_fields(r, &w->ss) != 0 || create_known(r, &w->ss) != 0)
+	if (create_fields(r, &w->ss, &w->memory_limit_mb) != 0 ||
+	    create_known(r, &w->ss) != 0)
 		goto out;
 	if (api_recipient_in_hours(r->store, w->ss.recipient, why,
 	    sizeof(why)) == 0) {
@@ -741,9 +751,10 @@ sessions_create(struct api_req *r)
 		goto out;
 	}
 	/* what the session runs under; the rest is the parent's config */
-	pol = json_pack("{s:s, s:b, s:I}", "address", r->cfg->session_address,
-	    "tls", r->cfg->session_tls, "expires_in",
-	    (json_int_t)(w->ss.expires - w->ss.created));
+	pol = json_pack("{s:s, s:b, s:I, s:I}", "address",
+	    r->cfg->session_address, "tls", r->cfg->session_tls, "expires_in",
+	    (json_int_t)(w->ss.expires - w->ss.created), "memory_limit_mb",
+	    (json_int_t)w->memory_limit_mb);
 	w->ss.policy = pol != NULL ? json_dumps(pol, JSON_COMPACT |
 	    JSON_SORT_KEYS) : NULL;
 	json_decref(pol);
@@ -751,10 +762,10 @@ sessions_create(struct api_req *r)
 		api_error(r, 503, "memory", "out of memory");
 		goto out;
 	}
-	if (api_audit(r, "session.create", json_pack("{s:s, s:s, s:I, s:I}",
-	    "id", w->ss.id, "recipient", w->ss.recipient, "dataset",
-	    (json_int_t)w->ss.dataset, "expires", (json_int_t)w->ss.expires))
-	    != 0)
+	if (api_audit(r, "session.create", json_pack("{s:s, s:s, s:I, s:I, "
+	    "s:I}", "id", w->ss.id, "recipient", w->ss.recipient, "dataset",
+	    (json_int_t)w->ss.dataset, "expires", (json_int_t)w->ss.expires,
+	    "memory_limit_mb", (json_int_t)w->memory_limit_mb)) != 0)
 		goto out;
 	if ((st = store_session_create(r->store, &w->ss, w->ss.created)) !=
 	    STORE_OK) {
@@ -764,7 +775,8 @@ sessions_create(struct api_req *r)
 		goto out;
 	}
 	store_session_clear(&w->ss);
-	if (start_send(r->cfg->parent_fd, &w->ss, w->secret) != 0) {
+	if (start_send(r->cfg->parent_fd, &w->ss, w->secret,
+	    w->memory_limit_mb) != 0) {
 		create_failed(r, &w->ss, "the parent is gone");
 		goto out;
 	}

@@ -15,7 +15,8 @@
 #include "cli/cli.h"
 
 #define USAGE_CREATE	"session create --recipient R --dataset ID " \
-			"[--expires-in S] [--json] [--socket PATH]"
+			"[--expires-in S] [--memory-limit-mb MIB] [--json] " \
+			"[--socket PATH]"
 #define USAGE_LIST	"session list [--json] [--socket PATH]"
 #define USAGE_SHOW	"session show ID [--json] [--socket PATH]"
 #define USAGE_EXTEND	"session extend ID --expires-in S [--json] [--socket PATH]"
@@ -94,8 +95,8 @@ static int
 cmd_create(int argc, char **argv)
 {
 	static const char *const extra[] = { "--recipient", "--dataset",
-	    "--expires-in", NULL };
-	const char *vals[3] = { NULL, NULL, NULL };
+	    "--expires-in", "--memory-limit-mb", NULL };
+	const char *vals[4] = { NULL, NULL, NULL, NULL };
 	struct apiclient_opts o;
 	struct apiclient_reply r;
 	char err[512];
@@ -111,7 +112,9 @@ cmd_create(int argc, char **argv)
 	body = json_pack("{s:s}", "recipient", vals[0]);
 	if (set_number(body, "dataset", "--dataset", vals[1],
 	    USAGE_CREATE) != 0 || set_number(body, "expires_in",
-	    "--expires-in", vals[2], USAGE_CREATE) != 0) {
+	    "--expires-in", vals[2], USAGE_CREATE) != 0 ||
+	    set_number(body, "memory_limit_mb", "--memory-limit-mb",
+	    vals[3], USAGE_CREATE) != 0) {
 		json_decref(body);
 		return 2;
 	}

@@ -7,7 +7,9 @@
  * buffer has room.  For an http:// backend each direction has a second
  * fixed buffer: bytes are read into `upin`/`downin`, and gateway/http.c
  * says how many of them may move on to `up`/`down` (a head only whole,
- * with the CSP line added after a document response's status line).
+ * with Cache-Control: no-store and, unless its type is one Chromium never
+ * renders, the CSP line added after a response's status line; a
+ * service-worker script request closes the connection).
  * Memory is bounded by FORWARD_MAX_CONNS * 4 * FORWARD_BUF (+ one small
  * struct http_conn each) whatever either side does.  Half-closes are
  * passed on (shutdown(SHUT_WR)) so request/response protocols that close

@@ -10,8 +10,10 @@
  * backend address it was given — never anywhere else.  One poll loop,
  * fixed buffers per direction, a cap on connections, and per-connection
  * byte counters in the session log.  For an http:// backend it also
- * follows HTTP/1.1 framing (gateway/http.h): every document response
- * gets a Content-Security-Policy sandbox line, and every exchange a line
+ * follows HTTP/1.1 framing (gateway/http.h): every response gets
+ * Cache-Control: no-store and, unless its type is one Chromium never
+ * renders as a document, a Content-Security-Policy sandbox line; a
+ * service-worker script request is refused; every exchange gets a line
  * in the network log; an https:// backend stays an opaque relay with
  * connection-level lines only.
  * Untrusted input: the bytes of the browser's connections (parsed only

@@ -59,6 +59,8 @@ struct head {
 	int		 te, te_chunked;	/* TE; it ends in chunked */
 	int		 conn_upgrade, has_upgrade;
 	int		 ntype, type_doc;
+	int		 csp;		/* a response that gets the CSP */
+	int		 sw_script;	/* a request with Service-Worker: */
 };
 
 #define CL_MAX		(UINT64_C(1) << 62)
@@ -130,6 +132,7 @@ http_strerror(enum http_status s)
 		[HTTP_EUNSOLICITED] = "response without a matching request",
 		[HTTP_ETRUNCATED] = "closed inside a message",
 		[HTTP_ENOMEM] = "out of memory",
+		[HTTP_ESWSCRIPT] = "service worker script refused",
 	};
 
 	if ((unsigned)s >= sizeof(msg) / sizeof(msg[0]) || msg[s] == NULL)
@@ -144,40 +147,13 @@ tok_is(const uint8_t *p, size_t n, const char *word)
 	return n == strlen(word) && strncasecmp((const char *)p, word, n) == 0;
 }
 
-int
-http_type_is_document(const char *value, size_t len)
-{
-	static const char *const doc[] = { "text/html",
-	    "application/xhtml+xml", "image/svg+xml", "text/xml",
-	    "application/xml", "multipart/x-mixed-replace",
-	    /* types Chromium sniffs, so it may decide on HTML; any */
-	    "unknown/unknown", "application/unknown", "*/*" };
-	size_t i, n = 0, s = 0;
-
-	if (value == NULL)
-		return 1;
-	while (s < len && (value[s] == ' ' || value[s] == '\t'))
-		s++;
-	while (s + n < len && value[s + n] != ';')
-		n++;
-	while (n > 0 && (value[s + n - 1] == ' ' || value[s + n - 1] == '\t'))
-		n--;
-	if (n == 0 || memchr(value + s, '/', n) == NULL)
-		return 1;	/* invalid: the browser sniffs */
-	for (i = 0; i < sizeof(doc) / sizeof(doc[0]); i++)
-		if (tok_is((const uint8_t *)value + s, n, doc[i]))
-			return 1;
-	/* any other XML document type (application/rss+xml, ...) */
-	return n > 4 && strncasecmp(value + s + n - 4, "+xml", 4) == 0;
-}
-
 static enum http_action
 fail(struct http_step *st, enum http_status s, const char *side,
     const char *what)
 {
 	st->action = HTTP_FAIL;
 	st->status = s;
-	snprintf(st->detail, sizeof(st->detail), "%s: %s%s%s", side,
+	snprintf(st->detail, sizeof(st->detail), "%s: %s%s%.64s", side,
 	    http_strerror(s), what != NULL ? ": " : "",
 	    what != NULL ? what : "");
 	return HTTP_FAIL;
@@ -396,6 +372,71 @@ hdr_connection(struct buf *v, struct head *h)
 	return r == 0 ? HTTP_OK : HTTP_EMALFORMED;
 }
 
+/*
+ * Essences Chromium never renders as a document, whatever the body: it
+ * shows them as an image, a text view or a download, runs no script in
+ * them and does not sniff them into HTML (it sniffs only a missing type,
+ * unknown/unknown, application/unknown, the wildcard type, text/plain
+ * for binary, XML for feeds and octet-stream for extensions).  Everything
+ * else -- every text type, any XML or XSL type, image/svg+xml, multipart
+ * types, application/pdf, an unknown type -- gets the CSP (docs/jail.md).
+ */
+static const char *const safe_types[] = {
+	"image/png", "image/jpeg", "image/gif", "image/webp", "image/avif",
+	"image/bmp", "image/x-icon", "image/vnd.microsoft.icon",
+	"font/woff", "font/woff2", "font/ttf", "font/otf", "font/collection",
+	"application/font-woff",
+	"application/json", "application/javascript",
+	"application/x-javascript", "application/ecmascript",
+	"application/wasm", "application/octet-stream",
+	"application/vnd.apache.arrow.stream",
+	"application/vnd.apache.arrow.file",
+};
+
+/* 1 if essence t[0..n) is one of safe_types[], or application/...+json
+ * (Chromium shows JSON types as text). */
+static int
+type_is_safe(const uint8_t *t, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(safe_types) / sizeof(safe_types[0]); i++)
+		if (tok_is(t, n, safe_types[i]))
+			return 1;
+	return n > 17 && strncasecmp((const char *)t, "application/", 12) ==
+	    0 && strncasecmp((const char *)t + n - 5, "+json", 5) == 0;
+}
+
+int
+http_type_is_document(const char *value, size_t len)
+{
+	const uint8_t *t;
+	struct buf b;
+	size_t tn, sn;
+
+	if (value == NULL)
+		return 1;	/* none: Chromium sniffs the body */
+	tables_init();
+	/* A list: Fetch takes the last type, other parsers the first. */
+	if (memchr(value, ',', len) != NULL)
+		return 1;
+	buf_init(&b, value, len);
+	skip_ows(&b);
+	t = buf_ptr(&b);
+	tn = buf_span(&b, stop_nottchar, buf_remaining(&b));
+	if (tn == 0 || buf_skip(&b, tn) != BUF_OK || expect_u8(&b, '/') != 0)
+		return 1;
+	sn = buf_span(&b, stop_nottchar, buf_remaining(&b));
+	if (sn == 0 || buf_skip(&b, sn) != BUF_OK)
+		return 1;
+	skip_ows(&b);
+	/* Only parameters may follow: "text/html x" and "text/html(c)"
+	 * are not MIME syntax, whatever a browser makes of them. */
+	if (!buf_eof(&b) && expect_u8(&b, ';') != 0)
+		return 1;
+	return !type_is_safe(t, tn + 1 + sn);
+}
+
 /* name ":" OWS value OWS; only framing and Content-Type matter here. */
 static enum http_status
 parse_header(struct buf *l, struct head *h)
@@ -427,6 +468,8 @@ parse_header(struct buf *l, struct head *h)
 		return hdr_connection(&v, h);
 	if (tok_is(name, n, "upgrade"))
 		h->has_upgrade = 1;
+	else if (tok_is(name, n, "service-worker"))
+		h->sw_script = 1;
 	else if (tok_is(name, n, "content-type")) {
 		h->ntype++;
 		h->type_doc |= http_type_is_document((const char *)val, vn);
@@ -518,6 +561,8 @@ request_head(struct http_conn *hc, const struct head *h,
 {
 	if (strcmp(x->method, "CONNECT") == 0)
 		return HTTP_EMETHOD;
+	if (h->sw_script)
+		return HTTP_ESWSCRIPT;
 	if (h->te && !h->te_chunked)
 		return HTTP_ELENGTH;	/* a request's length must be known */
 	x->req_bytes = len;
@@ -557,7 +602,7 @@ response_head(struct http_conn *hc, const struct head *h,
 		return HTTP_OK;
 	}
 	x->status = h->status;
-	x->csp_added = st->insert != NULL;
+	x->csp_added = h->csp;
 	if (x->is_head || h->status == 204 || h->status == 304)
 		message_end(hc, HTTP_RESP, now, st);
 	else if (h->te)
@@ -574,8 +619,9 @@ response_head(struct http_conn *hc, const struct head *h,
 
 static const char *const side_name[] = { "request", "response" };
 
-/* ST_HEAD: wait for the whole head, parse it, pass it on (with the CSP
- * line after a document response's status line). */
+/* ST_HEAD: wait for the whole head, parse it, pass it on (a final
+ * response with Cache-Control: no-store, and the CSP line unless its type
+ * is one Chromium never renders, after its status line). */
 static enum http_action
 head_step(struct http_conn *hc, enum http_side side, const uint8_t *in,
     size_t len, int eof, size_t room, long now, struct http_step *st)
@@ -613,10 +659,11 @@ head_step(struct http_conn *hc, enum http_side side, const uint8_t *in,
 		memset(&req, 0, sizeof(req));
 	if ((s = parse_head(side, in, end, &h, &req)) != HTTP_OK)
 		return fail(st, s, side_name[side], NULL);
-	if (side == HTTP_RESP && h.status >= 200 && h.status != 101 &&
-	    (h.ntype != 1 || h.type_doc)) {
-		st->insert = HTTP_CSP_LINE;
-		st->insert_len = HTTP_INSERT_MAX;
+	if (side == HTTP_RESP && h.status >= 200 && h.status != 101) {
+		/* one Content-Type, and one Chromium never renders */
+		h.csp = h.ntype != 1 || h.type_doc;
+		st->insert = h.csp ? HTTP_DOC_LINES : HTTP_NOSTORE_LINE;
+		st->insert_len = strlen(st->insert);
 		st->insert_at = h.first_len;
 	}
 	if (room < end + st->insert_len) {
@@ -627,7 +674,8 @@ head_step(struct http_conn *hc, enum http_side side, const uint8_t *in,
 	s = side == HTTP_REQ ? request_head(hc, &h, &req, end, now, st) :
 	    response_head(hc, &h, x, end, now, st);
 	if (s != HTTP_OK)
-		return fail(st, s, side_name[side], NULL);
+		return fail(st, s, side_name[side], s == HTTP_ESWSCRIPT ?
+		    req.target : NULL);
 	st->consume = end;
 	return st->action = HTTP_HEAD;
 }

@@ -2,8 +2,9 @@
  * gateway/http.h — incremental HTTP/1.1 framing for the jail's forwarder.
  *
  * Finds where each request and response head and body ends, so the
- * forwarder (gateway/forward.c) can add one header to every response a
- * browser may render as a document and log each exchange, while bodies
+ * forwarder (gateway/forward.c) can add its lines to every response (the
+ * CSP sandbox unless Chromium never renders the response's type as a
+ * document) and log each exchange, while bodies
  * stream through untouched.  It never buffers a body: it tells the caller
  * how many input bytes to copy, and holds only per-side framing state and
  * a short queue of open exchanges (pipelining).
@@ -21,7 +22,10 @@
  *     Transfer-Encoding it is an error (smuggling); a request's
  *     Transfer-Encoding must end in chunked;
  *   - a response needs an open request; 101 only after an Upgrade request,
- *     then both directions are an opaque relay.
+ *     then both directions are an opaque relay;
+ *   - a request with a Service-Worker header (Chromium's fetch of a
+ *     service worker's script) is refused: a service worker could answer
+ *     the app's navigations with documents that never pass here.
  */
 #ifndef GATEWAY_HTTP_H
 #define GATEWAY_HTTP_H
@@ -35,13 +39,19 @@
 #define HTTP_PIPELINE_MAX	16	/* requests awaiting their response */
 #define HTTP_CHUNK_LINE_MAX	1024	/* chunk-size line, with extensions */
 
-/* Added after the status line of every document response: scripts, the
- * app's own origin and forms keep working; no popups, no top-level
- * navigation, no modals, no downloads (docs/jail.md). */
+/* Added after the status line of every response but those whose one
+ * Content-Type Chromium never renders as a document: scripts, the app's
+ * own origin and forms keep working; no popups, no top-level navigation,
+ * no modals, no downloads (docs/jail.md). */
 #define HTTP_CSP_SANDBOX	"sandbox allow-scripts allow-same-origin " \
 	"allow-forms"
 #define HTTP_CSP_LINE	"Content-Security-Policy: " HTTP_CSP_SANDBOX "\r\n"
-#define HTTP_INSERT_MAX	(sizeof(HTTP_CSP_LINE) - 1)
+/* Added to every final response: nothing the browser fetched can later
+ * be served from its cache as a service-worker script, which would skip
+ * the request check below (and no research data stays in its cache). */
+#define HTTP_NOSTORE_LINE	"Cache-Control: no-store\r\n"
+#define HTTP_DOC_LINES	HTTP_NOSTORE_LINE HTTP_CSP_LINE
+#define HTTP_INSERT_MAX	(sizeof(HTTP_DOC_LINES) - 1)
 
 enum http_side { HTTP_REQ = 0, HTTP_RESP = 1 };
 
@@ -56,7 +66,9 @@ enum http_status {
 	HTTP_EUNSOLICITED,	/* a response without a request, a 101
 				   without an Upgrade request */
 	HTTP_ETRUNCATED,	/* the side closed inside a message */
-	HTTP_ENOMEM
+	HTTP_ENOMEM,
+	HTTP_ESWSCRIPT		/* a request with a Service-Worker header:
+				   Chromium fetching a service worker */
 };
 
 enum http_action {
@@ -123,8 +135,9 @@ const struct http_exchange *http_pending(const struct http_conn *hc,
 	    unsigned i);
 const char *http_strerror(enum http_status s);
 
-/* 1 if a browser may render a response with this Content-Type value as
- * a document (HTML, XML, SVG, or a type it sniffs); NULL = missing. */
+/* 0 only if value (NULL = missing) is one well-formed media type whose
+ * essence Chromium never renders as a document (images, fonts, JSON,
+ * JavaScript, WebAssembly, octet-stream, Arrow); 1 for everything else. */
 int	 http_type_is_document(const char *value, size_t len);
 
 #endif

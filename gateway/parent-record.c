@@ -65,6 +65,8 @@ end_word(const struct psession *ps, int status)
 {
 	if (WIFEXITED(status) && WEXITSTATUS(status) == SESSION_EXIT_DISK_FULL)
 		return "disk_full";
+	if (WIFEXITED(status) && WEXITSTATUS(status) == SESSION_EXIT_MEMORY)
+		return "memory_limit";
 	if (ps->stopping)
 		return "revoked";
 	if (WIFEXITED(status) && WEXITSTATUS(status) == 0)

@@ -205,6 +205,9 @@ session_argv(const struct parent *p, const struct pipc_start *m,
 	    m->id);
 	ARG("--recipient", "%s", m->recipient);
 	ARG("--idle-timeout", "%lu", c->session_idle_timeout);
+	/* the api's (at most the config's), or the config's */
+	ARG("--memory-limit-mb", "%lu", m->memory_limit_mb != 0 ?
+	    (unsigned long)m->memory_limit_mb : c->session_memory_limit_mb);
 	/* a backstop: the api ends the session at its (extendable) expiry */
 	ARG("--max-duration", "%lu", c->session_expires_max);
 	if (c->session_policy[0] != '\0')
@@ -325,6 +328,9 @@ parent_session_start(struct parent *p, const struct pipc_start *m0)
 		return -1;	/* a protocol violation: fatal */
 	if (session_find(p, m.id) != NULL)
 		why = "a session with this id is running";
+	else if (m.memory_limit_mb > p->cfg.session_memory_limit_mb)
+		why = "memory_limit_mb is over the configured "
+		    "session_memory_limit_mb";
 	else if ((ps = slot_free(p)) == NULL)
 		why = "too many sessions";
 	else if (!parent_record_room(p, room, sizeof(room)))

@@ -136,6 +136,7 @@ api_child(const struct parent *p, struct api_serve_args *tcp, int listen_fd,
 	a.sessiond_path = p->sessiond;
 	a.expires_default = c->session_expires_default;
 	a.expires_max = c->session_expires_max;
+	a.memory_limit_max = c->session_memory_limit_mb;
 	a.session_address = c->session_address;
 	a.session_tls = c->tls_cert[0] != '\0';
 	a.mount_backend = c->mount_backend;

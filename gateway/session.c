@@ -23,6 +23,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,6 +44,7 @@
 #include "gateway/childproc.h"
 #include "gateway/evidence.h"
 #include "gateway/forward.h"
+#include "gateway/membound.h"
 #include "gateway/notify.h"
 #include "gateway/privdrop.h"
 #include "gateway/rundir.h"
@@ -120,6 +122,8 @@ struct session {
 	unsigned	 nrestarts;			/* total */
 	long		 restart_due_ms;		/* 0 = none */
 
+	struct membound	 mem;		/* the memory bound */
+
 	int		 stopping;
 	const char	*stop_reason;
 	int		 stop_signal;
@@ -127,6 +131,7 @@ struct session {
 };
 
 static int	kill_strays(const struct session *);
+static void	memory_check(struct session *, long);
 static int	role_of(const struct session *, pid_t);
 static int	role_prepare_xvfb(struct session *, const char **);
 static int	role_prepare_browser(struct session *, const char **);
@@ -155,26 +160,34 @@ static const struct role_entry {
 	void		(*run)(struct session *, int errfd);
 	rlim_t		 nofile;	/* X clients / RFB clients */
 	rlim_t		 nproc;		/* 0: may not fork at all */
+	int		 data_limit;	/* RLIMIT_DATA: twice the limit */
 	int		 profile;	/* enum sandbox_profile */
 } roles[ROLE_COUNT] = {
 	/* Xvfb forks xkbcomp through /bin/sh: nproc unset (it counts all
 	   processes of the shared user, across sessions). */
 	[ROLE_XVFB] = { "xvfb", PRIVDROP_WORKER_USER, 0,
-	    role_prepare_xvfb, role_run_xvfb, 1024, RL_KEEP,
+	    role_prepare_xvfb, role_run_xvfb, 1024, RL_KEEP, 0,
 	    SANDBOX_PROFILE_XVFB },
 	/* The worker appends to the session log: no RLIMIT_FSIZE. */
 	[ROLE_WORKER] = { "worker", PRIVDROP_WORKER_USER, 0,
-	    NULL, role_run_worker, 64, 0, SANDBOX_PROFILE_WORKER },
+	    NULL, role_run_worker, 64, 0, 0, SANDBOX_PROFILE_WORKER },
 	/* The forwarder: its connection cap plus a few fds; no forks. */
 	[ROLE_FORWARD] = { "forward", PRIVDROP_BROWSER_USER, 0,
-	    NULL, role_run_forward, 256, 0, SANDBOX_PROFILE_FORWARD },
+	    NULL, role_run_forward, 256, 0, 0, SANDBOX_PROFILE_FORWARD },
+	/* RLIMIT_DATA counts private writable mappings only, so Chromium's
+	   large PROT_NONE reservations (V8's cage, PartitionAlloc's pools)
+	   still work where RLIMIT_AS would stop it starting.  Twice the
+	   session's limit: a backstop for what one process can take between
+	   two samples, high enough that the sum passes the limit first
+	   (measured: a renderer maps ~180 MiB more than it holds, the idle
+	   browser process 331 MiB for 38 MiB). */
 	[ROLE_BROWSER] = { "browser", PRIVDROP_BROWSER_USER, 1,
-	    role_prepare_browser, role_run_browser, RL_KEEP, RL_KEEP,
+	    role_prepare_browser, role_run_browser, RL_KEEP, RL_KEEP, 1,
 	    NO_PROFILE },
 	/* The TLS key holder (only with --tls-cert): client sockets and
 	   relays (2 per connection), its socket to the worker, the log. */
 	[ROLE_TLS] = { "tls", PRIVDROP_WORKER_USER, 0,
-	    NULL, role_run_tls, 32, 0, SANDBOX_PROFILE_TLS },
+	    NULL, role_run_tls, 32, 0, 0, SANDBOX_PROFILE_TLS },
 };
 
 /* ---- small helpers ---- */
@@ -203,12 +216,17 @@ session_stop(struct session *s, const char *reason, int code)
 /* The role's limits, before the drop (a raised limit cannot come back).
  * No core files: a crashing browser must not write what it showed. */
 static int
-child_rlimits(const struct role_entry *re, const char **what)
+child_rlimits(const struct session *s, const struct role_entry *re,
+    const char **what)
 {
 	const struct { int res; rlim_t v; const char *name; } l[] = {
 		{ RLIMIT_CORE, 0, "RLIMIT_CORE" },
 		{ RLIMIT_NOFILE, re->nofile, "RLIMIT_NOFILE" },
 		{ RLIMIT_NPROC, re->nproc, "RLIMIT_NPROC" },
+		{ RLIMIT_DATA, re->data_limit &&
+		    membound_data_rlimit(&s->mem) != RLIM_INFINITY ?
+		    membound_data_rlimit(&s->mem) : RL_KEEP,
+		    "RLIMIT_DATA" },
 	};
 	struct rlimit rl;
 	size_t i;
@@ -239,6 +257,9 @@ child_main(struct session *s, enum role r, int errfd, pid_t parent)
 	   order; and a browser's whole group can be killed at once. */
 	if (setsid() < 0)
 		child_fail(errfd, "setsid", errno);
+	/* Into the session's memory cgroup before anything is allocated. */
+	if (re->data_limit && membound_join(&s->mem) != 0)
+		child_fail(errfd, "memory cgroup", errno);
 	child_reset_signals();
 	/* errfd must not sit on fd 3, which Xvfb's -displayfd takes. */
 	if ((errfd = fcntl(errfd, F_DUPFD_CLOEXEC, 10)) < 0)
@@ -269,7 +290,7 @@ child_main(struct session *s, enum role r, int errfd, pid_t parent)
 			keep[nkeep++] = s->ev.pcap_fd;
 	}
 	close_except(keep, (size_t)nkeep);
-	if (child_rlimits(re, &what) != 0)
+	if (child_rlimits(s, re, &what) != 0)
 		child_fail(errfd, what, errno);
 
 	if (privdrop_to(u, &what) != 0)
@@ -560,7 +581,9 @@ child_exited(struct session *s, enum role r, int st)
 	if (s->stopping)
 		return;
 	if (roles[r].restart) {
-		browser_schedule_restart(s);
+		memory_check(s, now_ms());	/* killed at the limit? */
+		if (s->stop_reason == NULL)
+			browser_schedule_restart(s);
 		return;
 	}
 	if (r == ROLE_WORKER && WIFEXITED(st) &&
@@ -883,13 +906,14 @@ log_session_start(struct session *s)
 
 	snprintf(geo, sizeof(geo), "%ux%u", sp->width, sp->height);
 	slog_event("session_start", json_pack(
-	    "{s:s?, s:s, s:s, s:s, s:b, s:b, s:i, s:i, s:s?, s:s, s:b, s:b, s:b,"
-	    " s:o}",
+	    "{s:s?, s:s, s:s, s:s, s:b, s:b, s:i, s:i, s:i, s:s?, s:s, s:b, s:b,"
+	    " s:b, s:o}",
 	    "recipient", sp->recipient, "backend", sp->backend,
 	    "geometry", geo, "listen", s->listen_desc,
 	    "observer", sp->observer, "websocket", s->ws_token != NULL,
 	    "idle_timeout", (int)sp->idle_timeout,
-	    "max_duration", (int)sp->max_duration, "policy_file",
+	    "max_duration", (int)sp->max_duration, "memory_limit_mb",
+	    (int)sp->memory_limit_mb, "policy_file",
 	    sp->policy, "sandbox", sandbox_mode_name(), "sandbox_debug",
 	    sandbox_debug(), "tls", sp->tls_cert != NULL, "allow_plain_vnc",
 	    spec_allow_plain(sp), "watermark", !sp->watermark ? json_false() :
@@ -1157,8 +1181,37 @@ duration_deadline(const struct session *s)
 	    SESSION_DURATION_GRACE_S) * 1000L;
 }
 
+/* The memory bound (gateway/membound.h), checked every
+ * MEMBOUND_SAMPLE_MS and when the browser exits: over it, the session
+ * ends. */
+static void
+memory_check(struct session *s, long now)
+{
+	int r = membound_check(&s->mem, getpid(), now);
+
+	if (r < 0) {
+		log_warn("memory limit: /proc");
+		session_stop(s, "internal_error", SESSION_EXIT_FAILED);
+	} else if (r > 0)
+		session_stop(s, "memory_limit", SESSION_EXIT_MEMORY);
+}
+
+/* The bound's mechanism, before any child starts.  0 or -1. */
+static int
+memory_bound_setup(struct session *s)
+{
+	char name[64];
+
+	snprintf(name, sizeof(name), "cdsgate-session-%s", s->id);
+	if (membound_setup(&s->mem, name) == 0)
+		return 0;
+	log_warnx("memory bound: out of memory");
+	session_stop(s, "setup_failed", SESSION_EXIT_FAILED);
+	return -1;
+}
+
 /* ms until the next timed event (a browser restart, the max-duration
- * backstop) for poll(); -1 = none. */
+ * backstop, the memory sample) for poll(); -1 = none. */
 static int
 poll_timeout(const struct session *s, long now)
 {
@@ -1166,6 +1219,8 @@ poll_timeout(const struct session *s, long now)
 
 	if (d > 0 && (next == 0 || d < next))
 		next = d;
+	if (s->mem.due_ms > 0 && (next == 0 || s->mem.due_ms < next))
+		next = s->mem.due_ms;
 	if (next == 0)
 		return -1;
 	if (next <= now)
@@ -1179,6 +1234,7 @@ session_loop(struct session *s)
 	struct pollfd pfd;
 	long now;
 
+	s->mem.due_ms = now_ms();
 	while (s->stop_reason == NULL) {
 		pfd.fd = s->sigfd;
 		pfd.events = POLLIN;
@@ -1196,6 +1252,9 @@ session_loop(struct session *s)
 			session_stop(s, "max_duration", SESSION_EXIT_OK);
 		else if (s->restart_due_ms > 0 && now >= s->restart_due_ms)
 			browser_restart_now(s);
+		if (s->stop_reason == NULL && s->mem.due_ms > 0 &&
+		    now >= s->mem.due_ms)
+			memory_check(s, now);
 	}
 }
 
@@ -1352,6 +1411,7 @@ session_teardown(struct session *s)
 	    (1u << ROLE_FORWARD) | (1u << ROLE_TLS));
 	roles_stop(s, 1u << ROLE_XVFB);
 	reap_everything(s);
+	membound_free(&s->mem);	/* the cgroup, now empty */
 	/* An Xvfb that was killed (not one that exited) leaves its files. */
 	if (x->last_pid > 0 && s->display_name[0] != '\0' &&
 	    WIFSIGNALED(x->status))
@@ -1398,6 +1458,7 @@ session_free(struct session *s)
 	if (s->dir_lock >= 0)
 		close(s->dir_lock);
 	evidence_free(&s->ev);
+	membound_free(&s->mem);
 	free(s);
 }
 
@@ -1418,6 +1479,7 @@ session_run(const struct session_spec *spec, FILE *ready_out)
 	s->verbose = spec->verbose;
 	log_set_verbose(spec->verbose);
 	s->sigfd = s->listen_fd = s->xvfb_pipe = s->dir_lock = -1;
+	membound_init(&s->mem, spec->memory_limit_mb);
 	evidence_init(&s->ev);
 	s->tls_ipc[0] = s->tls_ipc[1] = -1;
 	s->bnet.netns_fd = s->bnet.listen_fd = s->xsock_fd = -1;
@@ -1429,7 +1491,8 @@ session_run(const struct session_spec *spec, FILE *ready_out)
 
 	if ((r = session_setup(s)) >= 0)
 		session_stop(s, "setup_failed", r);
-	else if (start_children(s) == 0 && session_announce(s, ready_out))
+	else if (memory_bound_setup(s) == 0 && start_children(s) == 0 &&
+	    session_announce(s, ready_out))
 		session_loop(s);
 	notify_send("STOPPING=1");
 	tls_ipc_close(s);

@@ -35,6 +35,7 @@
 #define SESSION_EXIT_FAILED	1	/* a child or the set-up failed */
 #define SESSION_EXIT_CONFIG	2	/* bad arguments or environment */
 #define SESSION_EXIT_DISK_FULL	3	/* the record dir is (nearly) full */
+#define SESSION_EXIT_MEMORY	4	/* over --memory-limit-mb */
 
 /* Session directories live here (each 0711 root, inner dirs 0700 owned
  * by the one user that needs them). */

@@ -65,6 +65,9 @@ const struct config_option config_options[] = {
 	  OFF(session_expires_max), "largest expires_in accepted, s" },
 	{ "session_idle_timeout", CONFIG_UINT, 0, 604800, "1800", 0,
 	  OFF(session_idle_timeout), "a session ends after this idle, s" },
+	{ "session_memory_limit_mb", CONFIG_UINT, 512, 1048576, "2048", 0,
+	  OFF(session_memory_limit_mb), "a session ends (memory_limit) when "
+	  "its processes hold more private memory, MiB" },
 	{ "mount_backend", CONFIG_STRING, 0, 0, "embedded", 0,
 	  OFF(mount_backend), "where a mount goes when the request names no "
 	  "backend: \"embedded\" (mount_dir) or \"postgres\"" },

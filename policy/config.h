@@ -68,6 +68,7 @@ struct gw_config {
 	unsigned long	session_expires_default;	/* seconds */
 	unsigned long	session_expires_max;		/* seconds */
 	unsigned long	session_idle_timeout;		/* seconds */
+	unsigned long	session_memory_limit_mb;	/* MiB */
 	char		record_dir[CONFIG_STR_MAX];	/* the recordings */
 	unsigned long	record_min_free_mb;		/* refuse below */
 	unsigned long	retention_max_bytes;		/* 0 = no limit */

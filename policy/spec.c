@@ -132,6 +132,11 @@ const struct spec_option spec_options[] = {
 	{ "max_duration", SPEC_UINT, BOTH, 0, 604800, "28800",
 	  OFF(max_duration), "S", NULL,
 	  "end the session S seconds after it started (0 = never)" },
+	{ "memory_limit_mb", SPEC_UINT, BOTH, 512, 1048576, "2048",
+	  OFF(memory_limit_mb), "MIB", NULL,
+	  "end the session (memory_limit) when its processes hold more "
+	  "private memory than this, MiB (idle: about 250); no browser "
+	  "process may map twice as much" },
 	{ "observer", SPEC_BOOL, BOTH, 0, 1, "no", OFF(observer), NULL, NULL,
 	  "allow one extra view-only client" },
 	{ "ws_origins", SPEC_LIST, BOTH, 0, SPEC_ORIGINS_MAX, NULL,

@@ -108,6 +108,7 @@ struct session_spec {
 	int		 alarm_disconnect;
 	unsigned	 idle_timeout;	/* s, 0 = off */
 	unsigned	 max_duration;	/* s, 0 = off */
+	unsigned	 memory_limit_mb;	/* the session's processes */
 	int		 observer;
 	char		**ws_origins;	/* NULL-terminated; NULL = same host */
 	unsigned	 browser_restart_max;

@@ -65,7 +65,50 @@ TILES = [
     ('b-focus', 'btn', '', 'focus the plain link'),
     ('b-popwin', 'btn', '', 'window.open popup window'),
     ('l-csp', 'a', '/x/csp/', 'this page, CSP sandbox'),
+    ('b-variant', 'btn', '', 'this page, another way'),
 ]
+
+# The same page served under Content-Type values Chromium renders as a
+# document though they are no exact "text/html" (None: no Content-Type,
+# Chromium sniffs).  The page is polyglot (well-formed XHTML), so the XML
+# types render it with its scripts too.  The harness picks one with
+# /x/variant/set?to=PATH; the b-variant tile then goes there.
+CT_TRICKS = {
+    'xsl': 'text/xsl',
+    'htmlx': 'text/html x',
+    'htmlc': 'text/html(comment)',
+    'upper': 'TEXT/HTML',
+    'param': 'text/html;charset=utf-8;x=y',
+    'xhtml': 'application/xhtml+xml',
+    'xml': 'text/xml',
+    'none': None,
+    'list': 'image/png, text/html',
+    'dup': ('image/png', 'text/html'),
+}
+VARIANT = {'to': '/x/'}
+
+# A service worker that answers /x/sw/doc/ with a copy of the page it made
+# itself: a document that never passes the forwarder, so without a CSP.
+# Its script is first fetched by the page so that an HTTP cache could hand
+# it to the registration (updateViaCache: 'all') without a request.
+SW_SCRIPT = """self.addEventListener('install', e => self.skipWaiting());
+self.addEventListener('activate', e => e.waitUntil(clients.claim()));
+self.addEventListener('fetch', e => {
+  if (new URL(e.request.url).pathname === '/x/sw/doc/')
+    e.respondWith(fetch('/x/').then(r => r.text()).then(t => new Response(t,
+      {headers: {'Content-Type': 'text/html'}})));
+});
+"""
+SW_REGISTER = """<script>//<![CDATA[
+// replace: /x/sw/ leaves no history entry, so Back from /x/sw/doc/ is /x/
+const go = () => { location.replace('/x/sw/doc/'); };
+fetch('/x/sw.js').then(() => navigator.serviceWorker.register('/x/sw.js',
+    {scope: '/x/sw/', updateViaCache: 'all'}))
+  .then(() => navigator.serviceWorker.ready)
+  .then(() => { result('sw', {registered: true}); setTimeout(go, 300); },
+        e => { result('sw', {registered: false, err: String(e)}); setTimeout(go, 300); });
+//]]></script>
+"""
 
 # The app-side remedy for new tabs: the same page under a CSP sandbox
 # without allow-popups (window.open and target=_blank are refused).
@@ -93,10 +136,11 @@ SCRIPTS = {
       result('b-focus', {active: tid(document.activeElement)});""",
     'b-loc': """result('b-loc', {to: 'chrome://settings'});
       location.href = 'chrome://settings';""",
+    'b-variant': """location.href = '/x/variant';""",
 }
 
-PAGE = """<!doctype html>
-<html><head><meta charset="utf-8"><title>%(title)s</title>
+PAGE = """<!DOCTYPE html>
+<html xmlns="http://www.w3.org/1999/xhtml"><head><meta charset="utf-8"/><title>%(title)s</title>
 <style>
 html, body { margin: 0; padding: 0; overflow: hidden; width: 100%%; height: 100%%;
   background: rgb(240, 240, 240); font: 15px sans-serif; }
@@ -115,10 +159,10 @@ input.tile { padding: 0; }
 </style></head>
 <body>
 <div id="banner"></div>
-<input id="field" autofocus autocomplete="off" spellcheck="false">
+<input id="field" autofocus="autofocus" autocomplete="off" spellcheck="false"/>
 %(tiles)s
 <textarea id="drop" spellcheck="false"></textarea>
-<script>
+<script>//<![CDATA[
 const MARKER = %(marker)s;
 %(js)s
 function result(what, r) { rec(Object.assign({type: 'result', what: what}, r)); }
@@ -146,7 +190,7 @@ setInterval(() => rec({type: 'beat', vis: document.visibilityState,
   top: outerHeight - innerHeight, full: !!document.fullscreenElement}), 250);
 rec({type: 'load', url: location.href, w: innerWidth, h: innerHeight,
      focus: tid(document.activeElement)});
-</script>
+//]]></script>
 </body></html>
 """
 
@@ -168,7 +212,7 @@ def tile_html(i, tile, me, other):
         return '<button class="tile" id="%s" style="%s">%s</button>' % (
             tid, style, esc(label))
     if kind == 'file':
-        return '<input class="tile" type="file" id="%s" style="%s">' % (tid, style)
+        return '<input class="tile" type="file" id="%s" style="%s"/>' % (tid, style)
     if kind == 'drag':
         return '<div class="tile" draggable="true" id="%s" style="%s">%s %s</div>' % (
             tid, style, esc(label), MARKER)
@@ -201,6 +245,20 @@ def layout():
     }).encode()
 
 
+def send_raw(h, body, types, *extra):
+    """A 200 with exactly these Content-Type lines (none, one or more)
+    and extra headers, without the backend's usual no-store."""
+    h.send_response(200)
+    for t in types:
+        h.send_header('Content-Type', t)
+    for k, v in extra:
+        h.send_header(k, v)
+    h.send_header('Content-Length', str(len(body)))
+    h.end_headers()
+    if h.command != 'HEAD':
+        h.wfile.write(body)
+
+
 def handle(h, url, recorder_js):
     """Serve one GET under /x/; h is the BaseHTTPRequestHandler.  Every
     request is recorded first, so the test sees all that reached us."""
@@ -220,6 +278,27 @@ def handle(h, url, recorder_js):
         h.send_header('Cache-Control', 'no-store')
         h.end_headers()
         h.wfile.write(body)
+    elif url.path == '/x/variant/set':
+        VARIANT['to'] = q.get('to', ['/x/'])[0]
+        h.send(204)
+    elif url.path == '/x/variant':
+        h.send_response(302)
+        h.send_header('Location', VARIANT['to'])
+        h.send_header('Content-Length', '0')
+        h.end_headers()
+    elif url.path.startswith('/x/ct/') and url.path[6:].rstrip('/') in CT_TRICKS:
+        ctype = CT_TRICKS[url.path[6:].rstrip('/')]
+        types = ctype if isinstance(ctype, tuple) else () if ctype is None else (ctype,)
+        send_raw(h, page(recorder_js, h.headers.get('Host', '')), types)
+    elif url.path == '/x/sw/':
+        body = page(recorder_js, h.headers.get('Host', ''))
+        h.send(200, body.replace(b'</body>', SW_REGISTER.encode() + b'</body>'),
+               'text/html; charset=utf-8')
+    elif url.path == '/x/sw/doc/':
+        h.send(200, page(recorder_js, h.headers.get('Host', '')), 'text/html; charset=utf-8')
+    elif url.path == '/x/sw.js':
+        send_raw(h, SW_SCRIPT.encode(), ('text/javascript',),
+                 ('Cache-Control', 'max-age=3600'))
     elif url.path == '/x/layout':
         h.send(200, layout(), 'application/json')
     elif url.path == '/x/hit':

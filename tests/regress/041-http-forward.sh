@@ -39,6 +39,12 @@ import hashlib, socket, sys, threading
 seen = open(sys.argv[1], 'a', buffering=1)
 BIG = bytes((i * 7 + 3) % 251 for i in range(4 << 20))
 HTML = b'<!doctype html><title>cdsgate 041</title><p>through the forwarder'
+# Content-Type values Chromium renders as documents although they are no
+# exact "text/html" (not MIME syntax, XSL, upper case, parameters).
+TRICKS = {'/xsl': b'text/xsl', '/htmlx': b'text/html x', '/htmlc': b'text/html(comment)',
+          '/upper': b'TEXT/HTML', '/param': b'text/html;charset=utf-8',
+          '/xhtml': b'application/xhtml+xml', '/list': b'image/png, text/html',
+          '/pngc': b'image/png(c)'}
 
 def resp(status, ctype, body, extra=b''):
     h = b'HTTP/1.1 ' + status + b'\r\n'
@@ -57,6 +63,12 @@ def answer(c, method, path):
         return resp(b'200 OK', b'image/svg+xml', b'<svg xmlns="http://www.w3.org/2000/svg"/>')
     if path == '/none':
         return resp(b'200 OK', None, HTML)
+    if path in TRICKS:
+        return resp(b'200 OK', TRICKS[path], HTML)
+    if path == '/dup':
+        return resp(b'200 OK', b'image/png', HTML, b'Content-Type: image/png\r\n')
+    if path == '/sw.js':
+        return resp(b'200 OK', b'text/javascript', b'// never served')
     if path == '/head':
         return b'HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: 999\r\n\r\n'
     if path == '/304':
@@ -148,17 +160,23 @@ def one(path, method='GET'):
     s.shutdown(socket.SHUT_WR)
     return read_all(s)
 
+NOSTORE = b'Cache-Control: no-store\r\n'
+
 def csp_lines(r):
     head = r.split(b'\r\n\r\n')[0] + b'\r\n'
-    return head.count(CSP), head.split(b'\r\n', 1)[1].startswith(CSP)
+    return head.count(CSP), head.split(b'\r\n', 1)[1].startswith(NOSTORE + CSP)
 
-if cmd == 'csp':                       # PATH WANT(0|1): CSP lines, placement
+if cmd == 'csp':                       # PATH WANT(0|1) [opaque]: CSP lines, placement
     r = one(sys.argv[4])
     n, first = csp_lines(r)
-    print('%s: %s; %d CSP line(s)%s' % (sys.argv[4], r.split(b'\r\n')[0].decode(), n,
-          ', right after the status line' if first else ''))
+    nostore = r.split(b'\r\n', 1)[1].startswith(NOSTORE)
+    print('%s: %s; %d CSP line(s)%s%s' % (sys.argv[4], r.split(b'\r\n')[0].decode(), n,
+          ', right after the status line' if first else '',
+          ', Cache-Control: no-store first' if nostore else ', NO no-store line'))
     want = int(sys.argv[5])
-    sys.exit(0 if r.startswith(b'HTTP/1.1 ') and n == want and (first or not want) else 1)
+    opaque = len(sys.argv) > 6 and sys.argv[6] == 'opaque'   # nothing added at all
+    sys.exit(0 if r.startswith(b'HTTP/1.1 ') and n == want and (first or not want) and
+             nostore != opaque else 1)
 elif cmd == 'pipeline':                # 5 requests in one write, keep-alive
     s = conn()
     s.sendall(req('/html') + req('/json') + req('/head', 'HEAD') + req('/chunked') +
@@ -201,7 +219,8 @@ elif cmd == 'closed':                  # RAW-REQUEST-NAME: the forwarder closes,
     raw = {'longreq': b'GET /html HTTP/1.1\r\nX-Long: ' + b'a' * 20000 + b'\r\n\r\n',
            'smuggle': b'POST /smuggled HTTP/1.1\r\nContent-Length: 4\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n',
            'badhead': req('/badhead'), 'longhead': req('/longhead'),
-           'connect': b'CONNECT 1.1.1.1:443 HTTP/1.1\r\n\r\n'}[sys.argv[4]]
+           'connect': b'CONNECT 1.1.1.1:443 HTTP/1.1\r\n\r\n',
+           'sw': req('/sw.js', extra=b'Service-Worker: script\r\n')}[sys.argv[4]]
     s = conn()
     try:
         s.sendall(raw)
@@ -273,7 +292,11 @@ check "image/svg+xml: the CSP line" injail csp /svg 1
 check "no Content-Type: the CSP line" injail csp /none 1
 check "application/json: no CSP line" injail csp /json 0
 check "image/png: no CSP line" injail csp /png 0
-check "a 404 text/plain: no CSP line" injail csp /nothing 0
+check "a 404 text/plain: the CSP line (every text type gets it)" injail csp /nothing 1
+for t in /xsl /htmlx /htmlc /upper /param /xhtml /list /pngc /dup; do
+	check "Content-Type trick $t ($(sed -n "s|.*'$t': b'\([^']*\)'.*|\1|p" "$TMP/backend.py")): the CSP line" \
+		injail csp $t 1
+done
 
 # ---- 2. framing -------------------------------------------------------------------
 check "6 pipelined requests (GET, GET, HEAD, chunked, 304, svg): answers in order, CSP on the 5 documents, chunk framing intact" \
@@ -286,15 +309,18 @@ check "a request head over 16 KiB: closed, nothing back" injail closed longreq
 check "a smuggling request (Content-Length + Transfer-Encoding): closed" injail closed smuggle
 check "the backend never saw the smuggling request" sh -c "! grep -q smuggled '$TMP/seen'"
 check "CONNECT: closed" injail closed connect
+check "a service worker script request (Service-Worker: script): closed, nothing back" injail closed sw
+check "the backend never saw the service worker request" sh -c "! grep -q 'sw.js' '$TMP/seen'"
 check "a response header with a bare CR: closed, nothing of it passed" injail closed badhead
 check "a response head over 16 KiB: closed, nothing of it passed" injail closed longhead
-check "net_close says why for each (request/response: head too long, malformed head, Content-Length, CONNECT)" python3 -c '
+check "net_close says why for each (request/response: head too long, malformed head, Content-Length, CONNECT, service worker)" python3 -c '
 import json, sys
 w = [e.get("why") for e in map(json.loads, open(sys.argv[1])) if e.get("event") == "net_close"]
 need = ["request: head too long", "request: bad Content-Length or Transfer-Encoding",
-        "request: method not allowed (CONNECT)", "response: malformed head", "response: head too long"]
+        "request: method not allowed (CONNECT)", "response: malformed head", "response: head too long",
+        "request: service worker script refused: /sw.js"]
 miss = [n for n in need if n not in w]
-print("# missing: %s" % miss if miss else "# all five reasons logged")
+print("# missing: %s" % miss if miss else "# all six reasons logged")
 sys.exit(1 if miss else 0)' "$LOG"
 check "the forwarder is still running (no crash), the session still up" \
 	python3 -c 'import json,sys; sys.exit(any(e.get("event") == "child_exit" for e in map(json.loads, open(sys.argv[1]))))' "$LOG"
@@ -370,7 +396,7 @@ GW_PID=$!
 if wait_line "$TMP/gw2.out" '^ready ' 30 "$GW_PID"; then
 	BPID=$(browser_pid "$LOG2")
 	check "https://: the relay is opaque (forward_start relay opaque)" grep -q '"relay":"opaque"' "$LOG2"
-	check "https://: bytes pass unparsed, no CSP line is added to text/html" injail csp /html 0
+	check "https://: bytes pass unparsed, no CSP or Cache-Control line is added to text/html" injail csp /html 0 opaque
 	check "https://: a head the HTTP relay refuses passes untouched (over 16 KiB)" \
 		not_closed longhead
 	stop_pid "$GW_PID"

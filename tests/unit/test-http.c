@@ -128,19 +128,29 @@ run_all(struct run *r, const char *req, const char *resp)
 	run_split(r, strlen(req), strlen(resp));
 }
 
-/* resp with the CSP line after its first line(s) as listed: the output
- * the browser must see.  at[] are offsets in resp, ascending, -1 ends. */
-static size_t
-with_csp(char *dst, const char *resp, const int *at)
-{
-	size_t n = 0, from = 0, len = strlen(resp);
+/* An insert after offset `at` of a response (just past a final status
+ * line): Cache-Control: no-store, and the CSP line if csp.  Arrays of
+ * them are ascending and end with at = -1. */
+struct ins {
+	int	 at;
+	int	 csp;
+};
 
-	for (; *at >= 0; at++) {
-		memcpy(dst + n, resp + from, (size_t)*at - from);
-		n += (size_t)*at - from;
-		memcpy(dst + n, HTTP_CSP_LINE, HTTP_INSERT_MAX);
-		n += HTTP_INSERT_MAX;
-		from = (size_t)*at;
+/* resp with its inserts: the output the browser must see. */
+static size_t
+with_csp(char *dst, const char *resp, const struct ins *in)
+{
+	size_t n = 0, from = 0, len = strlen(resp), il;
+	const char *line;
+
+	for (; in->at >= 0; in++) {
+		memcpy(dst + n, resp + from, (size_t)in->at - from);
+		n += (size_t)in->at - from;
+		line = in->csp ? HTTP_DOC_LINES : HTTP_NOSTORE_LINE;
+		il = strlen(line);
+		memcpy(dst + n, line, il);
+		n += il;
+		from = (size_t)in->at;
 	}
 	memcpy(dst + n, resp + from, len - from);
 	return n + len - from;
@@ -160,7 +170,7 @@ static void
 test_simple(void)
 {
 	static char want[512];
-	static const int at[] = { 17, -1 };
+	static const struct ins at[] = { { 17, 1 }, { -1, 0 } };
 	size_t n = with_csp(want, RESP1, at);
 
 	run_all(&R, REQ1, RESP1);
@@ -181,7 +191,7 @@ test_simple(void)
 /* Every split of request and response gives the same bytes and log. */
 static void
 test_splits(const char *name, const char *req, const char *resp,
-    const int *at, int nexch)
+    const struct ins *at, int nexch)
 {
 	static char want[8192];
 	size_t n = with_csp(want, resp, at), k, bad = 0, total = 0;
@@ -234,15 +244,18 @@ test_framing(void)
 	    "HTTP/1.1 204 No Content\r\n\r\n"
 	    "HTTP/1.1 304 Not Modified\r\nContent-Length: 9\r\n\r\n"
 	    "HTTP/1.0 200 OK\r\nContent-Type: image/png\r\n\r\nPNG...";
-	static const int atc[] = { 17, -1 };
-	int at_p[4];
+	static const struct ins atc[] = { { 17, 1 }, { -1, 0 } };
+	struct ins at_p[7];
 
-	/* the HEAD's html response, 204 and 304 (no Content-Type) */
-	at_p[0] = after_line(pipe_resp, "HTTP/1.1 200 OK\r\nContent-Type: "
-	    "text/html");
-	at_p[1] = after_line(pipe_resp, "HTTP/1.1 204");
-	at_p[2] = after_line(pipe_resp, "HTTP/1.1 304");
-	at_p[3] = -1;
+	/* every final response: the HEAD's html one, 204 and 304 (no
+	   Content-Type) with the CSP; json and png without */
+	at_p[0] = (struct ins){ 17, 0 };
+	at_p[1] = (struct ins){ after_line(pipe_resp, "HTTP/1.1 200 OK\r\n"
+	    "Content-Type: text/html"), 1 };
+	at_p[2] = (struct ins){ after_line(pipe_resp, "HTTP/1.1 204"), 1 };
+	at_p[3] = (struct ins){ after_line(pipe_resp, "HTTP/1.1 304"), 1 };
+	at_p[4] = (struct ins){ after_line(pipe_resp, "HTTP/1.0 200"), 0 };
+	at_p[5] = (struct ins){ -1, 0 };
 	test_splits("simple", REQ1, RESP1, atc, 1);
 	test_splits("chunked with extension and trailer", REQ1, chunked, atc,
 	    1);
@@ -267,7 +280,7 @@ static void
 test_room(void)
 {
 	static char want[512];
-	static const int at[] = { 17, -1 };
+	static const struct ins at[] = { { 17, 1 }, { -1, 0 } };
 	size_t n = with_csp(want, RESP1, at);
 
 	run_init(&R, REQ1, strlen(REQ1), RESP1, strlen(RESP1));
@@ -306,24 +319,59 @@ static void
 test_types(void)
 {
 	static const struct { const char *h; int csp; } t[] = {
+		/* documents, however spelled */
 		{ "Content-Type: text/html\r\n", 1 },
 		{ "content-type:TEXT/HTML ; charset=x\r\n", 1 },
-		{ "", 1 },
-		{ "Content-Type: \r\n", 1 },
-		{ "Content-Type: html\r\n", 1 },
+		{ "Content-Type: text/html;charset=utf-8\r\n", 1 },
 		{ "Content-Type: application/xhtml+xml\r\n", 1 },
 		{ "Content-Type: image/svg+xml\r\n", 1 },
 		{ "Content-Type: text/xml\r\n", 1 },
+		{ "Content-Type: application/xml\r\n", 1 },
+		{ "Content-Type: text/xsl\r\n", 1 },
+		{ "Content-Type: application/xslt+xml\r\n", 1 },
 		{ "Content-Type: application/rss+xml\r\n", 1 },
 		{ "Content-Type: multipart/x-mixed-replace; boundary=b\r\n", 1 },
+		{ "Content-Type: multipart/related\r\n", 1 },
+		{ "Content-Type: application/pdf\r\n", 1 },
+		{ "Content-Type: text/plain; charset=utf-8\r\n", 1 },
+		{ "Content-Type: text/css\r\n", 1 },
+		{ "Content-Type: text/javascript\r\n", 1 },
+		/* what Chromium sniffs: missing, empty, invalid, wildcards */
+		{ "", 1 },
+		{ "Content-Type: \r\n", 1 },
+		{ "Content-Type: html\r\n", 1 },
 		{ "Content-Type: unknown/unknown\r\n", 1 },
+		{ "Content-Type: application/unknown\r\n", 1 },
+		{ "Content-Type: */*\r\n", 1 },
+		/* not MIME syntax: junk after the subtype, comments, lists */
+		{ "Content-Type: text/html x\r\n", 1 },
+		{ "Content-Type: text/html(comment)\r\n", 1 },
+		{ "Content-Type: image/png x\r\n", 1 },
+		{ "Content-Type: image/png(comment)\r\n", 1 },
+		{ "Content-Type: image/png, text/html\r\n", 1 },
+		{ "Content-Type: text/html, image/png\r\n", 1 },
+		{ "Content-Type: image/png; a=\"b,text/html\"\r\n", 1 },
+		{ "Content-Type: image /png\r\n", 1 },
+		{ "Content-Type: image/ png\r\n", 1 },
+		{ "Content-Type: image/png/x\r\n", 1 },
+		{ "Content-Type: image/pngx\r\n", 1 },
+		{ "Content-Type: \"image/png\"\r\n", 1 },
+		/* more than one Content-Type, even if both are safe */
 		{ "Content-Type: text/plain\r\nContent-Type: text/html\r\n", 1 },
+		{ "Content-Type: image/png\r\nContent-Type: text/html\r\n", 1 },
+		{ "Content-Type: image/png\r\nContent-Type: image/png\r\n", 1 },
+		/* the allow-list: never rendered as a document */
 		{ "Content-Type: application/json\r\n", 0 },
-		{ "Content-Type: text/css\r\n", 0 },
+		{ "Content-Type: Application/JSON; charset=utf-8\r\n", 0 },
+		{ "Content-Type: application/manifest+json\r\n", 0 },
 		{ "Content-Type: application/javascript\r\n", 0 },
 		{ "Content-Type: image/png\r\n", 0 },
+		{ "Content-Type: IMAGE/PNG\r\n", 0 },
+		{ "Content-Type: image/jpeg ; q=1\r\n", 0 },
+		{ "Content-Type: font/woff2\r\n", 0 },
 		{ "Content-Type: application/wasm\r\n", 0 },
-		{ "Content-Type: text/plain; charset=utf-8\r\n", 0 },
+		{ "Content-Type: application/octet-stream\r\n", 0 },
+		{ "Content-Type: application/vnd.apache.arrow.stream\r\n", 0 },
 	};
 	size_t i;
 
@@ -334,6 +382,36 @@ test_types(void)
 	tap_ok(csp_for("Content-Security-Policy: sandbox allow-popups\r\n"
 	    "Content-Type: text/html\r\n") == 1, "the backend's own (weaker) "
 	    "CSP does not stop ours: both are sent, browsers enforce both");
+	csp_for("Content-Type: image/png\r\n");
+	tap_ok(R.s[HTTP_RESP].outlen > 17 + strlen(HTTP_NOSTORE_LINE) &&
+	    memcmp(R.s[HTTP_RESP].out + 17, HTTP_NOSTORE_LINE "Content-Type",
+	    strlen(HTTP_NOSTORE_LINE) + 12) == 0, "a safe type gets "
+	    "Cache-Control: no-store (and no CSP) after its status line");
+}
+
+/* Chromium's fetch of a service worker script is refused, whatever the
+ * header's value; the detail names the target. */
+static void
+test_service_worker(void)
+{
+	static const char *const req[] = {
+	    "GET /sw.js HTTP/1.1\r\nHost: h\r\nService-Worker: script\r\n\r\n",
+	    "GET /sw.js HTTP/1.1\r\nservice-worker:x\r\n\r\n",
+	    "GET /a HTTP/1.1\r\n\r\nGET /sw2.js HTTP/1.1\r\n"
+	    "SERVICE-WORKER: script\r\n\r\n" };
+	size_t i;
+
+	for (i = 0; i < sizeof(req) / sizeof(req[0]); i++) {
+		run_all(&R, req[i], "");
+		tap_ok(R.s[HTTP_REQ].failed && R.s[HTTP_REQ].status ==
+		    HTTP_ESWSCRIPT && strstr(R.s[HTTP_REQ].detail, "/sw") !=
+		    NULL && strstr((const char *)R.s[HTTP_REQ].out, "/sw") ==
+		    NULL, "service worker request %zu refused, not passed: "
+		    "%s", i, R.s[HTTP_REQ].detail);
+	}
+	run_all(&R, "GET /sw.js HTTP/1.1\r\nService-Worker-Allowed: /\r\n"
+	    "Service-Worker-Navigation-Preload: true\r\n\r\n", "");
+	tap_ok(!R.s[HTTP_REQ].failed, "other Service-Worker-* headers pass");
 }
 
 static void
@@ -562,6 +640,7 @@ main(void)
 	test_framing();
 	test_room();
 	test_types();
+	test_service_worker();
 	test_upgrade();
 	test_hostile();
 	test_limits();
