@@ -267,7 +267,7 @@ check_game_bound(const char *what, const struct deid_engine *e,
 	deid_lattice_order(lat, qt->game->bound, deid_loss_combine_mean);
 	for (n = 0; n + 1 < lat->nnodes; n++) {
 		deid_lattice_levels(lat, n, lv);
-		deid_node_check(e, qt, o, lv, 0, &ws, &ev, &loss);
+		deid_node_check(e, qt, o, lv, &ws, &ev, &loss);
 		bad += lat->bound[n] > loss.payout + 1e-12;
 		tight += fabs(lat->bound[n] - loss.payout) < 0.02;
 	}
@@ -374,8 +374,8 @@ check_binary(unsigned trial, enum deid_model m, double N, double t)
 			lv[j] = (unsigned)(x % heights[j]);
 			x /= heights[j];
 		}
-		deid_node_check(e, qt, &ob, lv, 0, &wb, &eb, &lb);
-		deid_node_check(e, qt, &ol, lv, 0, &wl, &el, &ll);
+		deid_node_check(e, qt, &ob, lv, &wb, &eb, &lb);
+		deid_node_check(e, qt, &ol, lv, &wl, &el, &ll);
 		total++;
 		suppressing += eb.suppressed_classes > 0;
 		same += eb.suppressed_classes == el.suppressed_classes &&
@@ -424,7 +424,7 @@ check_binary_valid(unsigned trial, double N, double t)
 			lv[j] = (unsigned)(x % heights[j]);
 			x /= heights[j];
 		}
-		deid_node_check(e, qt, &o, lv, 0, &ws, &ev, &loss);
+		deid_node_check(e, qt, &o, lv, &ws, &ev, &loss);
 		deid_summary_hist(ws.classes, ws.supp->suppressed, h);
 		total++;
 		suppressing += ev.suppressed_classes > 0;
