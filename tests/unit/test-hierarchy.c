@@ -427,6 +427,27 @@ now_ms(void)
 }
 
 /* Load one real hierarchy and check its shape against the table. */
+/* Every merged row is a warning naming this file and a line in it. */
+static void
+real_warnings(const struct deid_hierarchy *h, const char *path,
+    const struct real *x)
+{
+	const struct deid_warning *w;
+	char msg[1024] = "";
+	size_t i;
+	int ok = deid_hierarchy_nwarnings(h) == h->ndup;
+
+	for (i = 0; i < deid_hierarchy_nwarnings(h); i++) {
+		w = deid_hierarchy_warning(h, i);
+		ok &= strcmp(w->file, path) == 0 && w->line > 1 &&
+		    w->line <= x->rows && w->column == 1;
+		if (i == 0)
+			deid_warning_format(w, msg, sizeof(msg));
+	}
+	tap_ok(ok, "%s: %zu repeated row(s) warned: %s", x->path, h->ndup,
+	    msg);
+}
+
 static void
 real_one(const char *dir, const struct real *x)
 {
@@ -458,14 +479,8 @@ real_one(const char *dir, const struct real *x)
 	    x->path, h->values[h->nlevels - 1][0]))
 		tap_diag("%s: %zu values at the top level", x->path,
 		    h->ndomain[h->nlevels - 1]);
-	if (h->ndup != 0) {
-		char msg[1024];
-
-		deid_warning_format(deid_hierarchy_warning(h, 0), msg,
-		    sizeof(msg));
-		tap_diag("%s: %zu verbatim duplicate row(s): %s", x->path,
-		    h->ndup, msg);
-	}
+	if (h->ndup != 0)
+		real_warnings(h, path, x);
 	deid_hierarchy_free(h);
 }
 
