@@ -226,18 +226,12 @@ now_ms(void)
 	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
-/* The game's figures for the chosen node: nothing released at the top. */
+/* The game's figures for the chosen node. */
 static void
 anon_payout(const struct deid_engine *e, const struct deid_game *g,
     const struct deid_quality_tables *t, const struct deid_node_ws *ws,
-    int top, struct deid_anon_report *rep)
+    struct deid_anon_report *rep)
 {
-	if (top) {
-		memset(&rep->payout, 0, sizeof(rep->payout));
-		rep->payout.max = (double)e->ds->nrows * g->benefit;
-		rep->loss.payout = 1;
-		return;
-	}
 	deid_game_node(e, g, t->game, ws->classes, ws->supp->suppressed,
 	    &rep->payout);
 	rep->loss.payout = deid_game_loss(&rep->payout);
@@ -257,18 +251,11 @@ anon_finish(const struct deid_args *a, const struct deid_engine *e,
 	if ((r = deid_node_ws_alloc(e, ws)) != DEID_OK ||
 	    (r = deid_quality_tables_alloc(e, &t)) != DEID_OK)
 		goto out;
-	deid_node_check(e, t, &a->sopts, rep->res->levels, rep->res->eval.top,
-	    ws, &ev, &unused);
-	if (ev.top)
-		rep->loss.geometric = rep->loss.arithmetic =
-		    rep->loss.entropy = 1;
-	else
-		deid_quality_node(e, t, ws->classes, ws->supp->suppressed,
-		    DEID_WANT_LOSS | DEID_WANT_ENTROPY, ws->scratch, &rep->loss);
-	anon_payout(e, &a->sopts.crit.game, t, ws, ev.top, rep);
-	if (ev.top)
-		deid_hist_clear(h);	/* all at the root: nothing released */
-	else if ((r = deid_summary_hist(ws->classes, ws->supp->suppressed, h))
+	deid_node_check(e, t, &a->sopts, rep->res->levels, ws, &ev, &unused);
+	deid_quality_node(e, t, ws->classes, ws->supp->suppressed,
+	    DEID_WANT_LOSS | DEID_WANT_ENTROPY, ws->scratch, &rep->loss);
+	anon_payout(e, &a->sopts.crit.game, t, ws, rep);
+	if ((r = deid_summary_hist(ws->classes, ws->supp->suppressed, h))
 	    != DEID_OK)
 		goto out;
 	r = anon_side(a, h, &rep->after);
