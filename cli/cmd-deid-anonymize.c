@@ -28,26 +28,10 @@
 static int
 anon_check_args(struct deid_args *a)
 {
-	struct deid_criteria *c = &a->sopts.crit;
-	char msg[256];
-
 	if (a->output == NULL && a->report == NULL && !a->json)
 		return cli_usage_error(a->usage, "give --output and --report "
 		    "(or --json)");
-	if (a->pu_set) {
-		if (a->npop == 0)
-			return cli_usage_error(a->usage, "--pu-threshold needs "
-			    "--population N");
-		c->pu = 1;
-		c->population = a->pop[0];
-	}
-	if (!c->pu && c->k < 2 && c->game.variant == DEID_GAME_OFF)
-		return cli_usage_error(a->usage, "no privacy criterion: give "
-		    "--pu-threshold T --population N, --k K (K >= 2) and/or "
-		    "--game payout|no-attack");
-	if (deid_game_check(&c->game, msg, sizeof(msg)) != DEID_OK)
-		return cli_usage_error(a->usage, "%s", msg);
-	return 0;
+	return dargs_criteria(a);
 }
 
 /* What the release's own bytes say (the verdict rests on them). */

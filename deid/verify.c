@@ -4,8 +4,9 @@
  * or auditor verifies a file from elsewhere; runs in the deid worker).
  *
  * Classes are built here, independently of the search: each released
- * row's quasi-identifier strings become one length-prefixed key in an
- * arena, the keys are sorted, and runs of equal keys are the classes.
+ * row's quasi-identifier strings become one length-prefixed key, looked
+ * up byte for byte in this file's own hash table of the keys seen; a
+ * new key is a new class, a known one counts a record to its class.
  */
 #include "config.h"
 
@@ -19,11 +20,13 @@
 #include "deid/quality.h"
 #include "deid/verify.h"
 
-/* One level's values of a hierarchy, sorted, with their leaf counts. */
+/* One level's values of a hierarchy with their leaf counts, behind an
+ * open-addressing hash of the strings (slot: code + 1, 0 empty). */
 struct v_level {
-	const char	**value;
+	char		**value;	/* the hierarchy's, not copied */
 	uint64_t	 *leaves;
-	size_t		  n;
+	uint32_t	 *slot;
+	size_t		  nslot;
 };
 
 struct v_ctx {
@@ -31,12 +34,15 @@ struct v_ctx {
 	const char			*name;
 	size_t				 ncols;
 	size_t				 col[DEID_MAX_QI];	/* field of QI j */
-	char				*arena;		/* keys */
+	char				*arena;		/* distinct keys */
 	size_t				 used, cap;
-	size_t				*key;		/* [nkeys] offsets */
-	size_t				 nkeys, capkeys;
-	size_t				*cls;		/* [ncls + 1] */
-	size_t				 ncls;
+	char				*row;		/* the row's key */
+	size_t				 rowcap;
+	size_t				*coff;		/* [ncls] key offset */
+	uint64_t			*ccount;	/* [ncls] records */
+	size_t				 ncls, capcls;
+	uint32_t			*slot;		/* class + 1, 0 empty */
+	size_t				 nslot;
 	uint64_t			 records, suppressed;
 };
 
@@ -62,57 +68,125 @@ v_header(struct v_ctx *x, const char *const *f, size_t nf,
 	return DEID_OK;
 }
 
-/* Room for n more bytes of keys and one more key. */
+static uint64_t	v_hash(const char *s, size_t len);
+
+/* Grow *p (of *cap elements of size sz) to hold at least n. */
 static int
-v_grow(struct v_ctx *x, size_t n)
+v_reserve(void **p, size_t *cap, size_t n, size_t sz)
 {
 	size_t c;
-	void *p;
+	void *q;
 
-	if (x->used + n > x->cap) {
-		for (c = x->cap ? x->cap : 1 << 16; c < x->used + n; c *= 2)
-			;
-		if ((p = realloc(x->arena, c)) == NULL)
-			return DEID_ENOMEM;
-		x->arena = p;
-		x->cap = c;
-	}
-	if (x->nkeys == x->capkeys) {
-		c = x->capkeys ? 2 * x->capkeys : 4096;
-		if ((p = realloc(x->key, c * sizeof(*x->key))) == NULL)
-			return DEID_ENOMEM;
-		x->key = p;
-		x->capkeys = c;
-	}
+	if (n <= *cap)
+		return DEID_OK;
+	for (c = *cap ? *cap : 4096; c < n; c *= 2)
+		;
+	if ((q = realloc(*p, c * sz)) == NULL)
+		return DEID_ENOMEM;
+	*p = q;
+	*cap = c;
 	return DEID_OK;
 }
 
-/* A row's key: [total][len0][bytes0][len1][bytes1]..., lengths as
- * uint32_t, so no byte of a value can fake a boundary. */
+/* The row's key into x->row: [len0][bytes0][len1][bytes1]..., lengths
+ * as uint32_t, so no byte of a value can fake a boundary. */
 static int
-v_key(struct v_ctx *x, const char *const *f)
+v_row_key(struct v_ctx *x, const char *const *f, size_t *n)
 {
-	uint32_t len, total = 0;
-	size_t j, n = sizeof(total);
+	uint32_t len;
+	size_t j;
 	char *p;
 	int r;
 
-	for (j = 0; j < x->o->nqi; j++)
-		n += sizeof(len) + strlen(f[x->col[j]]);
-	if ((r = v_grow(x, n)) != DEID_OK)
+	for (*n = 0, j = 0; j < x->o->nqi; j++)
+		*n += sizeof(len) + strlen(f[x->col[j]]);
+	if ((r = v_reserve((void **)&x->row, &x->rowcap, *n, 1)) != DEID_OK)
 		return r;
-	x->key[x->nkeys++] = x->used;
-	p = x->arena + x->used + sizeof(total);
-	for (j = 0; j < x->o->nqi; j++) {
+	for (p = x->row, j = 0; j < x->o->nqi; j++) {
 		len = (uint32_t)strlen(f[x->col[j]]);
 		memcpy(p, &len, sizeof(len));
 		memcpy(p + sizeof(len), f[x->col[j]], len);
 		p += sizeof(len) + len;
 	}
-	total = (uint32_t)(n - sizeof(total));
-	memcpy(x->arena + x->used, &total, sizeof(total));
-	x->used += n;
 	return DEID_OK;
+}
+
+/* Does class c's key equal the row's key[n]? */
+static int
+v_same(const struct v_ctx *x, size_t c, size_t n)
+{
+	uint32_t len;
+
+	memcpy(&len, x->arena + x->coff[c], sizeof(len));
+	return len == n && memcmp(x->arena + x->coff[c] + sizeof(len), x->row,
+	    n) == 0;
+}
+
+/* Twice the slots, every class placed again. */
+static int
+v_rehash(struct v_ctx *x)
+{
+	size_t c, k, n = x->nslot ? 2 * x->nslot : 1 << 12;
+	uint32_t len, *slot = calloc(n, sizeof(*slot));
+
+	if (slot == NULL)
+		return DEID_ENOMEM;
+	for (c = 0; c < x->ncls; c++) {
+		memcpy(&len, x->arena + x->coff[c], sizeof(len));
+		k = v_hash(x->arena + x->coff[c] + sizeof(len), len) & (n - 1);
+		while (slot[k] != 0)
+			k = (k + 1) & (n - 1);
+		slot[k] = (uint32_t)c + 1;
+	}
+	free(x->slot);
+	x->slot = slot;
+	x->nslot = n;
+	return DEID_OK;
+}
+
+/* A new class for the row's key[n], at slot k. */
+static int
+v_new_class(struct v_ctx *x, size_t k, size_t n)
+{
+	uint32_t len = (uint32_t)n;
+	int r;
+
+	if ((r = v_reserve((void **)&x->arena, &x->cap, x->used + sizeof(len) +
+	    n, 1)) != DEID_OK ||
+	    (r = v_reserve((void **)&x->coff, &x->capcls, x->ncls + 1,
+	    sizeof(*x->coff))) != DEID_OK)
+		return r;
+	if ((x->ccount = realloc(x->ccount, x->capcls * sizeof(*x->ccount)))
+	    == NULL)
+		return DEID_ENOMEM;
+	memcpy(x->arena + x->used, &len, sizeof(len));
+	memcpy(x->arena + x->used + sizeof(len), x->row, n);
+	x->coff[x->ncls] = x->used;
+	x->ccount[x->ncls] = 1;
+	x->used += sizeof(len) + n;
+	x->slot[k] = (uint32_t)++x->ncls;
+	return 2 * x->ncls > x->nslot ? v_rehash(x) : DEID_OK;
+}
+
+/* Count the row into its class (a new one if its key is new). */
+static int
+v_key(struct v_ctx *x, const char *const *f)
+{
+	size_t k, n;
+	int r;
+
+	if ((r = v_row_key(x, f, &n)) != DEID_OK ||
+	    (x->nslot == 0 && (r = v_rehash(x)) != DEID_OK))
+		return r;
+	for (k = v_hash(x->row, n) & (x->nslot - 1); x->slot[k] != 0;
+	    k = (k + 1) & (x->nslot - 1))
+		if (v_same(x, x->slot[k] - 1, n)) {
+			x->ccount[x->slot[k] - 1]++;
+			return DEID_OK;
+		}
+	if (x->ncls >= UINT32_MAX / 2)
+		return DEID_ELIMIT;
+	return v_new_class(x, k, n);
 }
 
 static int
@@ -135,43 +209,13 @@ v_record(void *ctx, const char *const *f, size_t nf, unsigned long line,
 	return DEID_OK;
 }
 
-/* ---- classes -------------------------------------------------------- */
-
-static int
-v_cmp(const void *a, const void *b, void *arena)
-{
-	const char *ka = (const char *)arena + *(const size_t *)a;
-	const char *kb = (const char *)arena + *(const size_t *)b;
-	uint32_t la, lb;
-	int c;
-
-	memcpy(&la, ka, sizeof(la));
-	memcpy(&lb, kb, sizeof(lb));
-	c = memcmp(ka + sizeof(la), kb + sizeof(lb), la < lb ? la : lb);
-	return c != 0 ? c : (la > lb) - (la < lb);
-}
-
-/* The classes: runs of equal keys in the sorted list, found once;
- * cls[c] is class c's first key, cls[ncls] = nkeys. */
-static int
-v_runs(struct v_ctx *x)
-{
-	size_t i;
-
-	if ((x->cls = malloc((x->nkeys + 1) * sizeof(*x->cls))) == NULL)
-		return DEID_ENOMEM;
-	for (i = 0; i < x->nkeys; i++)
-		if (i == 0 || v_cmp(&x->key[i - 1], &x->key[i], x->arena) != 0)
-			x->cls[x->ncls++] = i;
-	x->cls[x->ncls] = x->nkeys;
-	return DEID_OK;
-}
+/* ---- classes ---- */
 
 /* Field j of the key at offset off (not NUL-terminated). */
 static const char *
 v_field(const struct v_ctx *x, size_t off, size_t j, uint32_t *len)
 {
-	const char *p = x->arena + off + sizeof(uint32_t);
+	const char *p = x->arena + off + sizeof(uint32_t);	/* past the total */
 
 	for (;;) {
 		memcpy(len, p, sizeof(*len));
@@ -197,45 +241,44 @@ v_key_leaves(const struct v_ctx *x, const struct v_level *lv, size_t off,
 	return v_leaves(lv, s, len);
 }
 
-static int
-v_level_cmp(const void *a, const void *b, void *values)
+/* FNV-1a over len bytes. */
+static uint64_t
+v_hash(const char *s, size_t len)
 {
-	char **v = values;
+	uint64_t h = 14695981039346656037ULL;
+	size_t i;
 
-	return strcmp(v[*(const uint32_t *)a], v[*(const uint32_t *)b]);
+	for (i = 0; i < len; i++)
+		h = (h ^ (unsigned char)s[i]) * 1099511628211ULL;
+	return h;
 }
 
-/* Level l's values of h, sorted, with the leaves under each. */
+/* Level l's values of h, hashed, with the leaves under each. */
 static int
 v_level_build(const struct deid_hierarchy *h, size_t l, struct v_level *lv)
 {
-	size_t i, n = h->ndomain[l];
-	uint32_t *code;
+	size_t i, n = h->ndomain[l], k;
 
-	lv->n = n;
-	lv->value = calloc(n + 1, sizeof(*lv->value));
-	lv->leaves = calloc(n + 1, sizeof(*lv->leaves));
-	code = calloc(n + 1, sizeof(*code));
-	if (lv->value == NULL || lv->leaves == NULL || code == NULL) {
-		free(code);
+	for (lv->nslot = 16; lv->nslot < 2 * n; lv->nslot *= 2)
+		;
+	if ((lv->slot = calloc(lv->nslot, sizeof(*lv->slot))) == NULL)
 		return DEID_ENOMEM;
-	}
-	for (i = 0; i < n; i++)
-		code[i] = (uint32_t)i;
-	qsort_r(code, n, sizeof(*code), v_level_cmp, h->values[l]);
+	lv->value = h->values[l];
+	lv->leaves = h->leaves[l];
 	for (i = 0; i < n; i++) {
-		lv->value[i] = h->values[l][code[i]];
-		lv->leaves[i] = h->leaves[l][code[i]];
+		k = v_hash(lv->value[i], strlen(lv->value[i])) &
+		    (lv->nslot - 1);
+		while (lv->slot[k] != 0)
+			k = (k + 1) & (lv->nslot - 1);
+		lv->slot[k] = (uint32_t)i + 1;
 	}
-	free(code);
 	return DEID_OK;
 }
 
 static void
 v_level_free(struct v_level *lv)
 {
-	free(lv->value);
-	free(lv->leaves);
+	free(lv->slot);
 	memset(lv, 0, sizeof(*lv));
 }
 
@@ -243,20 +286,13 @@ v_level_free(struct v_level *lv)
 static uint64_t
 v_leaves(const struct v_level *lv, const char *s, uint32_t len)
 {
-	size_t lo = 0, hi = lv->n, mid;
-	int c;
+	size_t k = v_hash(s, len) & (lv->nslot - 1);
+	const char *v;
 
-	while (lo < hi) {
-		mid = (lo + hi) / 2;
-		c = strncmp(s, lv->value[mid], len);
-		if (c == 0 && lv->value[mid][len] != '\0')
-			c = -1;
-		if (c == 0)
-			return lv->leaves[mid];
-		if (c < 0)
-			hi = mid;
-		else
-			lo = mid + 1;
+	for (; lv->slot[k] != 0; k = (k + 1) & (lv->nslot - 1)) {
+		v = lv->value[lv->slot[k] - 1];
+		if (strncmp(v, s, len) == 0 && v[len] == '\0')
+			return lv->leaves[lv->slot[k] - 1];
 	}
 	return 0;
 }
@@ -269,7 +305,7 @@ v_level_holds(const struct v_ctx *x, size_t j, const struct v_level *lv,
 	size_t c;
 
 	for (c = 0; c < x->ncls; c++) {
-		*bad = v_field(x, x->key[x->cls[c]], j, badlen);
+		*bad = v_field(x, x->coff[c], j, badlen);
 		if (v_leaves(lv, *bad, *badlen) == 0)
 			return 0;
 	}
@@ -321,8 +357,7 @@ v_classes(const struct v_ctx *x, struct deid_hist *h, struct deid_verified *v)
 
 	deid_hist_clear(h);
 	for (c = 0; c < x->ncls; c++)
-		if ((r = deid_hist_add(h, x->cls[c + 1] - x->cls[c], 1)) !=
-		    DEID_OK)
+		if ((r = deid_hist_add(h, x->ccount[c], 1)) != DEID_OK)
 			return r;
 	v->classes = h->u;
 	v->sample_uniques = h->c1;
@@ -374,8 +409,8 @@ v_quality(const struct v_ctx *x, const struct v_level *lv,
 		h = x->o->h[j];
 		sum = 0;
 		for (c = 0; c < x->ncls; c++)
-			sum += (x->cls[c + 1] - x->cls[c]) * v_key_leaves(x,
-			    &lv[j], x->key[x->cls[c]], j);
+			sum += x->ccount[c] * v_key_leaves(x, &lv[j],
+			    x->coff[c], j);
 		D = (double)h->nleaves;
 		lo = R / D;
 		terms[j] = R - lo <= 0 ? 0 : ((double)sum / D +
@@ -385,9 +420,9 @@ v_quality(const struct v_ctx *x, const struct v_level *lv,
 	v->loss_arithmetic = deid_loss_combine_mean(terms, x->o->nqi);
 }
 
-/* Wan's IL of the class at key i: mean of ln(leaves)/ln|D| over QIs. */
+/* Wan's IL of class c: mean of ln(leaves)/ln|D| over its QIs. */
 static double
-v_il(const struct v_ctx *x, const struct v_level *lv, size_t i)
+v_il(const struct v_ctx *x, const struct v_level *lv, size_t c)
 {
 	const struct deid_hierarchy *h;
 	double s = 0;
@@ -396,7 +431,7 @@ v_il(const struct v_ctx *x, const struct v_level *lv, size_t i)
 	for (j = 0; j < x->o->nqi; j++) {
 		h = x->o->h[j];
 		if (h->nleaves > 1)
-			s += log((double)v_key_leaves(x, &lv[j], x->key[i],
+			s += log((double)v_key_leaves(x, &lv[j], x->coff[c],
 			    j)) / log((double)h->nleaves);
 	}
 	return s / (double)x->o->nqi;
@@ -414,10 +449,10 @@ v_game(const struct v_ctx *x, const struct v_level *lv,
 
 	v->has_game = 1;
 	for (c = 0; c < x->ncls; c++) {
-		n = x->cls[c + 1] - x->cls[c];
+		n = x->ccount[c];
 		if (deid_game_attacks(g, n))
 			v->attacked += n;
-		il = lv != NULL ? v_il(x, lv, x->cls[c]) : 1;
+		il = lv != NULL ? v_il(x, lv, c) : 1;
 		if (!deid_game_release(g, il, n))
 			v->unreleasable += n;
 	}
@@ -535,13 +570,10 @@ deid_verify_release(const void *data, size_t len, const char *name,
 		r = deid_error_set(err, DEID_EINPUT, name, 0, 0, "empty file");
 		goto out;
 	}
-	qsort_r(x.key, x.nkeys, sizeof(*x.key), v_cmp, x.arena);
 	v->records = x.records;
 	v->suppressed = x.suppressed;
 	v->suppressed_share = x.records ? (double)x.suppressed /
 	    (double)x.records : 0;
-	if ((r = v_runs(&x)) != DEID_OK)
-		goto out;
 	if ((h = deid_hist_alloc(64)) == NULL) {
 		r = DEID_ENOMEM;
 		goto out;
@@ -554,8 +586,10 @@ deid_verify_release(const void *data, size_t len, const char *name,
 out:
 	deid_hist_free(h);
 	free(x.arena);
-	free(x.key);
-	free(x.cls);
+	free(x.row);
+	free(x.coff);
+	free(x.ccount);
+	free(x.slot);
 	return r;
 }
 
