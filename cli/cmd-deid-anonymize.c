@@ -73,10 +73,17 @@ static void
 anon_print(FILE *f, const struct deid_anon_report *rep)
 {
 	const struct deid_engine *e = rep->e;
+	char w[1400];
 	size_t j;
 
+	for (j = 0; j < rep->nwarnings; j++) {
+		deid_warning_format(&rep->warnings[j], w, sizeof(w));
+		fprintf(f, "warning: %s\n", w);
+	}
 	if (!rep->res.found) {
-		fprintf(f, "no solution: %s\n", rep->reasons[0]);
+		fprintf(f, "no transformation meets the criteria; lattice: "
+		    "%llu nodes, all checked\n",
+		    (unsigned long long)rep->res.nodes);
 		anon_print_verdict(f, rep);
 		return;
 	}

@@ -106,20 +106,43 @@ verify_opts(const struct deid_args *a, const struct deid_job *job,
 	o->h = (const struct deid_hierarchy *const *)h;
 }
 
+/* The hierarchies' warnings (repeated rows, ...) as JSON strings. */
+static json_t *
+verify_warnings(const struct deid_args *a, struct deid_hierarchy **h)
+{
+	json_t *all = json_array(), *one;
+	size_t i;
+
+	for (i = 0; i < a->nqi; i++)
+		if (h[i] != NULL) {
+			one = deid_report_warnings(h[i]->warnings,
+			    deid_hierarchy_nwarnings(h[i]));
+			json_array_extend(all, one);
+			json_decref(one);
+		}
+	return all;
+}
+
 /* The verified figures as JSON or text, into res. */
 static int
-verify_emit(const struct deid_args *a, const struct deid_verified *v,
-    struct deid_result *res)
+verify_emit(const struct deid_args *a, struct deid_hierarchy **h,
+    const struct deid_verified *v, struct deid_result *res)
 {
-	json_t *o = deid_report_verified(v, (const char *const *)a->qi);
+	json_t *o = deid_report_verified(v, (const char *const *)a->qi), *w;
 	char *s = NULL, *text = NULL;
-	size_t len = 0;
+	size_t len = 0, i;
 	FILE *f;
 
 	if (o == NULL || (f = open_memstream(&text, &len)) == NULL) {
 		json_decref(o);
 		return DEID_ENOMEM;
 	}
+	w = verify_warnings(a, h);
+	json_object_set(o, "warnings", w);
+	for (i = 0; !a->json && i < json_array_size(w); i++)
+		fprintf(f, "warning: %s\n", json_string_value(
+		    json_array_get(w, i)));
+	json_decref(w);
 	if (a->json) {
 		s = json_dumps(o, JSON_INDENT(2) | JSON_REAL_PRECISION(17));
 		fprintf(f, "%s\n", s ? s : "");
@@ -152,7 +175,7 @@ verify_job(struct deid_args *a, struct deid_inputs *in,
 		dres_fail(res, r, 1);
 		goto out;
 	}
-	if ((r = verify_emit(a, &v, res)) != DEID_OK)
+	if ((r = verify_emit(a, h, &v, res)) != DEID_OK)
 		dres_fail(res, r, 0);
 	res->exit_code = v.passed ? EXIT_GATE_PASSED : EXIT_GATE_FAILED;
 out:
