@@ -240,9 +240,10 @@ const struct cmd_entry cmd_deid_anonymize_entry = {
 	"deid", "anonymize",
 	"deid anonymize --data F.csv --qi A,B,C [--hierarchies DIR | "
 	"--hierarchy A=FILE ...] [--identifying A,..] [--sensitive A,..] "
-	"[--separator C] --output OUT.csv --report R.json "
+	"[--insensitive A,..] [--separator C] --output OUT.csv --report R.json "
 	"[--pu-threshold T --population N [--pu-model dankar|pitman|zayatz|"
-	"snb]] [--k K] [--suppression-limit S] [--quality loss|entropy|payout] "
+	"snb]] [--k K] [--suppression-limit S] [--warn-suppressed S] "
+	"[--quality loss|entropy|payout] "
 	"[--game payout|no-attack [--game-cost C] [--game-gain G] "
 	"[--game-loss L] [--game-benefit B]] "
 	"[--residual N=BOUND ...] [--threads N] [--json]",

@@ -27,7 +27,8 @@ verify_print(FILE *f, const struct deid_verified *v, const char *const *qi,
 	fprintf(f, "records %llu, suppressed %llu (%.2f%%), classes %llu, "
 	    "smallest %llu, sample uniques %llu\n",
 	    (unsigned long long)v->records, (unsigned long long)v->suppressed,
-	    100 * v->suppressed_share, (unsigned long long)v->classes,
+	    v->records ? 100.0 * (double)v->suppressed / (double)v->records :
+	    0, (unsigned long long)v->classes,
 	    (unsigned long long)v->smallest_class,
 	    (unsigned long long)v->sample_uniques);
 	if (v->has_pu && v->pu.status == DEID_OK)
