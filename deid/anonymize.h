@@ -65,6 +65,10 @@ struct deid_job {
 	 * would be written, in memory).  out_name is for messages. */
 	int			 out_fd;
 	const char		*out_name;
+	/* Test hook: append the table's last row to out_fd again after
+	 * writing it, as a corrupted write would (the verification must
+	 * catch it: DEID_EINTERNAL naming "records"). */
+	int			 test_tamper;
 };
 
 /*
