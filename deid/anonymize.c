@@ -192,15 +192,9 @@ anon_side(const struct deid_job *job, const struct deid_hist *h,
 	s->records = h->n;
 	s->classes = h->u;
 	s->sample_uniques = h->c1;
-	if (c->pu || job->npopulation > 0) {
+	if (c->pu || job->npopulation > 0) {	/* 0 with no sample unique */
 		s->has_pu = 1;
-		if (h->c1 == 0) {
-			memset(&s->pu, 0, sizeof(s->pu));
-			s->pu.model = c->pu_model;
-			s->pu.path = DEID_PATH_TRIVIAL;
-		} else
-			deid_model_estimate(c->pu_model, h, job->population[0],
-			    &s->pu);
+		deid_model_estimate(c->pu_model, h, job->population[0], &s->pu);
 	}
 	if (deid_residual_list(job->population, job->npopulation,
 	    job->residual_population, job->residual_bound, job->nresidual,

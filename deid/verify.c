@@ -373,15 +373,9 @@ v_risk(const struct deid_verify_opts *o, const struct deid_hist *h,
 	size_t i;
 
 	if (o->crit.pu || o->npopulation > 0) {
-		v->has_pu = 1;
-		if (h->c1 == 0) {	/* no sample unique: no population one */
-			memset(&v->pu, 0, sizeof(v->pu));
-			v->pu.model = o->crit.pu_model;
-			v->pu.path = DEID_PATH_TRIVIAL;
-		} else
-			deid_model_estimate(o->crit.pu_model, h,
-			    o->crit.pu ? o->crit.population : o->population[0],
-			    &v->pu);
+		v->has_pu = 1;	/* exactly 0 with no sample unique */
+		deid_model_estimate(o->crit.pu_model, h, o->crit.pu ?
+		    o->crit.population : o->population[0], &v->pu);
 	}
 	if (deid_residual_list(o->population, o->npopulation,
 	    o->residual_population, o->residual_bound, o->nresidual,
