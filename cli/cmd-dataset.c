@@ -20,8 +20,9 @@
 #define USAGE_UNMOUNT	"dataset unmount ID [--json] [--socket PATH]"
 #define USAGE_IMPORT	"dataset import FILE --name NAME --qi A,B,... " \
 	"[--hierarchies DIR | --hierarchy A=FILE ...] [--identifying A,...] " \
-	"[--sensitive A,...] [--separator C] [--population N ...] " \
-	"[--pu-threshold T] [--pu-model M] [--k K] [--suppression-limit S] " \
+	"[--sensitive A,...] [--insensitive A,...] [--separator C] " \
+	"[--population N ...] [--pu-threshold T] [--pu-model M] [--k K] " \
+	"[--suppression-limit S] [--warn-suppressed S] " \
 	"[--quality loss|entropy|payout] [--game payout|no-attack] " \
 	"[--game-cost C] [--game-gain G] [--game-loss L] [--game-benefit B] " \
 	"[--residual N=BOUND ...] [--json] " \
@@ -56,6 +57,33 @@ print_list(json_t *j)
 		print_row(d);
 }
 
+/* The verdict, why, its call-outs, and what the gate re-derived from
+ * the released file. */
+static void
+print_gate(json_t *gate, json_t *v)
+{
+	const char *verdict = str(gate, "verdict");
+	json_t *x;
+	size_t i;
+
+	printf("gate: %s\n", json_is_true(json_object_get(gate, "passed")) ?
+	    "passed" : strcmp(verdict, "nothing released") == 0 ?
+	    "FAILED (nothing released)" : "FAILED");
+	json_array_foreach(json_object_get(gate, "reasons"), i, x)
+		printf("  %s\n", json_string_value(x));
+	json_array_foreach(json_object_get(gate, "warnings"), i, x)
+		printf("  warning: %s\n", json_string_value(x));
+	if (json_is_object(v))
+		printf("verified from the released file: %lld records, %lld "
+		    "suppressed, %lld classes, smallest %lld\n",
+		    (long long)json_integer_value(json_object_get(v, "records")),
+		    (long long)json_integer_value(json_object_get(v,
+		    "suppressed_records")),
+		    (long long)json_integer_value(json_object_get(v, "classes")),
+		    (long long)json_integer_value(json_object_get(v,
+		    "smallest_class")));
+}
+
 static void
 print_one(json_t *d)
 {
@@ -69,8 +97,11 @@ print_one(json_t *d)
 	if (str(d, "reason")[0] != '\0')
 		printf("reason: %s\n", str(d, "reason"));
 	if (gate != NULL)
-		printf("gate: %s\n", json_is_true(json_object_get(gate,
-		    "passed")) ? "passed" : "FAILED");
+		print_gate(gate, json_object_get(json_object_get(d, "report"),
+		    "verified"));
+	if (str(json_object_get(d, "report"), "release_sha256")[0] != '\0')
+		printf("release sha256: %s\n", str(json_object_get(d,
+		    "report"), "release_sha256"));
 }
 
 static int
@@ -158,9 +189,9 @@ static int
 import_opt(struct import_args *ia, const char *opt, const char *val)
 {
 	static const char *const lists[] = { "--qi", "--identifying",
-	    "--sensitive", NULL };
+	    "--sensitive", "--insensitive", NULL };
 	static const char *const nums[] = { "--pu-threshold", "--k",
-	    "--suppression-limit", "--game-cost", "--game-gain", "--game-loss",
+	    "--suppression-limit", "--warn-suppressed", "--game-cost", "--game-gain", "--game-loss",
 	    "--game-benefit", NULL };
 	static const char *const strs[] = { "--separator", "--pu-model",
 	    "--quality", "--game", NULL };

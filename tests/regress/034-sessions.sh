@@ -143,7 +143,7 @@ check "the refusal names the limit: max_sessions ($(head -c 160 "$D/s2.err"))" \
 check "the audit log records the refusal with that reason" \
 	wait_line "$D/audit/audit.log" 'session.create.refused.*max_sessions|max_sessions.*session.create.refused' 5
 "$CDSGATE" dataset import "$D/in/patients.csv" --name patients2 \
-	--qi age,sex,zip,race,admission_date --identifying patient_id,name \
+	--qi age,sex,zip,race,admission_date --identifying patient_id,name --sensitive diagnosis --insensitive length_of_stay \
 	--hierarchies "$D/in" --k 5 --suppression-limit 0.05 --json > "$D/imp2.json" 2>&1
 DS2=$(json "$D/imp2.json" 'j["id"]')
 code=$(api POST /v1/sessions "{\"recipient\": \"alice\", \"dataset\": $DS2}")
