@@ -125,9 +125,6 @@ uint64_t vnc_next_deadline(const struct vnc *v);
 void	 vnc_mark(struct vnc *v, int x, int y, int w, int h);
 /* Send pending updates now (runs the library's event processing). */
 void	 vnc_update(struct vnc *v);
-/* New cursor image: ARGB words, alpha premultiplied. */
-int	 vnc_set_cursor(struct vnc *v, unsigned w, unsigned h, unsigned xhot,
-	    unsigned yhot, const uint32_t *argb);
 /* Close one client (takes effect at the next vnc_update).  reason must
  * outlive the client (a string constant): its disconnect event names it. */
 void	 vnc_disconnect(struct vnc *v, struct vnc_peer *p,
