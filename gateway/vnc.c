@@ -96,6 +96,7 @@ struct vnc {
  * context, so they find the rate limiter here. */
 static struct vnc *vnc_current;
 static rfbCursorPtr vnc_cursor_dot(const rfbPixelFormat *f);
+#define VNC_DOT		5	/* the one cursor shape clients get */
 static struct tbucket vnc_log_bucket;
 static unsigned long vnc_log_quiet;
 
@@ -875,7 +876,9 @@ vnc_ptr(int mask, int x, int y, rfbClientPtr cl)
 		x = v->screen->width - 1;
 	if (y >= v->screen->height)
 		y = v->screen->height - 1;
-	rfbDefaultPtrAddEvent(mask, x, y, cl);	/* cursor for observers */
+	/* the place of the library's dot for clients without cursor
+	   shapes (the real pointer is drawn into the frame) */
+	rfbDefaultPtrAddEvent(mask, x, y, cl);
 	if (v->ops.pointer != NULL)
 		v->ops.pointer(v->ops.arg, p, mask, x, y);
 }
@@ -966,9 +969,43 @@ vnc_file_transfer(rfbClientPtr cl)
 	return FALSE;
 }
 
+/* Around every update sent: if it carried the cursor shape (the fixed
+ * dot; LibVNCServer clears cursorWasChanged only when it sent it), that
+ * goes on the record, so every cursor a client was sent is in the
+ * session log and the recording. */
+static void
+vnc_display(rfbClientPtr cl)
+{
+	struct vnc_peer *p = cl->clientData;
+
+	if (p != NULL)
+		p->cursor_due = cl->enableCursorShapeUpdates &&
+		    cl->cursorWasChanged;
+}
+
+static void
+vnc_display_done(rfbClientPtr cl, int result)
+{
+	struct vnc *v = vnc_of(cl);
+	struct vnc_peer *p = cl->clientData;
+
+	if (p == NULL || !p->cursor_due || cl->cursorWasChanged || !result)
+		return;
+	p->cursor_due = 0;
+	if (!tbucket_take(&v->msg_bucket, vnc_now(v))) {
+		v->msg_quiet++;
+		return;
+	}
+	slog_event("cursor_sent", json_pack("{s:s, s:s, s:i, s:i, s:s, s:I}",
+	    "client", p->addr, "shape", "dot", "width", VNC_DOT, "height",
+	    VNC_DOT, "encoding", cl->useRichCursorEncoding ? "rich" : "x",
+	    "suppressed", (json_int_t)v->msg_quiet));
+	v->msg_quiet = 0;
+}
+
 /* Every hook the library may call without a NULL check is set; the
- * rest are NULL-checked by the library (displayHook,
- * displayFinishedHook, getKeyboardLedStateHook: nothing to do). */
+ * rest are NULL-checked by the library (getKeyboardLedStateHook:
+ * nothing to do). */
 static int
 vnc_hooks_complete(const rfbScreenInfo *s)
 {
@@ -1006,6 +1043,8 @@ vnc_screen_policy(struct vnc *v, rfbScreenInfoPtr s)
 	s->setServerInput = vnc_server_input;
 	s->xvpHook = vnc_xvp;
 	s->setDesktopSizeHook = vnc_set_desktop_size;
+	s->displayHook = vnc_display;
+	s->displayFinishedHook = vnc_display_done;
 	s->maxClientWait = VNC_CLIENT_WAIT_MS;
 	s->authPasswdData = v->passwords;
 	s->passwordCheck = vnc_check_password;
@@ -1377,7 +1416,6 @@ vnc_viewers(const struct vnc *v)
  * bytes at most) is far below the library's 32 KiB update buffer, which
  * a larger cursor overflows, leaving an update half sent.
  */
-#define VNC_DOT		5
 static const char vnc_dot[VNC_DOT][VNC_DOT + 1] = {
 	" ooo ",
 	"oxxxo",

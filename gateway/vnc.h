@@ -69,6 +69,7 @@ struct vnc_peer {
 	int			 partial;	/* pre-auth message incomplete */
 	uint64_t		 recheck;	/* us: look at it again */
 	struct kiosk		 kiosk;		/* per-client modifier state */
+	int			 cursor_due;	/* this update may carry the dot */
 	const char		*close_reason;	/* set when we close it */
 	struct vnc_peer		*next;
 };

@@ -474,9 +474,6 @@ worker_capture(struct worker *w, uint64_t now)
 	vnc_update(w->v);
 }
 
-/* The pointer moved or its image changed: the places it was drawn and
- * the place it is now are grabbed from X again (the overlay draws it
- * there), sent and recorded like any other change of the screen. */
 /* The pointer's place (XTest motion is flushed by the round trip) and,
  * after an XFixes cursor event, its image. */
 static void
@@ -495,6 +492,9 @@ worker_cursor_state(struct worker *w)
 	w->cursor = w->cursor_image = 0;
 }
 
+/* The pointer moved or its image changed: the places it was drawn and
+ * the place it is now are grabbed from X again (the overlay draws it
+ * there), sent and recorded like any other change of the screen. */
 static void
 worker_cursor(struct worker *w, uint64_t now)
 {

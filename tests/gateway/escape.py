@@ -65,6 +65,7 @@ TILES = [
     ('b-focus', 'btn', '', 'focus the plain link'),
     ('b-popwin', 'btn', '', 'window.open popup window'),
     ('l-csp', 'a', '/x/csp/', 'this page, CSP sandbox'),
+    ('l-here', 'a', '#', 'a link to this page (#)'),
 ]
 
 # The app-side remedy for new tabs: the same page under a CSP sandbox

@@ -6,7 +6,8 @@
 #      cursors, 80 x 80 opaque pixels of the file's bytes each, 50 of them,
 #      while libvncclient (cdsgate-vnctest --cursor-log) asks for cursor
 #      shapes (RichCursor, XCursor).  The client gets one shape only, the
-#      worker's fixed 5 x 5 dot, with none of the file in it.  The page's
+#      worker's fixed 5 x 5 dot, with none of the file in it, and that
+#      shape is in the recording's events (cursor_sent).  The page's
 #      cursor reaches it only as pixels of the frame, under the watermark;
 #      the recording (`cdsgate replay --frame`) holds those frames: the
 #      images of at least 5 different parts of the file at the pointer,
@@ -153,6 +154,12 @@ elif cmd == "banner":           # PICTURE X0 Y0: banner, target or other
             votes["banner" if near((216, 27, 96)) else
                   "target" if near((30, 80, 220)) else "other"] += 1
     print(max(votes, key=votes.get))
+elif cmd == "recorded":         # replay --events output, EVENT: how many
+    n = 0
+    for l in open(a[0]):
+        e = json.loads(l)
+        n += e.get("type") == "event" and e["event"].get("event") == a[1]
+    print(n)
 elif cmd == "connect_t":        # replay --events output: first connect's t
     for l in open(a[0]):
         e = json.loads(l)
@@ -235,6 +242,10 @@ if session stream 'size=80&count=50&period=100'; then
 	REC=$(ls "$TMP"/rec-stream/*.cdsrec 2>/dev/null | head -1)
 	"$CDSGATE" replay "$REC" --events > "$TMP/stream-events.jsonl" 2> "$TMP/replay.err"
 	"$CDSGATE" replay "$REC" --info > "$TMP/stream-info.txt" 2>&1
+	ns=$(grep -c '^cursor ' "$TMP/stream.cur")
+	nr=$(cur recorded "$TMP/stream-events.jsonl" cursor_sent)
+	check "every cursor shape the client got is in the recording's events (cursor_sent: $nr, shapes: $ns)" \
+		test "$nr" -eq "$ns" -a "$ns" -ge 1
 	tc=$(cur connect_t "$TMP/stream-events.jsonl")
 	seen_offsets=
 	for dt in 1 1.5 2 2.5 3 3.5 4 4.5 5 5.5; do
