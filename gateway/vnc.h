@@ -19,7 +19,11 @@
  * Behind the door:
  * VNC password authentication, one interactive client, optionally one
  * view-only observer.  Key and pointer events go to the callbacks in
- * struct vnc_ops; cut text goes to gateway/clipboard.c and is dropped.
+ * struct vnc_ops; cut text goes to gateway/clipboard.c and is dropped;
+ * every other client message has a refusing hook or is the library's
+ * own business (docs/gateway.md, "Client messages").  The only cursor
+ * shape a client is sent is a fixed 5x5 dot: the real pointer is drawn
+ * into the frames (gateway/cursor.h).
  * Trust: unprivileged; parses untrusted network input.
  */
 #ifndef GATEWAY_VNC_H
