@@ -1309,6 +1309,10 @@ client_free(rfbClient *c)
 {
 	free(c->frameBuffer);
 	c->frameBuffer = NULL;
+	/* libvncclient 0.9.14 never frees the last cursor shape */
+	free(c->rcSource);
+	free(c->rcMask);
+	c->rcSource = c->rcMask = NULL;
 	rfbClientCleanup(c);
 }
 

@@ -176,6 +176,12 @@ elif cmd == "pid":              # SESSION-LOG ROLE
         if e.get("event") == "child_start" and e.get("role") == a[1]:
             print(e["pid"])
             break
+elif cmd == "exit":             # SESSION-LOG ROLE: "exited CODE" or how it ended
+    for l in open(a[0]):
+        e = json.loads(l)
+        if e.get("event") == "child_exit" and e.get("role") == a[1]:
+            w = e.get("wait", {})
+            print(w.get("status"), w.get("code", w.get("signal_name")))
 elif cmd == "logcount":         # SESSION-LOG EVENT [KEY=VALUE]
     k, _, v = (a[2] if len(a) > 2 else "=").partition("=")
     n = 0
@@ -297,6 +303,10 @@ if session msgs 'size=32&count=5&period=100'; then
 	term_wait "$GW_PID"
 	GW_PID=
 	check "the session then ends cleanly (exit $term_rc)" test "$term_rc" = 0
+	# (under the sanitizers: no error, no leak in the worker)
+	wexit=$(cur exit "$LOG" worker)
+	check "the worker itself exited 0 after all the messages ($wexit)" \
+		test "$wexit" = "exited 0"
 else
 	not_ok "a session for the message types is ready"
 fi
