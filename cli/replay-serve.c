@@ -214,7 +214,7 @@ serve_screen(struct player *p, in_addr_t addr, int port, char **passwords)
 	s->kbdAddEvent = serve_kbd;
 	s->ptrAddEvent = serve_ptr;
 	s->setXCutText = serve_cut;
-	s->cursor = NULL;	/* the recording has no pointer; draw none */
+	s->cursor = NULL;	/* the pointer is in the recorded frames */
 	if (s->frameBuffer == NULL) {
 		rfbScreenCleanup(s);
 		return NULL;

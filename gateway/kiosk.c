@@ -228,7 +228,10 @@ kiosk_swallow_take(struct kiosk *k, uint32_t ks)
 	return 0;
 }
 
-/* Modifier keys: update the state; only Shift and Control reach X. */
+/* Modifier keys: update the state; only Shift and Control reach X, and
+ * not while a button is down (the click would take them at its
+ * release: ctrl+click, shift+click).  A press held back stays so until
+ * its release, which is swallowed. */
 static enum kiosk_verdict
 kiosk_modifier(struct kiosk *k, uint32_t bit, int down)
 {
@@ -236,9 +239,20 @@ kiosk_modifier(struct kiosk *k, uint32_t bit, int down)
 		k->held |= bit;
 	else
 		k->held &= ~bit;
-	if (bit & KIOSK_K_FORWARDED)
-		return KIOSK_PASS;
-	return down ? KIOSK_DROP : KIOSK_SWALLOW;
+	if (!down && (k->held_back & bit)) {
+		k->held_back &= ~bit;
+		return KIOSK_SWALLOW;
+	}
+	if (!(bit & KIOSK_K_FORWARDED)) {
+		k->why = "modifier never forwarded";
+		return down ? KIOSK_DROP : KIOSK_SWALLOW;
+	}
+	if (down && k->buttons != 0) {
+		k->held_back |= bit;
+		k->why = "modifier while a button is down";
+		return KIOSK_DROP;
+	}
+	return KIOSK_PASS;
 }
 
 enum kiosk_verdict
@@ -259,6 +273,7 @@ kiosk_key(struct kiosk *k, uint32_t keysym, int down, uint32_t *mods_out)
 		return KIOSK_PASS;
 	}
 	kiosk_swallow_add(k, ks);
+	k->why = "not allowed with these modifiers";
 	return KIOSK_DROP;
 }
 
@@ -289,6 +304,20 @@ kiosk_button_press_allowed(const struct kiosk *k, int button)
 	if (button >= 4 && (mods & KIOSK_MOD_CTRL))
 		return 0;
 	return 1;
+}
+
+void
+kiosk_button(struct kiosk *k, int button, int down)
+{
+	uint32_t bit;
+
+	if (button < 1 || button > 32)
+		return;
+	bit = 1u << (button - 1);
+	if (down)
+		k->buttons |= bit;
+	else
+		k->buttons &= ~bit;
 }
 
 const char *

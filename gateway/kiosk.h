@@ -33,7 +33,9 @@
  *    "save as", "print" and back/forward buttons (8/9) navigate.  Not
  *    with Ctrl or Shift held: ctrl+click opens a link in a background
  *    tab, shift+click in a second window (so shift+click cannot extend
- *    a selection); ctrl+wheel zooms.
+ *    a selection); ctrl+wheel zooms.  Chromium reads the modifiers at
+ *    the release, so Ctrl or Shift pressed while a button is down is
+ *    dropped too (logged), and its release swallowed.
  */
 #ifndef GATEWAY_KIOSK_H
 #define GATEWAY_KIOSK_H
@@ -70,6 +72,9 @@ struct kiosk {
 	uint32_t	 swallow[KIOSK_MAX_SWALLOW]; /* dropped presses */
 	unsigned	 nswallow;
 	unsigned	 swallow_next;		/* ring position when full */
+	uint32_t	 buttons;		/* bit b-1: button b down in X */
+	uint32_t	 held_back;		/* KIOSK_K_*: presses dropped */
+	const char	*why;			/* the last KIOSK_DROP's reason */
 };
 
 enum kiosk_verdict {
@@ -94,6 +99,8 @@ int	 kiosk_button_allowed(int button);
 /* A press of the button with the modifiers the client holds now: no
  * ctrl/shift+left click (new tab or window), no ctrl+wheel (zoom). */
 int	 kiosk_button_press_allowed(const struct kiosk *k, int button);
+/* A button press reached X (down), or the button was let go. */
+void	 kiosk_button(struct kiosk *k, int button, int down);
 /* "ctrl+shift" etc. into buf (always NUL-terminated); returns buf. */
 const char *kiosk_mods_str(uint32_t mods, char *buf, size_t len);
 

@@ -88,11 +88,15 @@ struct vnc {
 	struct tbucket		 auth_bucket;	/* authentication attempts */
 	struct tbucket		 refuse_bucket;	/* client_refused lines */
 	unsigned long		 refused_quiet;	/* refusals not logged */
+	struct tbucket		 msg_bucket;	/* message_refused lines */
+	unsigned long		 msg_quiet;	/* ... not logged */
 };
 
 /* The one screen of this process: LibVNCServer's log hooks take no
  * context, so they find the rate limiter here. */
 static struct vnc *vnc_current;
+static rfbCursorPtr vnc_cursor_dot(const rfbPixelFormat *f);
+#define VNC_DOT		5	/* the one cursor shape clients get */
 static struct tbucket vnc_log_bucket;
 static unsigned long vnc_log_quiet;
 
@@ -872,9 +876,152 @@ vnc_ptr(int mask, int x, int y, rfbClientPtr cl)
 		x = v->screen->width - 1;
 	if (y >= v->screen->height)
 		y = v->screen->height - 1;
-	rfbDefaultPtrAddEvent(mask, x, y, cl);	/* cursor for observers */
+	/* the place of the library's dot for clients without cursor
+	   shapes (the real pointer is drawn into the frame) */
+	rfbDefaultPtrAddEvent(mask, x, y, cl);
 	if (v->ops.pointer != NULL)
 		v->ops.pointer(v->ops.arg, p, mask, x, y);
+}
+
+/*
+ * Every client message LibVNCServer 0.9.14 dispatches either reaches a
+ * handler of ours or the library's own code, or is refused; no hook is
+ * left NULL where the library calls it unchecked (setDesktopSizeHook is:
+ * a NULL there was a SIGSEGV from one message).  The library's own
+ * handling: SetPixelFormat, FixColourMapEntries (closes the client),
+ * SetEncodings, FramebufferUpdateRequest, SetScale and PalmVNC's (a
+ * scaled copy of the served frame), unknown types (closes the client).
+ * Ours: keys, pointer, cut text (gateway/clipboard.c) and the refusals
+ * below, each logged as message_refused (rate limited) and otherwise
+ * ignored.
+ */
+static void
+vnc_msg_refused(rfbClientPtr cl, const char *message, const char *action)
+{
+	struct vnc *v = vnc_of(cl);
+	struct vnc_peer *p = cl->clientData;
+
+	if (!tbucket_take(&v->msg_bucket, vnc_now(v))) {
+		v->msg_quiet++;
+		return;
+	}
+	slog_event("message_refused", json_pack("{s:s, s:s, s:s, s:I}",
+	    "client", p != NULL ? p->addr : (cl->host ? cl->host : "?"),
+	    "message", message, "action", action,
+	    "suppressed", (json_int_t)v->msg_quiet));
+	v->msg_quiet = 0;
+}
+
+/* SetDesktopSize (251): the screen's size is the policy's. */
+static int
+vnc_set_desktop_size(int width, int height, int nscreens,
+    struct rfbExtDesktopScreen *screens, rfbClientPtr cl)
+{
+	(void)width;
+	(void)height;
+	(void)nscreens;
+	(void)screens;
+	vnc_msg_refused(cl, "SetDesktopSize", "resize prohibited");
+	return rfbExtDesktopSize_ResizeProhibited;
+}
+
+/* Xvp (250): no shutdown, reboot or reset of anything. */
+static rfbBool
+vnc_xvp(rfbClientPtr cl, uint8_t version, uint8_t code)
+{
+	(void)version;
+	(void)code;
+	vnc_msg_refused(cl, "Xvp", "refused (xvp_fail sent)");
+	return FALSE;
+}
+
+/* UltraVNC TextChat (11): a way in for text, like the clipboard. */
+static void
+vnc_text_chat(rfbClientPtr cl, int length, char *text)
+{
+	(void)length;
+	(void)text;	/* never looked at */
+	vnc_msg_refused(cl, "TextChat", "dropped");
+}
+
+/* UltraVNC SetSingleWindow (10) and SetServerInput (9). */
+static void
+vnc_single_window(rfbClientPtr cl, int x, int y)
+{
+	(void)x;
+	(void)y;
+	vnc_msg_refused(cl, "SetSingleWindow", "ignored");
+}
+
+static void
+vnc_server_input(rfbClientPtr cl, int status)
+{
+	(void)status;
+	vnc_msg_refused(cl, "SetServerInput", "ignored");
+}
+
+/* UltraVNC FileTransfer (7): never (permitFileTransfer is off too; the
+ * library then closes the client). */
+static int
+vnc_file_transfer(rfbClientPtr cl)
+{
+	vnc_msg_refused(cl, "FileTransfer", "refused");
+	return FALSE;
+}
+
+/* Around every update sent: if it carried the cursor shape (the fixed
+ * dot; LibVNCServer clears cursorWasChanged only when it sent it), that
+ * goes on the record, so every cursor a client was sent is in the
+ * session log and the recording. */
+static void
+vnc_display(rfbClientPtr cl)
+{
+	struct vnc_peer *p = cl->clientData;
+
+	if (p != NULL)
+		p->cursor_due = cl->enableCursorShapeUpdates &&
+		    cl->cursorWasChanged;
+}
+
+static void
+vnc_display_done(rfbClientPtr cl, int result)
+{
+	struct vnc *v = vnc_of(cl);
+	struct vnc_peer *p = cl->clientData;
+
+	if (p == NULL || !p->cursor_due || cl->cursorWasChanged || !result)
+		return;
+	p->cursor_due = 0;
+	if (!tbucket_take(&v->msg_bucket, vnc_now(v))) {
+		v->msg_quiet++;
+		return;
+	}
+	slog_event("cursor_sent", json_pack("{s:s, s:s, s:i, s:i, s:s, s:I}",
+	    "client", p->addr, "shape", "dot", "width", VNC_DOT, "height",
+	    VNC_DOT, "encoding", cl->useRichCursorEncoding ? "rich" : "x",
+	    "suppressed", (json_int_t)v->msg_quiet));
+	v->msg_quiet = 0;
+}
+
+/* Every hook the library may call without a NULL check is set; the
+ * rest are NULL-checked by the library (getKeyboardLedStateHook:
+ * nothing to do). */
+static int
+vnc_hooks_complete(const rfbScreenInfo *s)
+{
+	return s->passwordCheck != NULL && s->newClientHook != NULL &&
+	    s->kbdAddEvent != NULL && s->kbdReleaseAllKeys != NULL &&
+	    s->ptrAddEvent != NULL && s->setXCutText != NULL &&
+#ifdef LIBVNCSERVER_HAVE_LIBZ
+	    s->setXCutTextUTF8 != NULL &&
+#endif
+	    s->getCursorPtr != NULL && s->setTranslateFunction != NULL &&
+	    s->setDesktopSizeHook != NULL &&
+	    s->numberOfExtDesktopScreensHook != NULL &&
+	    s->getExtDesktopScreenHook != NULL && s->xvpHook != NULL &&
+	    s->setTextChat != NULL && s->setSingleWindow != NULL &&
+	    s->setServerInput != NULL &&
+	    s->getFileTransferPermission != NULL && s->cursor != NULL;
 }
 
 /* ---- set-up and teardown ---------------------------------------------- */
@@ -890,10 +1037,14 @@ vnc_screen_policy(struct vnc *v, rfbScreenInfoPtr s)
 	s->dontDisconnect = TRUE;
 	s->deferUpdateTime = 0;		/* the worker paces frames itself */
 	s->handleEventsEagerly = FALSE;	/* one message per peer per wake-up */
-	s->getFileTransferPermission = NULL;
-	s->setTextChat = NULL;
-	s->xvpHook = NULL;
-	s->setDesktopSizeHook = NULL;
+	s->getFileTransferPermission = vnc_file_transfer;
+	s->setTextChat = vnc_text_chat;
+	s->setSingleWindow = vnc_single_window;
+	s->setServerInput = vnc_server_input;
+	s->xvpHook = vnc_xvp;
+	s->setDesktopSizeHook = vnc_set_desktop_size;
+	s->displayHook = vnc_display;
+	s->displayFinishedHook = vnc_display_done;
 	s->maxClientWait = VNC_CLIENT_WAIT_MS;
 	s->authPasswdData = v->passwords;
 	s->passwordCheck = vnc_check_password;
@@ -920,6 +1071,7 @@ int
 vnc_open(struct vnc **vp, const struct vnc_params *prm,
     const struct vnc_ops *ops)
 {
+	rfbCursorPtr cursor;
 	int i, st, fl;
 	struct vnc *v;
 
@@ -953,6 +1105,7 @@ vnc_open(struct vnc **vp, const struct vnc_params *prm,
 	else
 		tbucket_init(&v->refuse_bucket, 5, 20, prm->clock());
 	tbucket_init(&vnc_log_bucket, 20, 200, prm->clock());
+	tbucket_init(&v->msg_bucket, 5, 20, prm->clock());
 	vnc_current = v;
 	rfbLog = vnc_log_info;
 	rfbErr = vnc_log_err;
@@ -964,6 +1117,13 @@ vnc_open(struct vnc **vp, const struct vnc_params *prm,
 	if (v->screen == NULL)
 		goto out;
 	vnc_screen_policy(v, v->screen);
+	if ((cursor = vnc_cursor_dot(&v->screen->serverFormat)) == NULL) {
+		st = VNC_ENOMEM;
+		goto out;
+	}
+	rfbSetCursor(v->screen, cursor);
+	if (!vnc_hooks_complete(v->screen))
+		goto out;	/* VNC_ELIB */
 	v->screen->frameBuffer = prm->framebuffer;
 	rfbSetServerVersionIdentity(v->screen, "cdsgate");  /* not the library's */
 	rfbInitServer(v->screen);
@@ -1248,68 +1408,54 @@ vnc_viewers(const struct vnc *v)
 
 /* ---- cursor --------------------------------------------------------------- */
 
+/*
+ * The only cursor shape any client is ever sent: a small fixed dot,
+ * chosen here, never the page's.  The real pointer is drawn into the
+ * frames (gateway/cursor.h); the dot only gives a viewer immediate
+ * feedback where its own mouse is.  Its message (12 + 5 x 5 x 4 + 5
+ * bytes at most) is far below the library's 32 KiB update buffer, which
+ * a larger cursor overflows, leaving an update half sent.
+ */
+static const char vnc_dot[VNC_DOT][VNC_DOT + 1] = {
+	" ooo ",
+	"oxxxo",
+	"oxxxo",
+	"oxxxo",
+	" ooo ",
+};
+
 static rfbCursorPtr
-vnc_cursor_alloc(unsigned w, unsigned h)
+vnc_cursor_dot(const rfbPixelFormat *f)
 {
+	const uint32_t white = 255u << f->redShift | 255u << f->greenShift |
+	    255u << f->blueShift;
 	rfbCursorPtr c;
-	size_t npix = (size_t)w * h;
+	uint32_t px;
+	int x, y;
 
 	if ((c = calloc(1, sizeof(*c))) == NULL)
 		return NULL;
 	c->cleanup = c->cleanupSource = c->cleanupMask = TRUE;
 	c->cleanupRichSource = TRUE;
-	c->width = (unsigned short)w;
-	c->height = (unsigned short)h;
-	c->richSource = malloc(npix * 4);
-	c->alphaSource = malloc(npix);
-	c->mask = calloc((w + 7) / 8, h);
+	c->width = c->height = VNC_DOT;
+	c->xhot = c->yhot = VNC_DOT / 2;
+	c->richSource = calloc(VNC_DOT * VNC_DOT, 4);
+	c->alphaSource = calloc(VNC_DOT * VNC_DOT, 1);
+	c->mask = calloc(1, VNC_DOT);	/* one byte per row */
 	if (c->richSource == NULL || c->alphaSource == NULL || c->mask == NULL) {
 		rfbFreeCursor(c);
 		return NULL;
 	}
+	for (y = 0; y < VNC_DOT; y++)
+		for (x = 0; x < VNC_DOT; x++) {
+			if (vnc_dot[y][x] == ' ')
+				continue;
+			px = vnc_dot[y][x] == 'o' ? white : 0;
+			memcpy(c->richSource + (y * VNC_DOT + x) * 4, &px, 4);
+			c->alphaSource[y * VNC_DOT + x] = 255;
+			c->mask[y] |= (unsigned char)(0x80 >> x);
+		}
 	return c;
-}
-
-/* Un-premultiply one channel. */
-static uint32_t
-vnc_unpremul(uint32_t c, uint32_t a)
-{
-	uint32_t v;
-
-	if (a == 0 || a == 255)
-		return c;
-	v = (c * 255 + a / 2) / a;
-	return v > 255 ? 255 : v;
-}
-
-int
-vnc_set_cursor(struct vnc *v, unsigned w, unsigned h, unsigned xhot,
-    unsigned yhot, const uint32_t *argb)
-{
-	const rfbPixelFormat *f = &v->screen->serverFormat;
-	rfbCursorPtr c;
-	uint32_t p, a, px;
-	size_t i, row = (w + 7) / 8;
-
-	if (w == 0 || h == 0 || (c = vnc_cursor_alloc(w, h)) == NULL)
-		return VNC_ENOMEM;
-	c->xhot = (unsigned short)xhot;
-	c->yhot = (unsigned short)yhot;
-	for (i = 0; i < (size_t)w * h; i++) {
-		p = argb[i];
-		a = p >> 24;
-		px = vnc_unpremul((p >> 16) & 0xff, a) << f->redShift |
-		    vnc_unpremul((p >> 8) & 0xff, a) << f->greenShift |
-		    vnc_unpremul(p & 0xff, a) << f->blueShift;
-		memcpy(c->richSource + i * 4, &px, 4);
-		c->alphaSource[i] = (unsigned char)a;
-		if (a >= 128)
-			c->mask[(i / w) * row + (i % w) / 8] |=
-			    (unsigned char)(0x80 >> ((i % w) % 8));
-	}
-	c->alphaPreMultiplied = FALSE;
-	rfbSetCursor(v->screen, c);
-	return VNC_OK;
 }
 
 const char *

@@ -19,7 +19,11 @@
  * Behind the door:
  * VNC password authentication, one interactive client, optionally one
  * view-only observer.  Key and pointer events go to the callbacks in
- * struct vnc_ops; cut text goes to gateway/clipboard.c and is dropped.
+ * struct vnc_ops; cut text goes to gateway/clipboard.c and is dropped;
+ * every other client message has a refusing hook or is the library's
+ * own business (docs/gateway.md, "Client messages").  The only cursor
+ * shape a client is sent is a fixed 5x5 dot: the real pointer is drawn
+ * into the frames (gateway/cursor.h).
  * Trust: unprivileged; parses untrusted network input.
  */
 #ifndef GATEWAY_VNC_H
@@ -69,6 +73,7 @@ struct vnc_peer {
 	int			 partial;	/* pre-auth message incomplete */
 	uint64_t		 recheck;	/* us: look at it again */
 	struct kiosk		 kiosk;		/* per-client modifier state */
+	int			 cursor_due;	/* this update may carry the dot */
 	const char		*close_reason;	/* set when we close it */
 	struct vnc_peer		*next;
 };
@@ -125,9 +130,6 @@ uint64_t vnc_next_deadline(const struct vnc *v);
 void	 vnc_mark(struct vnc *v, int x, int y, int w, int h);
 /* Send pending updates now (runs the library's event processing). */
 void	 vnc_update(struct vnc *v);
-/* New cursor image: ARGB words, alpha premultiplied. */
-int	 vnc_set_cursor(struct vnc *v, unsigned w, unsigned h, unsigned xhot,
-	    unsigned yhot, const uint32_t *argb);
 /* Close one client (takes effect at the next vnc_update).  reason must
  * outlive the client (a string constant): its disconnect event names it. */
 void	 vnc_disconnect(struct vnc *v, struct vnc_peer *p,

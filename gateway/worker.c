@@ -30,6 +30,7 @@
 #include <rfb/rfbproto.h>
 
 #include "common/digest.h"
+#include "gateway/cursor.h"
 #include "gateway/input.h"
 #include "gateway/kiosk.h"
 #include "gateway/ratelimit.h"
@@ -62,7 +63,9 @@ struct worker {
 	uint64_t		 last_capture;
 	int			 damage;	/* damage event not yet captured */
 	int			 stale;		/* damage left in X (no viewers) */
-	int			 cursor;	/* cursor image to refresh */
+	int			 cursor;	/* the pointer to draw again */
+	int			 cursor_image;	/* ... with a new image */
+	struct cursor		*cur;		/* drawn into the frames */
 	struct vnc_peer		*interactive;
 	int			 client_mask;	/* buttons as the client sent them */
 	int			 suppressed;	/* buttons whose press was dropped */
@@ -302,9 +305,10 @@ worker_key(void *arg, struct vnc_peer *p, uint32_t keysym, int down)
 	if (kv == KIOSK_DROP || kv == KIOSK_SWALLOW)
 		worker_rec_key(w, now, keysym, down, RECORD_FILTERED);
 	if (kv == KIOSK_DROP) {
-		slog_event("key_filtered", json_pack("{s:s, s:I, s:s}",
+		slog_event("key_filtered", json_pack("{s:s, s:I, s:s, s:s}",
 		    "client", p->addr, "keysym", (json_int_t)keysym, "mods",
-		    kiosk_mods_str(mods, ms, sizeof(ms))));
+		    kiosk_mods_str(mods, ms, sizeof(ms)), "reason",
+		    p->kiosk.why != NULL ? p->kiosk.why : "filtered"));
 		return;
 	}
 	if (kv == KIOSK_SWALLOW || !down) {
@@ -335,6 +339,7 @@ worker_flush_motion(struct worker *w, uint64_t now, int force)
 
 	if (rl_motion_take(&w->rl, now, force, &x, &y)) {
 		input_motion(w->in, x, y);
+		w->cursor = 1;
 		worker_rec_ptr(w, now, x, y, w->client_mask,
 		    RECORD_DELIVERED);
 	}
@@ -354,6 +359,7 @@ worker_button(struct worker *w, struct vnc_peer *p, int button, int down,
 			w->suppressed &= ~bit;
 		else
 			input_button(w->in, button, 0);
+		kiosk_button(&p->kiosk, button, 0);
 		return;
 	}
 	if (!kiosk_button_press_allowed(&p->kiosk, button)) {
@@ -377,6 +383,7 @@ worker_button(struct worker *w, struct vnc_peer *p, int button, int down,
 	worker_rec_ptr(w, now, w->px, w->py, w->client_mask | bit,
 	    RECORD_DELIVERED);
 	input_button(w->in, button, 1);
+	kiosk_button(&p->kiosk, button, 1);
 }
 
 /* Motion is coalesced; before a button changes, the latest position is
@@ -408,7 +415,7 @@ worker_pointer(void *arg, struct vnc_peer *p, int mask, int x, int y)
 /* ---- clients come and go ----------------------------------------------- */
 
 /* The framebuffer is left stale while nobody watches; the first viewer
- * gets a full capture and the current cursor. */
+ * gets a full capture (the pointer drawn in it). */
 static void
 worker_connected(void *arg, struct vnc_peer *p)
 {
@@ -429,7 +436,6 @@ worker_connected(void *arg, struct vnc_peer *p)
 		w->stale = 0;
 		w->damage = 0;
 	}
-	w->cursor = 1;
 }
 
 static void
@@ -468,26 +474,65 @@ worker_capture(struct worker *w, uint64_t now)
 	vnc_update(w->v);
 }
 
+/* The pointer's place (XTest motion is flushed by the round trip) and,
+ * after an XFixes cursor event, its image. */
 static void
-worker_cursor(struct worker *w)
+worker_cursor_state(struct worker *w)
 {
 	struct x11_cursor c;
+	int px, py;
 
-	w->cursor = 0;
-	if (vnc_viewers(w->v) == 0 || x11_cursor(w->x, &c) != X11_OK)
+	if (w->cursor_image && x11_cursor(w->x, &c) == X11_OK) {
+		cursor_set_image(w->cur, c.width, c.height, c.xhot, c.yhot,
+		    c.argb);
+		x11_cursor_free(&c);
+	}
+	if (x11_pointer(w->x, &px, &py) == X11_OK)
+		cursor_move(w->cur, px, py);
+	w->cursor = w->cursor_image = 0;
+}
+
+/* The pointer moved or its image changed: the places it was drawn and
+ * the place it is now are grabbed from X again (the overlay draws it
+ * there), sent and recorded like any other change of the screen. */
+static void
+worker_cursor(struct worker *w, uint64_t now)
+{
+	struct cursor_rect cr[CURSOR_MAX_DRAWN + 1];
+	struct x11_rect r[CURSOR_MAX_DRAWN + 1];
+	size_t n, i;
+
+	worker_cursor_state(w);
+	if (vnc_viewers(w->v) == 0) {
+		w->stale = 1;	/* drawn at the first viewer's full grab */
 		return;
-	(void)vnc_set_cursor(w->v, c.width, c.height, c.xhot, c.yhot, c.argb);
-	x11_cursor_free(&c);
+	}
+	n = cursor_take_drawn(w->cur, cr, CURSOR_MAX_DRAWN);
+	n += (size_t)cursor_bounds(w->cur, &cr[n]);
+	for (i = 0; i < n; i++)
+		r[i] = (struct x11_rect){ cr[i].x, cr[i].y, cr[i].w, cr[i].h };
+	if (n == 0 || x11_capture_rects(w->x, r, n) != X11_OK)
+		return;
+	for (i = 0; i < n; i++)
+		vnc_mark(w->v, r[i].x, r[i].y, r[i].w, r[i].h);
+	worker_rec_rects(w, now, r, n);
+	w->last_capture = now;
 	vnc_update(w->v);
 }
 
 /* ---- the watermark (gateway/watermark.h) ------------------------------------ */
 
+/* Every rectangle copied from X: the pointer, then the watermark over
+ * it (so the pointer's pixels are watermarked too). */
 static void
-worker_wm_overlay(void *arg, char *fb, size_t stride, int x, int y, int w,
+worker_overlay(void *arg, char *fb, size_t stride, int x, int y, int w,
     int h)
 {
-	watermark_blend(arg, fb, stride, x, y, w, h);
+	struct worker *wk = arg;
+
+	cursor_draw(wk->cur, fb, stride, x, y, w, h);
+	if (wk->wm != NULL)
+		watermark_blend(wk->wm, fb, stride, x, y, w, h);
 }
 
 /* Only the blocks where the mask changed (a new minute: its digits in
@@ -598,8 +643,26 @@ worker_open_watermark(struct worker *w)
 		return -1;
 	}
 	w->wm_next = (uint64_t)watermark_next_change(w->wm, t) * 1000000u;
-	if ((st = x11_set_overlay(w->x, worker_wm_overlay, w->wm)) !=
-	    X11_OK || (st = x11_capture_all(w->x)) != X11_OK) {
+	return 0;
+}
+
+/* Before the filter: the pointer's image and place, and the overlay
+ * that draws it (and the watermark) into every grab from now on. */
+static int
+worker_open_cursor(struct worker *w)
+{
+	const struct x11_format *f = x11_format(w->x);
+	int st;
+
+	if ((st = cursor_alloc(&w->cur, f->width, f->height, f->red_shift,
+	    f->green_shift, f->blue_shift)) != CURSOR_OK) {
+		worker_setup_failed("cursor", cursor_strerror(st));
+		return -1;
+	}
+	w->cursor_image = 1;
+	worker_cursor_state(w);
+	if ((st = x11_set_overlay(w->x, worker_overlay, w)) != X11_OK ||
+	    (st = x11_capture_all(w->x)) != X11_OK) {
 		worker_setup_failed("x11", x11_strerror(st));
 		return -1;
 	}
@@ -659,10 +722,13 @@ worker_timers(struct worker *w, uint64_t now)
 	worker_report(w, now);
 	worker_wm_tick(w, now);
 	vnc_tick(w->v, now);
-	if (w->damage && worker_since(now, w->last_capture) >= WORKER_FRAME_US)
-		worker_capture(w, now);
-	if (w->cursor)
-		worker_cursor(w);
+	if ((w->damage || w->cursor) &&
+	    worker_since(now, w->last_capture) >= WORKER_FRAME_US) {
+		if (w->damage)
+			worker_capture(w, now);
+		if (w->cursor)
+			worker_cursor(w, now);
+	}
 }
 
 static void
@@ -680,8 +746,7 @@ worker_timeout(struct worker *w, uint64_t now)
 	uint64_t t = 0, ms;
 
 	if (w->damage || w->cursor)
-		worker_min(&t, w->damage ? w->last_capture + WORKER_FRAME_US :
-		    now);
+		worker_min(&t, w->last_capture + WORKER_FRAME_US);
 	worker_min(&t, rl_next_deadline(&w->rl));
 	worker_min(&t, vnc_next_deadline(w->v));
 	worker_min(&t, worker_wm_deadline(w, now));
@@ -733,7 +798,8 @@ worker_loop(struct worker *w)
 			return -1;
 		bits = x11_dispatch(w->x);
 		w->damage |= (bits & X11_EV_DAMAGE) != 0;
-		w->cursor |= (bits & X11_EV_CURSOR) != 0;
+		if (bits & X11_EV_CURSOR)
+			w->cursor = w->cursor_image = 1;
 		vnc_handle(w->v, pfd + 2, n - 2, now);
 		/* The tls process is gone or broke the protocol: fail
 		   closed (unless we are stopping anyway: it got SIGTERM
@@ -848,7 +914,7 @@ worker_setup(struct worker *w, const struct worker_config *cfg)
 		worker_setup_failed("x11", "screen size differs from config");
 		return -1;
 	}
-	if (worker_open_watermark(w) != 0)
+	if (worker_open_watermark(w) != 0 || worker_open_cursor(w) != 0)
 		return -1;
 	if ((st = input_open(&w->in, x11_display(w->x))) != INPUT_OK) {
 		worker_setup_failed("input", input_strerror(st));
@@ -873,6 +939,7 @@ worker_teardown(struct worker *w)
 	input_close(w->in);
 	x11_close(w->x);
 	watermark_free(w->wm);
+	cursor_free(w->cur);
 	if (w->sigfd >= 0)
 		close(w->sigfd);
 	if (w->masked)

@@ -564,6 +564,19 @@ x11_cursor(struct x11 *x, struct x11_cursor *c)
 	return X11_OK;
 }
 
+int
+x11_pointer(struct x11 *x, int *px, int *py)
+{
+	Window root, child;
+	int wx, wy;
+	unsigned mask;
+
+	if (!XQueryPointer(x->dpy, x->root, &root, &child, px, py, &wx, &wy,
+	    &mask))
+		return X11_EIO;
+	return X11_OK;
+}
+
 void
 x11_cursor_free(struct x11_cursor *c)
 {

@@ -1,6 +1,7 @@
 /*
  * gateway/x11.h — the worker's view of the session's X server: frames
- * through MIT-SHM driven by XDamage, the cursor shape through XFixes.
+ * through MIT-SHM driven by XDamage, the cursor image (drawn into the
+ * frames by gateway/cursor.c) through XFixes, the pointer's place.
  *
  * The framebuffer the VNC server sends from is owned here: one shared
  * memory segment of width*height*4 bytes into which XShmGetImage copies
@@ -79,6 +80,8 @@ int	 x11_capture_all(struct x11 *x);
 /* Fetch the current cursor image; free with x11_cursor_free. */
 int	 x11_cursor(struct x11 *x, struct x11_cursor *c);
 void	 x11_cursor_free(struct x11_cursor *c);
+/* Where the pointer is on the root window. */
+int	 x11_pointer(struct x11 *x, int *px, int *py);
 /* Called with every rectangle just copied from X into the framebuffer,
  * e.g. to burn in a watermark.  Setting one allocates a second
  * screen-sized segment (before the seccomp filter): strips are grabbed

@@ -13,7 +13,9 @@ reach the VNC client.  The main page at /?probe=PORT also fetch()es the
 backend and 127.0.0.1:PORT and reports each outcome (type "probe"), for
 the browser jail's test.  --novnc DIR also serves noVNC's files under /novnc/
 and a page, /novnc-test?url=WS-URL&password=PW, on which noVNC connects to
-the gateway and reports how that went (events of type "novnc").  Under /x/
+the gateway and reports how that went (events of type "novnc").  /cursor
+streams the file given by --cursor-file through CSS cursor images (a
+hostile page; see CURSOR_PAGE).  Under /x/
 it serves the kiosk-escape page and its targets (tests/gateway/escape.py;
 every request there is recorded, type "request").
 
@@ -201,6 +203,60 @@ rec({type: 'load', url: location.href, w: innerWidth, h: innerHeight});
 """
 
 
+# /cursor?size=S&period=MS&count=N: a hostile page that streams the file
+# given by --cursor-file through CSS cursors: N cursors of S x S opaque
+# pixels whose R, G, B bytes are the file's next bytes, one every MS ms,
+# over the whole page below the banner, from the first pointer move there;
+# each change is reported (type "cursor", the byte offset of that image),
+# then "cursor_done".  The
+# banner's colour flips every 500 ms ("tick"), so a viewer that still
+# gets frames can be told from a frozen one.
+CURSOR_PAGE = """<!doctype html>
+<html><head><meta charset="utf-8"><title>cdsgate cursor</title>
+<style>
+html, body { margin: 0; overflow: hidden; width: 100%%; height: 100%%;
+  background: rgb%(page)s; }
+#banner { position: absolute; left: 0; top: 0; width: 100%%; height: 160px;
+  background: rgb%(banner)s; }
+#pad { position: absolute; left: 0; top: 160px; right: 0; bottom: 0; }
+</style></head>
+<body><div id="banner"></div><div id="pad"></div>
+<script>
+%(js)s
+const q = new URLSearchParams(location.search);
+const S = +(q.get('size') || 80), period = +(q.get('period') || 100),
+      count = +(q.get('count') || 50);
+const banner = document.getElementById('banner'), pad = document.getElementById('pad');
+let flip = false;
+setInterval(() => { flip = !flip;
+  banner.style.background = flip ? 'rgb%(target)s' : 'rgb%(banner)s'; }, 500);
+fetch('/cursor-data').then(r => r.arrayBuffer()).then(buf => {
+  const bytes = new Uint8Array(buf), n = bytes.length;
+  const cv = document.createElement('canvas');
+  cv.width = cv.height = S;
+  const cx = cv.getContext('2d');
+  let k = 0, off = 0;
+  function next() {
+    const img = cx.createImageData(S, S);
+    for (let i = 0; i < S * S; i++) {
+      for (let c = 0; c < 3; c++) img.data[4 * i + c] = bytes[(off + 3 * i + c) %% n];
+      img.data[4 * i + 3] = 255;
+    }
+    cx.putImageData(img, 0, 0);
+    pad.style.cursor = 'url(' + cv.toDataURL('image/png') + ') 0 0, auto';
+    rec({type: 'cursor', k: k, offset: off, size: S});
+    off = (off + 3 * S * S) %% n;
+    if (++k < count) setTimeout(next, period);
+    else rec({type: 'cursor_done', k: k});
+  }
+  pad.addEventListener('pointermove', next, {once: true});
+  rec({type: 'cursor_ready', bytes: n});
+});
+rec({type: 'load', url: location.href, w: innerWidth, h: innerHeight});
+</script></body></html>
+"""
+
+
 # /novnc-test?url=WS-URL&password=PW: noVNC's RFB object (served from
 # --novnc) connects to the gateway and reports connect, disconnect, security
 # failures and, once connected, a framebuffer pixel from the banner.
@@ -308,6 +364,11 @@ class Handler(BaseHTTPRequestHandler):
             self.send(200, page(COPY_PAGE), 'text/html; charset=utf-8')
         elif url.path == '/anim':
             self.send(200, page(ANIM_PAGE), 'text/html; charset=utf-8')
+        elif url.path == '/cursor':
+            self.send(200, page(CURSOR_PAGE), 'text/html; charset=utf-8')
+        elif url.path == '/cursor-data' and self.server.cursor_file:
+            with open(self.server.cursor_file, 'rb') as f:
+                self.send(200, f.read(), 'application/octet-stream')
         elif url.path == '/novnc-test' and self.server.novnc:
             self.send(200, NOVNC_TEST_PAGE.encode(), 'text/html; charset=utf-8')
         elif url.path.startswith('/x/'):
@@ -367,6 +428,7 @@ def main():
     ap.add_argument('--bind', default='127.0.0.1')
     ap.add_argument('--record', required=True, help='JSON-lines output file')
     ap.add_argument('--novnc', help="serve this directory under /novnc/")
+    ap.add_argument('--cursor-file', help="the file /cursor streams")
     ap.add_argument('-v', '--verbose', action='store_true')
     a = ap.parse_args()
 
@@ -375,6 +437,7 @@ def main():
     srv.recorder = Recorder(a.record)
     srv.verbose = a.verbose
     srv.novnc = a.novnc
+    srv.cursor_file = a.cursor_file
     host, port = srv.server_address[:2]
     print('ready %s:%d' % (host, port), flush=True)
     try:

@@ -19,6 +19,13 @@ Scenarios (each bounded in count and time, loopback only):
                  (no update is requested, so any byte is cut text); then
                  ask for the server's clipboard (Request, Peek) and offer
                  one (Provide): prints the bytes in hex
+  allmsgs        authenticate, then every client message type LibVNCServer
+                 0.9.14 dispatches (0-11, 15, 250, 251), each well-formed
+                 and malformed, and unknown types; after each a
+                 FramebufferUpdateRequest round trip tells whether the
+                 server answered or closed the connection (a closed one is
+                 replaced by a new login).  Prints "case NAME: answered|
+                 closed|timeout" per case, then a summary line.
 Prints one line of figures; exit 0 when the scenario ran as intended.
 """
 import ctypes
@@ -146,13 +153,204 @@ def extclip():
     return 0
 
 
+# ---- allmsgs: every client message type ----------------------------------
+
+PF32 = struct.pack(">BBBBHHHBBBxxx", 32, 24, 0, 1, 255, 255, 255, 16, 8, 0)
+
+
+def pixfmt(bpp, depth, true, rmax, shifts):
+    return struct.pack(">BBBBHHHBBBxxx", bpp, depth, 0, true, rmax, rmax,
+                       rmax, *shifts)
+
+
+def encodings(*encs):
+    return struct.pack(">BxH", 2, len(encs)) + b"".join(
+        struct.pack(">i", e) for e in encs)
+
+
+def screens(n, w=1280, h=800):
+    return b"".join(struct.pack(">IHHHHI", i, 0, 0, w, h, 0) for i in range(n))
+
+
+ENCS = encodings(0, -239, -240, -232, -308, -223, -224)
+# (name, bytes): the well-formed one first, then malformed ones.
+MSGS = [
+    ("SetPixelFormat", b"\x00\x00\x00\x00" + PF32),
+    ("SetPixelFormat-colourmap", b"\x00\x00\x00\x00" + pixfmt(8, 8, 0, 0, (0, 0, 0))),
+    ("SetPixelFormat-zero-max-wild-shifts",
+     b"\x00\x00\x00\x00" + pixfmt(32, 24, 1, 0, (200, 250, 255))),
+    ("SetPixelFormat-back", b"\x00\x00\x00\x00" + PF32),
+    ("SetPixelFormat-bpp0", b"\x00\x00\x00\x00" + pixfmt(0, 0, 1, 255, (16, 8, 0))),
+    ("SetPixelFormat-bpp24", b"\x00\x00\x00\x00" + pixfmt(24, 24, 1, 255, (16, 8, 0))),
+    ("FixColourMapEntries", struct.pack(">BxHH", 1, 0, 0)),
+    ("FixColourMapEntries-65535", struct.pack(">BxHH", 1, 0, 65535)),
+    ("SetEncodings", ENCS),
+    ("SetEncodings-unknown", encodings(*range(-1000, -900, 7), 0x7fffffff)),
+    ("SetEncodings-announces-more", struct.pack(">BxH", 2, 65535) + b"\0" * 8),
+    ("SetEncodings-back", ENCS),
+    ("FramebufferUpdateRequest", struct.pack(">BBHHHH", 3, 1, 0, 0, 16, 16)),
+    ("FramebufferUpdateRequest-outside", struct.pack(">BBHHHH", 3, 0, 65535, 65535, 65535, 65535)),
+    ("KeyEvent", struct.pack(">BBxxI", 4, 1, 0x61) + struct.pack(">BBxxI", 4, 0, 0x61)),
+    ("KeyEvent-unknown-keysym", struct.pack(">BBxxI", 4, 1, 0xFFFFFFFF)),
+    ("KeyEvent-release-never-pressed", struct.pack(">BBxxI", 4, 0, 0xFFE3)),
+    ("PointerEvent", struct.pack(">BBHH", 5, 0, 640, 480)),
+    ("PointerEvent-all-buttons-outside", struct.pack(">BBHH", 5, 0xFF, 65535, 65535)
+     + struct.pack(">BBHH", 5, 0, 640, 480)),
+    ("ClientCutText", struct.pack(">BxxxI", 6, 5) + b"hello"),
+    ("ClientCutText-negative-length", struct.pack(">BxxxI", 6, 0xFFFFFFF0) + b"\0" * 16),
+    ("FileTransfer", struct.pack(">BBBxII", 7, 14, 1, 0, 0)),
+    ("FileTransfer-huge", struct.pack(">BBBxII", 7, 4, 0, 0xFFFFFFFF, 0xFFFFFFFF)),
+    ("SetScale", struct.pack(">BBxx", 8, 2)),
+    ("SetScale-255", struct.pack(">BBxx", 8, 255)),
+    ("SetScale-back", struct.pack(">BBxx", 8, 1)),
+    ("SetScale-0", struct.pack(">BBxx", 8, 0)),
+    ("SetServerInput", struct.pack(">BBxx", 9, 1)),
+    ("SetServerInput-255", struct.pack(">BBxx", 9, 255)),
+    ("SetSingleWindow", struct.pack(">BxHH", 10, 100, 100)),
+    ("SetSingleWindow-outside", struct.pack(">BxHH", 10, 65535, 65535)),
+    ("TextChat", struct.pack(">BxxxI", 11, 5) + b"hello"),
+    ("TextChat-open", struct.pack(">BxxxI", 11, 0xFFFFFFFF)),
+    ("TextChat-huge", struct.pack(">BxxxI", 11, 0x7FFFFFFF)),
+    ("PalmVNCSetScaleFactor", struct.pack(">BBxx", 15, 1)),
+    ("PalmVNCSetScaleFactor-0", struct.pack(">BBxx", 15, 0)),
+    ("Xvp", struct.pack(">BxBB", 250, 1, 2)),
+    ("Xvp-version-9", struct.pack(">BxBB", 250, 9, 255)),
+    ("SetDesktopSize", struct.pack(">BxHHBx", 251, 1024, 768, 1) + screens(1, 1024, 768)),
+    ("SetDesktopSize-zero-screens", struct.pack(">BxHHBx", 251, 0, 0, 0)),
+    ("SetDesktopSize-255-screens", struct.pack(">BxHHBx", 251, 65535, 65535, 255)
+     + screens(255, 65535, 65535)),
+    ("SetDesktopSize-truncated", struct.pack(">BxHHBx", 251, 800, 600, 4) + screens(1)),
+] + [("unknown-%d" % t, bytes([t]) + bytes(15))
+     for t in (12, 13, 14, 16, 100, 127, 128, 200, 249, 252, 253, 254, 255)]
+
+RAW, RICH, XCUR, POS, EXTDS, NEWFB, LAST = 0, -239, -240, -232, -308, -223, -224
+
+
+class Conn:
+    """An authenticated connection that can tell answered from closed."""
+
+    def __init__(self):
+        # The login bucket refills at 0.5/s; the last connection's
+        # role is free once the server has seen it close.
+        for attempt in range(80):
+            try:
+                self.s, self.w, self.h = connect_auth()
+                break
+            except Refused:
+                time.sleep(2)
+            except (ConnectionError, OSError):
+                time.sleep(0.5)
+        else:
+            raise RuntimeError("no login in 100 s")
+        self.bpp = 32
+        self.s.sendall(ENCS)
+
+    def rd(self, n):
+        return recvn(self.s, n)
+
+    def message(self):
+        """Read one server message; the pixel rectangles of a
+        FramebufferUpdate, else []; follows the screen's size."""
+        t = self.rd(1)[0]
+        rects = []
+        if t == 0:
+            n = struct.unpack(">xH", self.rd(3))[0]
+            for _ in range(n):
+                x, y, w, h, e = struct.unpack(">HHHHi", self.rd(12))
+                if e == LAST:
+                    break
+                if e == RAW:
+                    self.rd(w * h * self.bpp // 8)
+                    rects.append((x, y, w, h))
+                elif e == RICH:
+                    self.rd(w * h * self.bpp // 8 + (w + 7) // 8 * h)
+                elif e == XCUR and w * h:
+                    self.rd(6 + 2 * ((w + 7) // 8) * h)
+                elif e == EXTDS:
+                    n2 = self.rd(4)[0]
+                    self.rd(16 * n2)
+                    self.w, self.h = w, h
+                elif e == NEWFB:
+                    self.w, self.h = w, h
+                elif e not in (XCUR, POS):
+                    raise RuntimeError("unexpected encoding %d" % e)
+        elif t == 1:
+            first, n = struct.unpack(">xHH", self.rd(5))
+            self.rd(6 * n)
+        elif t == 2:
+            pass
+        elif t == 3:
+            self.rd(3)
+            n = struct.unpack(">i", self.rd(4))[0]
+            self.rd(abs(n))
+        elif t == 4:                            # ResizeFrameBuffer (scale)
+            self.w, self.h = struct.unpack(">xHH", self.rd(5))
+        elif t == 15:                           # PalmVNC's
+            self.w, self.h = struct.unpack(">xxxxxHHxx", self.rd(11))
+        elif t == 250:
+            self.rd(3)
+        else:
+            raise RuntimeError("unexpected server message type %d" % t)
+        return rects
+
+    def roundtrip(self, tag, seconds=6):
+        """answered / closed / timeout: a 1x1 update request at column
+        `tag` must come back (an update already on its way when the server
+        closed does not count)."""
+        self.s.settimeout(seconds)
+        try:
+            x = tag % max(self.w, 1)
+            self.s.sendall(struct.pack(">BBHHHH", 3, 0, x, 0, 1, 1))
+            end = time.monotonic() + seconds
+            while time.monotonic() < end:
+                for rx, ry, rw, rh in self.message():
+                    if rx <= x < rx + rw and ry <= 0 < ry + rh:
+                        return "answered"
+            return "timeout"
+        except socket.timeout:
+            return "timeout"
+        except (ConnectionError, OSError):
+            return "closed"
+
+
+def allmsgs():
+    c = Conn()
+    results = {}
+    for i, (name, data) in enumerate(MSGS):
+        try:
+            c.s.sendall(data)
+        except OSError:
+            pass
+        if name.startswith("SetPixelFormat"):
+            c.bpp = data[4] if data[4] in (8, 16, 24, 32) else c.bpp
+            if data[7] == 0:                # a colour map: 8 bits
+                c.bpp = 8
+        # (a new scale: the new size comes with the answer, so column 0)
+        r = c.roundtrip(0 if "Scale" in name else i + 1)
+        results[name] = r
+        print("case %s: %s" % (name, r), flush=True)
+        if r != "answered":
+            c.s.close()
+            c = Conn()
+    c.s.close()
+    counts = {k: sum(1 for v in results.values() if v == k)
+              for k in ("answered", "closed", "timeout")}
+    print("allmsgs: %d cases, %d answered, %d closed, %d timeout, %.1f s" % (
+        len(results), counts["answered"], counts["closed"], counts["timeout"],
+        time.monotonic() - T0))
+    return 0 if counts["timeout"] == 0 else 1
+
+
 def hold():
     print("holding", flush=True)
     sys.stdin.read()
 
 
+T0 = time.monotonic()
+
+
 def main():
-    t0 = time.monotonic()
+    t0 = T0
     if SCEN == "garbage":
         s = socket.create_connection((HOST, PORT), timeout=10)
         s.sendall(os.urandom(4096))
@@ -214,6 +412,8 @@ def main():
         return report_closed("badmsg", s, t0)
     if SCEN == "extclip":
         return extclip()
+    if SCEN == "allmsgs":
+        return allmsgs()
     print("unknown scenario", SCEN, file=sys.stderr)
     return 2
 

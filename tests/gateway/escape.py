@@ -66,6 +66,7 @@ TILES = [
     ('b-popwin', 'btn', '', 'window.open popup window'),
     ('l-csp', 'a', '/x/csp/', 'this page, CSP sandbox'),
     ('b-variant', 'btn', '', 'this page, another way'),
+    ('l-here', 'a', '#', 'a link to this page (#)'),
 ]
 
 # The same page served under Content-Type values Chromium renders as a

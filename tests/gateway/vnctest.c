@@ -5,8 +5,9 @@
  * It connects like a researcher's viewer would (libvncclient, VNC
  * password auth), then runs a sequence of commands over that one
  * connection: take a snapshot, type text at a human pace, press key
- * combinations, click, flood keys, offer clipboard text, watch for the
- * server's clipboard, or just hold the session.  Test-only code: it trusts
+ * combinations, click (or press and release apart), flood keys, offer
+ * clipboard text, watch for the server's clipboard, log the cursor
+ * shapes it is sent, or just hold the session.  Test-only code: it trusts
  * its command line, but not the server — every server message it decodes
  * itself (ServerCutText, both forms) is length-checked.
  *
@@ -57,7 +58,8 @@ static struct {
 	int		 stamp;		/* print each key press's send time */
 	const char	*user;		/* VeNCrypt Plain user (--user) */
 	const char	*ca;		/* CA file for X509 (--ca) */
-} opt = { "127.0.0.1", 5900, NULL, 8.0, 60, 1, 0, 0, NULL, NULL };
+	const char	*cursor_log;	/* ask for cursor shapes, log them */
+} opt = { "127.0.0.1", 5900, NULL, 8.0, 60, 1, 0, 0, NULL, NULL, NULL };
 
 static char	*password;		/* from --password-file */
 
@@ -70,6 +72,8 @@ static struct {
 	uint8_t		*covered;	/* per pixel: seen since snapshot_begin */
 	size_t		 ncovered;
 	int		 sync_pending;	/* waiting for pixel (0,0) */
+	unsigned long	 cursors;	/* cursor shapes received */
+	FILE		*cursor_log;
 } seen;
 
 /* The last few libvncclient messages, to explain a failed connect. */
@@ -229,6 +233,28 @@ on_finished(rfbClient *c)
 {
 	(void)c;
 	seen.fbu++;
+}
+
+/* A cursor shape (RichCursor or XCursor, decoded by libvncclient into
+ * the client's pixel format): one line for --cursor-log, "cursor W H
+ * XHOT YHOT BPP PIXELS-HEX MASK-HEX" (the mask one byte per pixel). */
+static void
+on_cursor(rfbClient *c, int xhot, int yhot, int w, int h, int bpp)
+{
+	size_t i, npix = (size_t)w * h;
+
+	seen.cursors++;
+	if (seen.cursor_log == NULL)
+		return;
+	fprintf(seen.cursor_log, "cursor %d %d %d %d %d ", w, h, xhot, yhot,
+	    bpp);
+	for (i = 0; c->rcSource != NULL && i < npix * (size_t)bpp; i++)
+		fprintf(seen.cursor_log, "%02x", c->rcSource[i]);
+	fputc(' ', seen.cursor_log);
+	for (i = 0; c->rcMask != NULL && i < npix; i++)
+		fprintf(seen.cursor_log, "%02x", c->rcMask[i]);
+	fputc('\n', seen.cursor_log);
+	fflush(seen.cursor_log);
 }
 
 /* Only reached if libvncclient itself parsed a ServerCutText, which the
@@ -405,20 +431,23 @@ send_encodings(rfbClient *c)
 		rfbEncodingRaw, rfbEncodingCopyRect, rfbEncodingHextile,
 		rfbEncodingZlib, rfbEncodingZRLE, rfbEncodingLastRect,
 		(int32_t)rfbEncodingExtendedClipboard,
+		/* with --cursor-log only: */
+		rfbEncodingRichCursor, rfbEncodingXCursor, rfbEncodingPointerPos,
 	};
+	size_t n = sizeof(encs) / sizeof(encs[0]) - (opt.cursor_log ? 0 : 3);
 	unsigned char m[4 + 4 * (sizeof(encs) / sizeof(encs[0]))];
 	size_t i;
 
 	m[0] = rfbSetEncodings;
 	m[1] = 0;
 	m[2] = 0;
-	m[3] = sizeof(encs) / sizeof(encs[0]);
-	for (i = 0; i < sizeof(encs) / sizeof(encs[0]); i++) {
+	m[3] = (unsigned char)n;
+	for (i = 0; i < n; i++) {
 		uint32_t be = htonl((uint32_t)encs[i]);
 
 		memcpy(m + 4 + 4 * i, &be, 4);
 	}
-	return WriteToRFBServer(c, (const char *)m, sizeof(m)) ? 0 : -1;
+	return WriteToRFBServer(c, (const char *)m, 4 + 4 * n) ? 0 : -1;
 }
 
 /* ---- keys ---- */
@@ -680,6 +709,19 @@ cmd_click(rfbClient *c, int x, int y, int button)
 	    !SendPointerEvent(c, x, y, 0) || sync_server(c) < 0)
 		return EXIT_CONN;
 	printf("click x=%d y=%d button=%d\n", x, y, button);
+	return EXIT_OK;
+}
+
+/* press/release X Y [BUTTON]: one half of a click, e.g. to press a
+ * modifier between the two.  The mask holds only this button. */
+static int
+cmd_button(rfbClient *c, int x, int y, int button, int down)
+{
+	if (!SendPointerEvent(c, x, y, down ? 1 << (button - 1) : 0) ||
+	    sync_server(c) < 0)
+		return EXIT_CONN;
+	printf("%s x=%d y=%d button=%d\n", down ? "press" : "release", x, y,
+	    button);
 	return EXIT_OK;
 }
 
@@ -958,6 +1000,7 @@ usage(void)
 "           [--user NAME --ca CA.pem]  (VeNCrypt X509Plain; the password\n"
 "                                       comes from --password-file)\n"
 "           [--rate KEYS/S] [--timeout S] [--no-ext-clipboard] [--stamp] [-v]\n"
+"           [--cursor-log FILE]  (ask for cursor shapes; one line each)\n"
 "           COMMAND [ARGS] [COMMAND [ARGS]...]\n"
 "       cdsgate-vnctest mkpasswd PLAIN-FILE VNCPASSWD-FILE\n"
 "Commands run in order over one connection:\n"
@@ -966,6 +1009,8 @@ usage(void)
 "  keys SPEC...         combos: ctrl+n ctrl+shift+i alt+F4 shift+Escape F12\n"
 "  click X Y [BUTTON]   move, press and release (button 1..8, default 1)\n"
 "  move X Y             move the pointer\n"
+"  press X Y [BUTTON]   move there and press the button (default 1)\n"
+"  release X Y [BUTTON] move there and release it\n"
 "  drag X0 Y0 X1 Y1     press button 1 at X0 Y0, move to X1 Y1, release\n"
 "  keydown SPEC         press a key or combination and keep it down\n"
 "  keyup SPEC           release it\n"
@@ -989,7 +1034,8 @@ static int
 is_command(const char *s)
 {
 	static const char *const cmds[] = { "snapshot", "type", "keys",
-	    "click", "move", "burst", "cut", "cut-ext", "watch-cut", "sleep",
+	    "click", "move", "press", "release", "burst", "cut", "cut-ext",
+	    "watch-cut", "sleep",
 	    "sync", "hold", "expect-refused", "drag", "keydown", "keyup",
 	    "repeat", "script" };
 	size_t i;
@@ -1025,6 +1071,7 @@ check_script(int argc, char **argv, int j, int *watching)
 			return EXIT_USAGE;
 		}
 		if (strcmp(cmd, "click") == 0 || strcmp(cmd, "move") == 0 ||
+		    strcmp(cmd, "press") == 0 || strcmp(cmd, "release") == 0 ||
 		    strcmp(cmd, "repeat") == 0)
 			need = 2;
 		else if (strcmp(cmd, "drag") == 0)
@@ -1083,7 +1130,8 @@ run_script(rfbClient *c, int argc, char **argv, int i)
 			if (rc == EXIT_OK && sync_server(c) < 0)
 				rc = EXIT_CONN;
 		} else if (strcmp(cmd, "click") == 0 ||
-		    strcmp(cmd, "move") == 0) {
+		    strcmp(cmd, "move") == 0 || strcmp(cmd, "press") == 0 ||
+		    strcmp(cmd, "release") == 0) {
 			if (parse_num(argv[i], 0, c->width - 1, &a) < 0 ||
 			    parse_num(argv[i + 1], 0, c->height - 1, &b) < 0) {
 				msg("%s: bad coordinates %s %s (screen %dx%d)",
@@ -1102,6 +1150,10 @@ run_script(rfbClient *c, int argc, char **argv, int i)
 			if (strcmp(cmd, "move") == 0)
 				rc = SendPointerEvent(c, (int)a, (int)b, 0) &&
 				    sync_server(c) == 0 ? EXIT_OK : EXIT_CONN;
+			else if (strcmp(cmd, "press") == 0 ||
+			    strcmp(cmd, "release") == 0)
+				rc = cmd_button(c, (int)a, (int)b, (int)btn,
+				    strcmp(cmd, "press") == 0);
 			else
 				rc = cmd_click(c, (int)a, (int)b, (int)btn);
 		} else if (strcmp(cmd, "drag") == 0) {
@@ -1257,6 +1309,10 @@ client_free(rfbClient *c)
 {
 	free(c->frameBuffer);
 	c->frameBuffer = NULL;
+	/* libvncclient 0.9.14 never frees the last cursor shape */
+	free(c->rcSource);
+	free(c->rcMask);
+	c->rcSource = c->rcMask = NULL;
 	rfbClientCleanup(c);
 }
 
@@ -1280,6 +1336,8 @@ connect_server(void)
 	c->GotFrameBufferUpdate = on_update;
 	c->FinishedFrameBufferUpdate = on_finished;
 	c->GotXCutText = on_cut;
+	c->GotCursorShape = on_cursor;
+	c->appData.useRemoteCursor = opt.cursor_log != NULL;
 	c->connectTimeout = 10;
 	c->readTimeout = 10;
 	c->appData.encodingsString = "raw copyrect hextile zlib zrle";
@@ -1335,6 +1393,8 @@ main(int argc, char **argv)
 			opt.user = argv[++i];
 		else if (strcmp(o, "--ca") == 0)
 			opt.ca = argv[++i];
+		else if (strcmp(o, "--cursor-log") == 0)
+			opt.cursor_log = argv[++i];
 		else if (strcmp(o, "--rate") == 0 &&
 		    parse_num(argv[i + 1], 0.1, 1000, &v) == 0) {
 			opt.rate = v;
@@ -1373,6 +1433,11 @@ main(int argc, char **argv)
 	if (opt.password_file != NULL &&
 	    (password = read_password(opt.password_file)) == NULL)
 		return EXIT_USAGE;
+	if (opt.cursor_log != NULL &&
+	    (seen.cursor_log = fopen(opt.cursor_log, "w")) == NULL) {
+		msg("%s: %s", opt.cursor_log, strerror(errno));
+		return EXIT_USAGE;
+	}
 	/* Over TLS we cannot peek at message types, and libvncclient 0.9.14
 	 * mis-parses extended ServerCutText: do not ask for it. */
 	if (opt.user != NULL)
@@ -1417,6 +1482,10 @@ main(int argc, char **argv)
 		    seen.cut_legacy + seen.cut_ext);
 		if (watching)
 			rc = EXIT_CHECK;
+	}
+	if (seen.cursor_log != NULL) {
+		printf("cursor shapes received: %lu\n", seen.cursors);
+		fclose(seen.cursor_log);
 	}
 	client_free(c);
 	free(password);

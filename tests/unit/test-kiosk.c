@@ -282,6 +282,44 @@ test_button_mods(void)
 	tap_ok(kiosk_button_press_allowed(&k, 1), "released: click allowed");
 }
 
+/* Ctrl or Shift pressed while the button is down would reach the click
+ * at its release (Chromium reads the modifiers then): held back. */
+static void
+test_mods_after_press(void)
+{
+	struct kiosk k;
+
+	kiosk_init(&k);
+	kiosk_button(&k, 1, 1);		/* a plain click went down */
+	tap_ok(kiosk_key(&k, XK_Control_L, 1, NULL) == KIOSK_DROP &&
+	    k.why != NULL && strstr(k.why, "button") != NULL,
+	    "ctrl pressed while the button is down: dropped (%s)",
+	    k.why ? k.why : "?");
+	tap_ok(kiosk_key(&k, XK_Shift_R, 1, NULL) == KIOSK_DROP,
+	    "shift pressed while the button is down: dropped");
+	kiosk_button(&k, 1, 0);
+	tap_ok(!kiosk_button_press_allowed(&k, 1),
+	    "the client still holds them: the next click is dropped");
+	tap_ok(kiosk_key(&k, XK_Control_L, 0, NULL) == KIOSK_SWALLOW &&
+	    kiosk_key(&k, XK_Shift_R, 0, NULL) == KIOSK_SWALLOW,
+	    "their releases are swallowed (X never saw the presses)");
+	tap_ok(kiosk_button_press_allowed(&k, 1) &&
+	    kiosk_key(&k, XK_Control_L, 1, NULL) == KIOSK_PASS,
+	    "all up: click allowed, ctrl reaches X again");
+	(void)kiosk_key(&k, XK_Control_L, 0, NULL);
+	kiosk_button(&k, 4, 1);
+	tap_ok(kiosk_key(&k, XK_Control_L, 1, NULL) == KIOSK_DROP,
+	    "ctrl during a wheel press: dropped too");
+	kiosk_button(&k, 4, 0);
+	(void)kiosk_key(&k, XK_Control_L, 0, NULL);
+	kiosk_button(&k, 1, 1);
+	tap_ok(kiosk_key(&k, XK_a, 1, NULL) == KIOSK_PASS,
+	    "plain keys while the button is down still pass");
+	kiosk_button(&k, 99, 1);	/* out of range: ignored */
+	kiosk_button(&k, 1, 0);
+	tap_ok(k.buttons == 0, "button state follows presses and releases");
+}
+
 static void
 test_helpers(void)
 {
@@ -299,6 +337,7 @@ main(void)
 {
 	test_escapes();
 	test_button_mods();
+	test_mods_after_press();
 	test_allowed();
 	test_typing();
 	test_modifier_tracking();
