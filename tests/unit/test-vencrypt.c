@@ -87,8 +87,9 @@ struct door {
 static void
 door_open(struct door *d, int allow_plain)
 {
-	struct vencrypt_params prm = { tls, creds, "innerpw", allow_plain,
-	    &bucket, NULL, NULL, clk };
+	struct vencrypt_params prm = { .tls = tls, .creds = creds,
+	    .inner_password = "innerpw", .allow_plain = allow_plain,
+	    .auth_bucket = &bucket, .clock = clk };
 	int sv[2];
 
 	memset(d, 0, sizeof(*d));
