@@ -26,6 +26,8 @@ Scenarios (each bounded in count and time, loopback only):
   siegetls N     the same against a VeNCrypt-only TLS front door: idle
                  connections, and wrong X509Plain logins as user "alice"
                  (the certificate is not checked: an attacker need not)
+  hold N         only the idle connections of siege, for N seconds: no
+                 password is ever sent, so nothing backs the address off
   stages         two connections at once, one silent and one that sends
                  half a protocol version: how long until the server
                  closes each (its per-stage deadline)
@@ -183,19 +185,23 @@ def idle_loop(kind, end, st):
     other = {"silent": "half", "half": "silent"}
     while time.monotonic() < end:
         t0 = time.monotonic()
+        greeting = b""
         try:
             s = connect(2)
             s.settimeout(max(0.1, end - time.monotonic()))
             greeting = s.recv(12)
             if kind == "half" and greeting:
                 s.sendall(b"RFB 003.")
-            while s.recv(4096):
-                pass
-            held = time.monotonic() - t0
+            try:
+                while s.recv(4096):
+                    pass
+            except ConnectionResetError:
+                pass        # closed with our bytes unread: a reset
         except socket.timeout:
             continue        # still held at the end: not a close
         except OSError:
-            greeting, held = b"", time.monotonic() - t0
+            greeting = b""
+        held = time.monotonic() - t0
         with st["lock"]:
             if greeting:
                 st["held_" + kind].append(held)
@@ -307,7 +313,7 @@ def siege(seconds, once):
     for t in th:
         t.start()
     logins = {"checked": 0, "refused": 0, "IN": 0}
-    while time.monotonic() < end:
+    while once is not None and time.monotonic() < end:
         r = once(pw)
         logins[r] += 1
         if r == "refused":
@@ -390,6 +396,8 @@ def main():
         return stages(("silent", "half"))
     if SCEN == "stagestls":
         return stages(("silent", "tls"))
+    if SCEN == "hold":
+        return siege(N, None)
     if SCEN == "siege":
         return siege(N, vncauth_once)
     if SCEN == "siegetls":

@@ -6,6 +6,8 @@
 # idle connections, silent and with half a protocol version, re-opened as
 # the server closes them, and sends wrong passwords back to back; the
 # researcher's clients come from 127.0.0.1 (the kernel's default source).
+# A second attacker (127.0.0.6, badclients.py hold) only holds idle
+# connections and never sends a password, so no back-off shuts it out.
 #   A. the plain listener (VNC password): cdsgate-vnctest (libvncclient)
 #      logs in and sees the page at least 9 of 10 times during the siege,
 #      and vncsnapshot gets the page too
@@ -31,6 +33,7 @@ BACKEND=$top_srcdir/tests/gateway/backend.py
 BAD=$top_srcdir/tests/gateway/badclients.py
 HOST=127.0.0.2
 EVIL=127.0.0.3
+HOLDER=127.0.0.6
 TRIES=10
 
 require_session
@@ -117,17 +120,23 @@ start_session() {
 }
 
 # siege KIND SECONDS: the attacker, from $EVIL, in the background.
+# A second attacker, $HOLDER, only holds idle connections (it sends no
+# password, so no back-off ever shuts it out: it keeps its share).
 siege() {
 	CDSGATE_BAD_SOURCE=$EVIL timeout $(($2 + 30)) python3 "$BAD" "$HOST" "$PORT" \
 		"$TMP/badpw" "$1" "$2" > "$TMP/$1.out" 2>&1 &
 	SIEGE_PIDS=$!
-	sleep 3		# it holds its share and its password back-off has begun
+	CDSGATE_BAD_SOURCE=$HOLDER timeout $(($2 + 30)) python3 "$BAD" "$HOST" "$PORT" \
+		"$TMP/badpw" hold "$2" > "$TMP/hold.out" 2>&1 &
+	SIEGE_PIDS="$SIEGE_PIDS $!"
+	sleep 3		# they hold their shares and the password back-off has begun
 }
 siege_wait() {
-	wait "$SIEGE_PIDS"
-	siege_rc=$?
+	local p
+	siege_rc=0
+	for p in $SIEGE_PIDS; do wait "$p" || siege_rc=$?; done
 	SIEGE_PIDS=
-	diag "$(cat "$TMP/$1.out")"
+	diag "$(cat "$TMP/$1.out")" "holder: $(cat "$TMP/hold.out")"
 }
 
 # logins NAME ARGS...: $TRIES logins from 127.0.0.1, each a snapshot that
@@ -189,6 +198,12 @@ siege_checks() {
 	check "$1: the attacker's wrong passwords were checked only a few times: it backs off ($n checked)" \
 		python3 -c "import sys; sys.exit(not 1 <= $n <= 20)"
 	attacker_logged "$LOG" "$m" "$out" "$1"
+	n=$(sed -n 's/^siege: \([0-9]*\) idle connections held.*/\1/p' "$TMP/hold.out")
+	check "$1: the holder kept its 2 idle connections all along (${n:-0} held, each until the 5 s deadline)" \
+		test "${n:-0}" -ge 10
+	n=$(chk count "$LOG" "$m" client_refused "address=^$HOLDER\$" "reason=from this address")
+	check "$1: the holder's surplus connections are refused and logged once per burst ($n lines)" \
+		test "$n" -ge 1 -a "$n" -le 3
 	check "$1: the researcher's address was never refused" \
 		test "$(chk count "$LOG" "$m" client_refused 'client=^127\.0\.0\.1:')" -eq 0
 }
