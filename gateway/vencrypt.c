@@ -154,8 +154,8 @@ vc_log_burst(const struct vencrypt *c, const char *event, const char *reason,
 	if (c->prm.preauth != NULL &&
 	    !preauth_refusal(c->prm.preauth, &c->src, now, &quiet))
 		return;
-	snprintf(why, sizeof(why), "%s (%lu more from this address before "
-	    "not logged)", reason, quiet);
+	snprintf(why, sizeof(why), "%s (and %lu more from this address since "
+	    "the last line)", reason, quiet);
 	vc_log(c, event, quiet > 0 ? why : reason);
 }
 
@@ -779,7 +779,7 @@ vc_stage_deadline(const struct vencrypt *c)
 }
 
 static const char *
-vc_stage_name(enum vc_state s)
+vc_timeout_reason(enum vc_state s)
 {
 	switch (s) {
 	case VC_CLIENT_VERSION:	return "handshake timeout (RFB version)";
@@ -961,7 +961,8 @@ vencrypt_tick(struct vencrypt *c, uint64_t now)
 	if ((c->state == VC_CLOSING || c->close_at != 0) && now >= c->close_at)
 		return VENCRYPT_CLOSED;
 	if (c->state < VC_RELAY && now >= vc_stage_deadline(c)) {
-		vc_log_burst(c, "client_refused", vc_stage_name(c->stage), now);
+		vc_log_burst(c, "client_refused", vc_timeout_reason(c->stage),
+		    now);
 		return VENCRYPT_CLOSED;
 	}
 	/* OpenSSL may hold decrypted bytes poll(2) cannot see. */

@@ -19,14 +19,15 @@ Scenarios (each bounded in count and time, loopback only):
                  (no update is requested, so any byte is cut text); then
                  ask for the server's clipboard (Request, Peek) and offer
                  one (Provide): prints the bytes in hex
-  siege N        for N seconds at once: 4 idle connections (2 silent, 2
-                 with half a protocol version), each re-opened as the
-                 server closes it, and wrong passwords back to back
-                 (VncAuth; PASSWORD_FILE holds the wrong one)
+  siege N        for N seconds at once: an idle connection (silent, or
+                 with half a protocol version), re-opened as the server
+                 closes it, and wrong passwords back to back (VncAuth;
+                 PASSWORD_FILE holds the wrong one) on the address's
+                 other slot
   siegetls N     the same against a VeNCrypt-only TLS front door: idle
                  connections, and wrong X509Plain logins as user "alice"
                  (the certificate is not checked: an attacker need not)
-  hold N         only the idle connections of siege, for N seconds: no
+  hold N         only idle connections, 4 at once, for N seconds: no
                  password is ever sent, so nothing backs the address off
   stages         two connections at once, one silent and one that sends
                  half a protocol version: how long until the server
@@ -302,14 +303,15 @@ def stages(kinds):
     return 0 if len(out) == len(kinds) else 1
 
 
-def siege(seconds, once):
-    """Idle connections and wrong passwords together for `seconds`."""
+def siege(seconds, once, nidle):
+    """nidle idle connections and (unless once is None) wrong passwords
+    together for `seconds`."""
     pw = open(PWFILE, "rb").read().split(b"\n")[0]
     end = time.monotonic() + seconds
     st = {"lock": threading.Lock(), "held_silent": [], "held_half": [],
           "refused": 0}
     th = [threading.Thread(target=idle_loop, args=(k, end, st))
-          for k in ("silent", "silent", "half", "half")]
+          for k in ("silent", "half", "silent", "half")[:nidle]]
     for t in th:
         t.start()
     logins = {"checked": 0, "refused": 0, "IN": 0}
@@ -397,11 +399,11 @@ def main():
     if SCEN == "stagestls":
         return stages(("silent", "tls"))
     if SCEN == "hold":
-        return siege(N, None)
+        return siege(N, None, 4)
     if SCEN == "siege":
-        return siege(N, vncauth_once)
+        return siege(N, vncauth_once, 1)
     if SCEN == "siegetls":
-        return siege(N, vencrypt_once)
+        return siege(N, vencrypt_once, 1)
     print("unknown scenario", SCEN, file=sys.stderr)
     return 2
 

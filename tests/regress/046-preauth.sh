@@ -3,11 +3,12 @@
 # out without a password.  A real session listens on 127.0.0.2 (the whole
 # of 127/8 is loopback, so every source address reaches it); the attacker
 # (tests/gateway/badclients.py siege, CDSGATE_BAD_SOURCE=127.0.0.3) holds
-# idle connections, silent and with half a protocol version, re-opened as
-# the server closes them, and sends wrong passwords back to back; the
-# researcher's clients come from 127.0.0.1 (the kernel's default source).
-# A second attacker (127.0.0.6, badclients.py hold) only holds idle
-# connections and never sends a password, so no back-off shuts it out.
+# an idle connection, silent or with half a protocol version, re-opened as
+# the server closes it, and sends wrong passwords back to back on its
+# address's other slot; the researcher's clients come from 127.0.0.1 (the
+# kernel's default source).  A second attacker (127.0.0.6, badclients.py
+# hold) holds idle connections, four at a time, and never sends a
+# password, so no back-off shuts it out.
 #   A. the plain listener (VNC password): cdsgate-vnctest (libvncclient)
 #      logs in and sees the page at least 9 of 10 times during the siege,
 #      and vncsnapshot gets the page too
