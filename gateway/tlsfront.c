@@ -22,6 +22,7 @@
 #include <jansson.h>
 #include <rfb/rfbproto.h>	/* rfbEncryptBytes */
 
+#include "gateway/preauth.h"
 #include "gateway/ratelimit.h"
 #include "gateway/slog.h"
 #include "gateway/tls.h"
@@ -43,7 +44,9 @@ struct tlsfront {
 	const struct tlsfront_config *cfg;
 	struct tls_ctx		*tls;
 	struct tf_conn		 conn[TIPC_SLOTS];
-	struct tbucket		 auth_bucket;	/* VeNCrypt logins */
+	struct preauth		*pa;		/* failed logins per address */
+	struct tbucket		 auth_bucket;	/* VeNCrypt logins, all
+						   addresses: last resort */
 	struct tbucket		 log_bucket;	/* refusal lines */
 	unsigned long		 log_quiet;
 	struct ipc_peer		 peer;		/* the worker */
@@ -144,6 +147,33 @@ tf_slot(struct tlsfront *tf, uint32_t slot, int busy, int want)
 	return 0;
 }
 
+/* Does the address wait out a login back-off?  Then its connections are
+ * closed at once, before any TLS (logged once per burst). */
+static int
+tf_backed_off(struct tlsfront *tf, const char *addr, uint64_t now)
+{
+	struct preauth_addr src;
+	unsigned long quiet;
+	uint64_t wait;
+	char a[PREAUTH_ADDR_STR];
+
+	(void)preauth_addr_parse(&src, addr);
+	if (preauth_login_allowed(tf->pa, &src, now, &wait))
+		return 0;
+	if (preauth_refusal(tf->pa, &src, now, &quiet) &&
+	    tbucket_take(&tf->log_bucket, now)) {
+		preauth_addr_str(&src, a, sizeof(a));
+		slog_event("client_refused", json_pack("{s:s, s:s, s:s, s:I, "
+		    "s:I, s:f}", "client", addr, "address", a, "reason",
+		    "too many failed logins from this address: it must wait",
+		    "suppressed", (json_int_t)tf->log_quiet,
+		    "address_suppressed", (json_int_t)quiet,
+		    "wait_seconds", (double)wait / 1e6));
+		tf->log_quiet = 0;
+	}
+	return 1;
+}
+
 /* TIPC_CLIENT: a new connection that must speak TLS. */
 static int
 tf_answer_client(void *ctx, struct ipc_msg *msg)
@@ -154,7 +184,7 @@ tf_answer_client(void *ctx, struct ipc_msg *msg)
 	struct vencrypt_params prm = {
 		.tls = tf->tls, .creds = tf->cfg->creds,
 		.inner_password = tf->cfg->inner_password,
-		.allow_plain = tf->cfg->allow_plain,
+		.allow_plain = tf->cfg->allow_plain, .preauth = tf->pa,
 		.auth_bucket = &tf->auth_bucket, .log_bucket = &tf->log_bucket,
 		.log_quiet = &tf->log_quiet, .clock = tf_clock,
 	};
@@ -167,7 +197,8 @@ tf_answer_client(void *ctx, struct ipc_msg *msg)
 		close(msg->fd);
 		return -1;
 	}
-	if (vencrypt_alloc(&tf->conn[m.slot].c, msg->fd, addr,
+	if (tf_backed_off(tf, addr, now) ||
+	    vencrypt_alloc(&tf->conn[m.slot].c, msg->fd, addr,
 	    m.mode == TIPC_MODE_WSS ? VENCRYPT_MODE_WSS : VENCRYPT_MODE_RFB,
 	    &prm, now) != 0) {
 		close(msg->fd);
@@ -203,7 +234,9 @@ tf_answer_inner(void *ctx, struct ipc_msg *msg)
 	return 0;
 }
 
-/* TIPC_REFUSE: the worker says no (session busy, websocket check). */
+/* TIPC_REFUSE: the worker says no (session busy, websocket check), to
+ * what we asked, or unasked (evicted from its pre-authentication
+ * table, gateway/preauth.h). */
 static int
 tf_answer_refuse(void *ctx, struct ipc_msg *msg)
 {
@@ -214,7 +247,10 @@ tf_answer_refuse(void *ctx, struct ipc_msg *msg)
 	uint64_t now = tf_clock();
 
 	memcpy(&m, msg->data, sizeof(m));
-	if (tf_slot(tf, m.slot, 1, 1) != 0 ||
+	if (m.slot < TIPC_SLOTS && tf->conn[m.slot].c == NULL)
+		return 0;	/* an eviction crossed our TIPC_CLOSED */
+	if (m.slot >= TIPC_SLOTS ||
+	    tf_slot(tf, m.slot, 1, tf->conn[m.slot].want) != 0 ||
 	    ipc_str_get(why, sizeof(why), m.reason, sizeof(m.reason)) != 0) {
 		tf->fatal = "bad refusal from the worker";
 		return -1;
@@ -394,7 +430,10 @@ tf_setup(struct tlsfront *tf, const struct tlsfront_config *cfg)
 	explicit_bzero(cfg->tls_key, cfg->tls_key_len);
 	if (st != TLS_OK)
 		return tf_setup_failed("tls", err[0] ? err : tls_strerror(st));
-	tbucket_init(&tf->auth_bucket, 0.5, 5, tf_clock());
+	if (preauth_alloc(&tf->pa) != PREAUTH_OK)
+		return tf_setup_failed("preauth", "out of memory");
+	tbucket_init(&tf->auth_bucket, PREAUTH_LOGIN_RATE, PREAUTH_LOGIN_BURST,
+	    tf_clock());
 	/* Four fifths of the session's refusal-line budget (5/s, bursts
 	   of 20): the worker keeps the rest for its door. */
 	tbucket_init(&tf->log_bucket, 4, 16, tf_clock());
@@ -427,5 +466,6 @@ tlsfront_main(const struct tlsfront_config *cfg)
 	for (i = 0; i < TIPC_SLOTS; i++)
 		vencrypt_free(tf.conn[i].c);	/* logs relay_end */
 	tls_ctx_free(tf.tls);
+	preauth_free(tf.pa);
 	return st;
 }

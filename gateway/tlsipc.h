@@ -9,6 +9,10 @@
  * Plain part (or terminates wss) and, once the user has logged in, asks
  * the worker for a plaintext way into LibVNCServer; the worker answers
  * with one end of a fresh socketpair, or a refusal with a reason.  The
+ * worker may also refuse, unasked, a connection still handshaking at the
+ * tls process: one it evicts from its pre-authentication table
+ * (gateway/preauth.h); it then ignores a TIPC_WANT for that slot, which
+ * stays taken until TIPC_CLOSED.  The
  * worker never sees the key, the certificate's key material or the
  * credentials; the tls process never sees X or the library.
  *
@@ -44,7 +48,7 @@ enum tipc_type {
 #define TIPC_USER_MAX		72	/* CREDS_USER_MAX + 1, rounded up */
 #define TIPC_REQUEST_MAX	4104	/* VENCRYPT_REQUEST_MAX + 1, rounded */
 #define TIPC_REASON_MAX		128
-#define TIPC_SLOTS		4	/* >= VNC_MAX_FRONT (checked in vnc.c) */
+#define TIPC_SLOTS		18	/* >= VNC_MAX_FRONT (checked in vnc.c) */
 
 enum tipc_mode { TIPC_MODE_RFB = 0, TIPC_MODE_WSS = 1 };
 

@@ -61,6 +61,9 @@ struct vencrypt {
 	int			 plain;		/* client chose VncAuth */
 	int			 client_eof;
 	uint64_t		 t0, close_at;
+	enum vc_state		 stage;		/* state the stage timer is for */
+	uint64_t		 stage_t0;
+	struct preauth_addr	 src;		/* the client's, as counted */
 	struct wbuf		 up;		/* client -> us / library */
 	struct wbuf		 down;		/* us / library -> client */
 	struct wbuf		 iin;		/* library -> us (handshake) */
@@ -137,6 +140,23 @@ vc_log(const struct vencrypt *c, const char *event, const char *reason)
 		*c->prm.log_quiet = 0;
 	}
 	slog_event(event, j);
+}
+
+/* A refusal that is its address's doing: logged once per burst of that
+ * address, with the count the previous burst left unwritten. */
+static void
+vc_log_burst(const struct vencrypt *c, const char *event, const char *reason,
+    uint64_t now)
+{
+	unsigned long quiet = 0;
+	char why[160];
+
+	if (c->prm.preauth != NULL &&
+	    !preauth_refusal(c->prm.preauth, &c->src, now, &quiet))
+		return;
+	snprintf(why, sizeof(why), "%s (and %lu more from this address since "
+	    "the last line)", reason, quiet);
+	vc_log(c, event, quiet > 0 ? why : reason);
 }
 
 /* Queue an RFB failure for the client (what it can parse in the state
@@ -474,6 +494,27 @@ vc_set_user(struct vencrypt *c, const uint8_t *u, uint32_t ulen)
 	c->user[ulen] = '\0';
 }
 
+/* May a password from this client be checked now?  Failed logins back
+ * off per address (logged once per burst of refusals); the shared
+ * bucket is the last resort against many addresses. */
+static int
+vc_may_try(struct vencrypt *c, uint64_t now)
+{
+	uint64_t wait;
+
+	if (c->prm.preauth != NULL &&
+	    !preauth_login_allowed(c->prm.preauth, &c->src, now, &wait)) {
+		vc_log_burst(c, "auth_fail", "throttled: too many failed "
+		    "logins from this address", now);
+		return 0;
+	}
+	if (!tbucket_take(c->prm.auth_bucket, now)) {
+		vc_log(c, "auth_fail", "throttled (all addresses)");
+		return 0;
+	}
+	return 1;
+}
+
 /* VeNCrypt Plain: u32 ulen, u32 plen, user, password. */
 static enum vencrypt_event
 vc_plain(struct vencrypt *c, uint64_t now)
@@ -496,9 +537,8 @@ vc_plain(struct vencrypt *c, uint64_t now)
 		return VENCRYPT_CONTINUE;	/* not all here yet */
 	vc_consume(&c->up, 8 + ulen + plen);	/* wipes the copy */
 	vc_set_user(c, u, ulen);
-	if (!tbucket_take(c->prm.auth_bucket, now)) {
+	if (!vc_may_try(c, now)) {
 		explicit_bzero(p, sizeof(p));
-		vc_log(c, "auth_fail", "throttled");
 		vc_fail(c, "too many attempts; try again later", now);
 		return VENCRYPT_CONTINUE;
 	}
@@ -506,10 +546,14 @@ vc_plain(struct vencrypt *c, uint64_t now)
 	    (const char *)p, plen);
 	explicit_bzero(p, sizeof(p));
 	if (!ok) {
+		if (c->prm.preauth != NULL)
+			preauth_login_failed(c->prm.preauth, &c->src, now);
 		vc_log(c, "auth_fail", "wrong user name or password");
 		vc_fail(c, "authentication failed", now);
 		return VENCRYPT_CONTINUE;
 	}
+	if (c->prm.preauth != NULL)
+		preauth_login_ok(c->prm.preauth, &c->src);
 	vc_log(c, "auth_ok", NULL);
 	c->state = VC_WANT_INNER;
 	return VENCRYPT_NEED_INNER;
@@ -722,8 +766,51 @@ vc_finished(struct vencrypt *c, uint64_t now)
 	return 0;
 }
 
+/* The handshake stage's deadline (each message, the TLS handshake, the
+ * password a person types), never past the whole handshake's. */
+static uint64_t
+vc_stage_deadline(const struct vencrypt *c)
+{
+	uint64_t d = c->stage_t0 + (c->stage == VC_PLAIN ?
+	    VENCRYPT_PASSWORD_US : VENCRYPT_STAGE_US);
+
+	return d < c->t0 + VENCRYPT_HANDSHAKE_US ? d :
+	    c->t0 + VENCRYPT_HANDSHAKE_US;
+}
+
+static const char *
+vc_timeout_reason(enum vc_state s)
+{
+	switch (s) {
+	case VC_CLIENT_VERSION:	return "handshake timeout (RFB version)";
+	case VC_SECTYPE:	return "handshake timeout (security type)";
+	case VC_VC_VERSION:
+	case VC_VC_SUBTYPE:	return "handshake timeout (VeNCrypt)";
+	case VC_TLS_START:
+	case VC_TLS:		return "handshake timeout (TLS)";
+	case VC_PLAIN:		return "handshake timeout (user name and "
+				    "password)";
+	case VC_WS_REQUEST:	return "handshake timeout (websocket request)";
+	default:		return "handshake timeout (session)";
+	}
+}
+
+static enum vencrypt_event vc_handle(struct vencrypt *c, uint64_t now);
+
 enum vencrypt_event
 vencrypt_handle(struct vencrypt *c, uint64_t now)
+{
+	enum vencrypt_event ev = vc_handle(c, now);
+
+	if (c->state != c->stage) {	/* a new stage: its own deadline */
+		c->stage = c->state;
+		c->stage_t0 = now;
+	}
+	return ev;
+}
+
+static enum vencrypt_event
+vc_handle(struct vencrypt *c, uint64_t now)
 {
 	enum vencrypt_event ev = VENCRYPT_CONTINUE;
 	enum vc_state s0;
@@ -767,8 +854,9 @@ vencrypt_alloc(struct vencrypt **cp, int fd, const char *addr,
 	c->mode = mode;
 	c->fd = fd;
 	c->ifd = -1;
-	c->t0 = now;
+	c->t0 = c->stage_t0 = now;
 	snprintf(c->addr, sizeof(c->addr), "%s", addr);
+	(void)preauth_addr_parse(&c->src, addr);	/* else "unknown" */
 	wbuf_init(&c->up, VENCRYPT_UP_MAX);
 	wbuf_init(&c->down, VENCRYPT_DOWN_MAX);
 	wbuf_init(&c->iin, 4096);
@@ -779,6 +867,7 @@ vencrypt_alloc(struct vencrypt **cp, int fd, const char *addr,
 		c->state = VC_CLIENT_VERSION;
 		(void)wbuf_put(&c->down, "RFB 003.008\n", RFB_VERSION_LEN);
 	}
+	c->stage = c->state;
 	*cp = c;
 	return 0;
 }
@@ -863,7 +952,7 @@ vencrypt_deadline(const struct vencrypt *c)
 	if (c->state == VC_RELAY)
 		return c->tls != NULL && tls_pending(c->tls) &&
 		    vc_read_room(c) > 0 ? c->t0 : 0;
-	return c->t0 + VENCRYPT_HANDSHAKE_US;
+	return vc_stage_deadline(c);
 }
 
 enum vencrypt_event
@@ -871,8 +960,9 @@ vencrypt_tick(struct vencrypt *c, uint64_t now)
 {
 	if ((c->state == VC_CLOSING || c->close_at != 0) && now >= c->close_at)
 		return VENCRYPT_CLOSED;
-	if (c->state < VC_RELAY && now >= c->t0 + VENCRYPT_HANDSHAKE_US) {
-		vc_log(c, "client_refused", "handshake timeout");
+	if (c->state < VC_RELAY && now >= vc_stage_deadline(c)) {
+		vc_log_burst(c, "client_refused", vc_timeout_reason(c->stage),
+		    now);
 		return VENCRYPT_CLOSED;
 	}
 	/* OpenSSL may hold decrypted bytes poll(2) cannot see. */

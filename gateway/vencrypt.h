@@ -29,12 +29,16 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "gateway/preauth.h"
 #include "gateway/ratelimit.h"
 #include "gateway/tls.h"
 #include "policy/creds.h"
 
-#define VENCRYPT_HANDSHAKE_US	30000000 /* accept to relaying (a person
-					    may type the password) */
+#define VENCRYPT_STAGE_US	5000000	/* each handshake message, the TLS
+					   handshake, the wss request */
+#define VENCRYPT_PASSWORD_US	30000000 /* the Plain user name and password
+					    (a person may type them) */
+#define VENCRYPT_HANDSHAKE_US	40000000 /* accept to relaying */
 #define VENCRYPT_CLOSE_US	1000000	/* flushing a refusal */
 #define VENCRYPT_UP_MAX		(64 * 1024)	/* client -> server buffer */
 #define VENCRYPT_DOWN_MAX	(256 * 1024)	/* server -> client buffer */
@@ -64,7 +68,8 @@ struct vencrypt_params {
 	const struct creds	*creds;
 	const char		*inner_password; /* the library's VncAuth */
 	int			 allow_plain;	/* offer VncAuth too */
-	struct tbucket		*auth_bucket;	/* shared auth throttle */
+	struct preauth		*preauth;	/* per-address login back-off */
+	struct tbucket		*auth_bucket;	/* all addresses: last resort */
 	struct tbucket		*log_bucket;	/* refusal lines (auth_ok never
 						   throttled) */
 	unsigned long		*log_quiet;	/* lines not logged, reported

@@ -35,6 +35,7 @@
 
 #include "common/ipc.h"
 #include "gateway/clipboard.h"
+#include "gateway/preauth.h"
 #include "gateway/ratelimit.h"
 #include "gateway/slog.h"
 #include "gateway/tlsipc.h"
@@ -51,6 +52,8 @@ struct vnc_door {
 	int		 more;		/* partial request: re-check on a timer */
 	uint64_t	 recheck;
 	char		 addr[64];
+	struct preauth_addr src;
+	uint32_t	 preauth_id;
 };
 
 /* A connection handed to the tls process, by slot (gateway/tlsipc.h). */
@@ -58,7 +61,8 @@ enum vnc_front_state {
 	FRONT_FREE = 0,
 	FRONT_TLS,	/* at the tls process, not logged in: pre-auth */
 	FRONT_INNER,	/* logged in; ifd waits for the first bytes */
-	FRONT_LIBRARY	/* relayed into the library until TIPC_CLOSED */
+	FRONT_LIBRARY,	/* relayed into the library until TIPC_CLOSED */
+	FRONT_EVICTED	/* refused unasked; taken until TIPC_CLOSED */
 };
 
 struct vnc_front {
@@ -68,6 +72,8 @@ struct vnc_front {
 	int			 encrypted;
 	char			 addr[64];
 	char			 user[CREDS_USER_MAX + 1];
+	struct preauth_addr	 src;
+	uint32_t		 preauth_id;	/* still counted as pre-auth */
 };
 
 struct vnc {
@@ -82,10 +88,13 @@ struct vnc {
 	const char		*handing_addr;	/* set around rfbNewClient */
 	const char		*handing_user;	/* ... VeNCrypt user or NULL */
 	int			 handing_tls;
+	const struct preauth_addr *handing_src;	/* ... its address */
+	uint32_t		 handing_pa;	/* ... pre-auth id, 0 once taken */
+	struct preauth		*pa;		/* pre-auth table, back-off */
 	struct vnc_front	 front[VNC_MAX_FRONT];	/* at the tls process */
 	const char		*tls_fatal;	/* the tls process failed us */
 	int			 relay_sndbuf;	/* library side of a relay */
-	struct tbucket		 auth_bucket;	/* authentication attempts */
+	struct tbucket		 auth_bucket;	/* logins, all addresses */
 	struct tbucket		 refuse_bucket;	/* client_refused lines */
 	unsigned long		 refused_quiet;	/* refusals not logged */
 	struct tbucket		 msg_bucket;	/* message_refused lines */
@@ -235,21 +244,6 @@ vnc_addr(const struct sockaddr_storage *ss, socklen_t len, char *buf,
 	    host, serv);
 }
 
-static int
-vnc_preauth_count(const struct vnc *v)
-{
-	const struct vnc_peer *p;
-	int n = 0, i;
-
-	for (i = 0; i < VNC_MAX_PREAUTH; i++)
-		n += v->door[i].fd >= 0;
-	for (p = v->peers; p != NULL; p = p->next)
-		n += p->role == VNC_ROLE_PENDING;
-	for (i = 0; i < VNC_MAX_FRONT; i++)
-		n += v->front[i].state == FRONT_TLS;
-	return n;
-}
-
 /* Could an authenticated client still get a role? */
 static int
 vnc_role_free(const struct vnc *v)
@@ -258,45 +252,145 @@ vnc_role_free(const struct vnc *v)
 	    (v->prm.allow_observer && v->observer == NULL);
 }
 
+/* A refusal that is its address's doing (its share, its failed logins,
+ * its stalled handshakes): one line per burst of that address, with the
+ * count the burst left unwritten; and within the session's budget. */
 static void
-vnc_door_close(struct vnc_door *d)
+vnc_refused_src(struct vnc *v, const char *addr,
+    const struct preauth_addr *src, const char *reason)
+{
+	char a[PREAUTH_ADDR_STR];
+	unsigned long quiet;
+
+	if (!preauth_refusal(v->pa, src, vnc_now(v), &quiet))
+		return;
+	if (!tbucket_take(&v->refuse_bucket, vnc_now(v))) {
+		v->refused_quiet += 1 + quiet;
+		return;
+	}
+	preauth_addr_str(src, a, sizeof(a));
+	slog_event("client_refused", json_pack("{s:s, s:s, s:s, s:I, s:I}",
+	    "client", addr, "address", a, "reason", reason,
+	    "suppressed", (json_int_t)v->refused_quiet,
+	    "address_suppressed", (json_int_t)quiet));
+	v->refused_quiet = 0;
+}
+
+static void
+vnc_door_close(struct vnc *v, struct vnc_door *d)
 {
 	if (d->fd >= 0)
 		close(d->fd);
 	d->fd = -1;
 	d->more = 0;
+	preauth_release(v->pa, d->preauth_id);
+	d->preauth_id = 0;
+}
+
+static void vnc_front_refuse(struct vnc *v, uint32_t slot, const char *why);
+
+/* The pre-auth table is full: close connection id (the oldest of the
+ * address holding the most), wherever it waits. */
+static void
+vnc_evict(struct vnc *v, uint32_t id)
+{
+	static const char why[] = "evicted: too many unauthenticated "
+	    "connections (this address holds the most)";
+	struct vnc_peer *p;
+	int i;
+
+	for (i = 0; i < VNC_MAX_PREAUTH; i++)
+		if (v->door[i].fd >= 0 && v->door[i].preauth_id == id) {
+			vnc_refused_src(v, v->door[i].addr, &v->door[i].src, why);
+			vnc_door_close(v, &v->door[i]);
+			return;
+		}
+	for (p = v->peers; p != NULL; p = p->next)
+		if (p->preauth_id == id) {
+			p->preauth_id = 0;
+			vnc_refused_src(v, p->addr, &p->src, why);
+			rfbCloseClient(p->cl);
+			return;
+		}
+	for (i = 0; i < VNC_MAX_FRONT; i++)
+		if (v->front[i].state == FRONT_TLS &&
+		    v->front[i].preauth_id == id) {
+			v->front[i].preauth_id = 0;
+			v->front[i].state = FRONT_EVICTED;
+			vnc_refused_src(v, v->front[i].addr, &v->front[i].src,
+			    why);
+			vnc_front_refuse(v, (uint32_t)i, why);
+			return;
+		}
+}
+
+/* Count a new connection against its address (gateway/preauth.h);
+ * returns its pre-auth id, or 0 (refused and logged). */
+static uint32_t
+vnc_preauth_admit(struct vnc *v, const char *addr,
+    const struct preauth_addr *src, uint64_t now)
+{
+	uint32_t id, victim;
+
+	switch (preauth_admit(v->pa, src, now, &id, &victim)) {
+	case PREAUTH_REFUSE_SHARE:
+		vnc_refused_src(v, addr, src, "too many unauthenticated "
+		    "connections from this address");
+		return 0;
+	case PREAUTH_REFUSE_BACKOFF:
+		vnc_refused_src(v, addr, src, "too many failed logins from "
+		    "this address: it must wait");
+		return 0;
+	case PREAUTH_ADMIT:
+		break;
+	}
+	if (victim != 0)
+		vnc_evict(v, victim);
+	return id;
 }
 
 /* Take one new connection into the door, or refuse it at once. */
 static void
-vnc_door_admit(struct vnc *v, int fd, const char *addr, uint64_t now)
+vnc_door_admit(struct vnc *v, int fd, const char *addr,
+    const struct preauth_addr *src, uint64_t now)
 {
-	const char *why = NULL;
+	struct vnc_door *d;
+	uint32_t id;
 	int i;
 
-	if (fd >= FD_SETSIZE)		/* LibVNCServer uses select() */
-		why = "descriptor limit";
-	else if (!vnc_role_free(v))
-		why = "session busy";
-	else if (vnc_preauth_count(v) >= VNC_MAX_PREAUTH)
-		why = "too many unauthenticated connections";
-	for (i = 0; why == NULL && i < VNC_MAX_PREAUTH; i++) {
-		if (v->door[i].fd >= 0)
-			continue;
-		v->door[i].fd = fd;
-		v->door[i].t0 = now;
-		v->door[i].more = 0;
-		snprintf(v->door[i].addr, sizeof(v->door[i].addr), "%s", addr);
+	/* LibVNCServer uses select(): no descriptor past FD_SETSIZE. */
+	if (fd >= FD_SETSIZE || !vnc_role_free(v)) {
+		close(fd);
+		vnc_refused(v, addr, fd >= FD_SETSIZE ? "descriptor limit" :
+		    "session busy");
 		return;
 	}
+	if ((id = vnc_preauth_admit(v, addr, src, now)) == 0) {
+		close(fd);
+		return;
+	}
+	for (i = 0; i < VNC_MAX_PREAUTH; i++) {
+		d = &v->door[i];
+		if (d->fd >= 0)
+			continue;
+		d->fd = fd;
+		d->t0 = now;
+		d->more = 0;
+		d->src = *src;
+		d->preauth_id = id;
+		snprintf(d->addr, sizeof(d->addr), "%s", addr);
+		return;
+	}
+	preauth_release(v->pa, id);	/* not reached: door >= table */
 	close(fd);
-	vnc_refused(v, addr, why != NULL ? why : "session busy");
+	vnc_refused(v, addr, "session busy");
 }
 
 static void
 vnc_accept(struct vnc *v, uint64_t now)
 {
 	struct sockaddr_storage ss;
+	struct preauth_addr src;
 	socklen_t len;
 	char addr[64];
 	int fd, i;
@@ -308,7 +402,8 @@ vnc_accept(struct vnc *v, uint64_t now)
 		if (fd < 0)
 			return;	/* EAGAIN, or the peer already left */
 		vnc_addr(&ss, len, addr, sizeof(addr));
-		vnc_door_admit(v, fd, addr, now);
+		(void)preauth_addr_of(&src, (struct sockaddr *)&ss, len);
+		vnc_door_admit(v, fd, addr, &src, now);
 	}
 }
 
@@ -430,8 +525,14 @@ vnc_handover(struct vnc *v, struct vnc_door *d)
 	d->more = 0;
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 	v->handing_addr = d->addr;
+	v->handing_src = &d->src;
+	v->handing_pa = d->preauth_id;	/* the peer takes it over */
+	d->preauth_id = 0;
 	(void)rfbNewClient(v->screen, fd);	/* closes fd on failure */
+	preauth_release(v->pa, v->handing_pa);	/* if refused */
 	v->handing_addr = NULL;
+	v->handing_src = NULL;
+	v->handing_pa = 0;
 }
 
 /* ---- the TLS front door: handed to the tls process -------------------- */
@@ -468,7 +569,7 @@ vnc_front_take(struct vnc *v, struct vnc_door *d, enum tipc_mode mode)
 		;
 	if (i == VNC_MAX_FRONT || v->tls_fatal != NULL) {
 		vnc_refused(v, d->addr, "session busy");
-		vnc_door_close(d);
+		vnc_door_close(v, d);
 		return;
 	}
 	memset(&m, 0, sizeof(m));
@@ -479,12 +580,15 @@ vnc_front_take(struct vnc *v, struct vnc_door *d, enum tipc_mode mode)
 	    d->fd) != IPC_OK) {
 		vnc_tls_fatal(v, "cannot reach the tls process");
 		vnc_refused(v, d->addr, "TLS front door unavailable");
-		vnc_door_close(d);
+		vnc_door_close(v, d);
 		return;
 	}
 	v->front[i].state = FRONT_TLS;
 	snprintf(v->front[i].addr, sizeof(v->front[i].addr), "%s", d->addr);
-	vnc_door_close(d);	/* the tls process has its own copy */
+	v->front[i].src = d->src;
+	v->front[i].preauth_id = d->preauth_id;	/* still pre-auth there */
+	d->preauth_id = 0;
+	vnc_door_close(v, d);	/* the tls process has its own copy */
 }
 
 /* Say no to the tls process; it tells the client and closes. */
@@ -543,6 +647,8 @@ vnc_answer_want(void *ctx, struct ipc_msg *msg)
 	char *req;
 
 	memcpy(&m, msg->data, sizeof(m));
+	if (m.slot < VNC_MAX_FRONT && v->front[m.slot].state == FRONT_EVICTED)
+		return 0;	/* crossed our refusal: it closes */
 	if (m.slot >= VNC_MAX_FRONT || v->front[m.slot].state != FRONT_TLS ||
 	    memchr(m.user, '\0', sizeof(m.user)) == NULL ||
 	    memchr(m.request, '\0', sizeof(m.request)) == NULL ||
@@ -550,6 +656,10 @@ vnc_answer_want(void *ctx, struct ipc_msg *msg)
 		return -1;
 	f = &v->front[m.slot];
 	memcpy(f->user, m.user, strlen(m.user) + 1);
+	if (f->user[0] != '\0') {	/* logged in at the front door */
+		preauth_release(v->pa, f->preauth_id);
+		f->preauth_id = 0;
+	}			/* else wss or VncAuth: the library's peer counts */
 	f->encrypted = m.encrypted != 0;
 	req = m.request;
 	f->wss = req[0] != '\0';
@@ -581,6 +691,7 @@ vnc_answer_closed(void *ctx, struct ipc_msg *msg)
 	f = &v->front[m.slot];
 	if (f->ifd >= 0)
 		close(f->ifd);
+	preauth_release(v->pa, f->preauth_id);
 	memset(f, 0, sizeof(*f));
 	f->ifd = -1;
 	return 0;
@@ -622,9 +733,15 @@ vnc_front_attach(struct vnc *v, struct vnc_front *f)
 	v->handing_addr = f->addr;
 	v->handing_user = f->user;
 	v->handing_tls = f->encrypted;
+	v->handing_src = &f->src;
+	v->handing_pa = f->preauth_id;	/* wss, VncAuth: still pre-auth */
+	f->preauth_id = 0;
 	(void)rfbNewClient(v->screen, fd);	/* closes fd on refusal */
+	preauth_release(v->pa, v->handing_pa);	/* if refused */
 	v->handing_addr = v->handing_user = NULL;
 	v->handing_tls = 0;
+	v->handing_src = NULL;
+	v->handing_pa = 0;
 }
 
 /* Size the relays' library-side send buffer: a raw full frame. */
@@ -672,7 +789,7 @@ vnc_door_check(struct vnc *v, struct vnc_door *d, uint64_t now)
 		return;
 	}
 	if (n <= 0) {
-		vnc_door_close(d);	/* gone before saying anything */
+		vnc_door_close(v, d);	/* gone before saying anything */
 		return;
 	}
 	buf[n] = '\0';
@@ -702,7 +819,7 @@ vnc_door_check(struct vnc *v, struct vnc_door *d, uint64_t now)
 		return;
 	}
 	vnc_refused(v, d->addr, why);
-	vnc_door_close(d);
+	vnc_door_close(v, d);
 }
 
 /* ---- LibVNCServer hooks ------------------------------------------------ */
@@ -742,6 +859,7 @@ vnc_client_gone(rfbClientPtr cl)
 	cl->wsctx = NULL;
 	if (p == NULL)
 		return;
+	preauth_release(v->pa, p->preauth_id);
 	vnc_unlink(v, p);
 	if (p->authed != 0) {
 		slog_event("disconnect", json_pack("{s:s, s:s, s:f, s:s}",
@@ -790,7 +908,13 @@ vnc_new_client(rfbClientPtr cl)
 	p->tls = v->handing_tls;
 	if (v->handing_user != NULL)
 		snprintf(p->user, sizeof(p->user), "%s", v->handing_user);
+	if (v->handing_src != NULL)
+		p->src = *v->handing_src;
+	p->preauth_id = v->handing_pa;
+	v->handing_pa = 0;
 	p->accepted = vnc_now(v);
+	p->stage = (int)cl->state;
+	p->stage_t0 = p->accepted;
 	kiosk_init(&p->kiosk);
 	p->next = v->peers;
 	v->peers = p;
@@ -824,27 +948,50 @@ vnc_assign_role(struct vnc *v, rfbClientPtr cl, struct vnc_peer *p)
 	return 1;
 }
 
-/* VNC authentication, throttled: a handful of attempts, then one every
- * two seconds for the whole session. */
+/* May this VNC password be checked now?  Failed logins back off per
+ * address (gateway/preauth.h); the session-wide bucket is the last
+ * resort against many addresses, sized so that one backed-off address
+ * cannot empty it.  A VeNCrypt user was checked by the front door. */
+static int
+vnc_may_try(struct vnc *v, struct vnc_peer *p, uint64_t now)
+{
+	uint64_t wait;
+
+	if (p->user[0] != '\0')
+		return 1;
+	if (!preauth_login_allowed(v->pa, &p->src, now, &wait)) {
+		vnc_refused_src(v, p->addr, &p->src, "too many failed logins "
+		    "from this address: it must wait");
+		return 0;
+	}
+	if (!tbucket_take(&v->auth_bucket, now)) {
+		slog_event("auth_fail", json_pack("{s:s, s:s}", "client",
+		    p->addr, "reason", "throttled (all addresses)"));
+		return 0;
+	}
+	return 1;
+}
+
+/* VNC authentication, throttled per address (vnc_may_try). */
 static rfbBool
 vnc_check_password(rfbClientPtr cl, const char *response, int len)
 {
 	struct vnc *v = vnc_of(cl);
 	struct vnc_peer *p = cl->clientData;
+	uint64_t now = vnc_now(v);
 
-	if (p == NULL || p->role != VNC_ROLE_PENDING)
+	if (p == NULL || p->role != VNC_ROLE_PENDING || !vnc_may_try(v, p, now))
 		return FALSE;
-	/* A VeNCrypt user was throttled and checked by the front door. */
-	if (p->user[0] == '\0' && !tbucket_take(&v->auth_bucket, vnc_now(v))) {
-		slog_event("auth_fail", json_pack("{s:s, s:s}", "client",
-		    p->addr, "reason", "throttled"));
-		return FALSE;
-	}
 	if (!rfbCheckPasswordByList(cl, response, len)) {
+		preauth_login_failed(v->pa, &p->src, now);
 		slog_event("auth_fail", json_pack("{s:s, s:s}", "client",
 		    p->addr, "reason", "wrong password"));
 		return FALSE;
 	}
+	if (p->user[0] == '\0')
+		preauth_login_ok(v->pa, &p->src);
+	preauth_release(v->pa, p->preauth_id);
+	p->preauth_id = 0;
 	cl->viewOnly = FALSE;
 	return vnc_assign_role(v, cl, p) ? TRUE : FALSE;
 }
@@ -1094,9 +1241,11 @@ vnc_open(struct vnc **vp, const struct vnc_params *prm,
 	for (i = 0; i < VNC_MAX_FRONT; i++)
 		v->front[i].ifd = -1;
 	st = VNC_ENOMEM;
-	if ((v->passwords[0] = strdup(prm->password)) == NULL)
+	if ((v->passwords[0] = strdup(prm->password)) == NULL ||
+	    preauth_alloc(&v->pa) != PREAUTH_OK)
 		goto out;
-	tbucket_init(&v->auth_bucket, 0.5, 5, prm->clock());
+	tbucket_init(&v->auth_bucket, PREAUTH_LOGIN_RATE, PREAUTH_LOGIN_BURST,
+	    prm->clock());
 	/* With TLS the session's budget (5 a second, bursts of 20) is
 	   split with the tls process, which writes most such lines (every
 	   handshake and login): a fifth is ours. */
@@ -1147,7 +1296,7 @@ vnc_close(struct vnc *v)
 	if (v == NULL)
 		return;
 	for (i = 0; i < VNC_MAX_PREAUTH; i++)
-		vnc_door_close(&v->door[i]);
+		vnc_door_close(v, &v->door[i]);
 	for (p = v->peers; p != NULL; p = p->next)
 		p->close_reason = "the session ends";
 	for (i = 0; i < VNC_MAX_FRONT; i++)
@@ -1169,6 +1318,7 @@ vnc_close(struct vnc *v)
 	}
 	if (vnc_current == v)
 		vnc_current = NULL;
+	preauth_free(v->pa);
 	free(v);
 }
 
@@ -1311,21 +1461,41 @@ vnc_handle(struct vnc *v, const struct pollfd *pfd, size_t n, uint64_t now)
 		vnc_process(v, now);
 }
 
-/* Close peers that have not authenticated within VNC_HANDSHAKE_US. */
+/* A pending peer's deadline: its handshake stage's (the library state
+ * it waits in: VNC_PASSWORD_US for the VncAuth response a person may
+ * type, VNC_STAGE_US for any other message) or the whole handshake's. */
+static uint64_t
+vnc_stage_deadline(const struct vnc_peer *p)
+{
+	uint64_t stage = p->stage_t0 + (p->stage == (int)RFB_AUTHENTICATION ?
+	    VNC_PASSWORD_US : VNC_STAGE_US);
+
+	return stage < p->accepted + VNC_HANDSHAKE_US ? stage :
+	    p->accepted + VNC_HANDSHAKE_US;
+}
+
+/* Close peers whose handshake stage (or whole handshake) took too long. */
 static int
 vnc_expire_handshakes(struct vnc *v, uint64_t now)
 {
 	struct vnc_peer *p;
+	rfbClientPtr cl;
 	int closed = 0;
 
 	for (p = v->peers; p != NULL; p = p->next) {
-		if (p->role != VNC_ROLE_PENDING ||
-		    vnc_since(now, p->accepted) < VNC_HANDSHAKE_US)
+		cl = p->cl;
+		if (p->role != VNC_ROLE_PENDING || cl->sock == RFB_INVALID_SOCKET)
 			continue;
-		if (((rfbClientPtr)p->cl)->sock == RFB_INVALID_SOCKET)
+		if ((int)cl->state != p->stage) {
+			p->stage = (int)cl->state;
+			p->stage_t0 = now;
+		}
+		if (now < vnc_stage_deadline(p))
 			continue;
-		vnc_refused(v, p->addr, "handshake timeout");
-		rfbCloseClient(p->cl);
+		vnc_refused_src(v, p->addr, &p->src, p->stage ==
+		    RFB_AUTHENTICATION ? "handshake timeout (password)" :
+		    "handshake timeout");
+		rfbCloseClient(cl);
 		closed = 1;
 	}
 	return closed;
@@ -1367,7 +1537,7 @@ vnc_next_deadline(const struct vnc *v)
 	for (p = v->peers; p != NULL; p = p->next) {
 		if (p->role != VNC_ROLE_PENDING)
 			continue;
-		d = p->partial ? p->recheck : p->accepted + VNC_HANDSHAKE_US;
+		d = p->partial ? p->recheck : vnc_stage_deadline(p);
 		if (t == 0 || d < t)
 			t = d;
 	}

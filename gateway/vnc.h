@@ -6,9 +6,12 @@
  * connection first waits at a small door of our own (non-blocking, in the
  * poll loop): websocket clients must show the session token in the
  * request path and an allowed Origin, a TLS hello or any other bytes
- * sent before the server greeting are refused, and at most
- * VNC_MAX_PREAUTH unauthenticated connections exist at a time, so a
- * flood of connections never reaches the library.  An unauthenticated
+ * sent before the server greeting are refused, and unauthenticated
+ * connections are counted per source address (gateway/preauth.h: a
+ * share per address, the greediest address's oldest evicted when the
+ * table is full, failed logins backing off per address), so a flood of
+ * connections never reaches the library and one address cannot lock
+ * another out.  Each handshake stage has its own deadline.  An unauthenticated
  * peer is only handed to the library's reader once its whole (fixed
  * size) handshake message has arrived, so a truncated handshake cannot
  * stall the loop.  With a TLS certificate, native RFB clients and wss
@@ -34,16 +37,21 @@
 #include <stdint.h>
 
 #include "gateway/kiosk.h"
+#include "gateway/preauth.h"
 #include "policy/creds.h"
 
-#define VNC_MAX_PREAUTH		2	/* connections before authentication */
+#define VNC_MAX_PREAUTH		PREAUTH_MAX_CONNS /* before authentication */
 #define VNC_SNIFF_US		100000	/* wait for a websocket request */
 #define VNC_WS_HEADER_US	2000000	/* ... for the whole request */
-#define VNC_HANDSHAKE_US	10000000 /* connect to authenticated */
+#define VNC_STAGE_US		5000000	/* each handshake message */
+#define VNC_PASSWORD_US		30000000 /* ... the VncAuth response (a
+					    person may type the password) */
+#define VNC_HANDSHAKE_US	40000000 /* connect to authenticated */
 #define VNC_CLIENT_WAIT_MS	2000	/* library: max stall on one peer */
 #define VNC_WS_MAX_REQUEST	4096
-/* TLS front-door connections: the pre-auth ones plus the two relays. */
-#define VNC_MAX_FRONT		(VNC_MAX_PREAUTH + 2)
+/* TLS front-door connections: the pre-auth ones, as many evicted ones
+ * still closing, plus the two relays. */
+#define VNC_MAX_FRONT		(2 * VNC_MAX_PREAUTH + 2)
 /* Descriptors vnc_pollfds may return (listen, door, clients, front). */
 #define VNC_MAX_POLLFDS		(1 + 2 * VNC_MAX_PREAUTH + 4 + \
 				 2 * VNC_MAX_FRONT)
@@ -75,6 +83,11 @@ struct vnc_peer {
 	struct kiosk		 kiosk;		/* per-client modifier state */
 	int			 cursor_due;	/* this update may carry the dot */
 	const char		*close_reason;	/* set when we close it */
+	/* pre-authentication (gateway/preauth.h) */
+	struct preauth_addr	 src;		/* as counted */
+	uint32_t		 preauth_id;	/* 0: not (or no longer) counted */
+	int			 stage;		/* library state last seen */
+	uint64_t		 stage_t0;	/* us: since when */
 	struct vnc_peer		*next;
 };
 

@@ -26,19 +26,46 @@ Scenarios (each bounded in count and time, loopback only):
                  server answered or closed the connection (a closed one is
                  replaced by a new login).  Prints "case NAME: answered|
                  closed|timeout" per case, then a summary line.
+  siege N        for N seconds at once: an idle connection (silent, or
+                 with half a protocol version), re-opened as the server
+                 closes it, and wrong passwords back to back (VncAuth;
+                 PASSWORD_FILE holds the wrong one) on the address's
+                 other slot
+  siegetls N     the same against a VeNCrypt-only TLS front door: idle
+                 connections, and wrong X509Plain logins as user "alice"
+                 (the certificate is not checked: an attacker need not)
+  hold N         only idle connections, 4 at once, for N seconds: no
+                 password is ever sent, so nothing backs the address off
+  stages         two connections at once, one silent and one that sends
+                 half a protocol version: how long until the server
+                 closes each (its per-stage deadline)
+  stagestls      the same with a silent one and one that stalls in the
+                 TLS handshake of a VeNCrypt front door (half a
+                 ClientHello after X509Plain was agreed)
 Prints one line of figures; exit 0 when the scenario ran as intended.
+With CDSGATE_BAD_SOURCE=ADDR every connection comes from ADDR (e.g.
+127.0.0.3: the whole of 127/8 is loopback), so the server counts the bad
+client as an address of its own.
 """
 import ctypes
 import ctypes.util
 import os
 import socket
+import ssl
 import struct
 import sys
+import threading
 import time
 import zlib
 
 HOST, PORT, PWFILE, SCEN = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
 N = int(sys.argv[5]) if len(sys.argv) > 5 else 10000
+SOURCE = os.environ.get("CDSGATE_BAD_SOURCE")
+
+
+def connect(timeout):
+    return socket.create_connection((HOST, PORT), timeout=timeout,
+                                    source_address=(SOURCE, 0) if SOURCE else None)
 
 
 def des_response(password: bytes, challenge: bytes) -> bytes:
@@ -73,7 +100,7 @@ def connect_auth():
     """Full RFB 3.8 handshake with VncAuth; returns the socket after
     ServerInit (non-websocket: the server sniffs for ~100 ms first)."""
     pw = open(PWFILE, "rb").read().split(b"\n")[0]
-    s = socket.create_connection((HOST, PORT), timeout=10)
+    s = connect(10)
     recvn(s, 12)
     s.sendall(b"RFB 003.008\n")
     n = recvn(s, 1)[0]
@@ -346,17 +373,170 @@ def hold():
     sys.stdin.read()
 
 
+def idle_loop(kind, end, st):
+    """Hold one connection (silent, or half a version) until the server
+    closes it; again until `end`, switching kinds after each one held (so
+    both kinds are held whichever thread wins its address's slots).
+    Records how long each was held."""
+    other = {"silent": "half", "half": "silent"}
+    while time.monotonic() < end:
+        t0 = time.monotonic()
+        greeting = b""
+        try:
+            s = connect(2)
+            s.settimeout(max(0.1, end - time.monotonic()))
+            greeting = s.recv(12)
+            if kind == "half" and greeting:
+                s.sendall(b"RFB 003.")
+            try:
+                while s.recv(4096):
+                    pass
+            except ConnectionResetError:
+                pass        # closed with our bytes unread: a reset
+        except socket.timeout:
+            continue        # still held at the end: not a close
+        except OSError:
+            greeting = b""
+        held = time.monotonic() - t0
+        with st["lock"]:
+            if greeting:
+                st["held_" + kind].append(held)
+            else:
+                st["refused"] += 1
+        if greeting:
+            kind = other[kind]
+        else:
+            time.sleep(0.02)
+
+
+def offers(s, sectype):
+    """RFB 3.8 versions exchanged: does the server offer `sectype`?"""
+    recvn(s, 12)
+    s.sendall(b"RFB 003.008\n")
+    n = recvn(s, 1)[0]
+    return n != 0 and sectype in recvn(s, n)
+
+
+def vncauth_once(pw):
+    """One wrong VncAuth login: 'checked' (a failure result), 'refused'
+    (closed before), or 'IN' (it got in: must never happen)."""
+    s = connect(5)
+    try:
+        if not offers(s, 2):
+            return "refused"
+        s.sendall(b"\x02")
+        s.sendall(des_response(pw, recvn(s, 16)))
+        return "checked" if struct.unpack(">I", recvn(s, 4))[0] != 0 else "IN"
+    except (ConnectionError, OSError):
+        return "refused"
+    finally:
+        s.close()
+
+
+def vencrypt_once(pw):
+    """One wrong VeNCrypt X509Plain login as alice."""
+    s = connect(5)
+    try:
+        if not offers(s, 19):
+            return "refused"
+        s.sendall(b"\x13")
+        recvn(s, 2)
+        s.sendall(b"\0\2")
+        recvn(s, 1)
+        recvn(s, 4 * recvn(s, 1)[0])         # the subtypes offered
+        s.sendall(struct.pack(">I", 262))
+        if recvn(s, 1) != b"\1":
+            return "refused"
+        ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+        ctx.check_hostname = False
+        ctx.verify_mode = ssl.CERT_NONE
+        s = ctx.wrap_socket(s)
+        s.sendall(struct.pack(">II", 5, len(pw)) + b"alice" + pw)
+        return "checked" if struct.unpack(">I", recvn(s, 4))[0] != 0 else "IN"
+    except (ConnectionError, OSError, ssl.SSLError):
+        return "refused"
+    finally:
+        s.close()
+
+
+def stall(kind, out):
+    """Stall in one handshake stage; out[kind] = seconds from the start of
+    that stage until the server closed the connection."""
+    s = connect(5)
+    s.settimeout(60)
+    try:
+        if kind == "tls":
+            if not offers(s, 19):
+                return
+            s.sendall(b"\x13")
+            recvn(s, 2)
+            s.sendall(b"\0\2")
+            recvn(s, 1)
+            recvn(s, 4 * recvn(s, 1)[0])
+            s.sendall(struct.pack(">I", 262))
+            recvn(s, 1)
+        else:
+            recvn(s, 12)
+        t0 = time.monotonic()
+        s.sendall({"silent": b"", "half": b"RFB 003.",
+                   "tls": b"\x16\x03\x01\x02\x00\x01"}[kind])
+        closed_by_server(s, 60)
+        out[kind] = time.monotonic() - t0
+    except OSError:
+        pass
+
+
+def stages(kinds):
+    out = {}
+    th = [threading.Thread(target=stall, args=(k, out)) for k in kinds]
+    for t in th:
+        t.start()
+    for t in th:
+        t.join()
+    print("stages: " + ", ".join("%s closed after %.1f s" % (k, out.get(k, -1))
+                                 for k in kinds))
+    return 0 if len(out) == len(kinds) else 1
+
+
+def siege(seconds, once, nidle):
+    """nidle idle connections and (unless once is None) wrong passwords
+    together for `seconds`."""
+    pw = open(PWFILE, "rb").read().split(b"\n")[0]
+    end = time.monotonic() + seconds
+    st = {"lock": threading.Lock(), "held_silent": [], "held_half": [],
+          "refused": 0}
+    th = [threading.Thread(target=idle_loop, args=(k, end, st))
+          for k in ("silent", "half", "silent", "half")[:nidle]]
+    for t in th:
+        t.start()
+    logins = {"checked": 0, "refused": 0, "IN": 0}
+    while once is not None and time.monotonic() < end:
+        r = once(pw)
+        logins[r] += 1
+        if r == "refused":
+            time.sleep(0.01)
+    for t in th:
+        t.join()
+    hs, hh = st["held_silent"], st["held_half"]
+    print("siege: %d idle connections held (silent max %.1f s, half a version "
+          "max %.1f s), %d refused at once; logins: %d checked, %d refused, "
+          "%d got in" % (len(hs) + len(hh), max(hs or [0]), max(hh or [0]),
+                         st["refused"], logins["checked"], logins["refused"],
+                         logins["IN"]))
+    return 0 if logins["IN"] == 0 else 1
+
+
 T0 = time.monotonic()
 
 
 def main():
     t0 = T0
     if SCEN == "garbage":
-        s = socket.create_connection((HOST, PORT), timeout=10)
+        s = connect(10)
         s.sendall(os.urandom(4096))
         return report_closed("garbage", s, t0)
     if SCEN == "truncated":
-        s = socket.create_connection((HOST, PORT), timeout=10)
+        s = connect(10)
         recvn(s, 12)                        # after the websocket sniff
         s.sendall(b"RFB 003.")
         hold()
@@ -374,7 +554,7 @@ def main():
             if time.monotonic() > deadline:
                 break
             try:
-                s = socket.create_connection((HOST, PORT), timeout=2)
+                s = connect(2)
                 s.close()
                 ok += 1
             except OSError:
@@ -414,6 +594,16 @@ def main():
         return extclip()
     if SCEN == "allmsgs":
         return allmsgs()
+    if SCEN == "stages":
+        return stages(("silent", "half"))
+    if SCEN == "stagestls":
+        return stages(("silent", "tls"))
+    if SCEN == "hold":
+        return siege(N, None, 4)
+    if SCEN == "siege":
+        return siege(N, vncauth_once, 1)
+    if SCEN == "siegetls":
+        return siege(N, vencrypt_once, 1)
     print("unknown scenario", SCEN, file=sys.stderr)
     return 2
 

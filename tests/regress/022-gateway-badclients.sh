@@ -2,15 +2,16 @@
 # 022-gateway-badclients: hostile VNC clients against a real session
 # (issue 3, "Bad clients").  tests/gateway/badclients.py plays each one:
 #   garbage          random bytes instead of a handshake
-#   truncated        half a protocol version, then silence (held 12 s,
-#                    past the 10 s handshake limit)
+#   truncated        half a protocol version, then silence (held 11 s,
+#                    past the 5 s limit for that handshake message)
 #   hugecut          an authenticated 2 GiB ClientCutText
 #   badmsg           an authenticated unknown message type
 #   extclip          the ExtendedClipboard pseudo-encoding: the server
 #                    sends only its 16-byte capability message
 #   noread           an authenticated client that asks for frames and
 #                    never reads
-#   badauth 8        eight wrong passwords in a row
+#   badauth 8        eight wrong passwords in a row, from 127.0.0.3 (an
+#                    address of its own: it backs off, 127.0.0.1 not)
 #   floodconnect     10,000 connections as fast as possible, with the
 #                    legitimate client working during the flood
 # After each one: the supervisor and the same worker (pid unchanged) are
@@ -87,11 +88,11 @@ elif cmd == "loaded":       # EVENTS TIMEOUT
             sys.exit(0)
         time.sleep(0.2)
     sys.exit(1)
-elif cmd == "count":        # LOG SINCE EVENT [KEY=SUBSTRING]: events after line SINCE
+elif cmd == "count":        # LOG SINCE EVENT [KEY=SUBSTRING...]: events after line SINCE
     evs = lines(a[0])[int(a[1]):]
-    k, _, v = (a[3] if len(a) > 3 else "=").partition("=")
+    kvs = [kv.partition("=")[::2] for kv in a[3:]]
     print(sum(1 for e in evs if e.get("event") == a[2] and
-              (not k or v in str(e.get(k, "")))))
+              all(v in str(e.get(k, "")) for k, v in kvs)))
 elif cmd == "show":         # LOG SINCE EVENT...: print those events
     for e in lines(a[0])[int(a[1]):]:
         if e.get("event") in a[2:]:
@@ -191,12 +192,12 @@ HOLD_PIDS="$tr_pid"
 exec 7> "$TMP/hold"	# keeps its stdin open
 wait_line "$TMP/trunc.out" '^holding' 10 "$tr_pid"
 check "truncated: a normal client types while the half handshake is held" legit_types
-sleep 11	# the handshake limit is 10 s (VNC_HANDSHAKE_US)
+sleep 11	# 5 s for the protocol version (VNC_STAGE_US)
 exec 7>&-
 wait "$tr_pid"
 HOLD_PIDS=
 diag "$(grep '^truncated:' "$TMP/trunc.out")"
-check "truncated: the server closed it after the 10 s handshake limit" \
+check "truncated: the server closed it after the 5 s limit for the version" \
 	grep -q 'server closed=True' "$TMP/trunc.out"
 check "truncated: client_refused (handshake timeout) is logged" \
 	test "$(chk count "$LOG" "$m" client_refused reason=handshake)" -ge 1
@@ -269,14 +270,18 @@ after_scenario noread
 
 # ---- badauth: wrong passwords ---------------------------------------------------------
 m=$(loglines)
-timeout 120 python3 "$BAD" "$VHOST" "$VPORT" "$TMP/badpw" badauth 8 > "$TMP/badauth.out" 2>&1
+CDSGATE_BAD_SOURCE=127.0.0.3 timeout 120 python3 "$BAD" "$VHOST" "$VPORT" "$TMP/badpw" \
+	badauth 8 > "$TMP/badauth.out" 2>&1
 rc=$?
 diag "$(cat "$TMP/badauth.out")"
 check "badauth: all 8 wrong passwords are refused" test "$rc" -eq 0
 af=$(chk count "$LOG" "$m" auth_fail)
-diag "auth_fail events: $af ($(chk count "$LOG" "$m" auth_fail reason=throttled) throttled)"
-check "badauth: auth_fail is logged for each ($af)" test "$af" -ge 8
-sleep 4	# the authentication bucket refills at 0.5/s
+bo=$(chk count "$LOG" "$m" client_refused "reason=failed logins" address=127.0.0.3)
+diag "auth_fail events: $af; back-off refusal lines: $bo"
+check "badauth: each password checked is logged as auth_fail (3 free, then the back-off: $af)" \
+	test "$af" -ge 4
+check "badauth: the address's back-off refusals are logged once for the burst ($bo)" \
+	test "$bo" -eq 1
 after_scenario badauth
 
 # ---- floodconnect: 10,000 connections, the real client working meanwhile --------------

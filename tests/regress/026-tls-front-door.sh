@@ -499,14 +499,8 @@ if ! command -v vncviewer >/dev/null || ! command -v import >/dev/null ||
 	! command -v convert >/dev/null; then
 	skip "TigerVNC vncviewer or ImageMagick import/convert not installed"
 else
-	exec 7> "$TMP/xvfb.disp"
-	Xvfb -displayfd 7 -screen 0 1280x800x24 -nolisten tcp 2> "$TMP/xvfb.err" &
-	XV_PID=$!
-	exec 7>&-
-	wait_line "$TMP/xvfb.disp" '^[0-9]+' 10 "$XV_PID"
-	VD=:$(head -1 "$TMP/xvfb.disp")
-	mkdir -p "$TMP/vvhome"
-	sleep 4	# logins are throttled (5 at once, then 1 per 2 s): refill
+	viewer_display
+	sleep 4	# the logins of all addresses (1/s, bursts of 10): refill
 	n0=$(t count "$LOG" connect user=alice tls=True)
 	# tigervnc SECONDS: start the viewer, wait for the page on its screen
 	tigervnc() {

@@ -107,6 +107,19 @@ descendants() {
 		          for (j = 1; j <= m; j++) q[++n] = more[j] } }'
 }
 
+# viewer_display: an Xvfb of its own for a VNC viewer under test (e.g.
+# TigerVNC's vncviewer): sets XV_PID (the caller stops it) and VD (":N"),
+# makes $TMP/vvhome for the viewer's HOME.
+viewer_display() {
+	exec 7> "$TMP/xvfb.disp"
+	Xvfb -displayfd 7 -screen 0 1280x800x24 -nolisten tcp 2> "$TMP/xvfb.err" &
+	XV_PID=$!
+	exec 7>&-
+	wait_line "$TMP/xvfb.disp" '^[0-9]+' 10 "$XV_PID"
+	VD=:$(head -1 "$TMP/xvfb.disp")
+	mkdir -p "$TMP/vvhome"
+}
+
 # gateway_require: the same as require_session (the 02x scenarios).
 gateway_require() { require_session; }
 

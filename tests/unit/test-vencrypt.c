@@ -84,18 +84,27 @@ struct door {
 	SSL			*ssl;
 };
 
+/* A connection from addr, failed logins counted in pa (or not: NULL). */
 static void
-door_open(struct door *d, int allow_plain)
+door_open_from(struct door *d, int allow_plain, const char *addr,
+    struct preauth *pa)
 {
-	struct vencrypt_params prm = { tls, creds, "innerpw", allow_plain,
-	    &bucket, NULL, NULL, clk };
+	struct vencrypt_params prm = { .tls = tls, .creds = creds,
+	    .inner_password = "innerpw", .allow_plain = allow_plain,
+	    .preauth = pa, .auth_bucket = &bucket, .clock = clk };
 	int sv[2];
 
 	memset(d, 0, sizeof(*d));
 	d->lfd = -1;
 	socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, sv);
 	d->cfd = sv[0];
-	vencrypt_alloc(&d->c, sv[1], "test", VENCRYPT_MODE_RFB, &prm, clk());
+	vencrypt_alloc(&d->c, sv[1], addr, VENCRYPT_MODE_RFB, &prm, clk());
+}
+
+static void
+door_open(struct door *d, int allow_plain)
+{
+	door_open_from(d, allow_plain, "test", NULL);
 }
 
 static void
@@ -344,6 +353,59 @@ test_refusals(void)
 	door_close(&d);
 }
 
+/* One VeNCrypt login from addr; the SecurityResult's reason, "" if OK. */
+static const char *
+login_from(const char *addr, struct preauth *pa, const char *pw, int *asked)
+{
+	static char why[64];
+	struct door d;
+	uint8_t r[8];
+	uint32_t len;
+
+	why[0] = '\0';
+	*asked = 0;
+	door_open_from(&d, 0, addr, pa);
+	to_tls(&d);
+	plain(&d, "alice", pw);
+	if (get(&d, d.cfd, r, 0), d.ev == VENCRYPT_NEED_INNER)
+		*asked = 1;
+	else if (get(&d, d.cfd, r, 8) == 0 && memcmp(r, "\0\0\0\1", 4) == 0) {
+		memcpy(&len, r + 4, 4);
+		len = ntohl(len) < sizeof(why) - 1 ? ntohl(len) : sizeof(why) - 1;
+		if (get(&d, d.cfd, why, len) != 0)
+			snprintf(why, sizeof(why), "?");
+		why[len] = '\0';
+	}
+	door_close(&d);
+	return why;
+}
+
+/* Failed logins back off per address: the right password from that
+ * address is not even checked meanwhile; another address gets in. */
+static void
+test_backoff(void)
+{
+	struct preauth *pa;
+	const char *why = "";
+	int i, asked = 0, failed = 0;
+
+	if (preauth_alloc(&pa) != PREAUTH_OK)
+		return;
+	for (i = 0; i <= PREAUTH_FREE_FAILS; i++)
+		failed += strcmp(login_from("192.0.2.9:1000", pa, "wrong",
+		    &asked), "authentication failed") == 0;
+	tap_ok(failed == PREAUTH_FREE_FAILS + 1,
+	    "%d wrong passwords from one address: each checked and refused",
+	    failed);
+	why = login_from("192.0.2.9:1001", pa, "pw1", &asked);
+	tap_ok(!asked && strstr(why, "try again later") != NULL,
+	    "then the right one from that address is refused unchecked (%s)",
+	    why);
+	why = login_from("192.0.2.10:1000", pa, "pw1", &asked);
+	tap_ok(asked, "another address logs in at once");
+	preauth_free(pa);
+}
+
 /* Random bytes after k correct steps: the door must close, never crash. */
 static void
 test_garbage(void)
@@ -397,6 +459,7 @@ main(void)
 		tap_skip_all("cannot make a test certificate");
 	test_login_and_relay();
 	test_refusals();
+	test_backoff();
 	test_garbage();
 	tls_ctx_free(tls);
 	creds_free(creds);
