@@ -1,5 +1,5 @@
 /*
- * api/tcp.c — the admin API's optional TCP listener (issue 5): the
+ * api/tcp.c — the admin API's optional TCP listener: the
  * socket, its TLS certificate and key, and the bearer tokens file.
  *
  * Trust: runs as root in the parent (bind) and in the api child before

@@ -1,6 +1,6 @@
 /*
  * gateway/watermark.h — the watermark burned into every frame the
- * worker serves and records: recipient, session and time (issue 6).
+ * worker serves and records: recipient, session and time.
  *
  * The text comes from a template (%r recipient, %s session id, %t UTC
  * time to the minute, %% a percent sign) and is drawn, with glyphs

@@ -113,7 +113,7 @@ worker_rec_t(const struct worker *w, uint64_t now)
 	return now > w->start ? now - w->start : 0;
 }
 
-/* A session that cannot be recorded does not go on (issue 6). */
+/* A session that cannot be recorded does not go on. */
 static void
 worker_rec_check(struct worker *w, int rc)
 {

@@ -12,7 +12,7 @@
  * incomplete chunk at the tail.  A keyframe is
  * written at start and every keyframe interval, followed by fdatasync()
  * (the durability point: at most one interval is lost in a power cut).
- * A failed write or fsync is sticky: the session must end (issue 6: a
+ * A failed write or fsync is sticky: the session must end (a
  * session that can't be recorded doesn't run).
  *
  * Library code: status codes, no logging.

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# 020-gateway-session: one real gateway session end to end (issue 3, "Must
-# show").  Starts the test backend (tests/gateway/backend.py, which records
+# 020-gateway-session: one real gateway session end to end.
+# Starts the test backend (tests/gateway/backend.py, which records
 # every event its page sees) and `cdsgated run-session` on loopback with a
 # temporary password and log, then drives it with real clients:
 #   1. vncsnapshot's picture shows the page (banner pixels)
@@ -20,7 +20,7 @@
 CDSGATED=${CDSGATED:-$top_builddir/cdsgated}
 VNCTEST=${VNCTEST:-$top_builddir/tests/gateway/cdsgate-vnctest}
 BACKEND=$top_srcdir/tests/gateway/backend.py
-KEY_RATE=${KEY_RATE:-10}	# the session's defaults (issue 3)
+KEY_RATE=${KEY_RATE:-10}	# the session's defaults
 KEY_BURST=${KEY_BURST:-20}
 BROWSER_USER=${BROWSER_USER:-cdsgate-browser}
 SESSION_USERS=${SESSION_USERS:-cdsgate,$BROWSER_USER}

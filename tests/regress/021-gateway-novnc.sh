@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# 021-gateway-novnc: a browser viewer through the websocket door (issue 3).
+# 021-gateway-novnc: a browser viewer through the websocket door.
 # noVNC (the Debian package's files, served by tests/gateway/backend.py)
 # runs in headless Chromium as an unprivileged user with its sandbox on,
 # and connects to `cdsgated run-session --ws-token-file` — it gets the

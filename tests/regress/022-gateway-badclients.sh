@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # 022-gateway-badclients: hostile VNC clients against a real session
-# (issue 3, "Bad clients").  tests/gateway/badclients.py plays each one:
+# tests/gateway/badclients.py plays each one:
 #   garbage          random bytes instead of a handshake
 #   truncated        half a protocol version, then silence (held 11 s,
 #                    past the 5 s limit for that handshake message)

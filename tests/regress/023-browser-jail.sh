@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# 023-browser-jail: the session's browser reaches only the backend (issue 4,
-# part 3; docs/jail.md).  A real session (tests/gateway/backend.py, cdsgated
+# 023-browser-jail: the session's browser reaches only the backend (docs/jail.md).
+#  A real session (tests/gateway/backend.py, cdsgated
 # run-session, cdsgate-vnctest) with a decoy listener on another port of
 # 127.0.0.1, then, from inside the browser's namespaces as the browser's user
 # (nsenter -t BROWSER -n -m -p -r -w) and from the page itself (fetch):

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# 024-seccomp: the session's seccomp filters, live (issue 4).
+# 024-seccomp: the session's seccomp filters, live.
 #   1. a real session: the worker, Xvfb and the forwarder run with a filter
 #      (/proc/PID/status "Seccomp: 2", NoNewPrivs), the log names each
 #      child's profile, the rlimits of the table are in force, a VNC client

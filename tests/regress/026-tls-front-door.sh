@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # 026-tls-front-door: VeNCrypt X509Plain for native VNC clients and wss for
-# noVNC-style clients (issue 4, part 4).  A self-signed certificate made
+# noVNC-style clients.  A self-signed certificate made
 # with `openssl req`, a credentials file with one scrypt-hashed and one
 # plain user, and a real session on 127.0.0.2 with unencrypted VNC turned
 # off (--allow-plain-vnc=no: what a non-loopback address gets by default;

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# 027-systemd: the service units and the readiness protocol (issue 4).
+# 027-systemd: the service units and the readiness protocol.
 #   1. every generated unit (cdsgated.service: the daemon; the root
 #      session helper cdsgate-sessiond.service + .socket; the one-session
 #      cdsgate-session.service) passes `systemd-analyze verify` with
@@ -24,7 +24,7 @@ BACKEND=$top_srcdir/tests/gateway/backend.py
 UNITS="cdsgated.service cdsgate-sessiond.service cdsgate-sessiond.socket cdsgate-session.service"
 SESSION_UNIT_IN=$top_srcdir/systemd/cdsgate-session.service.in
 EXPOSURE_HELPER=3.5	# measured with systemd 252 (Debian 12); must not grow
-EXPOSURE_GOAL=2.0	# issue 4: the daemon's unit
+EXPOSURE_GOAL=2.0	# the daemon's unit
 
 GW_PID=
 BE_PID=

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# 028-kiosk-escape: the kiosk-escape suite (issue 4).  One real session
+# 028-kiosk-escape: the kiosk-escape suite.  One real session
 # (cdsgated run-session, Xvfb, Chromium under its managed policy) shows the
 # escape page (tests/gateway/escape.py, served by backend.py under /x/): a
 # grid of links, buttons and fields that lead out of a kiosk.  A real VNC

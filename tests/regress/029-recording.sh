@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# 029-recording: every session is recorded (issue 6, part 2).  A real
+# 029-recording: every session is recorded.  A real
 # session (the pattern of 020: test backend, `cdsgated run-session`,
 # cdsgate-vnctest over one connection) types text, sends filtered combos,
 # clicks and takes snapshots at three moments; after SIGTERM the worker's

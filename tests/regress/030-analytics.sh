@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# 030-analytics: cdsgate-analytics, the embedded analytics backend (issue 5).
+# 030-analytics: cdsgate-analytics, the embedded analytics backend.
 # Starts the real daemon on a free loopback port with a temporary mount dir
 # holding a generated, de-identified dataset (cdsgate sample generate +
 # cdsgate deid anonymize, 30,000 records) and a copy of the assembled

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# 036-sessiond: the split of the systemd units (issue 4, systemd/README.md),
+# 036-sessiond: the split of the systemd units (systemd/README.md),
 # run for real without systemd as PID 1.
 #   - `cdsgated sessiond --socket PATH` (the root helper) runs with
 #     cdsgate-sessiond.service's CapabilityBoundingSet and no_new_privs;

@@ -4,7 +4,7 @@
 # the limit, each field with a wrong type, an unknown field, unknown ids
 # and callers that may not (nobody; the auditor on custodian routes):
 # each answer is a 4xx JSON error, and afterwards the store's SQL dump
-# and the audit log are byte-identical to before (issue 5).  The cases
+# and the audit log are byte-identical to before.  The cases
 # are made by tests/regress/badinput.py; a route it has no example for
 # fails the test.
 . "$(dirname "$0")/lib.sh"

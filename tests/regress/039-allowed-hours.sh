@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# 039-allowed-hours: a recipient's allowed hours (issue 5).  The schedule
+# 039-allowed-hours: a recipient's allowed hours.  The schedule
 # and zone are parsed strictly (400 naming the offending character,
 # nothing stored); `cdsgate recipient add --allowed-hours --tz` and
 # `recipient set`; a session outside the hours is refused with 403 and

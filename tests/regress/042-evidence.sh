@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# 042-evidence: session recordings as evidence (issue 6), through
+# 042-evidence: session recordings as evidence, through
 # `cdsgated serve` with its own record_dir.  When a session ends (revoked,
 # its worker killed, the disk full) the parent seals its recording and the
 # api chains record_closed {session, file, sha256, size, frames,

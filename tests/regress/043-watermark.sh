@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# 043-watermark: the watermark (issue 6) in real sessions over a plain
+# 043-watermark: the watermark in real sessions over a plain
 # white page (the pointer, parked top left, and the window's edge line aside) (served by python3 -m http.server), seen by a real VNC client
 # (cdsgate-vnctest, libvncclient):
 #   1. default policy (on, tiled, opacity 0.15): the snapshot has text

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # 060-postgres-api: the PostgreSQL backend through the API and the CLI
-# (issue 5).  `cdsgated serve` with pg_conninfo / pg_reader_role forks
+#.  `cdsgated serve` with pg_conninfo / pg_reader_role forks
 # the api's PostgreSQL mounter; `POST /v1/datasets/{id}/mount` with
 # {"backend": "postgres"} (or the config's mount_backend) mounts a
 # dataset that passed the gate into a real server started here (031's

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# 061-api-tcp: the admin API's optional TCP listener (issue 5).  TLS only
+# 061-api-tcp: the admin API's optional TCP listener.  TLS only
 # (libmicrohttpd's GnuTLS, 1.2 at least), bearer tokens only: a custodian
 # token may change things (curl and the cdsgate CLI), an auditor token
 # may only read (403), a wrong or missing token gets 401 with

@@ -81,7 +81,7 @@ test_defaults(void)
 	tap_ok(spec_init(&s, &err) == POLICY_OK, "spec_init");
 	tap_ok(s.width == 1280 && s.height == 800, "default geometry 1280x800");
 	tap_ok(s.key_rate == 10 && s.key_burst == 20,
-	    "default keys 10/s, burst 20 (issue 3)");
+	    "default keys 10/s, burst 20");
 	tap_ok(s.button_rate == 10 && s.button_burst == 20 &&
 	    s.motion_rate == 60, "default buttons 10/s burst 20, motion 60/s");
 	tap_ok(s.alarm_seconds == 5 && s.alarm_disconnect == 0,
