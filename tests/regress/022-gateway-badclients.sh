@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# 022-gateway-badclients: hostile VNC clients against a real session
+# 022-gateway-badclients: hostile VNC clients against a real session;
 # tests/gateway/badclients.py plays each one:
 #   garbage          random bytes instead of a handshake
 #   truncated        half a protocol version, then silence (held 11 s,
