@@ -1,0 +1,978 @@
+/*
+ * tests/unit/test-gate-property.c — the gate's promise as a property.
+ *
+ * Random small tables, random hierarchy shapes (single-level, uneven
+ * depths, a top level of one value or of several, roots that are "*" or
+ * not) and random criteria (k, PU threshold, model and population,
+ * suppression limit, now and then the game) go through the gate.
+ * Whenever it passes, this file re-reads the released CSV with its own
+ * reader, builds its own classes from the written strings and checks
+ * every criterion and the report's figures against its own count (to
+ * 1e-9); whenever it fails, no output file may exist.  Nothing here
+ * shares code with deid/ but the call under test (gp_run): the checker
+ * knows the input only as the generator wrote it.
+ *
+ * Environment: GATE_PROPERTY_CASES (default 10000), GATE_PROPERTY_SEED
+ * (default from the clock; printed, with every failing case's own seed),
+ * GATE_PROPERTY_CASE=SEED runs that one case and keeps its files,
+ * GATE_PROPERTY_SHOW (default 5) failing cases are described,
+ * GATE_PROPERTY_CLI=PATH drives `PATH deid anonymize --in-process`
+ * instead of the library call.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <jansson.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "tests/tap.h"
+
+#define GP_MAXQI	4
+#define GP_MAXLEAF	12
+#define GP_MAXLEV	5
+#define GP_MAXROWS	80
+#define GP_VAL		32
+#define GP_MAXCOL	(GP_MAXQI + 3)
+#define GP_TOL		1e-9
+
+enum { GP_COL_QI, GP_COL_ID, GP_COL_SENS, GP_COL_INS };
+static const char *const gp_models[] = { "dankar", "pitman", "zayatz", "snb" };
+
+/* One hierarchy as the generator wrote it: val[leaf][level]. */
+struct gp_hier {
+	size_t	 nleaves, nlevels;
+	char	 val[GP_MAXLEAF][GP_MAXLEV][GP_VAL];
+};
+
+struct gp_col {
+	int	 kind;		/* GP_COL_* */
+	int	 qi;		/* QI index, kind QI */
+	char	 name[16];
+};
+
+struct gp_case {
+	uint64_t	 seed;
+	char		 sep;
+	size_t		 nqi, ncols, nrows;
+	struct gp_col	 col[GP_MAXCOL];
+	struct gp_hier	 h[GP_MAXQI];
+	unsigned	 leaf[GP_MAXROWS][GP_MAXQI];
+	char		 other[GP_MAXROWS][GP_MAXCOL][GP_VAL];
+	unsigned	 k;		/* 0 = off */
+	int		 pu;
+	double		 t, N;
+	int		 model;		/* index into gp_models */
+	double		 limit;
+	int		 game;		/* 0 off, 1 no-attack, 2 payout */
+	double		 cost, gain, benefit;
+};
+
+/* ---- random numbers: splitmix64, no libc state ---- */
+
+static uint64_t
+gp_next(uint64_t *s)
+{
+	uint64_t z = (*s += 0x9e3779b97f4a7c15ULL);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+	return z ^ (z >> 31);
+}
+
+static unsigned
+gp_rnd(uint64_t *s, unsigned n)
+{
+	return n ? (unsigned)(gp_next(s) % n) : 0;
+}
+
+static double
+gp_unif(uint64_t *s)
+{
+	return (double)(gp_next(s) >> 11) / 9007199254740992.0;
+}
+
+/* ---- the generator ---- */
+
+/* Leaf strings: plain, or now and then needing CSV quoting. */
+static void
+gen_leaf(uint64_t *s, int odd, size_t j, size_t i, char *out)
+{
+	static const char *const odd_tail[] = { " a,b", " \"q\"", ";x", " y" };
+
+	snprintf(out, GP_VAL, "q%zuv%zu%s", j, i,
+	    odd && gp_rnd(s, 3) == 0 ? odd_tail[gp_rnd(s, 4)] : "");
+}
+
+/* Level l's value of every leaf: the same parent for leaves that share
+ * their level l-1 value; a value kept as it is (an uneven branch), a
+ * group, or at the top now and then one root for all. */
+static void
+gen_level(uint64_t *s, struct gp_hier *h, size_t j, size_t l)
+{
+	size_t i, p, groups = 1 + gp_rnd(s, (unsigned)h->nleaves);
+	int one_root = l + 1 == h->nlevels && gp_rnd(s, 2) == 0;
+	const char *root = gp_rnd(s, 4) ? "*" : "ANY";
+
+	for (i = 0; i < h->nleaves; i++) {
+		for (p = 0; p < i; p++)
+			if (strcmp(h->val[p][l - 1], h->val[i][l - 1]) == 0)
+				break;
+		if (p < i)
+			memcpy(h->val[i][l], h->val[p][l], GP_VAL);
+		else if (one_root)
+			snprintf(h->val[i][l], GP_VAL, "%s", root);
+		else if (gp_rnd(s, 5) == 0)
+			memcpy(h->val[i][l], h->val[i][l - 1], GP_VAL);
+		else
+			snprintf(h->val[i][l], GP_VAL, "q%zul%zug%u", j % 10, l % 10,
+			    gp_rnd(s, (unsigned)groups));
+	}
+}
+
+static void
+gen_hier(uint64_t *s, struct gp_hier *h, size_t j)
+{
+	size_t i, l;
+	int odd = gp_rnd(s, 12) == 0;
+
+	h->nleaves = 1 + gp_rnd(s, GP_MAXLEAF);
+	h->nlevels = 1 + gp_rnd(s, GP_MAXLEV);
+	for (i = 0; i < h->nleaves; i++)
+		gen_leaf(s, odd, j, i, h->val[i][0]);
+	for (l = 1; l < h->nlevels; l++)
+		gen_level(s, h, j, l);
+}
+
+/* Columns: the QIs, maybe an identifying, a sensitive and an
+ * insensitive one, in a random order. */
+static void
+gen_columns(uint64_t *s, struct gp_case *c)
+{
+	static const char *const extra[] = { "pid", "diag", "site" };
+	struct gp_col t;
+	size_t i, j;
+
+	c->nqi = 1 + gp_rnd(s, GP_MAXQI);
+	for (c->ncols = 0; c->ncols < c->nqi; c->ncols++) {
+		c->col[c->ncols].kind = GP_COL_QI;
+		c->col[c->ncols].qi = (int)c->ncols;
+		snprintf(c->col[c->ncols].name, 16, "q%u", (unsigned)c->ncols % 10);
+	}
+	for (i = 0; i < 3; i++)
+		if (gp_rnd(s, 2)) {
+			c->col[c->ncols].kind = GP_COL_ID + (int)i;
+			c->col[c->ncols].qi = -1;
+			snprintf(c->col[c->ncols++].name, 16, "%s", extra[i]);
+		}
+	for (i = c->ncols - 1; i > 0; i--) {
+		j = gp_rnd(s, (unsigned)i + 1);
+		t = c->col[i], c->col[i] = c->col[j], c->col[j] = t;
+	}
+}
+
+/* Rows: skewed leaf choices so classes of many sizes occur. */
+static void
+gen_rows(uint64_t *s, struct gp_case *c)
+{
+	size_t r, j, n;
+
+	c->nrows = 1 + gp_rnd(s, gp_rnd(s, 4) ? 40 : GP_MAXROWS);
+	for (r = 0; r < c->nrows; r++) {
+		for (j = 0; j < c->nqi; j++) {
+			n = c->h[j].nleaves;
+			c->leaf[r][j] = gp_rnd(s, 2) ? gp_rnd(s, (unsigned)n) :
+			    gp_rnd(s, 1 + gp_rnd(s, (unsigned)n));
+		}
+		for (j = 0; j < c->ncols; j++)
+			snprintf(c->other[r][j], GP_VAL, "%s%u",
+			    c->col[j].name, gp_rnd(s, 1000));
+	}
+}
+
+static void
+gen_criteria(uint64_t *s, struct gp_case *c)
+{
+	static const double ts[] = { 0, 0.001, 0.01, 0.05, 0.1, 0.3, 1 };
+	static const double lims[] = { 0, 0.02, 0.05, 0.1, 0.25, 0.5, 1 };
+	unsigned r = gp_rnd(s, 10);
+
+	c->k = r < 3 ? 0 : 2 + gp_rnd(s, 6);
+	if (gp_rnd(s, 20) == 0)
+		c->k = (unsigned)c->nrows + gp_rnd(s, 3);
+	if ((c->pu = gp_rnd(s, 10) < 4)) {
+		c->t = ts[gp_rnd(s, 7)];
+		c->N = gp_rnd(s, 8) == 0 ? (double)c->nrows :
+		    ceil((double)c->nrows * exp(gp_unif(s) * log(1e6)));
+		c->model = (int)gp_rnd(s, 4);
+	}
+	c->limit = gp_rnd(s, 8) < 7 ? lims[gp_rnd(s, 7)] : gp_unif(s);
+	if (gp_rnd(s, 12) == 0) {
+		c->game = 1 + (int)gp_rnd(s, 2);
+		c->cost = 1 + gp_rnd(s, 10);
+		c->gain = gp_rnd(s, 400);
+		c->benefit = 1 + gp_rnd(s, 1500);
+	}
+	if (c->k == 0 && !c->pu && c->game == 0)
+		c->k = 2;
+}
+
+static void
+gen_case(uint64_t seed, struct gp_case *c)
+{
+	uint64_t s = seed;
+	size_t j;
+
+	memset(c, 0, sizeof(*c));
+	c->seed = seed;
+	c->sep = gp_rnd(&s, 2) ? ',' : ';';
+	gen_columns(&s, c);
+	for (j = 0; j < c->nqi; j++)
+		gen_hier(&s, &c->h[j], j);
+	gen_rows(&s, c);
+	gen_criteria(&s, c);
+}
+
+/* ---- writing the case's files ---- */
+
+static void
+put_field(FILE *f, const char *v, char sep)
+{
+	const char *p;
+
+	if (strchr(v, sep) == NULL && strpbrk(v, "\"\r\n") == NULL) {
+		fputs(v, f);
+		return;
+	}
+	putc('"', f);
+	for (p = v; *p; p++) {
+		if (*p == '"')
+			putc('"', f);
+		putc(*p, f);
+	}
+	putc('"', f);
+}
+
+/* The input value of column i in row r. */
+static const char *
+input_cell(const struct gp_case *c, size_t r, size_t i)
+{
+	const struct gp_col *col = &c->col[i];
+
+	if (col->kind == GP_COL_QI)
+		return c->h[col->qi].val[c->leaf[r][col->qi]][0];
+	return c->other[r][i];
+}
+
+static int
+write_files(const struct gp_case *c, const char *dir)
+{
+	char path[512];
+	size_t r, i, j, l;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/data.csv", dir);
+	if ((f = fopen(path, "w")) == NULL)
+		return -1;
+	for (r = 0; r <= c->nrows; r++)
+		for (i = 0; i < c->ncols; i++) {
+			put_field(f, r ? input_cell(c, r - 1, i) :
+			    c->col[i].name, c->sep);
+			putc(i + 1 < c->ncols ? c->sep : '\n', f);
+		}
+	if (fclose(f) != 0)
+		return -1;
+	for (j = 0; j < c->nqi; j++) {
+		snprintf(path, sizeof(path), "%s/hierarchy_q%zu.csv", dir, j);
+		if ((f = fopen(path, "w")) == NULL)
+			return -1;
+		for (i = 0; i < c->h[j].nleaves; i++)
+			for (l = 0; l < c->h[j].nlevels; l++) {
+				put_field(f, c->h[j].val[i][l], c->sep);
+				putc(l + 1 < c->h[j].nlevels ? c->sep : '\n', f);
+			}
+		if (fclose(f) != 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* ---- the checker's own CSV reader (RFC 4180, LF or CRLF) ---- */
+
+struct gp_table {
+	size_t	 nrows, ncols;		/* rows include the header */
+	char	*cell[GP_MAXROWS + 1][GP_MAXCOL];
+};
+
+static void
+table_free(struct gp_table *t)
+{
+	size_t r, i;
+
+	for (r = 0; r < t->nrows; r++)
+		for (i = 0; i < t->ncols; i++)
+			free(t->cell[r][i]);
+	memset(t, 0, sizeof(*t));
+}
+
+/* One field from *p; returns its end state: sep, '\n' or 0 (EOF). */
+static int
+csv_field(const char **p, const char *end, char sep, char *out, size_t cap)
+{
+	const char *s = *p;
+	size_t n = 0;
+	int quoted = s < end && *s == '"';
+
+	if (quoted)
+		s++;
+	while (s < end) {
+		if (quoted && *s == '"') {
+			if (s + 1 < end && s[1] == '"')
+				s++;
+			else {
+				quoted = 0;
+				s++;
+				continue;
+			}
+		} else if (!quoted && (*s == sep || *s == '\n' || *s == '\r'))
+			break;
+		if (n + 1 < cap)
+			out[n++] = *s;
+		s++;
+	}
+	out[n] = '\0';
+	if (s < end && *s == '\r')
+		s++;
+	*p = s < end ? s + 1 : s;
+	return s < end ? *s : 0;
+}
+
+static int
+read_table(const char *path, char sep, struct gp_table *t, char *why)
+{
+	char buf[64 * 1024], field[256];
+	const char *p, *end;
+	size_t len, col = 0;
+	FILE *f;
+	int e;
+
+	memset(t, 0, sizeof(*t));
+	if ((f = fopen(path, "r")) == NULL)
+		return snprintf(why, 512, "cannot open the release: %s",
+		    strerror(errno)), -1;
+	len = fread(buf, 1, sizeof(buf), f);
+	fclose(f);
+	if (len == 0 || len == sizeof(buf) || buf[len - 1] != '\n')
+		return snprintf(why, 512, "release empty, too long or without "
+		    "a final newline (%zu bytes)", len), -1;
+	for (p = buf, end = buf + len; p < end;) {
+		if (t->nrows > GP_MAXROWS || col >= GP_MAXCOL)
+			return snprintf(why, 512, "release has too many rows or "
+			    "columns"), -1;
+		e = csv_field(&p, end, sep, field, sizeof(field));
+		t->cell[t->nrows][col++] = strdup(field);
+		if (e == sep)
+			continue;
+		if (t->nrows == 0)
+			t->ncols = col;
+		else if (col != t->ncols)
+			return snprintf(why, 512, "release line %zu has %zu "
+			    "fields, the header %zu", t->nrows + 1, col,
+			    t->ncols), -1;
+		t->nrows++;
+		col = 0;
+	}
+	return 0;
+}
+
+/* ---- the independent count ---- */
+
+struct gp_count {
+	size_t	 n, suppressed, released, classes, c1, smallest;
+	size_t	 size[GP_MAXROWS];	/* released classes' sizes */
+	unsigned level[GP_MAXQI];
+};
+
+static int
+cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Classes of the released rows from their written QI strings. */
+static void
+count_classes(const struct gp_case *c, const struct gp_table *t,
+    const int *qicol, const int *supp, struct gp_count *k)
+{
+	char *key[GP_MAXROWS], *p;
+	size_t r, j, i, n = 0, run;
+
+	for (r = 1; r < t->nrows; r++) {
+		if (supp[r])
+			continue;
+		p = key[n++] = calloc(c->nqi, 260);
+		for (j = 0; j < c->nqi; j++) {
+			p += sprintf(p, "%s", t->cell[r][qicol[j]]);
+			*p++ = '\x1f';
+		}
+	}
+	qsort(key, n, sizeof(*key), cmp_str);
+	k->smallest = n ? SIZE_MAX : 0;
+	for (i = 0; i < n; i += run) {
+		for (run = 1; i + run < n && strcmp(key[i], key[i + run]) == 0;)
+			run++;
+		k->size[k->classes++] = run;
+		k->c1 += run == 1;
+		if (run < k->smallest)
+			k->smallest = run;
+	}
+	for (i = 0; i < n; i++)
+		free(key[i]);
+}
+
+/* Zayatz's PU / N of the released classes, computed as a product so no
+ * large log-gammas cancel: h_s = P(X = 1), X ~ Hypergeometric(N, s, n)
+ * = s (n/N) prod_{i=1}^{s-1} (N-n-i+1)/(N-i). */
+static double
+own_zayatz(const struct gp_count *k, double N)
+{
+	double n = (double)k->released, den = 0, h;
+	size_t i, s, m;
+
+	if (k->c1 == 0)
+		return 0;
+	for (i = 0; i < k->classes; i++) {
+		s = k->size[i];
+		h = (double)s * n / N;
+		for (m = 1; m < s && h > 0; m++)
+			h *= fmax(N - n - (double)m + 1, 0) / (N - (double)m);
+		den += h;
+	}
+	return (double)k->c1 * (double)k->c1 / den / N;
+}
+
+static int
+close_to(double got, double want)
+{
+	return fabs(got - want) <= GP_TOL * fmax(fabs(want), 1e-300) ||
+	    fabs(got - want) <= 1e-15;
+}
+
+/* ---- the report, as JSON ---- */
+
+static json_t *
+jpath(json_t *o, const char *a, const char *b, const char *c)
+{
+	if (o != NULL && a != NULL)
+		o = json_object_get(o, a);
+	if (o != NULL && b != NULL)
+		o = json_object_get(o, b);
+	if (o != NULL && c != NULL)
+		o = json_object_get(o, c);
+	return o;
+}
+
+/* A report figure equals our count (integers exactly, reals to 1e-9). */
+static int
+jfig(json_t *rep, const char *a, const char *b, const char *c, double want,
+    char *why)
+{
+	json_t *v = jpath(rep, a, b, c);
+
+	if (json_is_number(v) && close_to(json_number_value(v), want))
+		return 0;
+	snprintf(why, 512, "report %s%s%s%s%s = %.17g, the release has %.17g",
+	    a, b ? "." : "", b ? b : "", c ? "." : "", c ? c : "",
+	    json_is_number(v) ? json_number_value(v) : NAN, want);
+	return -1;
+}
+
+/* ---- checks of a passed gate ---- */
+
+/* Header: the input's columns less the identifying one, in order. */
+static int
+check_header(const struct gp_case *c, const struct gp_table *t, int *incol,
+    int *qicol, char *why)
+{
+	size_t i, o = 0;
+
+	for (i = 0; i < c->ncols; i++) {
+		if (c->col[i].kind == GP_COL_ID)
+			continue;
+		if (o >= t->ncols || strcmp(t->cell[0][o], c->col[i].name) != 0)
+			return snprintf(why, 512, "release column %zu is \"%s\", "
+			    "want \"%s\"", o + 1, o < t->ncols ?
+			    t->cell[0][o] : "(none)", c->col[i].name), -1;
+		incol[o] = (int)i;
+		if (c->col[i].kind == GP_COL_QI)
+			qicol[c->col[i].qi] = (int)o;
+		o++;
+	}
+	if (o != t->ncols)
+		return snprintf(why, 512, "release has %zu columns, want %zu",
+		    t->ncols, o), -1;
+	if (t->nrows != c->nrows + 1)
+		return snprintf(why, 512, "release has %zu records, the input "
+		    "%zu", t->nrows - 1, c->nrows), -1;
+	return 0;
+}
+
+/* Each row: other columns verbatim; QIs all "*" (suppressed) or each
+ * the value of its input leaf at the level the report names. */
+static int
+check_rows(const struct gp_case *c, const struct gp_table *t,
+    const int *incol, const int *qicol, int *supp, struct gp_count *k,
+    char *why)
+{
+	size_t r, i, j, stars;
+	const char *want;
+
+	for (r = 1; r < t->nrows; r++) {
+		for (i = 0; i < t->ncols; i++)
+			if (c->col[incol[i]].kind != GP_COL_QI &&
+			    strcmp(t->cell[r][i], input_cell(c, r - 1,
+			    (size_t)incol[i])) != 0)
+				return snprintf(why, 512, "record %zu column %s "
+				    "changed to \"%s\"", r, t->cell[0][i],
+				    t->cell[r][i]), -1;
+		for (stars = j = 0; j < c->nqi; j++)
+			stars += strcmp(t->cell[r][qicol[j]], "*") == 0;
+		if ((supp[r] = stars == c->nqi)) {
+			k->suppressed++;
+			continue;
+		}
+		for (j = 0; j < c->nqi; j++) {
+			want = c->h[j].val[c->leaf[r - 1][j]][k->level[j]];
+			if (strcmp(t->cell[r][qicol[j]], want) != 0)
+				return snprintf(why, 512, "record %zu: q%zu is "
+				    "\"%s\", its leaf at level %u is \"%s\"", r,
+				    j, t->cell[r][qicol[j]], k->level[j], want),
+				    -1;
+		}
+	}
+	k->n = c->nrows;
+	k->released = k->n - k->suppressed;
+	return 0;
+}
+
+/* The report's transformation: one level per QI, within its hierarchy. */
+static int
+report_levels(const struct gp_case *c, json_t *rep, struct gp_count *k,
+    char *why)
+{
+	char name[16];
+	json_t *v;
+	size_t j;
+
+	for (j = 0; j < c->nqi; j++) {
+		snprintf(name, sizeof(name), "q%zu", j);
+		v = jpath(rep, "transformation", name, NULL);
+		if (!json_is_integer(v) || json_integer_value(v) < 0 ||
+		    json_integer_value(v) >= (json_int_t)c->h[j].nlevels)
+			return snprintf(why, 512, "report transformation.%s is "
+			    "not a level of its %zu-level hierarchy", name,
+			    c->h[j].nlevels), -1;
+		k->level[j] = (unsigned)json_integer_value(v);
+	}
+	return 0;
+}
+
+/* The criteria, on our own count. */
+static int
+check_criteria(const struct gp_case *c, const struct gp_count *k, char *why)
+{
+	size_t i;
+
+	if (k->released == 0)
+		return snprintf(why, 512, "passed with every record suppressed "
+		    "(nothing released)"), -1;
+	if (c->k > 1 && k->smallest < c->k)
+		return snprintf(why, 512, "smallest released class has %zu "
+		    "records, k = %u", k->smallest, c->k), -1;
+	if ((double)k->suppressed > c->limit * (double)k->n + 1e-9)
+		return snprintf(why, 512, "%zu of %zu records suppressed, over "
+		    "the limit %.17g", k->suppressed, k->n, c->limit), -1;
+	for (i = 0; c->game == 1 && i < k->classes; i++)
+		if (c->gain > (double)k->size[i] * c->cost)
+			return snprintf(why, 512, "no-attack: a released class "
+			    "of %zu is worth attacking (gain %g, cost %g)",
+			    k->size[i], c->gain, c->cost), -1;
+	return 0;
+}
+
+/* PU of the release: the report's estimate within t; 0 without sample
+ * uniques; Zayatz recomputed here. */
+static int
+check_pu(const struct gp_case *c, json_t *rep, const struct gp_count *k,
+    char *why)
+{
+	json_t *v = jpath(rep, "risk", "after", "pu_fraction");
+	double pu;
+
+	if (!c->pu)
+		return 0;
+	if (!json_is_number(v))
+		return snprintf(why, 512, "PU criterion on, report has no "
+		    "risk.after.pu_fraction"), -1;
+	pu = json_number_value(v);
+	if (k->c1 == 0 && pu != 0)
+		return snprintf(why, 512, "no sample uniques, yet PU %.17g",
+		    pu), -1;
+	if (pu > c->t)
+		return snprintf(why, 512, "PU %.17g over the threshold %g", pu,
+		    c->t), -1;
+	if (strcmp(gp_models[c->model], "zayatz") == 0)
+		return jfig(rep, "risk", "after", "pu_fraction",
+		    own_zayatz(k, c->N), why);
+	return 0;
+}
+
+/* The report's figures against our count. */
+static int
+check_report(json_t *rep, const struct gp_count *k, char *why)
+{
+	if (jfig(rep, "records", NULL, NULL, (double)k->n, why) != 0 ||
+	    jfig(rep, "suppressed_records", NULL, NULL, (double)k->suppressed,
+	    why) != 0 ||
+	    jfig(rep, "risk", "after", "records", (double)k->released, why) ||
+	    jfig(rep, "risk", "after", "classes", (double)k->classes, why) ||
+	    jfig(rep, "risk", "after", "sample_uniques", (double)k->c1, why))
+		return -1;
+	return 0;
+}
+
+static int
+check_passed(const struct gp_case *c, const char *dir, json_t *rep,
+    char *why)
+{
+	int incol[GP_MAXCOL], qicol[GP_MAXQI], supp[GP_MAXROWS + 1];
+	struct gp_count k;
+	struct gp_table t;
+	char path[512];
+	int r = -1;
+
+	memset(&k, 0, sizeof(k));
+	snprintf(path, sizeof(path), "%s/out.csv", dir);
+	if (rep == NULL)
+		return snprintf(why, 512, "gate passed without a report"), -1;
+	if (read_table(path, c->sep, &t, why) != 0)
+		goto out;
+	if (check_header(c, &t, incol, qicol, why) != 0 ||
+	    report_levels(c, rep, &k, why) != 0 ||
+	    check_rows(c, &t, incol, qicol, supp, &k, why) != 0)
+		goto out;
+	count_classes(c, &t, qicol, supp, &k);
+	if (check_criteria(c, &k, why) != 0 || check_report(rep, &k, why) != 0 ||
+	    check_pu(c, rep, &k, why) != 0)
+		goto out;
+	r = 0;
+out:
+	table_free(&t);
+	return r;
+}
+
+/* ---- running the gate ---- */
+
+struct gp_result {
+	int	 exit;		/* as the CLI's: 0 passed, 3 failed */
+	json_t	*report;
+	char	 msg[512];
+};
+
+static const char *const gp_files[] = {
+	"data.csv", "out.csv", "r.json", "stdout.txt", "hierarchy_q0.csv",
+	"hierarchy_q1.csv", "hierarchy_q2.csv", "hierarchy_q3.csv",
+};
+#define GP_NFILES	(sizeof(gp_files) / sizeof(gp_files[0]))
+
+static void
+fmt_real(char *out, double v)
+{
+	snprintf(out, 32, "%.17g", v);
+}
+
+/* `cdsgate deid anonymize` with the case's criteria, in this process's
+ * child, parsing in-process (no seccomp'd worker). */
+static void
+run_cli(const char *cdsgate, const struct gp_case *c, const char *dir,
+    struct gp_result *res)
+{
+	char a[40][600], *argv[41], sep[2] = { c->sep, 0 }, path[600];
+	size_t n = 0, i, j;
+	int st, fd;
+	pid_t pid;
+	FILE *f;
+
+#define ARG(...)	(snprintf(a[n], sizeof(a[n]), __VA_ARGS__), \
+			    argv[n] = a[n], n++)
+	ARG("%s", cdsgate); ARG("deid"); ARG("anonymize"); ARG("--in-process");
+	ARG("--data"); ARG("%s/data.csv", dir);
+	ARG("--hierarchies"); ARG("%s", dir);
+	ARG("--output"); ARG("%s/out.csv", dir);
+	ARG("--report"); ARG("%s/r.json", dir);
+	ARG("--separator"); ARG("%s", sep);
+	ARG("--threads"); ARG("1");
+	ARG("--suppression-limit"); fmt_real(a[n], c->limit); argv[n] = a[n];
+	n++;
+	ARG("--qi"); a[n][0] = '\0';
+	for (j = 0; j < c->nqi; j++)
+		snprintf(a[n] + strlen(a[n]), 8, "%sq%u", j ? "," : "", (unsigned)j % 10);
+	argv[n] = a[n];
+	n++;
+	for (i = 0; i < c->ncols; i++)
+		if (c->col[i].kind == GP_COL_ID) {
+			ARG("--identifying"); ARG("%s", c->col[i].name);
+		} else if (c->col[i].kind == GP_COL_SENS) {
+			ARG("--sensitive"); ARG("%s", c->col[i].name);
+		}
+	if (c->k > 1) {
+		ARG("--k"); ARG("%u", c->k);
+	}
+	if (c->pu) {
+		ARG("--pu-threshold"); fmt_real(a[n], c->t); argv[n] = a[n];
+		n++;
+		ARG("--population"); fmt_real(a[n], c->N); argv[n] = a[n];
+		n++;
+		ARG("--pu-model"); ARG("%s", gp_models[c->model]);
+	}
+	if (c->game) {
+		ARG("--game"); ARG("%s", c->game == 1 ? "no-attack" : "payout");
+		ARG("--game-cost"); ARG("%g", c->cost);
+		ARG("--game-gain"); ARG("%g", c->gain);
+		ARG("--game-benefit"); ARG("%g", c->benefit);
+	}
+#undef ARG
+	argv[n] = NULL;
+	snprintf(path, sizeof(path), "%s/stdout.txt", dir);
+	if ((pid = fork()) == 0) {
+		if ((fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600)) < 0)
+			_exit(125);
+		dup2(fd, 1);
+		dup2(fd, 2);
+		execv(cdsgate, argv);
+		_exit(126);
+	}
+	res->exit = pid > 0 && waitpid(pid, &st, 0) == pid && WIFEXITED(st) ?
+	    WEXITSTATUS(st) : 128;
+	if ((f = fopen(path, "r")) != NULL) {
+		res->msg[fread(res->msg, 1, sizeof(res->msg) - 1, f)] = '\0';
+		fclose(f);
+	}
+	snprintf(path, sizeof(path), "%s/r.json", dir);
+	res->report = json_load_file(path, 0, NULL);
+}
+
+/* Run one case in dir, leave its files there; judge it. */
+static int
+run_case(const char *cli, uint64_t seed, const char *dir, int *passed,
+    char *why)
+{
+	struct gp_result res = { .exit = -1 };
+	char path[600];
+	struct gp_case *c;
+	int r = -1;
+
+	if ((c = malloc(sizeof(*c))) == NULL)
+		return snprintf(why, 512, "out of memory"), -1;
+	gen_case(seed, c);
+	if (write_files(c, dir) != 0) {
+		snprintf(why, 512, "cannot write the case: %s", strerror(errno));
+		goto out;
+	}
+	run_cli(cli, c, dir, &res);
+	snprintf(path, sizeof(path), "%s/out.csv", dir);
+	*passed = res.exit == 0;
+	if (res.exit == 0)
+		r = check_passed(c, dir, res.report, why);
+	else if (res.exit != 3)
+		snprintf(why, 512, "exit %d: %.400s", res.exit, res.msg);
+	else if (access(path, F_OK) == 0)
+		snprintf(why, 512, "gate failed (exit 3), yet %.400s exists", path);
+	else
+		r = 0;
+out:
+	json_decref(res.report);
+	free(c);
+	return r;
+}
+
+/* ---- the run ---- */
+
+struct gp_stats {
+	unsigned long	 cases, passed, failed, bad;
+	unsigned long	 single_level, several_tops, uneven, star_root;
+};
+
+static size_t
+distinct_at(const struct gp_hier *h, size_t l)
+{
+	size_t i, p, n = 0;
+
+	for (i = 0; i < h->nleaves; i++) {
+		for (p = 0; p < i && strcmp(h->val[p][l], h->val[i][l]); p++)
+			;
+		n += p == i;
+	}
+	return n;
+}
+
+/* Which shapes the case has, so the run can show it covered them. */
+static void
+tally_shapes(const struct gp_case *c, struct gp_stats *st)
+{
+	const struct gp_hier *h;
+	size_t j, i, l;
+	int single = 0, tops = 0, uneven = 0, star = 0;
+
+	for (j = 0; j < c->nqi; j++) {
+		h = &c->h[j];
+		single |= h->nlevels == 1;
+		tops |= h->nlevels > 1 && distinct_at(h, h->nlevels - 1) > 1;
+		star |= strcmp(h->val[0][h->nlevels - 1], "*") == 0;
+		for (i = 0; i < h->nleaves; i++)
+			for (l = 1; l < h->nlevels; l++)
+				uneven |= strcmp(h->val[i][l], h->val[i][l - 1])
+				    == 0;
+	}
+	st->single_level += single;
+	st->several_tops += tops;
+	st->uneven += uneven;
+	st->star_root += star;
+}
+
+static void
+describe_case(const struct gp_case *c)
+{
+	size_t j;
+
+	tap_diag("  case seed %" PRIu64 ": %zu records, sep '%c', k %u, "
+	    "limit %.17g, PU %s t %g N %.17g (%s), game %d (cost %g gain %g)",
+	    c->seed, c->nrows, c->sep, c->k, c->limit, c->pu ? "on" : "off",
+	    c->t, c->N, gp_models[c->model], c->game, c->cost, c->gain);
+	for (j = 0; j < c->nqi; j++)
+		tap_diag("  q%zu: %zu leaves, %zu levels, %zu top values", j,
+		    c->h[j].nleaves, c->h[j].nlevels,
+		    distinct_at(&c->h[j], c->h[j].nlevels - 1));
+}
+
+/* Remove the case's files; anything else left in dir is a stray
+ * (a temporary file the gate forgot). */
+static int
+clean_dir(const char *dir, char *why)
+{
+	char path[600];
+	size_t i;
+
+	for (i = 0; i < GP_NFILES; i++) {
+		snprintf(path, sizeof(path), "%s/%s", dir, gp_files[i]);
+		unlink(path);
+	}
+	if (rmdir(dir) == 0 && mkdir(dir, 0700) == 0)
+		return 0;
+	snprintf(why, 512, "%s: %s (a stray file left behind?)", dir,
+	    strerror(errno));
+	return -1;
+}
+
+static char gp_dir[256];
+
+static void
+remove_dir(void)
+{
+	char why[512];
+
+	if (gp_dir[0] && clean_dir(gp_dir, why) == 0)
+		rmdir(gp_dir);
+}
+
+static unsigned long
+env_ulong(const char *name, unsigned long dflt)
+{
+	const char *v = getenv(name);
+
+	return v != NULL && *v ? strtoul(v, NULL, 0) : dflt;
+}
+
+static double
+now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+int
+main(void)
+{
+	const char *top = getenv("top_builddir"), *cli;
+	unsigned long ncases = env_ulong("GATE_PROPERTY_CASES", 10000);
+	uint64_t run = env_ulong("GATE_PROPERTY_SEED",
+	    (unsigned long)time(NULL) ^ ((unsigned long)getpid() << 16));
+	uint64_t one = env_ulong("GATE_PROPERTY_CASE", 0), seed;
+	struct gp_stats st = { 0 };
+	char why[512], clibuf[512];
+	struct gp_case *c = malloc(sizeof(*c));
+	unsigned long i, shown = 0, show = env_ulong("GATE_PROPERTY_SHOW", 5);
+	int passed;
+	double t0 = now_s();
+
+	if ((cli = getenv("GATE_PROPERTY_CLI")) == NULL) {
+		snprintf(clibuf, sizeof(clibuf), "%s/cdsgate", top ? top : ".");
+		cli = clibuf;
+	}
+	snprintf(gp_dir, sizeof(gp_dir), "%s/gate-property.XXXXXX",
+	    access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp");
+	if (c == NULL || mkdtemp(gp_dir) == NULL)
+		tap_skip_all("no temporary directory");
+	if (one == 0)
+		atexit(remove_dir);
+	tap_diag("run seed %" PRIu64 " (GATE_PROPERTY_SEED), %lu cases",
+	    run, one ? 1 : ncases);
+	for (i = 0; i < (one ? 1 : ncases); i++) {
+		seed = one ? one : gp_next(&run);
+		gen_case(seed, c);
+		tally_shapes(c, &st);
+		st.cases++;
+		passed = 0;
+		if (run_case(cli, seed, gp_dir, &passed, why) == 0 &&
+		    (one || clean_dir(gp_dir, why) == 0)) {
+			st.passed += passed;
+			st.failed += !passed;
+			continue;
+		}
+		st.bad++;
+		if (shown++ < show) {
+			tap_diag("case seed %" PRIu64 ": %s", seed, why);
+			describe_case(c);
+		}
+		if (!one)
+			clean_dir(gp_dir, why);
+	}
+	if (one)
+		tap_diag("files of the case kept in %s", gp_dir);
+	tap_diag("%lu cases in %.1f s: gate passed %lu, failed %lu; "
+	    "shapes: single-level %lu, several top values %lu, uneven %lu, "
+	    "root \"*\" %lu", st.cases, now_s() - t0, st.passed, st.failed,
+	    st.single_level, st.several_tops, st.uneven, st.star_root);
+	tap_ok(st.bad == 0, "%lu cases: every pass re-counts to its report and "
+	    "meets its criteria, every failure leaves no file (%lu bad)",
+	    st.cases, st.bad);
+	if (!one)
+		tap_ok(st.passed >= st.cases / 10 && st.failed >= st.cases / 20 &&
+		    st.single_level >= st.cases / 20 &&
+		    st.several_tops >= st.cases / 20 &&
+		    st.uneven >= st.cases / 20,
+		    "the cases cover passes, failures and every hierarchy shape");
+	free(c);
+	return tap_done();
+}
