@@ -20,10 +20,9 @@
 #include "cli/cli.h"
 #include "cli/deid-args.h"
 #include "cli/deid-worker.h"
+#include "deid/anonymize.h"
 #include "deid/output.h"
 #include "deid/report.h"
-
-#define DEFAULT_RESIDUAL_BOUND	0.25
 
 /* Criteria must make sense together before any work starts. */
 static int
@@ -31,7 +30,6 @@ anon_check_args(struct deid_args *a)
 {
 	struct deid_criteria *c = &a->sopts.crit;
 	char msg[256];
-	size_t i;
 
 	if (a->output == NULL && a->report == NULL && !a->json)
 		return cli_usage_error(a->usage, "give --output and --report "
@@ -49,74 +47,7 @@ anon_check_args(struct deid_args *a)
 		    "--game payout|no-attack");
 	if (deid_game_check(&c->game, msg, sizeof(msg)) != DEID_OK)
 		return cli_usage_error(a->usage, "%s", msg);
-	if (a->nresid == 0)	/* default: the populations given, 25% */
-		for (i = 0; i < a->npop; i++) {
-			a->resid_n[a->nresid] = a->pop[i];
-			a->resid_b[a->nresid++] = DEFAULT_RESIDUAL_BOUND;
-		}
 	return 0;
-}
-
-/* Risk figures of one histogram for the report. */
-static int
-anon_side(const struct deid_args *a, const struct deid_hist *h,
-    struct deid_risk_side *s)
-{
-	const struct deid_criteria *c = &a->sopts.crit;
-	size_t i;
-
-	s->records = h->n;
-	s->classes = h->u;
-	s->sample_uniques = h->c1;
-	if (c->pu || a->npop > 0) {
-		s->has_pu = 1;
-		if (h->c1 == 0) {
-			memset(&s->pu, 0, sizeof(s->pu));
-			s->pu.model = c->pu_model;
-			s->pu.path = DEID_PATH_TRIVIAL;
-		} else
-			deid_model_estimate(c->pu_model, h, a->pop[0], &s->pu);
-	}
-	s->nresidual = a->nresid;
-	if ((s->residual = calloc(a->nresid + 1, sizeof(*s->residual))) == NULL)
-		return DEID_ENOMEM;
-	for (i = 0; i < a->nresid; i++)
-		deid_residual_check(h, c->pu_model, a->resid_n[i],
-		    a->resid_b[i], &s->residual[i]);
-	deid_attack_risk(h, a->npop ? a->pop[0] : 0, &s->attack);
-	return DEID_OK;
-}
-
-/* Decide the gate: a solution exists and every residual check passes. */
-static void
-anon_gate(struct deid_anon_report *rep)
-{
-	const struct deid_search_opts *o = rep->opts;
-	size_t i;
-
-	rep->gate_passed = 1;
-	if (!rep->res->found) {
-		rep->gate_passed = 0;
-		snprintf(rep->reasons[rep->nreasons++], 256, "no transformation "
-		    "satisfies the criteria within the suppression limit of "
-		    "%g%%", 100 * o->crit.suppression_limit);
-		return;
-	}
-	for (i = 0; i < rep->after.nresidual; i++) {
-		const struct deid_residual *rs = &rep->after.residual[i];
-
-		if (rs->passed || rep->nreasons == DEID_MAX_REASONS)
-			continue;
-		rep->gate_passed = 0;
-		if (isnan(rs->ratio))
-			snprintf(rep->reasons[rep->nreasons++], 256, "PU/SU for "
-			    "population %.6g could not be estimated (%s)",
-			    rs->population, rs->est.error);
-		else
-			snprintf(rep->reasons[rep->nreasons++], 256, "PU/SU = "
-			    "%.4f exceeds the bound %.4f for population %.6g",
-			    rs->ratio, rs->bound, rs->population);
-	}
 }
 
 static void
@@ -125,24 +56,24 @@ anon_print(FILE *f, const struct deid_anon_report *rep)
 	const struct deid_engine *e = rep->e;
 	size_t j;
 
-	if (!rep->res->found) {
+	if (!rep->res.found) {
 		fprintf(f, "no solution: %s\n", rep->reasons[0]);
 		return;
 	}
 	fprintf(f, "transformation:");
 	for (j = 0; j < e->nqi; j++)
 		fprintf(f, " %s=%u", e->ds->cols[e->qi[j].col].name,
-		    rep->res->levels[j]);
+		    rep->res.levels[j]);
 	fprintf(f, "\nrecords %llu, suppressed %llu\n",
 	    (unsigned long long)e->ds->nrows,
-	    (unsigned long long)rep->res->eval.suppressed_records);
+	    (unsigned long long)rep->res.eval.suppressed_records);
 	fprintf(f, "quality: loss %.2f%%, non-uniform entropy %.2f%%\n",
 	    100 * (1 - rep->loss.geometric), 100 * (1 - rep->loss.entropy));
-	if (rep->opts->crit.game.variant != DEID_GAME_OFF ||
-	    rep->opts->quality == DEID_QUALITY_PAYOUT)
+	if (rep->opts.crit.game.variant != DEID_GAME_OFF ||
+	    rep->opts.quality == DEID_QUALITY_PAYOUT)
 		fprintf(f, "game (%s): publisher payout $%.0f of $%.0f "
 		    "(%.2f%%), %llu released records worth attacking\n",
-		    deid_game_variant_name(rep->opts->crit.game.variant),
+		    deid_game_variant_name(rep->opts.crit.game.variant),
 		    rep->payout.payout, rep->payout.max,
 		    100 * (1 - rep->loss.payout),
 		    (unsigned long long)rep->payout.attacked);
@@ -150,8 +81,8 @@ anon_print(FILE *f, const struct deid_anon_report *rep)
 	    (unsigned long long)rep->before.sample_uniques,
 	    (unsigned long long)rep->after.sample_uniques);
 	fprintf(f, "lattice: %llu nodes, %llu checked; search %.1f ms, all %.1f ms\n",
-	    (unsigned long long)rep->res->nodes,
-	    (unsigned long long)rep->res->evaluated, rep->search_ms,
+	    (unsigned long long)rep->res.nodes,
+	    (unsigned long long)rep->res.evaluated, rep->search_ms,
 	    rep->elapsed_ms);
 	fprintf(f, "gate: %s\n", rep->gate_passed ? "PASSED" :
 	    "FAILED - must not be released");
@@ -159,37 +90,9 @@ anon_print(FILE *f, const struct deid_anon_report *rep)
 		fprintf(f, "  %s\n", rep->reasons[j]);
 }
 
-/* In the worker: the released table to the descriptor the parent opened
- * (the temp file of its atomic write). */
+/* In the worker: the report JSON and what to print, into res. */
 static int
-anon_table(const char *name, const struct deid_engine *e, int fd,
-    const struct deid_node_ws *ws, struct deid_error *err)
-{
-	FILE *f;
-	int dfd, r;
-
-	if (fd < 0)
-		return deid_error_set(err, DEID_EINTERNAL, name, 0, 0,
-		    "no output descriptor");
-	if ((dfd = fcntl(fd, F_DUPFD_CLOEXEC, 0)) < 0)
-		return deid_error_set(err, DEID_EIO, name, 0, 0, "%s",
-		    strerror(errno));
-	if ((f = fdopen(dfd, "w")) == NULL) {
-		close(dfd);
-		return DEID_ENOMEM;
-	}
-	r = deid_output_write_fp(f, name, e, ws->classes, ws->supp->suppressed,
-	    err);
-	if (fclose(f) != 0 && r == DEID_OK)
-		r = deid_error_set(err, DEID_EIO, name, 0, 0, "write failed: %s",
-		    strerror(errno));
-	return r;
-}
-
-/* In the worker: the table, the report JSON and what to print, into res. */
-static int
-anon_emit(const struct deid_args *a, const struct deid_engine *e, int out_fd,
-    const struct deid_node_ws *ws, json_t *report,
+anon_emit(const struct deid_args *a, json_t *report,
     const struct deid_anon_report *rep, struct deid_result *res)
 {
 	char *s, *text = NULL;
@@ -197,12 +100,6 @@ anon_emit(const struct deid_args *a, const struct deid_engine *e, int out_fd,
 	FILE *f;
 	int r;
 
-	if (a->output != NULL && ws != NULL) {
-		if ((r = anon_table(a->output, e, out_fd, ws, &res->err)) !=
-		    DEID_OK)
-			return r;
-		res->wrote_output = 1;
-	}
 	s = json_dumps(report, JSON_INDENT(2) | JSON_REAL_PRECISION(17));
 	if ((r = dres_take(&res->report, s, s ? strlen(s) : 0)) != DEID_OK)
 		return r;
@@ -217,119 +114,36 @@ anon_emit(const struct deid_args *a, const struct deid_engine *e, int out_fd,
 	return dres_take(&res->out, text, len);
 }
 
-static double
-now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
-
-/* The game's figures for the chosen node: nothing released at the top. */
-static void
-anon_payout(const struct deid_engine *e, const struct deid_game *g,
-    const struct deid_quality_tables *t, const struct deid_node_ws *ws,
-    int top, struct deid_anon_report *rep)
-{
-	if (top) {
-		memset(&rep->payout, 0, sizeof(rep->payout));
-		rep->payout.max = (double)e->ds->nrows * g->benefit;
-		rep->loss.payout = 1;
-		return;
-	}
-	deid_game_node(e, g, t->game, ws->classes, ws->supp->suppressed,
-	    &rep->payout);
-	rep->loss.payout = deid_game_loss(&rep->payout);
-}
-
-/* Re-check the chosen node for its classes, both losses and risk. */
-static int
-anon_finish(const struct deid_args *a, const struct deid_engine *e,
-    struct deid_anon_report *rep, struct deid_node_ws *ws,
-    struct deid_hist *h)
-{
-	struct deid_quality_tables *t = NULL;
-	struct deid_node_eval ev;
-	struct deid_loss unused;
-	int r;
-
-	if ((r = deid_node_ws_alloc(e, ws)) != DEID_OK ||
-	    (r = deid_quality_tables_alloc(e, &t)) != DEID_OK)
-		goto out;
-	deid_node_check(e, t, &a->sopts, rep->res->levels, rep->res->eval.top,
-	    ws, &ev, &unused);
-	if (ev.top)
-		rep->loss.geometric = rep->loss.arithmetic =
-		    rep->loss.entropy = 1;
-	else
-		deid_quality_node(e, t, ws->classes, ws->supp->suppressed,
-		    DEID_WANT_LOSS | DEID_WANT_ENTROPY, ws->scratch, &rep->loss);
-	anon_payout(e, &a->sopts.crit.game, t, ws, ev.top, rep);
-	if (ev.top)
-		deid_hist_clear(h);	/* all at the root: nothing released */
-	else if ((r = deid_summary_hist(ws->classes, ws->supp->suppressed, h))
-	    != DEID_OK)
-		goto out;
-	r = anon_side(a, h, &rep->after);
-out:
-	deid_quality_tables_free(t);
-	return r;
-}
-
-/* The job, in the deid worker: read, search, re-check, report. */
+/* The job, in the deid worker: the gate over the inputs, then what to
+ * print and store. */
 static void
 anon_job(struct deid_args *a, struct deid_inputs *in, struct deid_result *res)
 {
-	struct deid_dataset *ds = NULL;
-	struct deid_engine *e = NULL;
-	struct deid_hist *h = NULL;
-	struct deid_search_result sr;
+	char *bufs[1 + MAX_LIST] = { 0 };
 	struct deid_anon_report rep;
-	struct deid_node_ws ws = { 0 };
+	struct deid_job job;
 	json_t *o = NULL;
-	double t0 = now_ms(), t1;
 	int r;
 
 	memset(&rep, 0, sizeof(rep));
-	if ((r = dargs_load(a, in, &ds, &e, &res->err)) != DEID_OK) {
-		dres_fail(res, r, 1);
+	dargs_job(a, in, &job, bufs);
+	if ((r = deid_anonymize(&job, &rep, &res->err)) != DEID_OK) {
+		/* an I/O error is the input's unless writing the output */
+		dres_fail(res, r, !(r == DEID_EIO && a->output != NULL &&
+		    strcmp(res->err.file, a->output) == 0));
 		goto out;
 	}
-	r = DEID_ENOMEM;
-	if ((h = deid_hist_alloc(64)) == NULL ||
-	    dargs_bottom_hist(e, h) != DEID_OK ||
-	    anon_side(a, h, &rep.before) != DEID_OK)
-		goto fail;
-	t1 = now_ms();
-	if ((r = deid_search(e, &a->sopts, &sr, &res->err)) != DEID_OK)
-		goto fail;
-	rep.search_ms = now_ms() - t1;
-	rep.e = e;
-	rep.opts = &a->sopts;
-	rep.res = &sr;
-	rep.loss.geometric = rep.loss.arithmetic = rep.loss.entropy = NAN;
-	if (sr.found && (r = anon_finish(a, e, &rep, &ws, h)) != DEID_OK)
-		goto fail;
-	anon_gate(&rep);
-	rep.elapsed_ms = now_ms() - t0;
-	rep.output = sr.found ? a->output : NULL;
+	res->wrote_output = rep.output != NULL;
 	o = deid_report_anonymize(&rep);
-	if ((r = anon_emit(a, e, in->out_fd, sr.found ? &ws : NULL, o, &rep,
-	    res)) != DEID_OK)
-		goto fail;
+	if ((r = anon_emit(a, o, &rep, res)) != DEID_OK) {
+		dres_fail(res, r, 0);
+		goto out;
+	}
 	res->exit_code = rep.gate_passed ? EXIT_GATE_PASSED : EXIT_GATE_FAILED;
-	goto out;
-fail:
-	dres_fail(res, r, 0);
 out:
 	json_decref(o);
-	free(rep.before.residual);
-	free(rep.after.residual);
-	deid_node_ws_free(&ws);
-	deid_hist_free(h);
-	deid_engine_free(e);
-	deid_dataset_free(ds);
+	deid_anon_report_free(&rep);
+	dargs_job_free(bufs);
 }
 
 /* In the parent: the table renamed into place, then the report, then

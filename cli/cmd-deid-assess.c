@@ -13,6 +13,7 @@
 #include "cli/deid-args.h"
 #include "cli/deid-worker.h"
 #include "deid/report.h"
+#include "deid/summary.h"
 
 static void
 assess_print(FILE *f, const struct deid_hist *h, json_t *pops)
@@ -81,7 +82,7 @@ assess_job(struct deid_args *a, struct deid_inputs *in,
 		goto out;
 	}
 	if ((h = deid_hist_alloc(64)) == NULL ||
-	    dargs_bottom_hist(e, h) != DEID_OK ||
+	    deid_summary_bottom_hist(e, h) != DEID_OK ||
 	    (o = assess_json(a, h)) == NULL ||
 	    (f = open_memstream(&text, &len)) == NULL) {
 		dres_fail(res, DEID_ENOMEM, 0);

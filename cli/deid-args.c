@@ -17,6 +17,7 @@
 
 #include "cli/cli.h"
 #include "cli/deid-args.h"
+#include "deid/anonymize.h"
 #include "deid/dataset.h"
 #include "deid/output.h"
 #include "deid/report.h"
@@ -29,7 +30,7 @@ enum {
 	OPT_SEP, OPT_POP, OPT_JSON, OPT_OUTPUT, OPT_REPORT, OPT_PUT,
 	OPT_PUMODEL, OPT_K, OPT_SUPP, OPT_QUALITY, OPT_RESID, OPT_THREADS,
 	OPT_IN_PROCESS, OPT_SANDBOX_DEBUG, OPT_GAME, OPT_GCOST, OPT_GGAIN,
-	OPT_GLOSS, OPT_GBENEFIT
+	OPT_GLOSS, OPT_GBENEFIT, OPT_INSENS, OPT_WARNSUPP
 };
 
 static const struct option deid_longopts[] = {
@@ -37,6 +38,7 @@ static const struct option deid_longopts[] = {
 	{ "qi", required_argument, NULL, OPT_QI },
 	{ "identifying", required_argument, NULL, OPT_IDENT },
 	{ "sensitive", required_argument, NULL, OPT_SENS },
+	{ "insensitive", required_argument, NULL, OPT_INSENS },
 	{ "hierarchies", required_argument, NULL, OPT_HDIR },
 	{ "hierarchy", required_argument, NULL, OPT_HIER },
 	{ "separator", required_argument, NULL, OPT_SEP },
@@ -48,6 +50,7 @@ static const struct option deid_longopts[] = {
 	{ "pu-model", required_argument, NULL, OPT_PUMODEL },
 	{ "k", required_argument, NULL, OPT_K },
 	{ "suppression-limit", required_argument, NULL, OPT_SUPP },
+	{ "warn-suppressed", required_argument, NULL, OPT_WARNSUPP },
 	{ "quality", required_argument, NULL, OPT_QUALITY },
 	{ "residual", required_argument, NULL, OPT_RESID },
 	{ "threads", required_argument, NULL, OPT_THREADS },
@@ -133,6 +136,12 @@ args_number(struct deid_args *a, int opt, const char *arg)
 			    "must be within 0..1 (or 0%%..100%%)");
 		a->sopts.crit.suppression_limit = v;
 		break;
+	case OPT_WARNSUPP:
+		if (v < 0 || v > 1)
+			return cli_usage_error(a->usage, "--warn-suppressed "
+			    "must be within 0..1 (or 0%%..100%%)");
+		a->warn_suppressed = v;
+		break;
 	case OPT_THREADS:
 		if (v < 1 || v > 8 || v != floor(v))
 			return cli_usage_error(a->usage, "--threads: 1..8");
@@ -155,6 +164,8 @@ args_named(struct deid_args *a, int opt, char *arg)
 	case OPT_QI:	a->nqi = cli_split(arg, a->qi, MAX_LIST); break;
 	case OPT_IDENT:	a->nident = cli_split(arg, a->ident, MAX_LIST); break;
 	case OPT_SENS:	a->nsens = cli_split(arg, a->sens, MAX_LIST); break;
+	case OPT_INSENS: a->ninsens = cli_split(arg, a->insens, MAX_LIST);
+		break;
 	case OPT_HDIR:	a->hdir = arg; break;
 	case OPT_HIER:	return args_hierarchy(a, arg);
 	case OPT_RESID:	return args_residual(a, arg);
@@ -198,6 +209,7 @@ dargs_parse(struct deid_args *a, int argc, char **argv)
 	int opt, r;
 
 	a->sopts.crit.suppression_limit = 1;
+	a->warn_suppressed = DEID_DEFAULT_WARN_SUPPRESSED;
 	a->sopts.crit.pu_model = DEID_MODEL_DANKAR;
 	deid_game_defaults(&a->sopts.crit.game);
 	optind = 1;
@@ -207,7 +219,8 @@ dargs_parse(struct deid_args *a, int argc, char **argv)
 			return cli_usage_error(a->usage, "unknown or incomplete "
 			    "option '%s'", argv[optind - 1]);
 		if (opt == OPT_POP || opt == OPT_PUT || opt == OPT_K ||
-		    opt == OPT_SUPP || opt == OPT_THREADS || opt == OPT_GCOST ||
+		    opt == OPT_SUPP || opt == OPT_WARNSUPP ||
+		    opt == OPT_THREADS || opt == OPT_GCOST ||
 		    opt == OPT_GGAIN || opt == OPT_GLOSS || opt == OPT_GBENEFIT)
 			r = args_number(a, opt, optarg);
 		else
@@ -395,56 +408,63 @@ input_read(struct deid_input *in, char **data, size_t *len,
 	return r;
 }
 
-/* Set one list of columns to a type; unknown names are input errors. */
-static int
-set_types(struct deid_dataset *ds, char **names, size_t n,
-    enum deid_attr_type type, struct deid_error *err)
+/* One input as bytes for the job; a failure to read is kept in f, to be
+ * reported where the library parses it. */
+static void
+job_file(struct deid_input *in, struct deid_job_file *f, char **buf)
+{
+	size_t len = 0;
+
+	*buf = NULL;
+	memset(f, 0, sizeof(*f));
+	f->name = in->name;
+	if (in->status == DEID_OK && in->fd < 0)
+		return;		/* no file: the flat hierarchy */
+	f->status = input_read(in, buf, &len, &f->err);
+	f->data = *buf;
+	f->len = len;
+}
+
+int
+dargs_job(const struct deid_args *a, struct deid_inputs *in,
+    struct deid_job *job, char **bufs)
 {
 	size_t i;
-	long c;
 
-	for (i = 0; i < n; i++) {
-		if ((c = deid_dataset_column(ds, names[i])) < 0)
-			return deid_error_set(err, DEID_EINPUT, ds->path, 1, 0,
-			    "no column named \"%s\" in the header", names[i]);
-		if (ds->cols[c].type != DEID_ATTR_INSENSITIVE)
-			return deid_error_set(err, DEID_EINPUT, NULL, 0, 0,
-			    "column \"%s\" is given two attribute types",
-			    names[i]);
-		ds->cols[c].type = type;
-	}
+	memset(job, 0, sizeof(*job));
+	job->csv = a->csv;
+	job->qi = (const char *const *)a->qi;
+	job->nqi = a->nqi;
+	job->identifying = (const char *const *)a->ident;
+	job->nidentifying = a->nident;
+	job->sensitive = (const char *const *)a->sens;
+	job->nsensitive = a->nsens;
+	job->insensitive = (const char *const *)a->insens;
+	job->ninsensitive = a->ninsens;
+	job->sopts = a->sopts;
+	job->population = a->pop;
+	job->npopulation = a->npop;
+	job->residual_population = a->resid_n;
+	job->residual_bound = a->resid_b;
+	job->nresidual = a->nresid;
+	job->warn_suppressed = a->warn_suppressed;
+	job->out_fd = in->out_fd;
+	job->out_name = a->output;
+	job_file(&in->data, &job->data, &bufs[0]);
+	for (i = 0; i < a->nqi; i++)
+		job_file(&in->hier[i], &job->hier[i], &bufs[1 + i]);
 	return DEID_OK;
 }
 
-/* Bind every QI to its hierarchy (or the flat one when it has none). */
-static int
-bind_qis(const struct deid_args *a, struct deid_inputs *in,
-    struct deid_dataset *ds, struct deid_error *err)
+void
+dargs_job_free(char **bufs)
 {
-	struct deid_hierarchy *h;
-	char *data;
-	size_t i, len;
-	long c;
-	int r;
+	size_t i;
 
-	for (i = 0; i < a->nqi; i++) {
-		c = deid_dataset_column(ds, a->qi[i]);
-		if (in->hier[i].status == DEID_OK && in->hier[i].fd < 0) {
-			if ((r = deid_dataset_bind_flat(ds, (size_t)c, err))
-			    != DEID_OK)
-				return r;
-			continue;
-		}
-		if ((r = input_read(&in->hier[i], &data, &len, err)) != DEID_OK)
-			return r;
-		r = deid_hierarchy_parse(data, len, in->hier[i].name, &a->csv,
-		    &h, err);
-		free(data);
-		if (r != DEID_OK ||
-		    (r = deid_dataset_bind(ds, (size_t)c, h, err)) != DEID_OK)
-			return r;
+	for (i = 0; i < 1 + MAX_LIST; i++) {
+		free(bufs[i]);
+		bufs[i] = NULL;
 	}
-	return DEID_OK;
 }
 
 /* Load the data, type its columns, bind hierarchies, build the engine. */
@@ -453,40 +473,12 @@ dargs_load(const struct deid_args *a, struct deid_inputs *in,
     struct deid_dataset **dsp, struct deid_engine **ep,
     struct deid_error *err)
 {
-	char *data;
-	size_t len;
+	char *bufs[1 + MAX_LIST] = { 0 };
+	struct deid_job job;
 	int r;
 
-	*dsp = NULL;
-	*ep = NULL;
-	if ((r = input_read(&in->data, &data, &len, err)) != DEID_OK)
-		return r;
-	r = deid_dataset_parse(data, len, in->data.name, &a->csv, dsp, err);
-	free(data);
-	if (r != DEID_OK)
-		return r;
-	if ((r = set_types(*dsp, (char **)a->qi, a->nqi, DEID_ATTR_QUASI,
-	    err)) != DEID_OK ||
-	    (r = set_types(*dsp, (char **)a->ident, a->nident,
-	    DEID_ATTR_IDENTIFYING, err)) != DEID_OK ||
-	    (r = set_types(*dsp, (char **)a->sens, a->nsens,
-	    DEID_ATTR_SENSITIVE, err)) != DEID_OK ||
-	    (r = bind_qis(a, in, *dsp, err)) != DEID_OK)
-		return r;
-	return deid_engine_alloc(*dsp, ep, err);
+	dargs_job(a, in, &job, bufs);
+	r = deid_job_load(&job, 0, dsp, ep, err);
+	dargs_job_free(bufs);
+	return r;
 }
-
-/* Histogram of the bottom classes: the table as it is. */
-int
-dargs_bottom_hist(const struct deid_engine *e, struct deid_hist *h)
-{
-	size_t b;
-	int r;
-
-	deid_hist_clear(h);
-	for (b = 0; b < e->nbottom; b++)
-		if ((r = deid_hist_add(h, e->bcount[b], 1)) != DEID_OK)
-			return r;
-	return DEID_OK;
-}
-

@@ -7,6 +7,7 @@
 
 #include <stdio.h>
 
+#include "deid/anonymize.h"
 #include "deid/dataset.h"
 #include "deid/groupify.h"
 #include "deid/risk.h"
@@ -42,6 +43,8 @@ struct deid_args {
 	size_t			 nident;
 	char			*sens[MAX_LIST];
 	size_t			 nsens;
+	char			*insens[MAX_LIST];
+	size_t			 ninsens;
 	const char		*hdir;
 	char			*hattr[MAX_LIST], *hfile[MAX_LIST];
 	size_t			 nhier;
@@ -54,6 +57,7 @@ struct deid_args {
 	int			 pu_set;
 	double			 resid_n[MAX_LIST], resid_b[MAX_LIST];
 	size_t			 nresid;
+	double			 warn_suppressed;
 	const char		*usage;
 	int			 in_process;	/* hidden --in-process: no worker */
 	int			 sandbox_debug;	/* hidden --sandbox-debug */
@@ -79,7 +83,12 @@ void	dargs_close(struct deid_inputs *in);
 int	dargs_load(const struct deid_args *a, struct deid_inputs *in,
 	    struct deid_dataset **dsp, struct deid_engine **ep,
 	    struct deid_error *err);
-/* Histogram of the bottom classes: the table as it is. */
-int	dargs_bottom_hist(const struct deid_engine *e, struct deid_hist *h);
+/* In the worker: the library's job over the inputs: every file read into
+ * memory (bufs[0] the data, bufs[1 + i] QI i's hierarchy; free them with
+ * dargs_job_free), read errors kept for the library to report in order;
+ * the job points into a and in. */
+int	dargs_job(const struct deid_args *a, struct deid_inputs *in,
+	    struct deid_job *job, char **bufs);
+void	dargs_job_free(char **bufs);
 
 #endif

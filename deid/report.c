@@ -172,7 +172,7 @@ report_has_game(const struct deid_search_opts *opts)
 static json_t *
 report_game(const struct deid_anon_report *r)
 {
-	const struct deid_game *g = &r->opts->crit.game;
+	const struct deid_game *g = &r->opts.crit.game;
 	const struct deid_payout *p = &r->payout;
 	json_t *o = json_object();
 
@@ -203,7 +203,7 @@ report_transformation(const struct deid_anon_report *r)
 
 	for (j = 0; j < e->nqi; j++)
 		json_object_set_new(o, e->ds->cols[e->qi[j].col].name,
-		    json_integer(r->res->levels[j]));
+		    json_integer(r->res.levels[j]));
 	return o;
 }
 
@@ -215,12 +215,12 @@ deid_report_anonymize(const struct deid_anon_report *r)
 	json_t *lat = json_object();
 	size_t i;
 
-	json_object_set_new(o, "transformation", r->res->found ?
+	json_object_set_new(o, "transformation", r->res.found ?
 	    report_transformation(r) : json_null());
 	json_object_set_new(o, "records",
 	    json_integer((json_int_t)r->e->ds->nrows));
 	json_object_set_new(o, "suppressed_records",
-	    json_integer((json_int_t)r->res->eval.suppressed_records));
+	    json_integer((json_int_t)r->res.eval.suppressed_records));
 	json_object_set_new(q, "loss", deid_json_real(1 - r->loss.geometric));
 	json_object_set_new(q, "loss_arithmetic",
 	    deid_json_real(1 - r->loss.arithmetic));
@@ -234,18 +234,18 @@ deid_report_anonymize(const struct deid_anon_report *r)
 		json_array_append_new(reasons, json_string(r->reasons[i]));
 	json_object_set_new(gate, "reasons", reasons);
 	json_object_set_new(o, "gate", gate);
-	json_object_set_new(o, "criteria", report_criteria(r->opts));
-	json_object_set_new(o, "game", report_has_game(r->opts) && r->res->found ?
+	json_object_set_new(o, "criteria", report_criteria(&r->opts));
+	json_object_set_new(o, "game", report_has_game(&r->opts) && r->res.found ?
 	    report_game(r) : json_null());
-	json_object_set_new(lat, "nodes", json_integer((json_int_t)r->res->nodes));
+	json_object_set_new(lat, "nodes", json_integer((json_int_t)r->res.nodes));
 	json_object_set_new(lat, "evaluated",
-	    json_integer((json_int_t)r->res->evaluated));
+	    json_integer((json_int_t)r->res.evaluated));
 	json_object_set_new(lat, "pruned",
-	    json_integer((json_int_t)(r->res->nodes - r->res->evaluated)));
+	    json_integer((json_int_t)(r->res.nodes - r->res.evaluated)));
 	json_object_set_new(lat, "rollups",
-	    json_integer((json_int_t)r->res->rollups));
+	    json_integer((json_int_t)r->res.rollups));
 	json_object_set_new(lat, "model_calls",
-	    json_integer((json_int_t)r->res->model_calls));
+	    json_integer((json_int_t)r->res.model_calls));
 	json_object_set_new(o, "lattice", lat);
 	json_object_set_new(o, "elapsed_ms", json_real(r->elapsed_ms));
 	json_object_set_new(o, "search_ms", json_real(r->search_ms));

@@ -33,14 +33,18 @@ struct deid_risk_side {
 
 #define DEID_MAX_REASONS	16
 
+/* What deid_anonymize (deid/anonymize.h) found and decided; it owns
+ * the table it loaded (for the names of the columns). */
 struct deid_anon_report {
-	const struct deid_engine	*e;
-	const struct deid_search_opts	*opts;
-	const struct deid_search_result	*res;
+	struct deid_dataset		*ds;
+	struct deid_engine		*e;
+	struct deid_search_opts		 opts;
+	struct deid_search_result	 res;
 	struct deid_loss		 loss;	/* both objectives, final node */
 	struct deid_payout		 payout;	/* game.h, final node */
 	struct deid_risk_side		 before, after;
 	int				 gate_passed;
+	int				 released;	/* out_fd holds it */
 	size_t				 nreasons;
 	char				 reasons[DEID_MAX_REASONS][256];
 	double				 elapsed_ms;	/* whole command */

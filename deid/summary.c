@@ -25,6 +25,19 @@ deid_summary_hist(const struct deid_classes *c, const uint8_t *suppressed,
 	return DEID_OK;
 }
 
+int
+deid_summary_bottom_hist(const struct deid_engine *e, struct deid_hist *h)
+{
+	size_t b;
+	int r;
+
+	deid_hist_clear(h);
+	for (b = 0; b < e->nbottom; b++)
+		if ((r = deid_hist_add(h, e->bcount[b], 1)) != DEID_OK)
+			return r;
+	return DEID_OK;
+}
+
 void
 deid_residual_check(const struct deid_hist *h, enum deid_model m,
     double population, double bound, struct deid_residual *out)

@@ -18,6 +18,10 @@
 int	deid_summary_hist(const struct deid_classes *c,
 	    const uint8_t *suppressed, struct deid_hist *h);
 
+/* Histogram of the engine's bottom classes: the table as it is. */
+int	deid_summary_bottom_hist(const struct deid_engine *e,
+	    struct deid_hist *h);
+
 struct deid_residual {
 	double			population;
 	double			bound;
