@@ -17,7 +17,7 @@
  * GATE_PROPERTY_CASE=SEED runs that one case and keeps its files,
  * GATE_PROPERTY_SHOW (default 5) failing cases are described,
  * GATE_PROPERTY_CLI=PATH drives `PATH deid anonymize --in-process`
- * instead of the library call.
+ * instead of the library call deid_anonymize().
  */
 #include "config.h"
 
@@ -35,6 +35,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "deid/anonymize.h"
+#include "deid/risk.h"
 #include "tests/tap.h"
 
 #define GP_MAXQI	4
@@ -74,6 +76,7 @@ struct gp_case {
 	int		 model;		/* index into gp_models */
 	double		 limit;
 	int		 game;		/* 0 off, 1 no-attack, 2 payout */
+	unsigned	 threads;
 	double		 cost, gain, benefit;
 };
 
@@ -224,6 +227,7 @@ gen_criteria(uint64_t *s, struct gp_case *c)
 	}
 	if (c->k == 0 && !c->pu && c->game == 0)
 		c->k = 2;
+	c->threads = 1 + gp_rnd(s, 2);
 }
 
 static void
@@ -693,6 +697,7 @@ static const char *const gp_files[] = {
 	"hierarchy_q1.csv", "hierarchy_q2.csv", "hierarchy_q3.csv",
 };
 #define GP_NFILES	(sizeof(gp_files) / sizeof(gp_files[0]))
+#define GP_HIER0	4	/* gp_files[GP_HIER0 + j]: QI j's hierarchy */
 
 static void
 fmt_real(char *out, double v)
@@ -720,7 +725,7 @@ run_cli(const char *cdsgate, const struct gp_case *c, const char *dir,
 	ARG("--output"); ARG("%s/out.csv", dir);
 	ARG("--report"); ARG("%s/r.json", dir);
 	ARG("--separator"); ARG("%s", sep);
-	ARG("--threads"); ARG("1");
+	ARG("--threads"); ARG("%u", c->threads);
 	ARG("--suppression-limit"); fmt_real(a[n], c->limit); argv[n] = a[n];
 	n++;
 	ARG("--qi"); a[n][0] = '\0';
@@ -733,6 +738,8 @@ run_cli(const char *cdsgate, const struct gp_case *c, const char *dir,
 			ARG("--identifying"); ARG("%s", c->col[i].name);
 		} else if (c->col[i].kind == GP_COL_SENS) {
 			ARG("--sensitive"); ARG("%s", c->col[i].name);
+		} else if (c->col[i].kind == GP_COL_INS) {
+			ARG("--insensitive"); ARG("%s", c->col[i].name);
 		}
 	if (c->k > 1) {
 		ARG("--k"); ARG("%u", c->k);
@@ -771,6 +778,137 @@ run_cli(const char *cdsgate, const struct gp_case *c, const char *dir,
 	res->report = json_load_file(path, 0, NULL);
 }
 
+static int
+slurp(const char *dir, const char *name, struct deid_job_file *f,
+    char **buf)
+{
+	char path[600];
+	long len;
+	FILE *fp;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	if ((fp = fopen(path, "r")) == NULL)
+		return -1;
+	fseek(fp, 0, SEEK_END);
+	len = ftell(fp);
+	rewind(fp);
+	if (len < 0 || (*buf = malloc((size_t)len + 1)) == NULL ||
+	    fread(*buf, 1, (size_t)len, fp) != (size_t)len) {
+		fclose(fp);
+		return -1;
+	}
+	fclose(fp);
+	f->name = name;
+	f->data = *buf;
+	f->len = (size_t)len;
+	return 0;
+}
+
+/* The job's lists and criteria from the case. */
+static void
+lib_job(const struct gp_case *c, struct deid_job *job, const char **names,
+    const double *pop)
+{
+	const char **lists[4];
+	size_t *counts[4], i, k;
+
+	memset(job, 0, sizeof(*job));
+	lists[GP_COL_QI] = names, counts[GP_COL_QI] = &job->nqi;
+	lists[GP_COL_ID] = names + GP_MAXCOL, counts[GP_COL_ID] = &job->nidentifying;
+	lists[GP_COL_SENS] = names + 2 * GP_MAXCOL,
+	    counts[GP_COL_SENS] = &job->nsensitive;
+	lists[GP_COL_INS] = names + 3 * GP_MAXCOL,
+	    counts[GP_COL_INS] = &job->ninsensitive;
+	for (i = 0; i < c->ncols; i++) {
+		k = (size_t)c->col[i].kind;
+		if (k == GP_COL_QI)
+			lists[k][c->col[i].qi] = c->col[i].name;
+		else
+			lists[k][*counts[k]] = c->col[i].name;
+		(*counts[k])++;
+	}
+	job->qi = lists[GP_COL_QI];
+	job->identifying = lists[GP_COL_ID];
+	job->sensitive = lists[GP_COL_SENS];
+	job->insensitive = lists[GP_COL_INS];
+	job->csv.separator = c->sep;
+	job->sopts.threads = c->threads;
+	job->sopts.crit.k = c->k;
+	job->sopts.crit.suppression_limit = c->limit;
+	deid_model_parse(gp_models[c->model], &job->sopts.crit.pu_model);
+	if ((job->sopts.crit.pu = c->pu)) {
+		job->sopts.crit.pu_threshold = c->t;
+		job->sopts.crit.population = c->N;
+		job->population = pop;
+		job->npopulation = 1;
+	}
+	deid_game_defaults(&job->sopts.crit.game);
+	if (c->game) {
+		deid_game_variant_parse(c->game == 1 ? "no-attack" : "payout",
+		    &job->sopts.crit.game.variant);
+		job->sopts.crit.game.cost = c->cost;
+		job->sopts.crit.game.gain = c->gain;
+		job->sopts.crit.game.benefit = c->benefit;
+	}
+	job->warn_suppressed = DEID_DEFAULT_WARN_SUPPRESSED;
+}
+
+/* deid_anonymize() on the case's files, the released table into
+ * dir/out.csv; the file is removed when the call left it empty, as the
+ * CLI would never publish it. */
+static void
+run_lib(const struct gp_case *c, const char *dir, struct gp_result *res)
+{
+	const char *names[4 * GP_MAXCOL];
+	char *bufs[1 + GP_MAXQI] = { NULL }, path[600];
+	struct deid_error err = { .msg = "" };
+	struct deid_anon_report rep;
+	struct deid_job job;
+	struct stat sb;
+	size_t j;
+	int r, fd;
+
+	memset(&rep, 0, sizeof(rep));
+	lib_job(c, &job, names, &c->N);
+	snprintf(path, sizeof(path), "%s/out.csv", dir);
+	res->exit = 125;
+	if (slurp(dir, "data.csv", &job.data, &bufs[0]) != 0 ||
+	    (fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600)) < 0) {
+		snprintf(res->msg, sizeof(res->msg), "cannot set up the job");
+		goto out;
+	}
+	for (j = 0; j < c->nqi; j++)
+		if (slurp(dir, gp_files[GP_HIER0 + j], &job.hier[j],
+		    &bufs[1 + j]) != 0) {
+			snprintf(res->msg, sizeof(res->msg), "cannot read %s",
+			    gp_files[GP_HIER0 + j]);
+			close(fd);
+			goto out;
+		}
+	job.out_fd = fd;
+	job.out_name = "out.csv";
+	r = deid_anonymize(&job, &rep, &err);
+	if (r != DEID_OK) {
+		res->exit = r == DEID_EINPUT ? 2 : 1;
+		deid_error_format(&err, res->msg, sizeof(res->msg));
+	} else {
+		res->exit = rep.gate_passed ? 0 : 3;
+		res->report = deid_report_anonymize(&rep);
+		if (rep.gate_passed != rep.released) {
+			res->exit = 1;
+			snprintf(res->msg, sizeof(res->msg), "gate %d but "
+			    "released %d", rep.gate_passed, rep.released);
+		}
+	}
+	if (fstat(fd, &sb) == 0 && sb.st_size == 0)
+		unlink(path);
+	close(fd);
+out:
+	deid_anon_report_free(&rep);
+	for (j = 0; j <= GP_MAXQI; j++)
+		free(bufs[j]);
+}
+
 /* Run one case in dir, leave its files there; judge it. */
 static int
 run_case(const char *cli, uint64_t seed, const char *dir, int *passed,
@@ -788,7 +926,10 @@ run_case(const char *cli, uint64_t seed, const char *dir, int *passed,
 		snprintf(why, 512, "cannot write the case: %s", strerror(errno));
 		goto out;
 	}
-	run_cli(cli, c, dir, &res);
+	if (cli != NULL)
+		run_cli(cli, c, dir, &res);
+	else
+		run_lib(c, dir, &res);
 	snprintf(path, sizeof(path), "%s/out.csv", dir);
 	*passed = res.exit == 0;
 	if (res.exit == 0)
@@ -914,22 +1055,19 @@ now_s(void)
 int
 main(void)
 {
-	const char *top = getenv("top_builddir"), *cli;
+	const char *cli = getenv("GATE_PROPERTY_CLI");
 	unsigned long ncases = env_ulong("GATE_PROPERTY_CASES", 10000);
 	uint64_t run = env_ulong("GATE_PROPERTY_SEED",
 	    (unsigned long)time(NULL) ^ ((unsigned long)getpid() << 16));
 	uint64_t one = env_ulong("GATE_PROPERTY_CASE", 0), seed;
 	struct gp_stats st = { 0 };
-	char why[512], clibuf[512];
+	char why[512];
 	struct gp_case *c = malloc(sizeof(*c));
 	unsigned long i, shown = 0, show = env_ulong("GATE_PROPERTY_SHOW", 5);
 	int passed;
 	double t0 = now_s();
 
-	if ((cli = getenv("GATE_PROPERTY_CLI")) == NULL) {
-		snprintf(clibuf, sizeof(clibuf), "%s/cdsgate", top ? top : ".");
-		cli = clibuf;
-	}
+	deid_risk_init();
 	snprintf(gp_dir, sizeof(gp_dir), "%s/gate-property.XXXXXX",
 	    access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp");
 	if (c == NULL || mkdtemp(gp_dir) == NULL)
