@@ -378,23 +378,12 @@ cmp_str(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* Classes of the released rows from their written QI strings. */
+/* Classes of n rows from their keys (the keys are sorted, then freed). */
 static void
-count_classes(const struct gp_case *c, const struct gp_table *t,
-    const int *qicol, const int *supp, struct gp_count *k)
+count_keys(char **key, size_t n, struct gp_count *k)
 {
-	char *key[GP_MAXROWS], *p;
-	size_t r, j, i, n = 0, run;
+	size_t i, run;
 
-	for (r = 1; r < t->nrows; r++) {
-		if (supp[r])
-			continue;
-		p = key[n++] = calloc(c->nqi, 260);
-		for (j = 0; j < c->nqi; j++) {
-			p += sprintf(p, "%s", t->cell[r][qicol[j]]);
-			*p++ = '\x1f';
-		}
-	}
 	qsort(key, n, sizeof(*key), cmp_str);
 	k->smallest = n ? SIZE_MAX : 0;
 	for (i = 0; i < n; i += run) {
@@ -407,6 +396,43 @@ count_classes(const struct gp_case *c, const struct gp_table *t,
 	}
 	for (i = 0; i < n; i++)
 		free(key[i]);
+}
+
+/* Classes of the released rows from their written QI strings. */
+static void
+count_classes(const struct gp_case *c, const struct gp_table *t,
+    const int *qicol, const int *supp, struct gp_count *k)
+{
+	char *key[GP_MAXROWS], *p;
+	size_t r, j, n = 0;
+
+	for (r = 1; r < t->nrows; r++) {
+		if (supp[r])
+			continue;
+		p = key[n++] = calloc(c->nqi, 260);
+		for (j = 0; j < c->nqi; j++) {
+			p += sprintf(p, "%s", t->cell[r][qicol[j]]);
+			*p++ = '\x1f';
+		}
+	}
+	count_keys(key, n, k);
+}
+
+/* Classes of the input, from the generator's leaf choices. */
+static void
+count_input(const struct gp_case *c, struct gp_count *k)
+{
+	char *key[GP_MAXROWS];
+	size_t r, j;
+
+	memset(k, 0, sizeof(*k));
+	for (r = 0; r < c->nrows; r++) {
+		key[r] = calloc(c->nqi, 8);
+		for (j = 0; j < c->nqi; j++)
+			sprintf(key[r] + strlen(key[r]), "%u,", c->leaf[r][j]);
+	}
+	k->n = k->released = c->nrows;
+	count_keys(key, c->nrows, k);
 }
 
 /* Zayatz's PU / N of the released classes, computed as a product so no
@@ -637,18 +663,77 @@ check_pu(const struct gp_case *c, json_t *rep, const struct gp_count *k,
 	return 0;
 }
 
+/* The attack summary: prosecutor c1/n and 1/smallest, marketer u/n. */
+static int
+check_attack(json_t *rep, const struct gp_count *k, char *why)
+{
+	json_t *atk = jpath(rep, "risk", "after", "attack");
+	double n = (double)k->released;
+
+	if (jfig(atk, "prosecutor", NULL, NULL, (double)k->c1 / n, why) ||
+	    jfig(atk, "prosecutor_max", NULL, NULL, 1.0 / (double)k->smallest,
+	    why) ||
+	    jfig(atk, "marketer", NULL, NULL, (double)k->classes / n, why))
+		return -1;
+	return 0;
+}
+
+/* Each PU/SU check passed, SU = c1/n, ratio = PU/SU within its bound;
+ * under Zayatz, PU recomputed here. */
+static int
+check_residual(const struct gp_case *c, json_t *rep, const struct gp_count *k,
+    char *why)
+{
+	json_t *a = jpath(rep, "risk", "after", "residual"), *e;
+	double su = (double)k->c1 / (double)k->released, pu, ratio, bound;
+	size_t i;
+
+	if (!json_is_array(a) || json_array_size(a) != (size_t)c->pu)
+		return snprintf(why, 512, "report has %zu PU/SU checks, want "
+		    "%d", json_array_size(a), c->pu), -1;
+	json_array_foreach(a, i, e) {
+		if (!json_is_true(json_object_get(e, "passed")))
+			return snprintf(why, 512, "gate passed, PU/SU check %zu "
+			    "did not", i), -1;
+		if (k->c1 == 0)
+			continue;
+		pu = json_number_value(json_object_get(e, "pu"));
+		ratio = json_number_value(json_object_get(e, "ratio"));
+		bound = json_number_value(json_object_get(e, "bound"));
+		if (jfig(e, "su", NULL, NULL, su, why) ||
+		    jfig(e, "ratio", NULL, NULL, pu / su, why) ||
+		    jfig(e, "bound", NULL, NULL, 0.25, why) ||
+		    (strcmp(gp_models[c->model], "zayatz") == 0 &&
+		    jfig(e, "pu", NULL, NULL, own_zayatz(k, c->N), why)))
+			return -1;
+		if (!(ratio <= bound))
+			return snprintf(why, 512, "PU/SU %.17g over its bound "
+			    "%g", ratio, bound), -1;
+	}
+	return 0;
+}
+
 /* The report's figures against our count. */
 static int
-check_report(json_t *rep, const struct gp_count *k, char *why)
+check_report(const struct gp_case *c, json_t *rep, const struct gp_count *k,
+    char *why)
 {
+	double n = (double)k->released;
+	struct gp_count in;
+
+	count_input(c, &in);
 	if (jfig(rep, "records", NULL, NULL, (double)k->n, why) != 0 ||
 	    jfig(rep, "suppressed_records", NULL, NULL, (double)k->suppressed,
 	    why) != 0 ||
-	    jfig(rep, "risk", "after", "records", (double)k->released, why) ||
+	    jfig(rep, "risk", "after", "records", n, why) ||
 	    jfig(rep, "risk", "after", "classes", (double)k->classes, why) ||
-	    jfig(rep, "risk", "after", "sample_uniques", (double)k->c1, why))
+	    jfig(rep, "risk", "after", "sample_uniques", (double)k->c1, why) ||
+	    jfig(rep, "risk", "before", "records", (double)in.n, why) ||
+	    jfig(rep, "risk", "before", "classes", (double)in.classes, why) ||
+	    jfig(rep, "risk", "before", "sample_uniques", (double)in.c1, why))
 		return -1;
-	return 0;
+	return check_attack(rep, k, why) != 0 ||
+	    check_residual(c, rep, k, why) != 0 ? -1 : 0;
 }
 
 static int
@@ -672,7 +757,7 @@ check_passed(const struct gp_case *c, const char *dir, json_t *rep,
 	    check_rows(c, &t, incol, qicol, supp, &k, why) != 0)
 		goto out;
 	count_classes(c, &t, qicol, supp, &k);
-	if (check_criteria(c, &k, why) != 0 || check_report(rep, &k, why) != 0 ||
+	if (check_criteria(c, &k, why) != 0 || check_report(c, rep, &k, why) != 0 ||
 	    check_pu(c, rep, &k, why) != 0 ||
 	    jfig(rep, "quality", "loss", NULL, 1 - own_loss(c, supp, &k),
 	    why) != 0)
