@@ -151,53 +151,70 @@ verdict_of(int rc, const char *said, char *reason, size_t len)
 	if (rc == GATE_FAILED)
 		return snprintf(reason, len, "the report says it must not be "
 		    "released"), STORE_DATASET_FAILED;
+	if (rc == GATE_BAD_INPUT)
+		return snprintf(reason, len, "the gate refused the input: "
+		    "%.300s", said), STORE_DATASET_ERROR;
 	snprintf(reason, len, "the gate could not decide (exit %d): %.200s",
 	    rc, said);
 	return STORE_DATASET_ERROR;
 }
 
-/* Read the report the gate wrote (bounded), or NULL. */
-static char *
-report_text(const char *dir)
+/* The report the gate wrote (bounded), or NULL. */
+static json_t *
+report_load(const char *dir)
 {
 	char p[4096 + 16];
-	json_t *j;
-	char *t;
 
 	snprintf(p, sizeof(p), "%s/report.json", dir);
-	if ((j = json_load_file(p, JSON_REJECT_DUPLICATES, NULL)) == NULL)
-		return NULL;
-	t = json_dumps(j, JSON_COMPACT | JSON_SORT_KEYS);
-	json_decref(j);
-	return t;
+	return json_load_file(p, JSON_REJECT_DUPLICATES, NULL);
 }
 
-/* Record the gate's answer for dataset id (audit first) and reply. */
+/* A passed release's digest into its report ("release_sha256"): what a
+ * mount must find byte for byte.  -1: the file is not there. */
+static int
+release_digest(json_t *report, const char *out, char sha[DIGEST_HEX_SIZE])
+{
+	if (report == NULL || digest_file_hex(out, sha) != DIGEST_OK)
+		return -1;
+	json_object_set_new(report, "release_sha256", json_string(sha));
+	return 0;
+}
+
+/* Record the gate's answer for dataset id (audit first) and reply: the
+ * verdict, the figures the gate re-derived from the released file and
+ * that file's digest. */
 static int
 import_finish(struct api_req *r, int64_t id, const char *dir, int rc,
     const char *said)
 {
-	char out[4096 + 16], reason[512], rsha[65] = "";
+	char out[4096 + 16], reason[512], rsha[65] = "", osha[65] = "";
 	enum store_dataset_state v;
-	char *report;
+	json_t *report, *verified;
+	char *text = NULL;
 	int st;
 
 	v = verdict_of(rc, said, reason, sizeof(reason));
-	report = report_text(dir);
-	if (report != NULL)
-		digest_buf_hex(report, strlen(report), rsha);
+	report = report_load(dir);
 	snprintf(out, sizeof(out), "%s/data.csv", dir);
-	if (v == STORE_DATASET_PASSED && (report == NULL || access(out, R_OK)))
+	if (v == STORE_DATASET_PASSED && release_digest(report, out, osha))
 		v = STORE_DATASET_ERROR;
-	if (api_audit(r, "dataset.verdict", json_pack("{s:I, s:s, s:s, s:s}",
-	    "id", (json_int_t)id, "verdict", store_dataset_state_name(v),
-	    "reason", reason, "report_sha256", rsha)) != 0) {
-		free(report);
+	if (report != NULL && (text = json_dumps(report, JSON_COMPACT |
+	    JSON_SORT_KEYS)) != NULL)
+		digest_buf_hex(text, strlen(text), rsha);
+	verified = json_object_get(report, "verified");
+	if (api_audit(r, "dataset.verdict", json_pack("{s:I, s:s, s:s, s:s, "
+	    "s:s, s:O}", "id", (json_int_t)id, "verdict",
+	    store_dataset_state_name(v), "reason", reason, "report_sha256",
+	    rsha, "release_sha256", osha, "verified", verified ? verified :
+	    json_null())) != 0) {
+		free(text);
+		json_decref(report);
 		return -1;	/* stays "importing": recovery makes it an error */
 	}
-	st = store_dataset_finish(r->store, id, v, report, v ==
+	st = store_dataset_finish(r->store, id, v, text, v ==
 	    STORE_DATASET_PASSED ? out : "", reason, (int64_t)time(NULL));
-	free(report);
+	free(text);
+	json_decref(report);
 	if (st != STORE_OK)
 		return api_store_error(r, st, "recording the verdict");
 	return reply_dataset(r, id, 201);
@@ -384,6 +401,22 @@ mount_backend_of(struct api_req *r, char *out, size_t len)
 	return 0;
 }
 
+/* The released file is byte for byte the one the gate verified (its
+ * digest was recorded with the verdict, in the report): 1 yes, 0 no. */
+static int
+release_unchanged(const struct store_dataset *d)
+{
+	json_t *j = d->report != NULL ? json_loads(d->report, 0, NULL) : NULL;
+	const char *want = json_string_value(json_object_get(j,
+	    "release_sha256"));
+	char got[DIGEST_HEX_SIZE];
+	int ok = want != NULL && digest_file_hex(d->output_path, got) ==
+	    DIGEST_OK && strcmp(want, got) == 0;
+
+	json_decref(j);
+	return ok;
+}
+
 /* Write d at version v into its backend; on failure undo the store. */
 static int
 mount_write(struct api_req *r, struct store_dataset *d, int64_t v,
@@ -394,6 +427,13 @@ mount_write(struct api_req *r, struct store_dataset *d, int64_t v,
 	char err[PGRUNNER_ERR_MAX];
 	int rc = PGM_OK;
 
+	if (!release_unchanged(d)) {
+		store_dataset_unmount(r->store, d->id, (int64_t)time(NULL));
+		api_audit_refused(r, "dataset.mount", STORE_EGATE);
+		return api_error(r, 409, "gate", "dataset %lld: the released "
+		    "file is not the one the de-identification gate verified",
+		    (long long)d->id), -1;
+	}
 	if (strcmp(backend, "postgres") == 0) {
 		if ((rc = pgrunner_mount(r->cfg->pg, d->name, d->id, v, err,
 		    sizeof(err))) == PGM_OK)

@@ -86,7 +86,8 @@ job_types(json_t *job, char *msg, size_t len)
 	static const struct { const char *key; json_type type; } t[] = {
 		{ "data", JSON_STRING }, { "hierarchies", JSON_OBJECT },
 		{ "qi", JSON_ARRAY }, { "identifying", JSON_ARRAY },
-		{ "sensitive", JSON_ARRAY }, { "separator", JSON_STRING },
+		{ "sensitive", JSON_ARRAY }, { "insensitive", JSON_ARRAY },
+		{ "separator", JSON_STRING }, { "warn_suppressed", JSON_REAL },
 		{ "population", JSON_ARRAY }, { "pu_threshold", JSON_REAL },
 		{ "pu_model", JSON_STRING }, { "k", JSON_INTEGER },
 		{ "suppression_limit", JSON_REAL }, { "quality", JSON_STRING },
@@ -119,7 +120,8 @@ int
 gate_job_check(json_t *job, char *msg, size_t len)
 {
 	static const char *const keys[] = { "data", "hierarchies", "qi",
-	    "identifying", "sensitive", "separator", "population",
+	    "identifying", "sensitive", "insensitive", "separator",
+	    "warn_suppressed", "population",
 	    "pu_threshold", "pu_model", "k", "suppression_limit", "quality",
 	    "residual", "game", "game_cost", "game_gain", "game_loss",
 	    "game_benefit", NULL };
@@ -210,7 +212,8 @@ static int
 arg_strings(struct argv_b *b, json_t *job, const char *spool)
 {
 	static const char *const lists[][2] = { { "qi", "--qi" },
-	    { "identifying", "--identifying" }, { "sensitive", "--sensitive" } };
+	    { "identifying", "--identifying" }, { "sensitive", "--sensitive" },
+	    { "insensitive", "--insensitive" } };
 	static const char *const strs[][2] = { { "separator", "--separator" },
 	    { "pu_model", "--pu-model" }, { "quality", "--quality" },
 	    { "game", "--game" } };
@@ -219,7 +222,7 @@ arg_strings(struct argv_b *b, json_t *job, const char *spool)
 	json_t *v;
 	size_t i;
 
-	for (i = 0; i < 3; i++) {
+	for (i = 0; i < sizeof(lists) / sizeof(lists[0]); i++) {
 		if ((v = json_object_get(job, lists[i][0])) == NULL)
 			continue;
 		if (attr_list(v, list, sizeof(list), &bad) != 0)
@@ -317,6 +320,7 @@ gate_start(const struct api_config *cfg, json_t *job, const char *out_dir,
 	    arg_number(b, job, "pu_threshold", "--pu-threshold") != 0 ||
 	    arg_number(b, job, "k", "--k") != 0 ||
 	    arg_number(b, job, "suppression_limit", "--suppression-limit") ||
+	    arg_number(b, job, "warn_suppressed", "--warn-suppressed") ||
 	    arg_game(b, job)) {
 		free(b);
 		return snprintf(err, errlen, "the job has a field of the wrong "

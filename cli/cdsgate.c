@@ -17,6 +17,7 @@
 static const struct cmd_entry *const cmd_table[] = {
 	&cmd_deid_assess_entry,
 	&cmd_deid_anonymize_entry,
+	&cmd_deid_verify_entry,
 	&cmd_sample_generate_entry,
 	&cmd_recipient_add_entry,
 	&cmd_recipient_list_entry,

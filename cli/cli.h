@@ -25,6 +25,7 @@ struct cmd_entry {
 
 extern const struct cmd_entry cmd_deid_assess_entry;
 extern const struct cmd_entry cmd_deid_anonymize_entry;
+extern const struct cmd_entry cmd_deid_verify_entry;
 extern const struct cmd_entry cmd_sample_generate_entry;
 extern const struct cmd_entry cmd_recipient_add_entry;
 extern const struct cmd_entry cmd_recipient_list_entry;

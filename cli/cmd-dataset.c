@@ -20,8 +20,9 @@
 #define USAGE_UNMOUNT	"dataset unmount ID [--json] [--socket PATH]"
 #define USAGE_IMPORT	"dataset import FILE --name NAME --qi A,B,... " \
 	"[--hierarchies DIR | --hierarchy A=FILE ...] [--identifying A,...] " \
-	"[--sensitive A,...] [--separator C] [--population N ...] " \
-	"[--pu-threshold T] [--pu-model M] [--k K] [--suppression-limit S] " \
+	"[--sensitive A,...] [--insensitive A,...] [--separator C] " \
+	"[--population N ...] [--pu-threshold T] [--pu-model M] [--k K] " \
+	"[--suppression-limit S] [--warn-suppressed S] " \
 	"[--quality loss|entropy|payout] [--game payout|no-attack] " \
 	"[--game-cost C] [--game-gain G] [--game-loss L] [--game-benefit B] " \
 	"[--residual N=BOUND ...] [--json] " \
@@ -168,9 +169,9 @@ static int
 import_opt(struct import_args *ia, const char *opt, const char *val)
 {
 	static const char *const lists[] = { "--qi", "--identifying",
-	    "--sensitive", NULL };
+	    "--sensitive", "--insensitive", NULL };
 	static const char *const nums[] = { "--pu-threshold", "--k",
-	    "--suppression-limit", "--game-cost", "--game-gain", "--game-loss",
+	    "--suppression-limit", "--warn-suppressed", "--game-cost", "--game-gain", "--game-loss",
 	    "--game-benefit", NULL };
 	static const char *const strs[] = { "--separator", "--pu-model",
 	    "--quality", "--game", NULL };

@@ -28,26 +28,45 @@
 static int
 anon_check_args(struct deid_args *a)
 {
-	struct deid_criteria *c = &a->sopts.crit;
-	char msg[256];
-
 	if (a->output == NULL && a->report == NULL && !a->json)
 		return cli_usage_error(a->usage, "give --output and --report "
 		    "(or --json)");
-	if (a->pu_set) {
-		if (a->npop == 0)
-			return cli_usage_error(a->usage, "--pu-threshold needs "
-			    "--population N");
-		c->pu = 1;
-		c->population = a->pop[0];
-	}
-	if (!c->pu && c->k < 2 && c->game.variant == DEID_GAME_OFF)
-		return cli_usage_error(a->usage, "no privacy criterion: give "
-		    "--pu-threshold T --population N, --k K (K >= 2) and/or "
-		    "--game payout|no-attack");
-	if (deid_game_check(&c->game, msg, sizeof(msg)) != DEID_OK)
-		return cli_usage_error(a->usage, "%s", msg);
-	return 0;
+	return dargs_criteria(a);
+}
+
+/* What the release's own bytes say (the verdict rests on them). */
+static void
+anon_print_verified(FILE *f, const struct deid_verified *v)
+{
+	fprintf(f, "verified from the written table: %llu records, %llu "
+	    "suppressed, %llu classes, smallest %llu, sample uniques %llu",
+	    (unsigned long long)v->records, (unsigned long long)v->suppressed,
+	    (unsigned long long)v->classes,
+	    (unsigned long long)v->smallest_class,
+	    (unsigned long long)v->sample_uniques);
+	if (v->has_pu && v->pu.status == DEID_OK)
+		fprintf(f, ", PU %.6g", v->pu.fraction);
+	if (v->has_quality)
+		fprintf(f, ", information loss %.2f%%", 100 * v->loss);
+	fputc('\n', f);
+}
+
+static void
+anon_print_verdict(FILE *f, const struct deid_anon_report *rep)
+{
+	const char *verdict = deid_verdict(rep);
+	size_t j;
+
+	if (rep->gate_passed)
+		fprintf(f, "gate: PASSED\n");
+	else if (strcmp(verdict, "nothing released") == 0)
+		fprintf(f, "gate: FAILED - nothing released\n");
+	else
+		fprintf(f, "gate: FAILED - must not be released\n");
+	for (j = 0; j < rep->nreasons; j++)
+		fprintf(f, "  %s\n", rep->reasons[j]);
+	if (rep->callout[0] != '\0')
+		fprintf(f, "  warning: %s\n", rep->callout);
 }
 
 static void
@@ -58,17 +77,19 @@ anon_print(FILE *f, const struct deid_anon_report *rep)
 
 	if (!rep->res.found) {
 		fprintf(f, "no solution: %s\n", rep->reasons[0]);
+		anon_print_verdict(f, rep);
 		return;
 	}
 	fprintf(f, "transformation:");
 	for (j = 0; j < e->nqi; j++)
 		fprintf(f, " %s=%u", e->ds->cols[e->qi[j].col].name,
 		    rep->res.levels[j]);
-	fprintf(f, "\nrecords %llu, suppressed %llu\n",
+	fprintf(f, "\nrecords %llu, suppressed %llu (%.2f%%)\n",
 	    (unsigned long long)e->ds->nrows,
-	    (unsigned long long)rep->res.eval.suppressed_records);
-	fprintf(f, "quality: loss %.2f%%, non-uniform entropy %.2f%%\n",
-	    100 * (1 - rep->loss.geometric), 100 * (1 - rep->loss.entropy));
+	    (unsigned long long)rep->suppressed_records,
+	    100.0 * (double)rep->suppressed_records / (double)e->ds->nrows);
+	fprintf(f, "information loss: %.2f%% (Loss), %.2f%% (non-uniform "
+	    "entropy)\n", 100 * rep->loss.geometric, 100 * rep->loss.entropy);
 	if (rep->opts.crit.game.variant != DEID_GAME_OFF ||
 	    rep->opts.quality == DEID_QUALITY_PAYOUT)
 		fprintf(f, "game (%s): publisher payout $%.0f of $%.0f "
@@ -80,14 +101,12 @@ anon_print(FILE *f, const struct deid_anon_report *rep)
 	fprintf(f, "sample uniques: before %llu, after %llu\n",
 	    (unsigned long long)rep->before.sample_uniques,
 	    (unsigned long long)rep->after.sample_uniques);
-	fprintf(f, "lattice: %llu nodes, %llu checked; search %.1f ms, all %.1f ms\n",
-	    (unsigned long long)rep->res.nodes,
+	anon_print_verified(f, &rep->verified);
+	fprintf(f, "lattice: %llu nodes, %llu checked; search %.1f ms, "
+	    "verify %.1f ms, all %.1f ms\n", (unsigned long long)rep->res.nodes,
 	    (unsigned long long)rep->res.evaluated, rep->search_ms,
-	    rep->elapsed_ms);
-	fprintf(f, "gate: %s\n", rep->gate_passed ? "PASSED" :
-	    "FAILED - must not be released");
-	for (j = 0; j < rep->nreasons; j++)
-		fprintf(f, "  %s\n", rep->reasons[j]);
+	    rep->verify_ms, rep->elapsed_ms);
+	anon_print_verdict(f, rep);
 }
 
 /* In the worker: the report JSON and what to print, into res. */
@@ -133,7 +152,7 @@ anon_job(struct deid_args *a, struct deid_inputs *in, struct deid_result *res)
 		    strcmp(res->err.file, a->output) == 0));
 		goto out;
 	}
-	res->wrote_output = rep.output != NULL;
+	res->wrote_output = rep.released;
 	o = deid_report_anonymize(&rep);
 	if ((r = anon_emit(a, o, &rep, res)) != DEID_OK) {
 		dres_fail(res, r, 0);

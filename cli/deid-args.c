@@ -236,6 +236,28 @@ dargs_parse(struct deid_args *a, int argc, char **argv)
 	return 0;
 }
 
+int
+dargs_criteria(struct deid_args *a)
+{
+	struct deid_criteria *c = &a->sopts.crit;
+	char msg[256];
+
+	if (a->pu_set) {
+		if (a->npop == 0)
+			return cli_usage_error(a->usage, "--pu-threshold needs "
+			    "--population N");
+		c->pu = 1;
+		c->population = a->pop[0];
+	}
+	if (!c->pu && c->k < 2 && c->game.variant == DEID_GAME_OFF)
+		return cli_usage_error(a->usage, "no privacy criterion: give "
+		    "--pu-threshold T --population N, --k K (K >= 2) and/or "
+		    "--game payout|no-attack");
+	if (deid_game_check(&c->game, msg, sizeof(msg)) != DEID_OK)
+		return cli_usage_error(a->usage, "%s", msg);
+	return 0;
+}
+
 /* Untrusted bytes to a terminal: control bytes escaped, never obeyed. */
 void
 dargs_put_safe(FILE *f, const char *s, size_t n, int keep_lines)

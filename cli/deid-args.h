@@ -64,6 +64,9 @@ struct deid_args {
 };
 
 int	dargs_parse(struct deid_args *a, int argc, char **argv);
+/* The criteria make sense together (PU with its population, at least
+ * one criterion, the game's amounts): 0 or a usage error's exit code. */
+int	dargs_criteria(struct deid_args *a);
 /* Write n bytes that came from the input (or the worker) to a terminal's
  * stream: control bytes become \xHH so a CSV cannot drive the terminal;
  * keep_lines keeps newlines and tabs. */

@@ -19,12 +19,6 @@
 #include "deid/output.h"
 #include "deid/summary.h"
 
-/* The residual checks the job asks for, defaults filled in. */
-struct anon_resid {
-	size_t	 n;
-	double	*population, *bound;
-};
-
 static double
 now_ms(void)
 {
@@ -185,32 +179,12 @@ deid_job_load(const struct deid_job *job, int classify,
 	return deid_engine_alloc(*dsp, ep, err);
 }
 
-/* ---- figures -------------------------------------------------------- */
-
-/* The residual checks: the job's, or each population at 25%. */
-static int
-anon_resid(const struct deid_job *job, struct anon_resid *rs)
-{
-	size_t i, n = job->nresidual ? job->nresidual : job->npopulation;
-
-	rs->n = n;
-	rs->population = calloc(n + 1, sizeof(double));
-	rs->bound = calloc(n + 1, sizeof(double));
-	if (rs->population == NULL || rs->bound == NULL)
-		return DEID_ENOMEM;
-	for (i = 0; i < n; i++) {
-		rs->population[i] = job->nresidual ?
-		    job->residual_population[i] : job->population[i];
-		rs->bound[i] = job->nresidual ? job->residual_bound[i] :
-		    DEID_DEFAULT_RESIDUAL_BOUND;
-	}
-	return DEID_OK;
-}
+/* ---- the search's figures ------------------------------------------ */
 
 /* Risk figures of one histogram for the report. */
 static int
-anon_side(const struct deid_job *job, const struct anon_resid *rs,
-    const struct deid_hist *h, struct deid_risk_side *s)
+anon_side(const struct deid_job *job, const struct deid_hist *h,
+    struct deid_risk_side *s)
 {
 	const struct deid_criteria *c = &job->sopts.crit;
 	size_t i;
@@ -228,39 +202,60 @@ anon_side(const struct deid_job *job, const struct anon_resid *rs,
 			deid_model_estimate(c->pu_model, h, job->population[0],
 			    &s->pu);
 	}
-	s->nresidual = rs->n;
-	if ((s->residual = calloc(rs->n + 1, sizeof(*s->residual))) == NULL)
+	if (deid_residual_list(job->population, job->npopulation,
+	    job->residual_population, job->residual_bound, job->nresidual,
+	    &s->residual, &s->nresidual) != DEID_OK)
 		return DEID_ENOMEM;
-	for (i = 0; i < rs->n; i++)
-		deid_residual_check(h, c->pu_model, rs->population[i],
-		    rs->bound[i], &s->residual[i]);
+	for (i = 0; i < s->nresidual; i++)
+		deid_residual_check(h, c->pu_model, s->residual[i].population,
+		    s->residual[i].bound, &s->residual[i]);
 	deid_attack_risk(h, job->npopulation ? job->population[0] : 0,
 	    &s->attack);
 	return DEID_OK;
 }
 
-/* The game's figures for the chosen node: nothing released at the top. */
-static void
-anon_payout(const struct deid_engine *e, const struct deid_game *g,
-    const struct deid_quality_tables *t, const struct deid_node_ws *ws,
-    int top, struct deid_anon_report *rep)
+/* Is class k written as suppressed though the search did not suppress
+ * it: every QI at a value written "*" (a root of "*")? */
+static int
+anon_all_marks(const struct deid_engine *e, const struct deid_classes *c,
+    size_t k)
 {
-	if (top) {
-		memset(&rep->payout, 0, sizeof(rep->payout));
-		rep->payout.max = (double)e->ds->nrows * g->benefit;
-		rep->loss.payout = 1;
-		return;
+	const struct deid_hierarchy *h;
+	size_t j;
+
+	for (j = 0; j < e->nqi; j++) {
+		h = e->qi[j].h;
+		if (strcmp(h->values[c->levels[j]][deid_class_code(e, c, k, j)],
+		    DEID_SUPPRESSED_MARK) != 0)
+			return 0;
 	}
-	deid_game_node(e, g, t->game, ws->classes, ws->supp->suppressed,
-	    &rep->payout);
-	rep->loss.payout = deid_game_loss(&rep->payout);
+	return 1;
 }
 
-/* Re-check the chosen node for its classes, both losses and risk. */
+/* Which classes the release marks suppressed: the search's, and those
+ * every QI of which is written "*"; counts the records. */
+static void
+anon_marked(const struct deid_engine *e, struct deid_node_ws *ws,
+    struct deid_anon_report *rep)
+{
+	const struct deid_classes *c = ws->classes;
+	uint8_t *supp = ws->supp->suppressed;
+	size_t k;
+
+	rep->suppressed_records = 0;
+	for (k = 0; k < c->n; k++) {
+		if (!supp[k] && anon_all_marks(e, c, k))
+			supp[k] = 1;
+		if (supp[k])
+			rep->suppressed_records += c->count[k];
+	}
+}
+
+/* Group the chosen node again; its losses, payout and risk as the
+ * search sees them. */
 static int
-anon_finish(const struct deid_job *job, const struct anon_resid *rs,
-    struct deid_anon_report *rep, struct deid_node_ws *ws,
-    struct deid_hist *h)
+anon_finish(const struct deid_job *job, struct deid_anon_report *rep,
+    struct deid_node_ws *ws, struct deid_hist *h)
 {
 	const struct deid_engine *e = rep->e;
 	struct deid_quality_tables *t = NULL;
@@ -273,74 +268,30 @@ anon_finish(const struct deid_job *job, const struct anon_resid *rs,
 		goto out;
 	deid_node_check(e, t, &job->sopts, rep->res.levels, rep->res.eval.top,
 	    ws, &ev, &unused);
-	if (ev.top)
-		rep->loss.geometric = rep->loss.arithmetic =
-		    rep->loss.entropy = 1;
-	else
-		deid_quality_node(e, t, ws->classes, ws->supp->suppressed,
-		    DEID_WANT_LOSS | DEID_WANT_ENTROPY, ws->scratch, &rep->loss);
-	anon_payout(e, &job->sopts.crit.game, t, ws, ev.top, rep);
-	if (ev.top)
-		deid_hist_clear(h);	/* all at the root: nothing released */
-	else if ((r = deid_summary_hist(ws->classes, ws->supp->suppressed, h))
-	    != DEID_OK)
+	anon_marked(e, ws, rep);
+	deid_quality_node(e, t, ws->classes, ws->supp->suppressed,
+	    DEID_WANT_LOSS | DEID_WANT_ENTROPY, ws->scratch, &rep->loss);
+	deid_game_node(e, &job->sopts.crit.game, t->game, ws->classes,
+	    ws->supp->suppressed, &rep->payout);
+	rep->loss.payout = deid_game_loss(&rep->payout);
+	if ((r = deid_summary_hist(ws->classes, ws->supp->suppressed, h)) !=
+	    DEID_OK)
 		goto out;
-	r = anon_side(job, rs, h, &rep->after);
+	r = anon_side(job, h, &rep->after);
 out:
 	deid_quality_tables_free(t);
 	return r;
 }
 
-/* Decide the gate: a solution exists and every residual check passes. */
-static void
-anon_gate(struct deid_anon_report *rep)
-{
-	const struct deid_search_opts *o = &rep->opts;
-	size_t i;
-
-	rep->gate_passed = 1;
-	if (!rep->res.found) {
-		rep->gate_passed = 0;
-		snprintf(rep->reasons[rep->nreasons++], 256, "no transformation "
-		    "satisfies the criteria within the suppression limit of "
-		    "%g%%", 100 * o->crit.suppression_limit);
-		return;
-	}
-	for (i = 0; i < rep->after.nresidual; i++) {
-		const struct deid_residual *rs = &rep->after.residual[i];
-
-		if (rs->passed || rep->nreasons == DEID_MAX_REASONS)
-			continue;
-		rep->gate_passed = 0;
-		if (isnan(rs->ratio))
-			snprintf(rep->reasons[rep->nreasons++], 256, "PU/SU for "
-			    "population %.6g could not be estimated (%s)",
-			    rs->population, rs->est.error);
-		else
-			snprintf(rep->reasons[rep->nreasons++], 256, "PU/SU = "
-			    "%.4f exceeds the bound %.4f for population %.6g",
-			    rs->ratio, rs->bound, rs->population);
-	}
-}
-
 /* ---- the released table ------------------------------------------- */
 
-/* The table of the node grouped in ws, to the caller's descriptor. */
+/* Write the node grouped in ws to f. */
 static int
-anon_write(const struct deid_job *job, const struct deid_engine *e,
+anon_write_fp(FILE *f, const char *name, const struct deid_engine *e,
     const struct deid_node_ws *ws, struct deid_error *err)
 {
-	const char *name = job->out_name ? job->out_name : "(output)";
-	FILE *f;
-	int dfd, r;
+	int r;
 
-	if ((dfd = fcntl(job->out_fd, F_DUPFD_CLOEXEC, 0)) < 0)
-		return deid_error_set(err, DEID_EIO, name, 0, 0, "%s",
-		    strerror(errno));
-	if ((f = fdopen(dfd, "w")) == NULL) {
-		close(dfd);
-		return DEID_ENOMEM;
-	}
 	r = deid_output_write_fp(f, name, e, ws->classes, ws->supp->suppressed,
 	    err);
 	if (fclose(f) != 0 && r == DEID_OK)
@@ -349,20 +300,168 @@ anon_write(const struct deid_job *job, const struct deid_engine *e,
 	return r;
 }
 
-/* ---- the call ------------------------------------------------------- */
-
-/* Search and figure the chosen node; the table to out_fd when found. */
+/* The table to the caller's descriptor (or to memory without one),
+ * then its bytes as they were written, read back. */
 static int
-anon_run(const struct deid_job *job, const struct anon_resid *rs,
-    struct deid_anon_report *rep, struct deid_hist *h,
+anon_write(const struct deid_job *job, const struct deid_engine *e,
+    const struct deid_node_ws *ws, char **bytes, size_t *len,
     struct deid_error *err)
 {
+	const char *name = job->out_name ? job->out_name : "(output)";
+	FILE *f;
+	int dfd, r;
+
+	*bytes = NULL;
+	if (job->out_fd < 0) {
+		if ((f = open_memstream(bytes, len)) == NULL)
+			return DEID_ENOMEM;
+		return anon_write_fp(f, name, e, ws, err);
+	}
+	if ((dfd = fcntl(job->out_fd, F_DUPFD_CLOEXEC, 0)) < 0)
+		return deid_error_set(err, DEID_EIO, name, 0, 0, "%s",
+		    strerror(errno));
+	if ((f = fdopen(dfd, "w")) == NULL) {
+		close(dfd);
+		return DEID_ENOMEM;
+	}
+	if ((r = anon_write_fp(f, name, e, ws, err)) != DEID_OK)
+		return r;
+	if (lseek(job->out_fd, 0, SEEK_SET) != 0)
+		return deid_error_set(err, DEID_EIO, name, 0, 0, "cannot read "
+		    "the release back: %s", strerror(errno));
+	return deid_fd_read(job->out_fd, name, bytes, len, err);
+}
+
+/* ---- the verdict ---------------------------------------------------- */
+
+/* Two figures agree: equal, or within 1e-9 relative for reals. */
+static int
+anon_same(double a, double b)
+{
+	if (isnan(a) || isnan(b))
+		return isnan(a) && isnan(b);
+	return fabs(a - b) <= 1e-9 * fmax(1, fmax(fabs(a), fabs(b)));
+}
+
+/* The search's figures against the ones re-derived from the bytes. */
+static int
+anon_compare(const struct deid_anon_report *rep, struct deid_error *err)
+{
+	const struct deid_verified *v = &rep->verified;
+	const struct deid_risk_side *s = &rep->after;
+	struct { const char *what; double search, file; } f[] = {
+		{ "records", (double)rep->ds->nrows, (double)v->records },
+		{ "suppressed records", (double)rep->suppressed_records,
+		    (double)v->suppressed },
+		{ "classes", (double)s->classes, (double)v->classes },
+		{ "sample uniques", (double)s->sample_uniques,
+		    (double)v->sample_uniques },
+		{ "PU", s->has_pu ? s->pu.fraction : 0,
+		    v->has_pu ? v->pu.fraction : 0 },
+		{ "information loss", rep->loss.geometric, v->loss },
+		{ "attacked records", (double)rep->payout.attacked,
+		    (double)v->attacked },
+	};
+	size_t i, n = sizeof(f) / sizeof(f[0]);
+
+	if (rep->opts.crit.game.variant == DEID_GAME_OFF)
+		n--;		/* no game: attacks are not re-derived */
+	for (i = 0; i < n; i++)
+		if (!anon_same(f[i].search, f[i].file))
+			goto differ;
+	for (i = 0; i < s->nresidual && i < v->nresidual; i++)
+		if (!anon_same(s->residual[i].ratio, v->residual[i].ratio))
+			return deid_error_set(err, DEID_EINTERNAL, NULL, 0, 0,
+			    "the released table disagrees with the search: "
+			    "PU/SU for population %.6g is %.17g in the file, "
+			    "%.17g in the search", s->residual[i].population,
+			    v->residual[i].ratio, s->residual[i].ratio);
+	return DEID_OK;
+differ:
+	return deid_error_set(err, DEID_EINTERNAL, NULL, 0, 0, "the released "
+	    "table disagrees with the search: %s is %.17g in the file, %.17g "
+	    "in the search", f[i].what, f[i].file, f[i].search);
+}
+
+/* Verify the bytes written for the chosen node, then compare. */
+static int
+anon_verify(const struct deid_job *job, struct deid_anon_report *rep,
+    const char *bytes, size_t len, struct deid_error *err)
+{
+	const struct deid_hierarchy *h[DEID_MAX_QI];
+	struct deid_verify_opts o;
+	char msg[sizeof(err->msg)];
+	size_t j;
+	int r;
+
+	memset(&o, 0, sizeof(o));
+	o.nqi = rep->e->nqi;
+	o.crit = job->sopts.crit;
+	o.population = job->population;
+	o.npopulation = job->npopulation;
+	o.residual_population = job->residual_population;
+	o.residual_bound = job->residual_bound;
+	o.nresidual = job->nresidual;
+	o.warn_suppressed = job->warn_suppressed;
+	o.csv.separator = rep->ds->separator ? rep->ds->separator : ',';
+	for (j = 0; j < rep->e->nqi; j++) {	/* the engine's QI order */
+		h[j] = rep->e->qi[j].h;
+		rep->qi_names[j] = rep->ds->cols[rep->e->qi[j].col].name;
+	}
+	o.qi = rep->qi_names;
+	o.h = h;
+	o.levels = rep->res.levels;
+	rep->has_verified = 1;
+	r = deid_verify_release(bytes, len, job->out_name ? job->out_name :
+	    "(output)", &o, &rep->verified, err);
+	if (r == DEID_EINPUT) {		/* we wrote it: not the input's fault */
+		snprintf(msg, sizeof(msg), "%s", err ? err->msg : "");
+		return deid_error_set(err, DEID_EINTERNAL, NULL, 0, 0, "the "
+		    "released table cannot be verified: %s", msg);
+	}
+	return r != DEID_OK ? r : anon_compare(rep, err);
+}
+
+/* The verdict is the verified figures' (the search's agree with them). */
+static void
+anon_gate(struct deid_anon_report *rep, double warn)
+{
+	const struct deid_verified *v = &rep->verified;
+	const struct deid_criteria *c = &rep->opts.crit;
+	size_t i;
+
+	if (!rep->res.found) {
+		rep->gate_passed = 0;
+		snprintf(rep->reasons[rep->nreasons++], 256, "no transformation "
+		    "satisfies the criteria within the suppression limit of "
+		    "%g%%", 100 * c->suppression_limit);
+		return;
+	}
+	rep->gate_passed = v->passed;
+	if (v->over_warn && !v->nothing_released)
+		snprintf(rep->callout, sizeof(rep->callout), "%.1f%% of the "
+		    "records are suppressed (more than the %g%% to call out)",
+		    100 * v->suppressed_share, 100 * warn);
+	for (i = 0; i < v->nreasons && rep->nreasons < DEID_MAX_REASONS; i++)
+		snprintf(rep->reasons[rep->nreasons++], 256, "%s",
+		    v->reasons[i]);
+}
+
+/* ---- the call ------------------------------------------------------- */
+
+/* Search, write the chosen node, verify it, decide. */
+static int
+anon_run(const struct deid_job *job, struct deid_anon_report *rep,
+    struct deid_hist *h, struct deid_error *err)
+{
 	struct deid_node_ws ws = { 0 };
+	char *bytes = NULL;
+	size_t len = 0;
 	double t1;
 	int r;
 
 	if ((r = deid_summary_bottom_hist(rep->e, h)) != DEID_OK ||
-	    (r = anon_side(job, rs, h, &rep->before)) != DEID_OK)
+	    (r = anon_side(job, h, &rep->before)) != DEID_OK)
 		return r;
 	t1 = now_ms();
 	if ((r = deid_search(rep->e, &rep->opts, &rep->res, err)) != DEID_OK)
@@ -370,16 +469,19 @@ anon_run(const struct deid_job *job, const struct anon_resid *rs,
 	rep->search_ms = now_ms() - t1;
 	rep->loss.geometric = rep->loss.arithmetic = rep->loss.entropy = NAN;
 	if (rep->res.found) {
-		if ((r = anon_finish(job, rs, rep, &ws, h)) != DEID_OK)
+		if ((r = anon_finish(job, rep, &ws, h)) != DEID_OK ||
+		    (r = anon_write(job, rep->e, &ws, &bytes, &len, err)) !=
+		    DEID_OK)
 			goto out;
-		if (job->out_fd >= 0 &&
-		    (r = anon_write(job, rep->e, &ws, err)) != DEID_OK)
+		t1 = now_ms();
+		if ((r = anon_verify(job, rep, bytes, len, err)) != DEID_OK)
 			goto out;
+		rep->verify_ms = now_ms() - t1;
 	}
-	anon_gate(rep);
-	rep->released = rep->gate_passed && rep->res.found &&
-	    job->out_fd >= 0;
+	anon_gate(rep, job->warn_suppressed);
+	rep->released = rep->gate_passed && job->out_fd >= 0;
 out:
+	free(bytes);
 	deid_node_ws_free(&ws);
 	return r;
 }
@@ -388,27 +490,23 @@ int
 deid_anonymize(const struct deid_job *job, struct deid_anon_report *rep,
     struct deid_error *err)
 {
-	struct anon_resid rs = { 0 };
 	struct deid_hist *h = NULL;
 	double t0 = now_ms();
 	int r;
 
 	rep->opts = job->sopts;
 	if ((r = deid_job_check(job, err)) != DEID_OK ||
-	    (r = deid_job_load(job, 0, &rep->ds, &rep->e, err)) != DEID_OK)
+	    (r = deid_job_load(job, 1, &rep->ds, &rep->e, err)) != DEID_OK)
 		goto out;
-	if ((r = anon_resid(job, &rs)) != DEID_OK ||
-	    (h = deid_hist_alloc(64)) == NULL) {
+	if ((h = deid_hist_alloc(64)) == NULL) {
 		r = DEID_ENOMEM;
 		goto out;
 	}
-	if ((r = anon_run(job, &rs, rep, h, err)) != DEID_OK)
+	if ((r = anon_run(job, rep, h, err)) != DEID_OK)
 		goto out;
 	rep->elapsed_ms = now_ms() - t0;
-	rep->output = rep->res.found && job->out_fd >= 0 ? job->out_name : NULL;
+	rep->output = rep->released ? job->out_name : NULL;
 out:
-	free(rs.population);
-	free(rs.bound);
 	deid_hist_free(h);
 	if (r != DEID_OK)
 		rep->released = 0;
@@ -420,6 +518,7 @@ deid_anon_report_free(struct deid_anon_report *rep)
 {
 	free(rep->before.residual);
 	free(rep->after.residual);
+	deid_verified_free(&rep->verified);
 	deid_engine_free(rep->e);
 	deid_dataset_free(rep->ds);
 	memset(rep, 0, sizeof(*rep));

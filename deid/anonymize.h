@@ -19,8 +19,8 @@
 #include "deid/groupify.h"
 #include "deid/report.h"
 #include "deid/search.h"
+#include "deid/verify.h"
 
-#define DEID_DEFAULT_RESIDUAL_BOUND	0.25	/* PU/SU, per population */
 #define DEID_DEFAULT_WARN_SUPPRESSED	0.50	/* the verdict's call-out */
 
 /* One input file as bytes, or why the caller could not read it: status

@@ -5,6 +5,7 @@
 #include "config.h"
 
 #include <math.h>
+#include <stdio.h>
 
 #include "deid/dataset.h"
 #include "deid/report.h"
@@ -207,33 +208,126 @@ report_transformation(const struct deid_anon_report *r)
 	return o;
 }
 
+/* The information loss under each model (0: nothing lost). */
+static json_t *
+report_loss(double geometric, double arithmetic, double entropy)
+{
+	json_t *o = json_object();
+
+	json_object_set_new(o, "loss", deid_json_real(geometric));
+	json_object_set_new(o, "loss_arithmetic", deid_json_real(arithmetic));
+	if (!isnan(entropy))
+		json_object_set_new(o, "nu_entropy", deid_json_real(entropy));
+	return o;
+}
+
+static json_t *
+report_strings(const char (*s)[256], size_t n)
+{
+	json_t *a = json_array();
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		json_array_append_new(a, json_string(s[i]));
+	return a;
+}
+
+json_t *
+deid_report_verified(const struct deid_verified *v, const char *const *qi)
+{
+	json_t *o = json_object(), *a = json_array(), *lv = json_object();
+	size_t i;
+
+	json_object_set_new(o, "records", json_integer((json_int_t)v->records));
+	json_object_set_new(o, "suppressed_records",
+	    json_integer((json_int_t)v->suppressed));
+	json_object_set_new(o, "released_records",
+	    json_integer((json_int_t)(v->records - v->suppressed)));
+	json_object_set_new(o, "suppressed_share",
+	    json_real(v->suppressed_share));
+	json_object_set_new(o, "classes", json_integer((json_int_t)v->classes));
+	json_object_set_new(o, "sample_uniques",
+	    json_integer((json_int_t)v->sample_uniques));
+	json_object_set_new(o, "smallest_class",
+	    json_integer((json_int_t)v->smallest_class));
+	json_object_set_new(o, "pu_fraction", v->has_pu && v->pu.status ==
+	    DEID_OK ? deid_json_real(v->pu.fraction) : json_null());
+	json_object_set_new(o, "pu_model", v->has_pu ?
+	    json_string(deid_model_name(v->pu.model)) : json_null());
+	if (v->has_pu && v->pu.status != DEID_OK)
+		json_object_set_new(o, "pu_error", json_string(v->pu.error));
+	for (i = 0; i < v->nresidual; i++)
+		json_array_append_new(a, report_residual(&v->residual[i]));
+	json_object_set_new(o, "residual", a);
+	for (i = 0; v->has_quality && qi != NULL && i < DEID_MAX_QI &&
+	    qi[i] != NULL; i++)
+		json_object_set_new(lv, qi[i], json_integer(v->levels[i]));
+	json_object_set_new(o, "levels", v->has_quality ? lv : json_null());
+	if (!v->has_quality)
+		json_decref(lv);
+	json_object_set_new(o, "information_loss", v->has_quality ?
+	    report_loss(v->loss, v->loss_arithmetic, NAN) : json_null());
+	if (v->has_game) {
+		json_object_set_new(o, "attacked_records",
+		    json_integer((json_int_t)v->attacked));
+		json_object_set_new(o, "unreleasable_records",
+		    json_integer((json_int_t)v->unreleasable));
+	}
+	json_object_set_new(o, "passed", json_boolean(v->passed));
+	json_object_set_new(o, "reasons", report_strings(v->reasons,
+	    v->nreasons));
+	return o;
+}
+
+/* The verdict: passed, failed, or nothing released; its call-outs. */
+static json_t *
+report_gate(const struct deid_anon_report *r)
+{
+	json_t *gate = json_object(), *w = json_array();
+
+	json_object_set_new(gate, "passed", json_boolean(r->gate_passed));
+	json_object_set_new(gate, "verdict", json_string(deid_verdict(r)));
+	json_object_set_new(gate, "reasons", report_strings(r->reasons,
+	    r->nreasons));
+	if (r->callout[0] != '\0')
+		json_array_append_new(w, json_string(r->callout));
+	json_object_set_new(gate, "warnings", w);
+	return gate;
+}
+
+const char *
+deid_verdict(const struct deid_anon_report *r)
+{
+	if (r->has_verified && r->verified.nothing_released)
+		return "nothing released";
+	return r->gate_passed ? "passed" : "failed";
+}
+
 json_t *
 deid_report_anonymize(const struct deid_anon_report *r)
 {
 	json_t *o = json_object(), *q = json_object(), *risk = json_object();
-	json_t *gate = json_object(), *reasons = json_array();
 	json_t *lat = json_object();
-	size_t i;
 
 	json_object_set_new(o, "transformation", r->res.found ?
 	    report_transformation(r) : json_null());
 	json_object_set_new(o, "records",
 	    json_integer((json_int_t)r->e->ds->nrows));
 	json_object_set_new(o, "suppressed_records",
-	    json_integer((json_int_t)r->res.eval.suppressed_records));
+	    json_integer((json_int_t)r->suppressed_records));
 	json_object_set_new(q, "loss", deid_json_real(1 - r->loss.geometric));
 	json_object_set_new(q, "loss_arithmetic",
 	    deid_json_real(1 - r->loss.arithmetic));
 	json_object_set_new(q, "nu_entropy", deid_json_real(1 - r->loss.entropy));
 	json_object_set_new(o, "quality", q);
+	json_object_set_new(o, "information_loss", report_loss(
+	    r->loss.geometric, r->loss.arithmetic, r->loss.entropy));
 	json_object_set_new(risk, "before", report_side(&r->before));
 	json_object_set_new(risk, "after", report_side(&r->after));
 	json_object_set_new(o, "risk", risk);
-	json_object_set_new(gate, "passed", json_boolean(r->gate_passed));
-	for (i = 0; i < r->nreasons; i++)
-		json_array_append_new(reasons, json_string(r->reasons[i]));
-	json_object_set_new(gate, "reasons", reasons);
-	json_object_set_new(o, "gate", gate);
+	json_object_set_new(o, "gate", report_gate(r));
+	json_object_set_new(o, "verified", r->has_verified ?
+	    deid_report_verified(&r->verified, r->qi_names) : json_null());
 	json_object_set_new(o, "criteria", report_criteria(&r->opts));
 	json_object_set_new(o, "game", report_has_game(&r->opts) && r->res.found ?
 	    report_game(r) : json_null());
@@ -249,6 +343,7 @@ deid_report_anonymize(const struct deid_anon_report *r)
 	json_object_set_new(o, "lattice", lat);
 	json_object_set_new(o, "elapsed_ms", json_real(r->elapsed_ms));
 	json_object_set_new(o, "search_ms", json_real(r->search_ms));
+	json_object_set_new(o, "verify_ms", json_real(r->verify_ms));
 	json_object_set_new(o, "output", r->output ? json_string(r->output) :
 	    json_null());
 	return o;

@@ -12,6 +12,7 @@
 #include "deid/quality.h"
 #include "deid/search.h"
 #include "deid/summary.h"
+#include "deid/verify.h"
 
 /* {"fraction", "uniques", ...} of one estimate; failures give
  * {"fraction": null, "error": "..."}. */
@@ -43,16 +44,30 @@ struct deid_anon_report {
 	struct deid_loss		 loss;	/* both objectives, final node */
 	struct deid_payout		 payout;	/* game.h, final node */
 	struct deid_risk_side		 before, after;
+	uint64_t			 suppressed_records;	/* as written */
+	const char			*qi_names[DEID_MAX_QI + 1];	/* engine
+							   order, NULL-ended */
+	int				 has_verified;	/* a table was written */
+	struct deid_verified		 verified;	/* from its bytes */
 	int				 gate_passed;
 	int				 released;	/* out_fd holds it */
 	size_t				 nreasons;
 	char				 reasons[DEID_MAX_REASONS][256];
+	char				 callout[256];	/* "": none */
 	double				 elapsed_ms;	/* whole command */
 	double				 search_ms;	/* lattice search alone */
+	double				 verify_ms;	/* re-reading the release */
 	const char			*output;	/* path or NULL */
 };
 
 json_t	*deid_report_anonymize(const struct deid_anon_report *r);
+/* The "verified" object: the figures re-derived from a release; qi
+ * names its QIs in the order of v->levels (NULL-ended). */
+json_t	*deid_report_verified(const struct deid_verified *v,
+	    const char *const *qi);
+/* "passed", "failed" or "nothing released". */
+const char	*deid_verdict(const struct deid_anon_report *r);
+
 
 /* JSON number, or null when x is not finite. */
 json_t	*deid_json_real(double x);

@@ -4,6 +4,7 @@
 #include "config.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "deid/summary.h"
@@ -35,6 +36,22 @@ deid_summary_bottom_hist(const struct deid_engine *e, struct deid_hist *h)
 	for (b = 0; b < e->nbottom; b++)
 		if ((r = deid_hist_add(h, e->bcount[b], 1)) != DEID_OK)
 			return r;
+	return DEID_OK;
+}
+
+int
+deid_residual_list(const double *pop, size_t npop, const double *population,
+    const double *bound, size_t n, struct deid_residual **out, size_t *nout)
+{
+	size_t i, m = n ? n : npop;
+
+	if ((*out = calloc(m + 1, sizeof(**out))) == NULL)
+		return DEID_ENOMEM;
+	for (i = 0; i < m; i++) {
+		(*out)[i].population = n ? population[i] : pop[i];
+		(*out)[i].bound = n ? bound[i] : DEID_DEFAULT_RESIDUAL_BOUND;
+	}
+	*nout = m;
 	return DEID_OK;
 }
 

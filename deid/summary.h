@@ -32,6 +32,14 @@ struct deid_residual {
 	struct deid_estimate	est;
 };
 
+/* The residual checks to run: the n given (population, bound) pairs,
+ * or none given: each of the npop populations at bound 0.25.  *out is
+ * malloc'd with population and bound set (free it). */
+#define DEID_DEFAULT_RESIDUAL_BOUND	0.25
+int	deid_residual_list(const double *pop, size_t npop,
+	    const double *population, const double *bound, size_t n,
+	    struct deid_residual **out, size_t *nout);
+
 /* PU/SU = (PU/N)/(c1/n): the share of sample uniques expected to be
  * population uniques.  c1 = 0 passes with ratio 0; a failed model fails
  * the check (fail closed). */

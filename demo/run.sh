@@ -123,7 +123,8 @@ say "cdsgate recipient add demo-researcher"
 say "cdsgate dataset import: upload, then the de-identification gate (PU <= 1%, 5-anonymity)"
 "$CDSGATE" dataset import "$D/in/patients.csv" --name patients \
 	--qi age,sex,zip,race,admission_date --identifying patient_id,name \
-	--sensitive diagnosis --hierarchies "$D/in" --pu-threshold 0.01 \
+	--sensitive diagnosis --insensitive length_of_stay \
+	--hierarchies "$D/in" --pu-threshold 0.01 \
 	--population 4.031e6 --k 5 --json > "$D/import.json"
 python3 - "$D/import.json" <<'PY' >&2
 import json, sys

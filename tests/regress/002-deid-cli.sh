@@ -11,6 +11,8 @@ command -v python3 >/dev/null || skip_all "python3 not installed"
 
 S=$TMP/sample
 QI=age,sex,zip,race,admission_date
+# every other column of the sample, classified
+CLS="--identifying patient_id,name --sensitive diagnosis --insensitive length_of_stay"
 "$CDSGATE" sample generate --out "$S" --records 5000 --seed 7 >/dev/null
 check "sample generate writes data and five hierarchies" \
 	test -s "$S/patients.csv" -a "$(ls "$S"/hierarchy_*.csv | wc -l)" -eq 5
@@ -45,8 +47,7 @@ assert b['sample_uniques'] < a['sample_uniques'] and b['classes'] < a['classes']
 # anonymize: PU <= 1% and 5-anonymity on the demo configuration.
 rc=0
 "$CDSGATE" deid anonymize --data "$S/patients.csv" --hierarchies "$S" --qi "$QI" \
-	--identifying patient_id,name --sensitive diagnosis \
-	--pu-threshold 0.01 --population 4.031e6 --k 5 \
+	$CLS --pu-threshold 0.01 --population 4.031e6 --k 5 \
 	--output "$TMP/out.csv" --report "$TMP/r.json" > "$TMP/stdout" || rc=$?
 check "anonymize passes the gate (exit 0)" test "$rc" -eq 0
 check "readable summary names the gate" grep -q '^gate: PASSED' "$TMP/stdout"
@@ -64,7 +65,16 @@ for side in ("before", "after"):
 assert r["risk"]["after"]["pu_fraction"] <= 0.01
 assert r["risk"]["after"]["sample_uniques"] == 0          # 5-anonymity
 assert r["risk"]["before"]["sample_uniques"] > 1000
-assert r["gate"] == {"passed": True, "reasons": []}
+assert r["gate"] == {"passed": True, "verdict": "passed", "reasons": [], "warnings": []}
+v = r["verified"]                 # re-derived from the written file
+assert v["records"] == 5000 and v["suppressed_records"] == r["suppressed_records"]
+assert v["smallest_class"] >= 5 and v["sample_uniques"] == 0 and v["passed"] is True
+assert v["classes"] == r["risk"]["after"]["classes"] and v["pu_fraction"] == 0
+assert v["levels"] == r["transformation"]
+il = r["information_loss"]
+assert abs(v["information_loss"]["loss"] - il["loss"]) < 1e-9
+assert abs(r["quality"]["loss"] - (1 - il["loss"])) < 1e-12    # quality = 1 - loss
+assert abs(r["quality"]["nu_entropy"] - (1 - il["nu_entropy"])) < 1e-12
 l = r["lattice"]
 assert l["nodes"] == 5 * 2 * 4 * 3 * 5 and l["evaluated"] + l["pruned"] == l["nodes"]
 assert r["elapsed_ms"] > 0
@@ -80,9 +90,10 @@ frac=$("$CDSGATE" deid assess --data "$TMP/out.csv.released" --qi "$QI" --popula
 	python3 -c 'import json,sys; print(json.load(sys.stdin)["populations"][0]["dankar"]["fraction"])')
 check "re-assessed PU of the released rows ($frac) <= 1%" python3 -c "assert $frac <= 0.01"
 
-# A residual bound nobody can meet: gate fails, exit 3, files still written.
+# A residual bound nobody can meet: gate fails, exit 3, the report says
+# why, and no table is left behind.
 rc=0
-"$CDSGATE" deid anonymize --data "$S/patients.csv" --hierarchies "$S" --qi "$QI" \
+"$CDSGATE" deid anonymize --data "$S/patients.csv" --hierarchies "$S" --qi "$QI" $CLS \
 	--pu-threshold 0.05 --population 1e5 --residual 1e5=0 --residual 4.031e6=1 \
 	--output "$TMP/o3.csv" --report "$TMP/r3.json" --json > "$TMP/r3.stdout" || rc=$?
 check "a failed residual check exits 3" test "$rc" -eq 3
@@ -95,20 +106,70 @@ assert len(res) == 2 and res[0]["bound"] == 0 and res[1]["population"] == 4.031e
 assert r["risk"]["after"]["sample_uniques"] > 0
 assert res[0]["passed"] is False and "PU/SU" in r["gate"]["reasons"][0]
 assert res[1]["passed"] is True and len(r["gate"]["reasons"]) == 1
+assert r["gate"]["verdict"] == "failed" and r["output"] is None
 PY
+check "a failed gate leaves no released table" test ! -e "$TMP/o3.csv"
 
-# No feasible transformation under a 0% suppression limit with k = 5000.
+# k = n: only the top node, every record suppressed — never "passed".
+for lim in 0 1; do
+	rc=0
+	"$CDSGATE" deid anonymize --data "$S/patients.csv" --hierarchies "$S" --qi "$QI" $CLS \
+		--k 5000 --suppression-limit $lim --output "$TMP/o4.csv" --report "$TMP/r4.json" \
+		> "$TMP/o4.out" || rc=$?
+	check "k = n, suppression limit $lim: exit 3, no table ($(grep -A1 '^gate' "$TMP/o4.out" | tr '\n' ' '))" \
+		test "$rc" -eq 3 -a ! -e "$TMP/o4.csv"
+done
+check "  and with a 100% limit the verdict is \"nothing released\"" \
+	test "$(json "$TMP/r4.json" 'j["gate"]["verdict"]')" = "nothing released"
+check "  said so in the text" grep -q '^gate: FAILED - nothing released' "$TMP/o4.out"
+
+# A release suppressing more than the call-out share passes, called out.
 rc=0
-"$CDSGATE" deid anonymize --data "$S/patients.csv" --hierarchies "$S" --qi "$QI" \
-	--k 5000 --suppression-limit 0 --output "$TMP/o4.csv" --report "$TMP/r4.json" >/dev/null || rc=$?
-check "k = n with no suppression: only the top node, gate still decided" test "$rc" -eq 0 -o "$rc" -eq 3
-check "entropy quality model runs" quiet "$CDSGATE" deid anonymize --data "$S/patients.csv" \
+"$CDSGATE" deid anonymize --data "$S/patients.csv" --hierarchies "$S" --qi "$QI" $CLS \
+	--k 5 --warn-suppressed 0.01 --output "$TMP/o7.csv" --report "$TMP/r7.json" \
+	> "$TMP/o7.out" || rc=$?
+check "a suppressed share above --warn-suppressed is called out in the verdict (exit $rc)" \
+	python3 - "$TMP/r7.json" "$rc" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert sys.argv[2] == "0" and r["gate"]["passed"] is True, r["gate"]
+assert r["suppressed_records"] > 50, r["suppressed_records"]
+assert len(r["gate"]["warnings"]) == 1 and "suppressed" in r["gate"]["warnings"][0]
+PY
+check "  and in the text" grep -q '^  warning: .*% of the records are suppressed' "$TMP/o7.out"
+
+# Every column must be classified: forgetting --identifying is an error.
+rc=0
+"$CDSGATE" deid anonymize --data "$S/patients.csv" --hierarchies "$S" --qi "$QI" --k 5 \
+	--sensitive diagnosis --insensitive length_of_stay \
+	--output "$TMP/o8.csv" --report "$TMP/r8.json" > /dev/null 2> "$TMP/o8.err" || rc=$?
+check "an unclassified column: exit 2 naming it, nothing written" \
+	sh -c "[ $rc -eq 2 ] && grep -q 'column \"patient_id\" is not classified' '$TMP/o8.err' &&
+	[ ! -e '$TMP/o8.csv' ] && [ ! -e '$TMP/r8.json' ]"
+
+# A hierarchy whose top is not one value (dates kept as they are): the
+# top node is an ordinary node, and the release is what the report says.
+mkdir -p "$TMP/flat"; cp "$S"/hierarchy_*.csv "$TMP/flat/"
+cut -d';' -f1 "$S/hierarchy_admission_date.csv" > "$TMP/flat/hierarchy_admission_date.csv"
+rc=0
+"$CDSGATE" deid anonymize --data "$S/patients.csv" --hierarchies "$TMP/flat" --qi "$QI" $CLS \
+	--k 5 --suppression-limit 0 --output "$TMP/o9.csv" --report "$TMP/r9.json" > /dev/null || rc=$?
+if [ "$rc" -eq 3 ]; then
+	check "dates kept as they are with k = 5, no suppression: gate fails (exit 3), no table" \
+		test ! -e "$TMP/o9.csv"
+else
+	read -r recs supp classes mink < <(python3 "$top_srcdir/tests/regress/reassess.py" "$TMP/o9.csv" "$QI" ',')
+	check "dates kept as they are: released only if every class >= 5 (exit $rc, smallest $mink, $supp suppressed)" \
+		test "$rc" -eq 0 -a "$mink" -ge 5 -a "$supp" -eq 0
+fi
+
+check "entropy quality model runs" quiet "$CDSGATE" deid anonymize --data "$S/patients.csv" $CLS \
 	--hierarchies "$S" --qi "$QI" --k 3 --quality entropy --output "$TMP/o5.csv" --report "$TMP/r5.json"
 check "no temporary files are left behind" test -z "$(ls "$TMP" | grep '\.tmp\.')"
 
 # Output is never partial: an unwritable output directory fails cleanly.
 rc=0
-"$CDSGATE" deid anonymize --data "$S/patients.csv" --hierarchies "$S" --qi "$QI" --k 5 \
+"$CDSGATE" deid anonymize --data "$S/patients.csv" --hierarchies "$S" --qi "$QI" $CLS --k 5 \
 	--output "$TMP/nodir/o.csv" --report "$TMP/r6.json" >/dev/null 2>"$TMP/err" || rc=$?
 check "an unwritable output exits 1 naming the path" \
 	test "$rc" -eq 1 -a -n "$(grep nodir "$TMP/err")"

@@ -17,7 +17,7 @@ anon() {	# anon NAME ARGS... -> $TMP/NAME.csv, $TMP/NAME.json
 	local n=$1; shift
 	"$CDSGATE" deid anonymize --data "$S/patients.csv" --hierarchies "$S" \
 		--qi "$QI" --identifying patient_id,name --sensitive diagnosis \
-		--output "$TMP/$n.csv" --report "$TMP/$n.json" "$@" > "$TMP/$n.out"
+		--insensitive length_of_stay --output "$TMP/$n.csv" --report "$TMP/$n.json" "$@" > "$TMP/$n.out"
 }
 
 check "no-attack runs" anon na --game no-attack

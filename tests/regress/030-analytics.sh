@@ -60,7 +60,8 @@ MNT=$TMP/mnt
 mkdir -p "$MNT" "$TMP/gen"
 "$CDSGATE" sample generate --out "$TMP/gen" --records "$RECORDS" --seed 7 >/dev/null 2>&1 &&
 "$CDSGATE" deid anonymize --data "$TMP/gen/patients.csv" --qi age,sex,zip \
-	--hierarchies "$TMP/gen" --identifying patient_id,name --k 5 \
+	--hierarchies "$TMP/gen" --identifying patient_id,name \
+	--insensitive race,admission_date,diagnosis,length_of_stay --k 5 \
 	--suppression-limit 0.05 --output "$TMP/deid.csv" --report "$TMP/report.json" \
 	>/dev/null 2>&1 || skip_all "cdsgate could not generate and de-identify the sample"
 

@@ -107,7 +107,8 @@ psql -X -q -v ON_ERROR_STOP=1 -h "$SOCK" -p "$PORT" -U custodian -d analytics -c
 "$CDSGATE" sample generate --out "$TMP/s" --records 2000 --seed 3 >/dev/null
 "$CDSGATE" deid anonymize --data "$TMP/s/patients.csv" --hierarchies "$TMP/s" \
 	--qi age,sex,zip,race,admission_date --identifying patient_id,name \
-	--sensitive diagnosis --pu-threshold 0.01 --population 4.031e6 --k 5 \
+	--sensitive diagnosis --insensitive length_of_stay \
+	--pu-threshold 0.01 --population 4.031e6 --k 5 \
 	--output "$TMP/released.csv" --report "$TMP/report.json" >/dev/null 2>&1
 csv_rows() { python3 -c 'import csv,sys; print(sum(1 for _ in csv.reader(open(sys.argv[1], newline="")))-1)' "$1"; }
 csv_header() { python3 -c 'import csv,sys; print(",".join(next(csv.reader(open(sys.argv[1], newline="")))))' "$1"; }

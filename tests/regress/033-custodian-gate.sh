@@ -48,7 +48,8 @@ QI=age,sex,zip,race,admission_date
 check "the daemon starts" start_api
 
 "$CDSGATE" dataset import "$D/in/patients.csv" --name patients --qi "$QI" \
-	--identifying patient_id,name --hierarchies "$D/in" --k 5 \
+	--identifying patient_id,name --sensitive diagnosis \
+	--insensitive length_of_stay --hierarchies "$D/in" --k 5 \
 	--suppression-limit 0.05 --json > "$D/imp.json" 2> "$D/imp.err"; rc=$?
 check "import through the gate passes (exit $rc: $(tail -1 "$D/imp.err"))" test "$rc" -eq 0
 ID=$(json "$D/imp.json" 'j["id"]')
@@ -83,7 +84,8 @@ PY
 
 # A dataset that fails the gate: a residual bound nothing can meet.
 "$CDSGATE" dataset import "$D/in/patients.csv" --name tight --qi "$QI" \
-	--identifying patient_id,name --hierarchies "$D/in" --pu-threshold 0.01 \
+	--identifying patient_id,name --sensitive diagnosis \
+	--insensitive length_of_stay --hierarchies "$D/in" --pu-threshold 0.01 \
 	--population 4.031e6 --residual 100=0.0 --suppression-limit 0 \
 	--json > "$D/bad.json" 2>/dev/null; rc=$?
 check "a dataset that fails the gate: import exits 3" test "$rc" -eq 3
@@ -97,7 +99,8 @@ check "it never reached the mount dir" test "$(ls -A "$D/mnt")" = patients
 
 # The game-theoretic model as the gate's criterion (No-Attack = k >= 76).
 "$CDSGATE" dataset import "$D/in/patients.csv" --name game --qi "$QI" \
-	--identifying patient_id,name --hierarchies "$D/in" --game no-attack \
+	--identifying patient_id,name --sensitive diagnosis \
+	--insensitive length_of_stay --hierarchies "$D/in" --game no-attack \
 	--game-cost 4 --game-gain 300 --json > "$D/game.json" 2>/dev/null; rc=$?
 check "a no-attack job passes through the API (exit $rc) with the game's figures" \
 	python3 - "$D/game.json" "$rc" <<'PY'
@@ -134,7 +137,8 @@ check "mounting again gives version 2" test "$(json "$D/mnt2.json" 'j["mount_ver
 # SIGKILL of the daemon in the middle of an import.
 "$CDSGATE" sample generate --out "$D/big" --records 300000 --seed 3 > /dev/null
 "$CDSGATE" dataset import "$D/big/patients.csv" --name big --qi "$QI" \
-	--identifying patient_id,name --hierarchies "$D/big" --k 5 > /dev/null 2>&1 &
+	--identifying patient_id,name --sensitive diagnosis \
+	--insensitive length_of_stay --hierarchies "$D/big" --k 5 > /dev/null 2>&1 &
 CLI=$!
 for _ in $(seq 100); do
 	[ "$(sqlite3 "$D/state/store.db" "select count(*) from datasets where state='importing'" 2>/dev/null)" = 1 ] && break

@@ -57,10 +57,13 @@ print(int((time.monotonic() - t0) * 1000))
 PY
 }
 QI=age,sex,zip,race,admission_date
+# the columns the small imports (QIs age,sex) leave to classify
+REST="--insensitive zip,race,admission_date,diagnosis,length_of_stay"
 # import NAME: the custodian's CLI in the background; its pid in $CLI.
 import() {
 	"$CDSGATE" dataset import "$D/big/patients.csv" --name "$1" --qi "$QI" \
-		--identifying patient_id,name --hierarchies "$D/big" --k 5 --json \
+		--identifying patient_id,name --sensitive diagnosis \
+		--insensitive length_of_stay --hierarchies "$D/big" --k 5 --json \
 		> "$D/$1.json" 2> "$D/$1.err" &
 	CLI=$!
 }
@@ -75,7 +78,7 @@ SID=none VPORT=
 if [ -z "$NOSESS" ]; then
 	"$CDSGATE" recipient add alice --name Alice > /dev/null
 	"$CDSGATE" dataset import "$D/in/patients.csv" --name small --qi age,sex \
-		--identifying patient_id,name --hierarchies "$D/in" --k 2 > /dev/null 2>&1
+		--identifying patient_id,name $REST --hierarchies "$D/in" --k 2 > /dev/null 2>&1
 	"$CDSGATE" dataset mount 1 > /dev/null 2>&1
 	"$CDSGATE" session create --recipient alice --dataset 1 --json > "$D/s1.json" 2> "$D/s1.err"
 	rc=$?
@@ -154,7 +157,7 @@ check "it took more than 2 s (the test means something: $IMS ms)" test "$IMS" -g
 # small NAME: a 500-record import in the background (pid in $SMALL).
 small() {
 	"$CDSGATE" dataset import "$D/in/patients.csv" --name "$1" --qi age,sex \
-		--identifying patient_id,name --hierarchies "$D/in" --k 2 --json \
+		--identifying patient_id,name $REST --hierarchies "$D/in" --k 2 --json \
 		> "$D/$1.json" 2> "$D/$1.err" &
 	SMALL=$!
 }
@@ -166,7 +169,7 @@ small q1; Q1=$SMALL; small q2; Q2=$SMALL; small q3; Q3=$SMALL
 for _ in $(seq 100); do [ "$(importing)" = 4 ] && break; sleep 0.05; done
 check "4 imports wait for the gate at once" test "$(importing)" = 4
 "$CDSGATE" dataset import "$D/in/patients.csv" --name q4 --qi age,sex \
-	--identifying patient_id,name --hierarchies "$D/in" --k 2 > /dev/null 2> "$D/q4.err"; rc=$?
+	--identifying patient_id,name $REST --hierarchies "$D/in" --k 2 > /dev/null 2> "$D/q4.err"; rc=$?
 check "a fifth is refused while they wait: 503 busy (exit $rc: $(head -c 120 "$D/q4.err"))" \
 	sh -c "[ $rc -ne 0 ] && grep -q 'imports are waiting' '$D/q4.err'"
 check "... and nothing of it was stored" test -z "$(state_of q4)"

@@ -88,6 +88,7 @@ check "the store is unchanged by all of these" test "$BEFORE" = "$(dump)"
 # ---- a dataset that failed the gate never reaches the database ----
 "$CDSGATE" dataset import "$D/in/patients.csv" --name tight \
 	--qi age,sex,zip,race,admission_date --identifying patient_id,name \
+	--sensitive diagnosis --insensitive length_of_stay \
 	--hierarchies "$D/in" --pu-threshold 0.01 --population 4.031e6 \
 	--residual 100=0.0 --suppression-limit 0 --json > "$D/bad.json" 2>/dev/null
 BAD=$(json "$D/bad.json" 'j["id"]')

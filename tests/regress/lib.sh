@@ -233,6 +233,7 @@ mount_patients() {
 	chmod -R go-rwx "$D/in"
 	"$CDSGATE" dataset import "$D/in/patients.csv" --name patients \
 		--qi age,sex,zip,race,admission_date --identifying patient_id,name \
+		--sensitive diagnosis --insensitive length_of_stay \
 		--hierarchies "$D/in" --k 5 --suppression-limit 0.05 --json > "$D/imp.json" 2> "$D/imp.err"
 	DS=$(json "$D/imp.json" 'j["id"]')
 	"$CDSGATE" dataset mount "$DS" > /dev/null
