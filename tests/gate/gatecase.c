@@ -681,10 +681,10 @@ check_attack(json_t *rep, const struct gp_count *k, char *why)
 /* Each PU/SU check passed, SU = c1/n, ratio = PU/SU within its bound;
  * under Zayatz, PU recomputed here. */
 static int
-check_residual(const struct gp_case *c, json_t *rep, const struct gp_count *k,
+check_residual(const struct gp_case *c, json_t *a, const struct gp_count *k,
     char *why)
 {
-	json_t *a = jpath(rep, "risk", "after", "residual"), *e;
+	json_t *e;
 	double su = (double)k->c1 / (double)k->released, pu, ratio, bound;
 	size_t i;
 
@@ -713,6 +713,46 @@ check_residual(const struct gp_case *c, json_t *rep, const struct gp_count *k,
 	return 0;
 }
 
+/* The report's "verified" figures (re-derived by deid/verify.c from the
+ * written bytes) against our count. */
+static int
+check_verified(const struct gp_case *c, json_t *rep, const struct gp_count *k,
+    double loss, char *why)
+{
+	json_t *v = json_object_get(rep, "verified"), *lv;
+	double n = (double)k->n, pu = c->pu ? own_zayatz(k, c->N) : 0;
+	char name[16];
+	size_t j;
+
+	if (!json_is_true(json_object_get(v, "passed")))
+		return snprintf(why, 512, "gate passed, verified.passed is "
+		    "not true"), -1;
+	if (jfig(v, "records", NULL, NULL, n, why) ||
+	    jfig(v, "suppressed_records", NULL, NULL, (double)k->suppressed,
+	    why) ||
+	    jfig(v, "released_records", NULL, NULL, (double)k->released, why) ||
+	    jfig(v, "suppressed_share", NULL, NULL, (double)k->suppressed / n,
+	    why) ||
+	    jfig(v, "classes", NULL, NULL, (double)k->classes, why) ||
+	    jfig(v, "sample_uniques", NULL, NULL, (double)k->c1, why) ||
+	    jfig(v, "smallest_class", NULL, NULL, (double)k->smallest, why) ||
+	    jfig(v, "information_loss", "loss", NULL, loss, why) ||
+	    (c->pu && (k->c1 == 0 || strcmp(gp_models[c->model], "zayatz") ==
+	    0) && jfig(v, "pu_fraction", NULL, NULL, pu, why)) ||
+	    check_residual(c, json_object_get(v, "residual"), k, why))
+		return -1;
+	for (j = 0; j < c->nqi; j++) {
+		snprintf(name, sizeof(name), "q%u", (unsigned)j % 10);
+		lv = jpath(v, "levels", name, NULL);
+		if (!json_is_integer(lv) || json_integer_value(lv) !=
+		    (json_int_t)k->level[j])
+			return snprintf(why, 512, "verified.levels.%s is not the "
+			    "level %u the release shows", name, k->level[j]),
+			    -1;
+	}
+	return 0;
+}
+
 /* The report's figures against our count. */
 static int
 check_report(const struct gp_case *c, json_t *rep, const struct gp_count *k,
@@ -733,7 +773,8 @@ check_report(const struct gp_case *c, json_t *rep, const struct gp_count *k,
 	    jfig(rep, "risk", "before", "sample_uniques", (double)in.c1, why))
 		return -1;
 	return check_attack(rep, k, why) != 0 ||
-	    check_residual(c, rep, k, why) != 0 ? -1 : 0;
+	    check_residual(c, jpath(rep, "risk", "after", "residual"), k, why)
+	    != 0 ? -1 : 0;
 }
 
 static int
@@ -744,6 +785,7 @@ check_passed(const struct gp_case *c, const char *dir, json_t *rep,
 	struct gp_count k;
 	struct gp_table t;
 	char path[512];
+	double loss;
 	int r = -1;
 
 	memset(&k, 0, sizeof(k));
@@ -758,9 +800,11 @@ check_passed(const struct gp_case *c, const char *dir, json_t *rep,
 		goto out;
 	count_classes(c, &t, qicol, supp, &k);
 	if (check_criteria(c, &k, why) != 0 || check_report(c, rep, &k, why) != 0 ||
-	    check_pu(c, rep, &k, why) != 0 ||
-	    jfig(rep, "quality", "loss", NULL, 1 - own_loss(c, supp, &k),
-	    why) != 0)
+	    check_pu(c, rep, &k, why) != 0)
+		goto out;
+	loss = own_loss(c, supp, &k);
+	if (jfig(rep, "quality", "loss", NULL, 1 - loss, why) != 0 ||
+	    check_verified(c, rep, &k, loss, why) != 0)
 		goto out;
 	r = 0;
 out:
