@@ -79,7 +79,7 @@ gen_leaf(struct gp_rng *s, int odd, size_t j, size_t i, char *out)
 {
 	static const char *const odd_tail[] = { " a,b", " \"q\"", ";x", " y" };
 
-	snprintf(out, GP_VAL, "q%zuv%zu%s", j, i,
+	snprintf(out, GP_VAL, "q%uv%u%s", (unsigned)j % 10, (unsigned)i % 100,
 	    odd && gp_rnd(s, 3) == 0 ? odd_tail[gp_rnd(s, 4)] : "");
 }
 
@@ -192,6 +192,8 @@ gen_criteria(struct gp_rng *s, struct gp_case *c)
 		c->gain = gp_rnd(s, 400);
 		c->benefit = 1 + gp_rnd(s, 1500);
 	}
+	if (c->k < 2)
+		c->k = 0;
 	if (c->k == 0 && !c->pu && c->game == 0)
 		c->k = 2;
 	c->threads = 1 + gp_rnd(s, 2);
@@ -601,7 +603,7 @@ report_levels(const struct gp_case *c, json_t *rep, struct gp_count *k,
 	size_t j;
 
 	for (j = 0; j < c->nqi; j++) {
-		snprintf(name, sizeof(name), "q%zu", j);
+		snprintf(name, sizeof(name), "q%u", (unsigned)j % 10);
 		v = jpath(rep, "transformation", name, NULL);
 		if (!json_is_integer(v) || json_integer_value(v) < 0 ||
 		    json_integer_value(v) >= (json_int_t)c->h[j].nlevels)
@@ -837,7 +839,7 @@ static void
 run_cli(const char *cdsgate, const struct gp_case *c, const char *dir,
     struct gp_result *res)
 {
-	char a[40][600], *argv[41], sep[2] = { c->sep, 0 }, path[600];
+	char a[64][600], *argv[65], sep[2] = { c->sep, 0 }, path[600];
 	size_t n = 0, i, j;
 	int st, fd;
 	pid_t pid;
