@@ -73,10 +73,17 @@ static void
 anon_print(FILE *f, const struct deid_anon_report *rep)
 {
 	const struct deid_engine *e = rep->e;
+	char w[1400];
 	size_t j;
 
+	for (j = 0; j < rep->nwarnings; j++) {
+		deid_warning_format(&rep->warnings[j], w, sizeof(w));
+		fprintf(f, "warning: %s\n", w);
+	}
 	if (!rep->res.found) {
-		fprintf(f, "no solution: %s\n", rep->reasons[0]);
+		fprintf(f, "no transformation meets the criteria; lattice: "
+		    "%llu nodes, all checked\n",
+		    (unsigned long long)rep->res.nodes);
 		anon_print_verdict(f, rep);
 		return;
 	}
@@ -233,9 +240,10 @@ const struct cmd_entry cmd_deid_anonymize_entry = {
 	"deid", "anonymize",
 	"deid anonymize --data F.csv --qi A,B,C [--hierarchies DIR | "
 	"--hierarchy A=FILE ...] [--identifying A,..] [--sensitive A,..] "
-	"[--separator C] --output OUT.csv --report R.json "
+	"[--insensitive A,..] [--separator C] --output OUT.csv --report R.json "
 	"[--pu-threshold T --population N [--pu-model dankar|pitman|zayatz|"
-	"snb]] [--k K] [--suppression-limit S] [--quality loss|entropy|payout] "
+	"snb]] [--k K] [--suppression-limit S] [--warn-suppressed S] "
+	"[--quality loss|entropy|payout] "
 	"[--game payout|no-attack [--game-cost C] [--game-gain G] "
 	"[--game-loss L] [--game-benefit B]] "
 	"[--residual N=BOUND ...] [--threads N] [--json]",

@@ -109,28 +109,11 @@ static int
 cmd_deid_assess(int argc, char **argv)
 {
 	struct deid_args a = { .usage = cmd_deid_assess_entry.usage };
-	struct deid_error err = { .msg = "" };
-	struct deid_inputs in;
-	struct deid_result res;
-	int r, rc;
+	int rc;
 
 	if ((rc = dargs_parse(&a, argc, argv)) != 0)
 		return rc;
-	deid_risk_init();
-	if ((r = dargs_open(&a, 0, &in, &err)) != DEID_OK)
-		return dargs_error(r, &err, 1);
-	dres_init(&res);
-	dw_run(&a, &in, assess_job, &res);
-	if (res.status != DEID_OK)
-		rc = dargs_error(res.status, &res.err, res.reading);
-	else {
-		if (res.out.len > 0)
-			dargs_put_safe(stdout, (const char *)res.out.d,
-			    res.out.len, 1);
-		rc = res.exit_code;
-	}
-	dres_free(&res);
-	return rc;
+	return dw_run_print(&a, assess_job);
 }
 
 const struct cmd_entry cmd_deid_assess_entry = {

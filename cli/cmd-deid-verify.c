@@ -27,7 +27,8 @@ verify_print(FILE *f, const struct deid_verified *v, const char *const *qi,
 	fprintf(f, "records %llu, suppressed %llu (%.2f%%), classes %llu, "
 	    "smallest %llu, sample uniques %llu\n",
 	    (unsigned long long)v->records, (unsigned long long)v->suppressed,
-	    100 * v->suppressed_share, (unsigned long long)v->classes,
+	    v->records ? 100.0 * (double)v->suppressed / (double)v->records :
+	    0, (unsigned long long)v->classes,
 	    (unsigned long long)v->smallest_class,
 	    (unsigned long long)v->sample_uniques);
 	if (v->has_pu && v->pu.status == DEID_OK)
@@ -106,20 +107,43 @@ verify_opts(const struct deid_args *a, const struct deid_job *job,
 	o->h = (const struct deid_hierarchy *const *)h;
 }
 
+/* The hierarchies' warnings (repeated rows, ...) as JSON strings. */
+static json_t *
+verify_warnings(const struct deid_args *a, struct deid_hierarchy **h)
+{
+	json_t *all = json_array(), *one;
+	size_t i;
+
+	for (i = 0; i < a->nqi; i++)
+		if (h[i] != NULL) {
+			one = deid_report_warnings(h[i]->warnings,
+			    deid_hierarchy_nwarnings(h[i]));
+			json_array_extend(all, one);
+			json_decref(one);
+		}
+	return all;
+}
+
 /* The verified figures as JSON or text, into res. */
 static int
-verify_emit(const struct deid_args *a, const struct deid_verified *v,
-    struct deid_result *res)
+verify_emit(const struct deid_args *a, struct deid_hierarchy **h,
+    const struct deid_verified *v, struct deid_result *res)
 {
-	json_t *o = deid_report_verified(v, (const char *const *)a->qi);
+	json_t *o = deid_report_verified(v, (const char *const *)a->qi), *w;
 	char *s = NULL, *text = NULL;
-	size_t len = 0;
+	size_t len = 0, i;
 	FILE *f;
 
 	if (o == NULL || (f = open_memstream(&text, &len)) == NULL) {
 		json_decref(o);
 		return DEID_ENOMEM;
 	}
+	w = verify_warnings(a, h);
+	json_object_set(o, "warnings", w);
+	for (i = 0; !a->json && i < json_array_size(w); i++)
+		fprintf(f, "warning: %s\n", json_string_value(
+		    json_array_get(w, i)));
+	json_decref(w);
 	if (a->json) {
 		s = json_dumps(o, JSON_INDENT(2) | JSON_REAL_PRECISION(17));
 		fprintf(f, "%s\n", s ? s : "");
@@ -152,7 +176,7 @@ verify_job(struct deid_args *a, struct deid_inputs *in,
 		dres_fail(res, r, 1);
 		goto out;
 	}
-	if ((r = verify_emit(a, &v, res)) != DEID_OK)
+	if ((r = verify_emit(a, h, &v, res)) != DEID_OK)
 		dres_fail(res, r, 0);
 	res->exit_code = v.passed ? EXIT_GATE_PASSED : EXIT_GATE_FAILED;
 out:
@@ -166,10 +190,7 @@ static int
 cmd_deid_verify(int argc, char **argv)
 {
 	struct deid_args a = { .usage = cmd_deid_verify_entry.usage };
-	struct deid_error err = { .msg = "" };
-	struct deid_inputs in;
-	struct deid_result res;
-	int r, rc;
+	int rc;
 
 	if ((rc = dargs_parse(&a, argc, argv)) != 0 ||
 	    (rc = dargs_criteria(&a)) != 0)
@@ -177,21 +198,7 @@ cmd_deid_verify(int argc, char **argv)
 	if (a.output != NULL || a.report != NULL)
 		return cli_usage_error(a.usage, "verify writes nothing: no "
 		    "--output or --report");
-	deid_risk_init();
-	if ((r = dargs_open(&a, 0, &in, &err)) != DEID_OK)
-		return dargs_error(r, &err, 1);
-	dres_init(&res);
-	dw_run(&a, &in, verify_job, &res);
-	if (res.status != DEID_OK)
-		rc = dargs_error(res.status, &res.err, res.reading);
-	else {
-		if (res.out.len > 0)
-			dargs_put_safe(stdout, (const char *)res.out.d,
-			    res.out.len, 1);
-		rc = res.exit_code;
-	}
-	dres_free(&res);
-	return rc;
+	return dw_run_print(&a, verify_job);
 }
 
 const struct cmd_entry cmd_deid_verify_entry = {

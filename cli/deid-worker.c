@@ -750,3 +750,28 @@ dw_run(struct deid_args *a, struct deid_inputs *in, deid_job_fn job,
 		p_collect(sv[0], pid, in->out_fd >= 0, res);
 	close(sv[0]);
 }
+
+int
+dw_run_print(struct deid_args *a, deid_job_fn job)
+{
+	struct deid_error err = { .msg = "" };
+	struct deid_inputs in;
+	struct deid_result res;
+	int r, rc;
+
+	deid_risk_init();
+	if ((r = dargs_open(a, 0, &in, &err)) != DEID_OK)
+		return dargs_error(r, &err, 1);
+	dres_init(&res);
+	dw_run(a, &in, job, &res);
+	if (res.status != DEID_OK)
+		rc = dargs_error(res.status, &res.err, res.reading);
+	else {
+		if (res.out.len > 0)
+			dargs_put_safe(stdout, (const char *)res.out.d,
+			    res.out.len, 1);
+		rc = res.exit_code;
+	}
+	dres_free(&res);
+	return rc;
+}

@@ -51,4 +51,8 @@ typedef void (*deid_job_fn)(struct deid_args *a, struct deid_inputs *in,
 void	dw_run(struct deid_args *a, struct deid_inputs *in, deid_job_fn job,
 	    struct deid_result *res);
 
+/* A command that only prints: open the inputs (hierarchies optional),
+ * run job in the worker, print its text or its error; the exit code. */
+int	dw_run_print(struct deid_args *a, deid_job_fn job);
+
 #endif

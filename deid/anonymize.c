@@ -214,43 +214,6 @@ anon_side(const struct deid_job *job, const struct deid_hist *h,
 	return DEID_OK;
 }
 
-/* Is class k written as suppressed though the search did not suppress
- * it: every QI at a value written "*" (a root of "*")? */
-static int
-anon_all_marks(const struct deid_engine *e, const struct deid_classes *c,
-    size_t k)
-{
-	const struct deid_hierarchy *h;
-	size_t j;
-
-	for (j = 0; j < e->nqi; j++) {
-		h = e->qi[j].h;
-		if (strcmp(h->values[c->levels[j]][deid_class_code(e, c, k, j)],
-		    DEID_SUPPRESSED_MARK) != 0)
-			return 0;
-	}
-	return 1;
-}
-
-/* Which classes the release marks suppressed: the search's, and those
- * every QI of which is written "*"; counts the records. */
-static void
-anon_marked(const struct deid_engine *e, struct deid_node_ws *ws,
-    struct deid_anon_report *rep)
-{
-	const struct deid_classes *c = ws->classes;
-	uint8_t *supp = ws->supp->suppressed;
-	size_t k;
-
-	rep->suppressed_records = 0;
-	for (k = 0; k < c->n; k++) {
-		if (!supp[k] && anon_all_marks(e, c, k))
-			supp[k] = 1;
-		if (supp[k])
-			rep->suppressed_records += c->count[k];
-	}
-}
-
 /* Group the chosen node again; its losses, payout and risk as the
  * search sees them. */
 static int
@@ -266,9 +229,8 @@ anon_finish(const struct deid_job *job, struct deid_anon_report *rep,
 	if ((r = deid_node_ws_alloc(e, ws)) != DEID_OK ||
 	    (r = deid_quality_tables_alloc(e, &t)) != DEID_OK)
 		goto out;
-	deid_node_check(e, t, &job->sopts, rep->res.levels, rep->res.eval.top,
-	    ws, &ev, &unused);
-	anon_marked(e, ws, rep);
+	deid_node_check(e, t, &job->sopts, rep->res.levels, ws, &ev, &unused);
+	rep->suppressed_records = ev.suppressed_records;
 	deid_quality_node(e, t, ws->classes, ws->supp->suppressed,
 	    DEID_WANT_LOSS | DEID_WANT_ENTROPY, ws->scratch, &rep->loss);
 	deid_game_node(e, &job->sopts.crit.game, t->game, ws->classes,
@@ -422,19 +384,53 @@ anon_verify(const struct deid_job *job, struct deid_anon_report *rep,
 	return r != DEID_OK ? r : anon_compare(rep, err);
 }
 
+/* "k = 5 and PU <= 1%": the criteria in words, for a reason. */
+static void
+anon_criteria_text(const struct deid_criteria *c, char *buf, size_t len)
+{
+	size_t n = 0;
+
+	buf[0] = '\0';
+	if (c->k > 1)
+		n += (size_t)snprintf(buf + n, len - n, "k = %u", c->k);
+	if (c->pu && n < len)
+		n += (size_t)snprintf(buf + n, len - n, "%sPU <= %g%%",
+		    n ? " and " : "", 100 * c->pu_threshold);
+	if (c->game.variant != DEID_GAME_OFF && n < len)
+		snprintf(buf + n, len - n, "%sthe game's %s criterion",
+		    n ? " and " : "", deid_game_variant_name(c->game.variant));
+}
+
+/* No feasible node: how close the search came, in words. */
+static void
+anon_no_solution(struct deid_anon_report *rep)
+{
+	const struct deid_criteria *c = &rep->opts.crit;
+	char crit[160];
+
+	anon_criteria_text(c, crit, sizeof(crit));
+	if (rep->res.closest_found)
+		snprintf(rep->reasons[rep->nreasons++], 256, "no "
+		    "transformation reaches %s within the suppression limit "
+		    "of %g%%; the closest suppresses %.1f%%", crit,
+		    100 * c->suppression_limit,
+		    100 * rep->res.closest_suppressed);
+	else
+		snprintf(rep->reasons[rep->nreasons++], 256, "no "
+		    "transformation reaches %s, even suppressing every record "
+		    "it would need to", crit);
+}
+
 /* The verdict is the verified figures' (the search's agree with them). */
 static void
 anon_gate(struct deid_anon_report *rep, double warn)
 {
 	const struct deid_verified *v = &rep->verified;
-	const struct deid_criteria *c = &rep->opts.crit;
 	size_t i;
 
 	if (!rep->res.found) {
 		rep->gate_passed = 0;
-		snprintf(rep->reasons[rep->nreasons++], 256, "no transformation "
-		    "satisfies the criteria within the suppression limit of "
-		    "%g%%", 100 * c->suppression_limit);
+		anon_no_solution(rep);
 		return;
 	}
 	rep->gate_passed = v->passed;
@@ -445,6 +441,28 @@ anon_gate(struct deid_anon_report *rep, double warn)
 	for (i = 0; i < v->nreasons && rep->nreasons < DEID_MAX_REASONS; i++)
 		snprintf(rep->reasons[rep->nreasons++], 256, "%s",
 		    v->reasons[i]);
+}
+
+/* Every QI hierarchy's warnings (repeated rows, ...), in QI order. */
+static int
+anon_warnings(struct deid_anon_report *rep)
+{
+	const struct deid_hierarchy *h;
+	size_t j, i, n = 0;
+
+	for (j = 0; j < rep->e->nqi; j++)
+		n += deid_hierarchy_nwarnings(rep->e->qi[j].h);
+	if (n == 0)
+		return DEID_OK;
+	if ((rep->warnings = calloc(n, sizeof(*rep->warnings))) == NULL)
+		return DEID_ENOMEM;
+	for (j = 0; j < rep->e->nqi; j++) {
+		h = rep->e->qi[j].h;
+		for (i = 0; i < deid_hierarchy_nwarnings(h); i++)
+			rep->warnings[rep->nwarnings++] =
+			    *deid_hierarchy_warning(h, i);
+	}
+	return DEID_OK;
 }
 
 /* ---- the call ------------------------------------------------------- */
@@ -498,6 +516,8 @@ deid_anonymize(const struct deid_job *job, struct deid_anon_report *rep,
 	if ((r = deid_job_check(job, err)) != DEID_OK ||
 	    (r = deid_job_load(job, 1, &rep->ds, &rep->e, err)) != DEID_OK)
 		goto out;
+	if ((r = anon_warnings(rep)) != DEID_OK)
+		goto out;
 	if ((h = deid_hist_alloc(64)) == NULL) {
 		r = DEID_ENOMEM;
 		goto out;
@@ -519,6 +539,7 @@ deid_anon_report_free(struct deid_anon_report *rep)
 	free(rep->before.residual);
 	free(rep->after.residual);
 	deid_verified_free(&rep->verified);
+	free(rep->warnings);
 	deid_engine_free(rep->e);
 	deid_dataset_free(rep->ds);
 	memset(rep, 0, sizeof(*rep));

@@ -91,11 +91,8 @@ deid_dankar_estimate(const struct deid_hist *h, double N,
 	deid_estimate_begin(e, DEID_MODEL_DANKAR);
 	if (deid_estimate_check(h, N, e) != DEID_OK)
 		return e->status;
-	if (h->c1 == 0) {
-		e->path = DEID_PATH_TRIVIAL;
-		e->pu = e->fraction = 0;
+	if (deid_estimate_no_uniques(h, e))
 		return DEID_OK;
-	}
 	if ((double)h->n / N <= DANKAR_SMALL_F)
 		return dankar_small(h, N, e);
 	return dankar_large(h, N, e);

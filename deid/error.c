@@ -48,17 +48,29 @@ deid_error_set(struct deid_error *err, int status, const char *file,
 	return status;
 }
 
+/* "file:line:column: msg", leaving out the parts that are unknown. */
+static void
+where_format(const char *file, unsigned long line, unsigned long column,
+    const char *msg, char *buf, size_t len)
+{
+	if (file[0] == '\0')
+		snprintf(buf, len, "%s", msg);
+	else if (line == 0)
+		snprintf(buf, len, "%s: %s", file, msg);
+	else if (column == 0)
+		snprintf(buf, len, "%s:%lu: %s", file, line, msg);
+	else
+		snprintf(buf, len, "%s:%lu:%lu: %s", file, line, column, msg);
+}
+
 void
 deid_error_format(const struct deid_error *err, char *buf, size_t len)
 {
-	if (err->file[0] == '\0')
-		snprintf(buf, len, "%s", err->msg);
-	else if (err->line == 0)
-		snprintf(buf, len, "%s: %s", err->file, err->msg);
-	else if (err->column == 0)
-		snprintf(buf, len, "%s:%lu: %s", err->file, err->line,
-		    err->msg);
-	else
-		snprintf(buf, len, "%s:%lu:%lu: %s", err->file, err->line,
-		    err->column, err->msg);
+	where_format(err->file, err->line, err->column, err->msg, buf, len);
+}
+
+void
+deid_warning_format(const struct deid_warning *w, char *buf, size_t len)
+{
+	where_format(w->file, w->line, w->column, w->msg, buf, len);
 }

@@ -29,6 +29,16 @@ struct deid_error {
 	char		msg[512];
 };
 
+/* Something in an input that does not stop the run but changes what is
+ * counted (a hierarchy row repeated verbatim, ...): where and what, for
+ * the caller to show as "file:line:column: msg". */
+struct deid_warning {
+	char		file[512];
+	unsigned long	line;		/* 1-based, 0 when unknown */
+	unsigned long	column;		/* 1-based, 0 when unknown */
+	char		msg[256];
+};
+
 const char	*deid_strerror(int status);
 
 /* Fill *err (if non-NULL) and return status; printf-checked. */
@@ -38,6 +48,9 @@ int		 deid_error_set(struct deid_error *err, int status,
 
 /* "file:line:column: msg" (omitting parts that are unknown) into buf. */
 void		 deid_error_format(const struct deid_error *err, char *buf,
+		    size_t len);
+/* The same for a warning. */
+void		 deid_warning_format(const struct deid_warning *w, char *buf,
 		    size_t len);
 
 #endif

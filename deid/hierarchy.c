@@ -18,6 +18,7 @@
 #include "config.h"
 
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -225,6 +226,44 @@ hbuild_intern(struct hbuild *b, size_t l, const char *s)
 	return DEID_OK;
 }
 
+/* A verbatim repeat is merged, and said so: it is where cdsgate's |D|
+ * (and so every Loss share) differs from ARX's, which counts the row. */
+static int
+hbuild_warn_dup(struct hbuild *b, unsigned long line, unsigned long first)
+{
+	struct deid_hierarchy *h = b->h;
+	struct deid_warning *w;
+
+	if (h->nwarnings == DEID_HIERARCHY_MAX_WARNINGS)
+		return DEID_OK;		/* counted in ndup; said by finish */
+	if (h->warnings == NULL && (h->warnings = calloc(
+	    DEID_HIERARCHY_MAX_WARNINGS, sizeof(*h->warnings))) == NULL)
+		return deid_error_set(b->err, DEID_ENOMEM, b->hl->name, line,
+		    0, "out of memory");
+	w = &h->warnings[h->nwarnings++];
+	snprintf(w->file, sizeof(w->file), "%s", b->hl->name ? b->hl->name :
+	    "");
+	w->line = line;
+	w->column = 1;
+	snprintf(w->msg, sizeof(w->msg), "leaf \"" MSGV "\" repeats line %lu; "
+	    "merged, counted once", h->values[0][b->code[0]], first);
+	return DEID_OK;
+}
+
+/* The last warning says how many repeats were not listed. */
+static void
+hbuild_warn_more(struct deid_hierarchy *h)
+{
+	struct deid_warning *w;
+	size_t len;
+
+	if (h->ndup <= h->nwarnings || h->nwarnings == 0)
+		return;
+	w = &h->warnings[h->nwarnings - 1];
+	len = strlen(w->msg);
+	snprintf(w->msg + len, sizeof(w->msg) - len, " (and %zu more repeated "
+	    "rows not listed)", h->ndup - h->nwarnings);
+}
 
 /* A leaf seen before: a verbatim repeat of its row is collapsed (real
  * data has one), anything else is an error naming both lines. */
@@ -246,9 +285,8 @@ hbuild_dup(struct hbuild *b, unsigned long line)
 			    b->hl->name, line, 0, "duplicate leaf \"" MSGV
 			    "\" with a different generalization than on "
 			    "line %lu", h->values[0][leaf], first);
-	if (h->ndup++ == 0)
-		h->dup_line = line;
-	return DEID_OK;
+	h->ndup++;
+	return hbuild_warn_dup(b, line, first);
 }
 
 /* The consistency rule: a value has exactly one parent at level l+1. */
@@ -335,6 +373,19 @@ hbuild_alloc(struct hbuild *b)
 	return bad ? DEID_ENOMEM : DEID_OK;
 }
 
+/* Code of s at level l, or DEID_NO_CODE. */
+static uint32_t
+hbuild_find(const struct hbuild *b, size_t l, const char *s)
+{
+	const struct htab *t = &b->tab[l];
+	size_t i;
+
+	if (t->cap == 0)
+		return DEID_NO_CODE;
+	i = htab_probe(t, s, hash_str(s), b->h->values[l]);
+	return t->slot[i] != 0 ? t->slot[i] - 1 : DEID_NO_CODE;
+}
+
 /* Shrink an array to n elements; keeping the larger block is harmless. */
 static void *
 trim(void *p, size_t n, size_t size)
@@ -368,6 +419,11 @@ hbuild_finish(struct hbuild *b)
 			h->up[l] = trim(h->up[l], h->ndomain[l],
 			    sizeof(*h->up[l]));
 	}
+	if ((h->star = calloc(h->nlevels, sizeof(*h->star))) == NULL)
+		return DEID_ENOMEM;
+	for (l = 0; l < h->nlevels; l++)
+		h->star[l] = hbuild_find(b, l, DEID_SUPPRESSED);
+	hbuild_warn_more(h);
 	h->index->leaf = b->tab[0];
 	memset(&b->tab[0], 0, sizeof(b->tab[0]));	/* transferred */
 	return DEID_OK;
@@ -518,9 +574,23 @@ deid_hierarchy_free(struct deid_hierarchy *h)
 	free(h->map);
 	free(h->up);
 	free(h->leaves);
+	free(h->star);
+	free(h->warnings);
 	free(h->ndomain);
 	free(h->attribute);
 	free(h);
+}
+
+size_t
+deid_hierarchy_nwarnings(const struct deid_hierarchy *h)
+{
+	return h != NULL ? h->nwarnings : 0;
+}
+
+const struct deid_warning *
+deid_hierarchy_warning(const struct deid_hierarchy *h, size_t i)
+{
+	return h != NULL && i < h->nwarnings ? &h->warnings[i] : NULL;
 }
 
 int

@@ -216,6 +216,16 @@ deid_estimate_fail(struct deid_estimate *e, int status, const char *fmt, ...)
 	return status;
 }
 
+int
+deid_estimate_no_uniques(const struct deid_hist *h, struct deid_estimate *e)
+{
+	if (h->c1 != 0)
+		return 0;
+	e->path = DEID_PATH_TRIVIAL;
+	e->pu = e->fraction = 0;
+	return 1;
+}
+
 /* Every model needs a finite population at least as large as the
  * sample; catching it here keeps NaN and nonsense out of the solvers. */
 int

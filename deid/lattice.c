@@ -87,12 +87,6 @@ deid_lattice_sum(const struct deid_lattice *l, uint64_t node)
 	return s;
 }
 
-int
-deid_lattice_is_top(const struct deid_lattice *l, uint64_t node)
-{
-	return node == l->nnodes - 1;
-}
-
 /* Visit order: bound, then fewer levels, then index. */
 static int
 order_cmp(const void *a, const void *b, void *ctx)

@@ -36,7 +36,6 @@ void	deid_lattice_levels(const struct deid_lattice *l, uint64_t node,
 uint64_t deid_lattice_node(const struct deid_lattice *l,
 	    const unsigned *levels);
 unsigned deid_lattice_sum(const struct deid_lattice *l, uint64_t node);
-int	deid_lattice_is_top(const struct deid_lattice *l, uint64_t node);
 
 /* Fill bound[] from per-QI per-level terms term[j][level] combined by
  * combine(), then sort order[]. */

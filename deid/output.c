@@ -140,7 +140,7 @@ cell(const struct deid_engine *e, const struct deid_classes *c,
 		return col->dict[col->codes[r]];
 	k = c->of_bottom[e->row_bottom[r]];
 	if (suppressed[k])
-		return "*";
+		return DEID_SUPPRESSED;
 	l = c->levels[j];
 	return col->h->values[l][col->h->map[l][col->leaf[r]]];
 }

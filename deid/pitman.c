@@ -782,6 +782,8 @@ deid_pitman_estimate(const struct deid_hist *h, double N,
 	deid_estimate_begin(e, DEID_MODEL_PITMAN);
 	if (deid_estimate_check(h, N, e) != DEID_OK)
 		return e->status;
+	if (deid_estimate_no_uniques(h, e))
+		return DEID_OK;
 	if (h->u < 2 || h->u == h->n)
 		return deid_estimate_fail(e, DEID_EUNAVAILABLE,
 		    "Pitman: no MLE when %s", h->u < 2 ?

@@ -279,6 +279,20 @@ deid_report_verified(const struct deid_verified *v, const char *const *qi)
 	return o;
 }
 
+json_t *
+deid_report_warnings(const struct deid_warning *w, size_t n)
+{
+	json_t *a = json_array();
+	char buf[1400];
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		deid_warning_format(&w[i], buf, sizeof(buf));
+		json_array_append_new(a, json_string(buf));
+	}
+	return a;
+}
+
 /* The verdict: passed, failed, or nothing released; its call-outs. */
 static json_t *
 report_gate(const struct deid_anon_report *r)
@@ -325,6 +339,8 @@ deid_report_anonymize(const struct deid_anon_report *r)
 	json_object_set_new(risk, "before", report_side(&r->before));
 	json_object_set_new(risk, "after", report_side(&r->after));
 	json_object_set_new(o, "risk", risk);
+	json_object_set_new(o, "warnings", deid_report_warnings(r->warnings,
+	    r->nwarnings));
 	json_object_set_new(o, "gate", report_gate(r));
 	json_object_set_new(o, "verified", r->has_verified ?
 	    deid_report_verified(&r->verified, r->qi_names) : json_null());

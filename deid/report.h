@@ -54,6 +54,8 @@ struct deid_anon_report {
 	size_t				 nreasons;
 	char				 reasons[DEID_MAX_REASONS][256];
 	char				 callout[256];	/* "": none */
+	struct deid_warning		*warnings;	/* the hierarchies' */
+	size_t				 nwarnings;
 	double				 elapsed_ms;	/* whole command */
 	double				 search_ms;	/* lattice search alone */
 	double				 verify_ms;	/* re-reading the release */
@@ -65,6 +67,8 @@ json_t	*deid_report_anonymize(const struct deid_anon_report *r);
  * names its QIs in the order of v->levels (NULL-ended). */
 json_t	*deid_report_verified(const struct deid_verified *v,
 	    const char *const *qi);
+/* ["file:line:column: msg", ...] of n warnings. */
+json_t	*deid_report_warnings(const struct deid_warning *w, size_t n);
 /* "passed", "failed" or "nothing released". */
 const char	*deid_verdict(const struct deid_anon_report *r);
 

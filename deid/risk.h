@@ -119,6 +119,10 @@ void	deid_estimate_begin(struct deid_estimate *e, enum deid_model m);
 /* Mark *e failed (pu, fraction NaN) with a message; returns status. */
 int	deid_estimate_fail(struct deid_estimate *e, int status,
 	    const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* No sample unique: a population unique is always a sample unique, so
+ * every model's answer is exactly 0.  Fills *e so and returns 1 then. */
+int	deid_estimate_no_uniques(const struct deid_hist *h,
+	    struct deid_estimate *e);
 /* Check N against the histogram (finite, N >= n); fails *e if not. */
 int	deid_estimate_check(const struct deid_hist *h, double N,
 	    struct deid_estimate *e);

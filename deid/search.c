@@ -38,29 +38,24 @@ deid_node_ws_free(struct deid_node_ws *ws)
 void
 deid_node_check(const struct deid_engine *e,
     const struct deid_quality_tables *t, const struct deid_search_opts *opts,
-    const unsigned *levels, int top, struct deid_node_ws *ws,
+    const unsigned *levels, struct deid_node_ws *ws,
     struct deid_node_eval *ev, struct deid_loss *loss)
 {
 	deid_groupify(e, levels, ws->classes);
-	deid_node_evaluate(e, t, opts, top, ws, ev, loss);
+	deid_node_evaluate(e, t, opts, ws, ev, loss);
 }
 
 void
 deid_node_evaluate(const struct deid_engine *e,
     const struct deid_quality_tables *t, const struct deid_search_opts *opts,
-    int top, struct deid_node_ws *ws, struct deid_node_eval *ev,
+    struct deid_node_ws *ws, struct deid_node_eval *ev,
     struct deid_loss *loss)
 {
 	struct deid_payout pay;
 	int want = opts->quality == DEID_QUALITY_ENTROPY ?
 	    DEID_WANT_ENTROPY : DEID_WANT_LOSS;
 
-	deid_suppress(e, ws->classes, &opts->crit, t->game, top, ws->supp, ev);
-	if (ev->top) {
-		loss->geometric = loss->arithmetic = loss->entropy = 1;
-		loss->payout = 1;
-		return;
-	}
+	deid_suppress(e, ws->classes, &opts->crit, t->game, ws->supp, ev);
 	if (opts->quality == DEID_QUALITY_PAYOUT) {
 		deid_game_node(e, &opts->crit.game, t->game, ws->classes,
 		    ws->supp->suppressed, &pay);
@@ -208,6 +203,27 @@ search_take(struct search *s, uint64_t *node)
 	return ok;
 }
 
+/* Keep the node if it suppresses least of those that would meet the
+ * criteria but for the limit (ties: lower index, for any timing). */
+static void
+search_closest(struct search *s, uint64_t node,
+    const struct deid_node_eval *ev)
+{
+	struct deid_search_result *r = s->res;
+	double share;
+
+	if (!ev->criteria_met)
+		return;
+	share = s->e->ds->nrows == 0 ? 0 :
+	    (double)ev->suppressed_records / (double)s->e->ds->nrows;
+	if (r->closest_found && (share > r->closest_suppressed ||
+	    (share == r->closest_suppressed && node > r->closest_node)))
+		return;
+	r->closest_found = 1;
+	r->closest_suppressed = share;
+	r->closest_node = node;
+}
+
 /* Record a checked node and keep it if it is the best so far. */
 static void
 search_offer(struct search *s, uint64_t node, const unsigned *levels,
@@ -221,6 +237,7 @@ search_offer(struct search *s, uint64_t node, const unsigned *levels,
 	r->evaluated++;
 	r->rollups += rolled;
 	r->model_calls += ev->model_calls;
+	search_closest(s, node, ev);
 	if (ev->feasible && better(s, obj, node)) {
 		r->found = 1;
 		r->node = node;
@@ -252,8 +269,7 @@ search_worker(void *arg)
 	while (search_take(s, &node)) {
 		deid_lattice_levels(s->lat, node, levels);
 		rolled = search_group(s, node, levels, ws.classes);
-		deid_node_evaluate(s->e, s->tables, s->opts,
-		    deid_lattice_is_top(s->lat, node), &ws, &ev, &loss);
+		deid_node_evaluate(s->e, s->tables, s->opts, &ws, &ev, &loss);
 		search_keep(s, node, ws.classes);
 		search_offer(s, node, levels, &ev, &loss, rolled);
 	}

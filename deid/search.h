@@ -7,7 +7,9 @@
  * search stops at the first node whose bound cannot beat the best
  * feasible node found.  Ties: smaller sum of levels, then node index.
  * Two threads check two nodes at a time in bound order; the answer does
- * not depend on their timing.
+ * not depend on their timing.  The top node is checked like any other
+ * (suppress.h): when no node is feasible, every node has been checked
+ * and the result says how close the best one came.
  */
 #ifndef DEID_SEARCH_H
 #define DEID_SEARCH_H
@@ -40,6 +42,14 @@ struct deid_search_result {
 	uint64_t		 evaluated;
 	uint64_t		 model_calls;
 	uint64_t		 rollups;	/* nodes grouped by roll-up */
+	/* The least-suppressing checked node that meets every criterion
+	 * but the suppression limit: its share (0..1) of records
+	 * suppressed.  With found == 0 every node was checked, so it is
+	 * the least over the lattice; closest_found == 0 when no node
+	 * meets the criteria even with unlimited suppression. */
+	int			 closest_found;
+	double			 closest_suppressed;
+	uint64_t		 closest_node;
 };
 
 int	deid_search(const struct deid_engine *e,
@@ -58,14 +68,13 @@ void	deid_node_ws_free(struct deid_node_ws *ws);
 /* Evaluate the node already grouped in ws->classes. */
 void	deid_node_evaluate(const struct deid_engine *e,
 	    const struct deid_quality_tables *t,
-	    const struct deid_search_opts *opts, int top,
-	    struct deid_node_ws *ws, struct deid_node_eval *ev,
-	    struct deid_loss *loss);
+	    const struct deid_search_opts *opts, struct deid_node_ws *ws,
+	    struct deid_node_eval *ev, struct deid_loss *loss);
 /* Group from the bottom, then evaluate. */
 void	deid_node_check(const struct deid_engine *e,
 	    const struct deid_quality_tables *t,
 	    const struct deid_search_opts *opts, const unsigned *levels,
-	    int top, struct deid_node_ws *ws, struct deid_node_eval *ev,
+	    struct deid_node_ws *ws, struct deid_node_eval *ev,
 	    struct deid_loss *loss);
 
 #endif

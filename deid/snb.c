@@ -224,15 +224,17 @@ deid_snb_estimate(const struct deid_hist *h, double N,
 	deid_estimate_begin(e, DEID_MODEL_SNB);
 	if (deid_estimate_check(h, N, e) != DEID_OK)
 		return e->status;
+	if (deid_estimate_no_uniques(h, e))
+		return DEID_OK;
 	if ((double)h->n == N) {		/* f = 1: census */
 		e->path = DEID_PATH_TRIVIAL;
 		e->pu = (double)h->c1;
 		e->fraction = e->pu / N;
 		return DEID_OK;
 	}
-	if (h->c1 == 0 || h->c2 == 0)
+	if (h->c2 == 0)
 		return deid_estimate_fail(e, DEID_ENOSOLUTION,
-		    "SNB: no solution (needs c1 > 0 and c2 > 0)");
+		    "SNB: no solution (needs c2 > 0)");
 	pi = (double)h->n / N;
 	K = deid_shlosser_k(h, pi, NULL, NULL, NULL, NULL);
 	if (deid_snb_solve(K, pi, (double)h->c1, (double)h->c2, e) != DEID_OK)

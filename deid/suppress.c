@@ -98,9 +98,10 @@ order_cmp(const void *a, const void *b, void *arg)
 	    o->c->first[x] > o->c->first[y];
 }
 
-/* Runs of equal class size in suppression order (size ascending): the
- * histogram is all the binary search needs, so no class list is sorted;
- * the few distinct sizes are kept in order by insertion. */
+/* Runs of equal class size in suppression order (size ascending) over
+ * the classes not already suppressed: the histogram is all the binary
+ * search needs, so no class list is sorted; the few distinct sizes are
+ * kept in order by insertion. */
 static void
 size_groups(const struct deid_classes *c, struct deid_suppress_ws *w)
 {
@@ -109,6 +110,9 @@ size_groups(const struct deid_classes *c, struct deid_suppress_ws *w)
 	w->ngroups = 0;
 	for (k = 0; k < c->n; k++) {
 		uint64_t sz = c->count[k];
+
+		if (w->suppressed[k])
+			continue;
 
 		/* the groups seen so far are kept sorted: binary search */
 		lo = 0;
@@ -163,22 +167,30 @@ prefix_ok(const struct deid_criteria *crit, struct deid_suppress_ws *w,
 	return deid_pu_fulfilled(w->hist, crit, est);
 }
 
-/* Smallest p >= p0 whose prefix fulfils PU (n when only all will do). */
+/* Classes in the suppression order (those not suppressed already). */
 static size_t
-pu_prefix(const struct deid_classes *c, const struct deid_criteria *crit,
-    struct deid_suppress_ws *w, size_t p0, struct deid_node_eval *ev)
+candidates(const struct deid_suppress_ws *w)
+{
+	return w->gstart[w->ngroups];
+}
+
+/* Smallest p >= p0 whose prefix fulfils PU (all candidates when only
+ * all will do: nothing released fulfils it). */
+static size_t
+pu_prefix(const struct deid_criteria *crit, struct deid_suppress_ws *w,
+    size_t p0, struct deid_node_eval *ev)
 {
 	struct deid_estimate est;
-	size_t lo = p0, hi = c->n, mid;
+	size_t n = candidates(w), lo = p0, hi = n, mid;
 
 	if (prefix_ok(crit, w, p0, ev, &ev->est))
 		return p0;
 	if (crit->linear) {
-		for (mid = p0 + 1; mid < c->n; mid++)
+		for (mid = p0 + 1; mid < n; mid++)
 			if (prefix_ok(crit, w, mid, ev, &ev->est))
 				return mid;
-		prefix_ok(crit, w, c->n, ev, &ev->est);
-		return c->n;
+		prefix_ok(crit, w, n, ev, &ev->est);
+		return n;
 	}
 	/* invariant: lo fails, hi succeeds */
 	while (hi - lo > 1) {
@@ -189,22 +201,21 @@ pu_prefix(const struct deid_classes *c, const struct deid_criteria *crit,
 		} else
 			lo = mid;
 	}
-	if (hi == c->n)
-		prefix_ok(crit, w, c->n, ev, &ev->est);
+	if (hi == n)
+		prefix_ok(crit, w, n, ev, &ev->est);
 	return hi;
 }
 
 /* Number of leading classes smaller than k (they come first). */
 static size_t
-k_prefix(const struct deid_classes *c, const struct deid_suppress_ws *w,
-    unsigned k)
+k_prefix(const struct deid_suppress_ws *w, unsigned k)
 {
 	size_t g;
 
 	for (g = 0; g < w->ngroups; g++)
 		if (w->gsize[g] >= k)
 			return w->gstart[g];
-	return c->n;
+	return candidates(w);
 }
 
 /* Mark the first p classes in suppression order: every class smaller
@@ -224,6 +235,8 @@ mark_prefix(const struct deid_engine *e, const struct deid_classes *c,
 	cut = w->gsize[g];
 	take = p - w->gstart[g];
 	for (k = 0; k < c->n; k++) {
+		if (w->suppressed[k])
+			continue;
 		if (c->count[k] < cut || (c->count[k] == cut &&
 		    take == w->gcount[g])) {
 			w->suppressed[k] = 1;
@@ -242,6 +255,34 @@ mark_prefix(const struct deid_engine *e, const struct deid_classes *c,
 	}
 }
 
+/* Classes written as suppressed whatever is decided: every QI value is
+ * DEID_SUPPRESSED at this node.  Usually no QI's level has that value
+ * below the top, and one look per QI settles it. */
+static size_t
+mark_written(const struct deid_engine *e, const struct deid_classes *c,
+    struct deid_suppress_ws *w, struct deid_node_eval *ev)
+{
+	uint32_t star[DEID_MAX_QI];
+	size_t j, k, p = 0;
+
+	if (e->nqi == 0)
+		return 0;
+	for (j = 0; j < e->nqi; j++)
+		if ((star[j] = e->qi[j].h->star[c->levels[j]]) == DEID_NO_CODE)
+			return 0;
+	for (k = 0; k < c->n; k++) {
+		for (j = 0; j < e->nqi; j++)
+			if (deid_class_code(e, c, k, j) != star[j])
+				break;
+		if (j == e->nqi) {
+			w->suppressed[k] = 1;
+			ev->suppressed_records += c->count[k];
+			p++;
+		}
+	}
+	return p;
+}
+
 /* k-anonymity alone: suppress every class smaller than k. */
 static size_t
 mark_small(const struct deid_classes *c, unsigned k,
@@ -250,7 +291,7 @@ mark_small(const struct deid_classes *c, unsigned k,
 	size_t i, p = 0;
 
 	for (i = 0; i < c->n; i++)
-		if (c->count[i] < k) {
+		if (!w->suppressed[i] && c->count[i] < k) {
 			w->suppressed[i] = 1;
 			ev->suppressed_records += c->count[i];
 			p++;
@@ -299,29 +340,28 @@ recheck_pu(const struct deid_classes *c, const struct deid_criteria *crit,
 void
 deid_suppress(const struct deid_engine *e, const struct deid_classes *c,
     const struct deid_criteria *crit, const struct deid_game_tables *gt,
-    int top, struct deid_suppress_ws *w, struct deid_node_eval *ev)
+    struct deid_suppress_ws *w, struct deid_node_eval *ev)
 {
-	size_t p = 0, g;
+	size_t p, g;
 	double limit;
 	int ok = 1;
 
 	memset(ev, 0, sizeof(*ev));
 	memset(w->suppressed, 0, c->n);
-	ev->top = top;
 	ev->est.model = crit->pu_model;
 	ev->est.path = DEID_PATH_TRIVIAL;
-	if (top) {	/* everything at the root counts as suppressed */
-		ev->feasible = 1;
-		return;
-	}
+	p = mark_written(e, c, w, ev);
 	if (crit->pu) {
+		size_t q = 0;
+
 		size_groups(c, w);
 		if (crit->k > 1)
-			p = k_prefix(c, w, crit->k);
-		p = pu_prefix(c, crit, w, p, ev);
-		mark_prefix(e, c, w, p, ev);
+			q = k_prefix(w, crit->k);
+		q = pu_prefix(crit, w, q, ev);
+		mark_prefix(e, c, w, q, ev);
+		p += q;
 	} else
-		p = mark_small(c, crit->k, w, ev);
+		p += mark_small(c, crit->k, w, ev);
 	if (crit->game.variant != DEID_GAME_OFF) {
 		if (gt == NULL)		/* no tables: the criterion can't hold */
 			ok = 0;
@@ -333,6 +373,7 @@ deid_suppress(const struct deid_engine *e, const struct deid_classes *c,
 	}
 	ev->suppressed_classes = p;
 	limit = crit->suppression_limit * (double)e->ds->nrows;
+	ev->criteria_met = ok;
 	ev->feasible = ok &&
 	    (double)ev->suppressed_records <= limit + 1e-9;
 }

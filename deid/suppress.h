@@ -3,7 +3,11 @@
  * last part, §5).
  *
  * For a grouped transformation, decide which classes to suppress so the
- * criteria hold: every class smaller than k (k-anonymity), then the
+ * criteria hold.  A class whose every QI value is written as
+ * DEID_SUPPRESSED ("*": at the top of the usual hierarchies) reads as
+ * suppressed in the release, so it is suppressed and counted so at any
+ * node; no node is feasible for being at the top.  Then every class
+ * smaller than k (k-anonymity), then the
  * smallest prefix of the classes ordered by (size ascending, own loss
  * descending, first record) whose removal brings population uniqueness
  * to <= t, found by binary search (risk only falls as classes go).  The
@@ -46,8 +50,8 @@ struct deid_suppress_ws {
 };
 
 struct deid_node_eval {
-	int			 feasible;
-	int			 top;		/* all QIs at the root */
+	int			 feasible;	/* criteria_met, within limit */
+	int			 criteria_met;	/* with unlimited suppression */
 	size_t			 suppressed_classes;
 	uint64_t		 suppressed_records;
 	unsigned		 model_calls;
@@ -60,7 +64,7 @@ void			 deid_suppress_ws_free(struct deid_suppress_ws *w);
 /* Decide suppression for the node grouped in c; fills w->suppressed. */
 void	deid_suppress(const struct deid_engine *e, const struct deid_classes *c,
 	    const struct deid_criteria *crit, const struct deid_game_tables *gt,
-	    int top, struct deid_suppress_ws *w, struct deid_node_eval *ev);
+	    struct deid_suppress_ws *w, struct deid_node_eval *ev);
 
 /* Is the released histogram within the PU threshold?  A failed model
  * with c1 > 0 is not (conservative rule); an empty one is. */

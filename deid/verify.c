@@ -203,7 +203,7 @@ v_record(void *ctx, const char *const *f, size_t nf, unsigned long line,
 		    "record has %zu fields, the header has %zu", nf, x->ncols);
 	x->records++;
 	for (j = 0; j < x->o->nqi; j++)
-		if (strcmp(f[x->col[j]], DEID_SUPPRESSED_MARK) != 0)
+		if (strcmp(f[x->col[j]], DEID_SUPPRESSED) != 0)
 			return v_key(x, f);
 	x->suppressed++;
 	return DEID_OK;

@@ -5,7 +5,8 @@
  * It shares no class-building code with the search (deid/groupify.c,
  * deid/suppress.c): classes are built here from the written strings of
  * the quasi-identifiers, and a record counts as suppressed only when
- * the release marks it so (every quasi-identifier written as "*").  The
+ * the release marks it so (every quasi-identifier written as "*",
+ * DEID_SUPPRESSED).  The
  * risk models, the residual check and the game's per-record formulas
  * are the configured ones (deid/risk.h, deid/summary.h, deid/game.h):
  * the same model must give the same answer on the same classes.
@@ -22,7 +23,6 @@
 #include "deid/suppress.h"
 #include "deid/summary.h"
 
-#define DEID_SUPPRESSED_MARK	"*"	/* a suppressed record's QIs */
 #define DEID_VERIFY_MAX_REASONS	16
 
 struct deid_verify_opts {

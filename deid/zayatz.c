@@ -100,12 +100,9 @@ deid_zayatz_estimate(const struct deid_hist *h, double N,
 	deid_estimate_begin(e, DEID_MODEL_ZAYATZ);
 	if (deid_estimate_check(h, N, e) != DEID_OK)
 		return e->status;
-	e->path = DEID_PATH_DIRECT;
-	if (h->c1 == 0) {
-		e->path = DEID_PATH_TRIVIAL;
-		e->pu = e->fraction = 0;
+	if (deid_estimate_no_uniques(h, e))
 		return DEID_OK;
-	}
+	e->path = DEID_PATH_DIRECT;
 	for (i = 0; i < h->nsizes; i++) {
 		hk = deid_zayatz_h(N, h->size[i], h->n);
 		if (!isfinite(hk))

@@ -111,6 +111,52 @@ assert g["variant"] == "no-attack" and g["attacked_records"] == 0, g
 assert g["cost"] == 4 and g["gain"] == 300, g
 PY
 
+# The gate is true of what it releases (through the API as on the CLI).
+CLS="--identifying patient_id,name --sensitive diagnosis --insensitive length_of_stay"
+# Every column classified: a forgotten one is refused, naming it.
+"$CDSGATE" dataset import "$D/in/patients.csv" --name unclassified --qi "$QI" \
+	--identifying patient_id,name --hierarchies "$D/in" --k 5 \
+	--json > "$D/uncl.json" 2>/dev/null; rc=$?
+check "an import leaving a column unclassified is refused (exit $rc), naming it" \
+	python3 - "$D/uncl.json" "$rc" <<'PY'
+import json, sys
+j = json.load(open(sys.argv[1]))
+assert sys.argv[2] != "0" and j["state"] == "error", j["state"]
+assert 'column "diagnosis" is not classified' in j["reason"], j["reason"]
+PY
+UNCL=$(json "$D/uncl.json" 'j["id"]')
+"$CDSGATE" dataset mount "$UNCL" > /dev/null 2>&1; rc=$?
+check "  and it cannot be mounted (exit $rc)" test "$rc" -ne 0 -a "$(ls -A "$D/mnt")" = patients
+# Dates kept as they are (a one-column hierarchy) with k = 5 and no
+# suppression: the top of the lattice is no way out any more.
+mkdir -p "$D/flat"; cp "$D/in"/hierarchy_*.csv "$D/flat/"
+cut -d';' -f1 "$D/in/hierarchy_admission_date.csv" > "$D/flat/hierarchy_admission_date.csv"
+"$CDSGATE" dataset import "$D/in/patients.csv" --name flatdates --qi "$QI" $CLS \
+	--hierarchies "$D/flat" --k 5 --suppression-limit 0 --json > "$D/flat.json" 2>/dev/null; rc=$?
+check "dates kept as they are, k = 5, no suppression: failed (exit $rc) with the reason" \
+	python3 - "$D/flat.json" "$rc" <<'PY'
+import json, sys
+j = json.load(open(sys.argv[1]))
+assert sys.argv[2] == "3" and j["state"] == "failed", j["state"]
+assert "no transformation reaches k = 5" in j["report"]["gate"]["reasons"][0], j["report"]["gate"]
+PY
+"$CDSGATE" dataset mount "$(json "$D/flat.json" 'j["id"]')" > /dev/null 2>&1; rc=$?
+check "  and it cannot be mounted (exit $rc)" test "$rc" -eq 2 -a "$(ls -A "$D/mnt")" = patients
+# A passed release changed after the gate verified it is never mounted.
+"$CDSGATE" dataset import "$D/in/patients.csv" --name tampered --qi "$QI" $CLS \
+	--hierarchies "$D/in" --k 5 --json > "$D/tam.json" 2>/dev/null
+TAM=$(json "$D/tam.json" 'j["id"]')
+OUT=$(sqlite3 "$D/state/store.db" "select output_path from datasets where id=$TAM")
+check "a passed import records the release's sha256 in its report" \
+	test "$(json "$D/tam.json" 'j["report"]["release_sha256"]')" = "$(sha256sum < "$OUT" | cut -d' ' -f1)"
+echo '1,m,1234*,w,2022-01-01,A41 Other sepsis,1' >> "$OUT"
+"$CDSGATE" dataset mount "$TAM" > /dev/null 2> "$D/tam.err"; rc=$?
+check "its released file altered afterwards: mount refused (exit $rc), saying so" \
+	sh -c "[ $rc -eq 2 ] && grep -q 'not the one the de-identification gate verified' '$D/tam.err'"
+check "  nothing of it reached the mount dir, the store still says passed" \
+	test "$(ls -A "$D/mnt")" = patients -a \
+	"$(sqlite3 "$D/state/store.db" "select state from datasets where id=$TAM")" = passed
+
 # Bad jobs: refused before anything is stored.
 req() { curl -s -o "$D/resp" -w '%{http_code}' --unix-socket "$SOCK" -X POST \
 	-H 'Content-Type: application/json' --data-binary "$1" http://x/v1/datasets; }
@@ -165,6 +211,21 @@ types = [json.loads(l)["type"] for l in open(sys.argv[1])]
 for t in ["upload", "dataset.import", "dataset.verdict", "dataset.mount",
           "dataset.mount.refused", "dataset.unmount", "recover"]:
     assert t in types, (t, sorted(set(types)))
+PY
+check "the verdict records carry the verified figures and the release's sha256" \
+	python3 - "$D/audit.json" "$D/imp.json" "$D/mnt2.json" "$D/mnt/patients/data.csv" <<'PY'
+import hashlib, json, sys
+recs = [json.loads(l) for l in open(sys.argv[1])]
+imp = json.load(open(sys.argv[2]))
+v = [r["data"] for r in recs if r["type"] == "dataset.verdict" and r["data"]["id"] == imp["id"]]
+assert len(v) == 1, v
+v = v[0]
+assert v["verdict"] == "passed" and v["verified"] == imp["report"]["verified"], v
+assert v["verified"]["smallest_class"] >= 5 and v["verified"]["passed"] is True
+mounted = hashlib.sha256(open(sys.argv[4], "rb").read()).hexdigest()
+assert v["release_sha256"] == imp["report"]["release_sha256"] == mounted, (v, mounted)
+failed = [r["data"] for r in recs if r["type"] == "dataset.verdict" and r["data"]["verdict"] == "failed"]
+assert failed and all(f["release_sha256"] == "" for f in failed), failed
 PY
 "$CDSGATE" audit verify "$D/audit/audit.log" --key "$D/audit.pub" > "$D/verify.out"; rc=$?
 check "and it verifies ($(cat "$D/verify.out"))" test "$rc" -eq 0

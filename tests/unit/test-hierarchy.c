@@ -82,11 +82,63 @@ test_example(void)
 	tap_ok(1, "free(NULL) is a no-op");
 }
 
+/* Twenty repeats: sixteen warnings, the last one counting the rest. */
 static void
-test_shapes(void)
+test_many_repeats(void)
+{
+	const struct deid_warning *w;
+	struct deid_hierarchy *h = NULL;
+	struct deid_error e;
+	char text[2048], msg[1024];
+	size_t len = 0, i;
+	int r;
+
+	len += (size_t)snprintf(text, sizeof(text), "a;*\n");
+	for (i = 0; i < 20; i++)
+		len += (size_t)snprintf(text + len, sizeof(text) - len, "a;*\n");
+	r = hparse(text, &h, &e);
+	w = r == DEID_OK ? deid_hierarchy_warning(h, 15) : NULL;
+	if (w != NULL)
+		deid_warning_format(w, msg, sizeof(msg));
+	tap_ok(r == DEID_OK && h->ndup == 20 && deid_hierarchy_nwarnings(h) ==
+	    DEID_HIERARCHY_MAX_WARNINGS && w != NULL && w->line == 17 &&
+	    strstr(msg, "(and 4 more repeated rows not listed)") != NULL,
+	    "20 repeats: %d warnings, the last: %s",
+	    DEID_HIERARCHY_MAX_WARNINGS, w != NULL ? msg : "(none)");
+	deid_hierarchy_free(h);
+}
+
+/* The code of "*" per level: where a class reads as suppressed. */
+static void
+test_star_codes(void)
 {
 	struct deid_hierarchy *h = NULL;
 	struct deid_error e;
+	int r;
+
+	r = hparse("a;x;*\nb;*;*\nc;y;*\n", &h, &e);
+	tap_ok(r == DEID_OK && h->star[0] == DEID_NO_CODE &&
+	    h->star[1] == 1 && h->star[2] == 0, "\"*\" found per level "
+	    "(uneven depth: at level 1 too)");
+	deid_hierarchy_free(h);
+	r = hparse("a;T1\nb;T2\n", &h, &e);
+	tap_ok(r == DEID_OK && h->star[0] == DEID_NO_CODE &&
+	    h->star[1] == DEID_NO_CODE, "two top values, no \"*\": no level "
+	    "reads as suppressed");
+	deid_hierarchy_free(h);
+	r = hparse("a\n*\n", &h, &e);
+	tap_ok(r == DEID_OK && h->nlevels == 1 && h->star[0] == 1,
+	    "one column with the leaf \"*\"");
+	deid_hierarchy_free(h);
+}
+
+static void
+test_shapes(void)
+{
+	const struct deid_warning *w;
+	struct deid_hierarchy *h = NULL;
+	struct deid_error e;
+	char msg[1024];
 	uint32_t leaf;
 	int r;
 
@@ -117,11 +169,22 @@ test_shapes(void)
 	    h->up[0] == NULL, "one column: leaves only");
 	deid_hierarchy_free(h);
 	r = hparse("a;x;*\nb;y;*\na;x;*\n", &h, &e);
+	w = h != NULL ? deid_hierarchy_warning(h, 0) : NULL;
+	if (w != NULL)
+		deid_warning_format(w, msg, sizeof(msg));
 	tap_ok(r == DEID_OK && h->nleaves == 2 && h->ndup == 1 &&
-	    h->dup_line == 3 && h->leaves[2][0] == 2,
-	    "verbatim repeated row collapsed, reported (ndup %zu line %lu)",
-	    h ? h->ndup : 0, h ? h->dup_line : 0);
+	    deid_hierarchy_nwarnings(h) == 1 && w != NULL &&
+	    strcmp(msg, "h.csv:3:1: leaf \"a\" repeats line 1; merged, "
+	    "counted once") == 0 && deid_hierarchy_warning(h, 1) == NULL &&
+	    h->leaves[2][0] == 2, "verbatim repeated row merged, warned: %s",
+	    w != NULL ? msg : "(no warning)");
 	deid_hierarchy_free(h);
+	r = hparse("a;x;*\nb;y;*\n", &h, &e);
+	tap_ok(r == DEID_OK && deid_hierarchy_nwarnings(h) == 0,
+	    "no repeat, no warning");
+	deid_hierarchy_free(h);
+	test_many_repeats();
+	test_star_codes();
 }
 
 /* Expect a validation error on line, naming h.csv, whose message holds
@@ -364,6 +427,27 @@ now_ms(void)
 }
 
 /* Load one real hierarchy and check its shape against the table. */
+/* Every merged row is a warning naming this file and a line in it. */
+static void
+real_warnings(const struct deid_hierarchy *h, const char *path,
+    const struct real *x)
+{
+	const struct deid_warning *w;
+	char msg[1024] = "";
+	size_t i;
+	int ok = deid_hierarchy_nwarnings(h) == h->ndup;
+
+	for (i = 0; i < deid_hierarchy_nwarnings(h); i++) {
+		w = deid_hierarchy_warning(h, i);
+		ok &= strcmp(w->file, path) == 0 && w->line > 1 &&
+		    w->line <= x->rows && w->column == 1;
+		if (i == 0)
+			deid_warning_format(w, msg, sizeof(msg));
+	}
+	tap_ok(ok, "%s: %zu repeated row(s) warned: %s", x->path, h->ndup,
+	    msg);
+}
+
 static void
 real_one(const char *dir, const struct real *x)
 {
@@ -396,8 +480,7 @@ real_one(const char *dir, const struct real *x)
 		tap_diag("%s: %zu values at the top level", x->path,
 		    h->ndomain[h->nlevels - 1]);
 	if (h->ndup != 0)
-		tap_diag("%s: %zu verbatim duplicate row(s), first on line %lu",
-		    x->path, h->ndup, h->dup_line);
+		real_warnings(h, path, x);
 	deid_hierarchy_free(h);
 }
 

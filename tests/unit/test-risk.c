@@ -121,6 +121,9 @@ static const uint64_t golden_hist[][2] = {	/* DEID.md Pitman golden */
 	{ 10, 10 }, { 50, 2 },
 };
 static const uint64_t boundary_hist[][2] = {	/* alpha-hat = 0 */
+	{ 1, 10 }, { 2, 500 }, { 3, 200 }, { 5, 50 }, { 10, 5 },
+};
+static const uint64_t no_uniques_hist[][2] = {	/* c1 = 0, n = 1900 */
 	{ 2, 500 }, { 3, 200 }, { 5, 50 }, { 10, 5 },
 };
 static const uint64_t small_hist[][2] = {	/* Zayatz, Shlosser */
@@ -364,11 +367,37 @@ test_pitman_boundary(void)
 	deid_pitman_estimate(h, 1e6, &e);
 	tap_ok(e.status == DEID_OK && e.path == DEID_PATH_BOUNDARY &&
 	    e.alpha == 0, "boundary: alpha-hat = 0, path boundary");
-	tap_close(e.theta, 462.9106458818347, 1e-12, "boundary theta_E");
+	/* sum_{i<n} theta/(theta+i) = u by bisection with fsum in Python */
+	tap_close(e.theta, 472.6917093631477, 1e-12, "boundary theta_E");
 	tap_close(e.pu, e.theta, 1e-15, "boundary: Pitman PU = theta_E");
-	deid_dankar_estimate(h, 1e6, &e);
-	tap_ok(e.status == DEID_OK && e.pu == 0 && e.fraction == 0 &&
-	    e.path == DEID_PATH_TRIVIAL, "boundary: c1 = 0, Dankar PU = 0");
+	deid_hist_free(h);
+}
+
+/* No sample unique, no population unique: every model says exactly 0,
+ * at a small sampling fraction, a large one, a census and on nothing. */
+static void
+test_no_uniques(void)
+{
+	static const double pops[] = { 1e6, 2500, 1900 };
+	struct deid_hist *h = HIST(no_uniques_hist), *empty;
+	struct deid_estimate e;
+	enum deid_model m;
+	size_t i;
+	int ok;
+
+	empty = deid_hist_alloc(0);
+	for (m = DEID_MODEL_PITMAN; m <= DEID_MODEL_DANKAR; m++) {
+		for (i = 0, ok = 1; i < sizeof(pops) / sizeof(pops[0]); i++) {
+			deid_model_estimate(m, h, pops[i], &e);
+			ok &= e.status == DEID_OK && e.pu == 0 &&
+			    e.fraction == 0 && e.path == DEID_PATH_TRIVIAL;
+		}
+		deid_model_estimate(m, empty, 1e6, &e);
+		ok &= e.status == DEID_OK && e.pu == 0 && e.fraction == 0;
+		tap_ok(ok, "c1 = 0: %s PU exactly 0 at N = 1e6, 2500, n and on "
+		    "an empty table", deid_model_name(m));
+	}
+	deid_hist_free(empty);
 	deid_hist_free(h);
 }
 
@@ -376,7 +405,8 @@ static void
 test_pitman_unavailable(void)
 {
 	static const uint64_t unique[][2] = { { 1, 500 } };
-	static const uint64_t one[][2] = { { 40, 1 } };
+	static const uint64_t one[][2] = { { 1, 1 } };
+	static const uint64_t one_big[][2] = { { 40, 1 } };
 	struct deid_hist *h = HIST(unique), *g = HIST(one);
 	struct deid_estimate e;
 
@@ -385,7 +415,12 @@ test_pitman_unavailable(void)
 	    "u = n: Pitman unavailable, PU NaN (%s)", e.error);
 	deid_pitman_estimate(g, 1e6, &e);
 	tap_ok(failed_properly(&e, DEID_EUNAVAILABLE),
-	    "u = 1: Pitman unavailable, PU NaN (%s)", e.error);
+	    "u = 1, a unique: Pitman unavailable, PU NaN (%s)", e.error);
+	deid_hist_free(g);
+	g = HIST(one_big);
+	deid_pitman_estimate(g, 1e6, &e);
+	tap_ok(e.status == DEID_OK && e.pu == 0,
+	    "u = 1 of 40 records: no unique, Pitman PU 0 without solving");
 	deid_hist_free(h);
 	deid_hist_free(g);
 }
@@ -771,6 +806,7 @@ main(void)
 	test_adult();
 	test_pitman_golden();
 	test_pitman_boundary();
+	test_no_uniques();
 	test_pitman_unavailable();
 	test_pitman_maximum();
 	test_zayatz();
