@@ -212,6 +212,9 @@ gp_gen_case(struct gp_rng *s, uint64_t seed, struct gp_case *c)
 		gen_hier(s, &c->h[j], j);
 	gen_rows(s, c);
 	gen_criteria(s, c);
+	c->dup_q = gp_rnd(s, 15) == 0 ? (int)gp_rnd(s, (unsigned)c->nqi) : -1;
+	if (c->dup_q >= 0)
+		c->dup_row = gp_rnd(s, (unsigned)c->h[c->dup_q].nleaves);
 }
 
 /* ---- writing the case's files ---- */
@@ -245,11 +248,24 @@ input_cell(const struct gp_case *c, size_t r, size_t i)
 	return c->other[r][i];
 }
 
+static void
+put_row(FILE *f, const struct gp_hier *h, size_t i, char sep)
+{
+	size_t l;
+
+	for (l = 0; l < h->nlevels; l++) {
+		put_field(f, h->val[i][l], sep);
+		putc(l + 1 < h->nlevels ? sep : '\n', f);
+	}
+}
+
+/* The table, and each hierarchy (one with its row dup_row repeated
+ * verbatim as the last line). */
 static int
 write_files(const struct gp_case *c, const char *dir)
 {
 	char path[512];
-	size_t r, i, j, l;
+	size_t r, i, j;
 	FILE *f;
 
 	snprintf(path, sizeof(path), "%s/data.csv", dir);
@@ -268,10 +284,9 @@ write_files(const struct gp_case *c, const char *dir)
 		if ((f = fopen(path, "w")) == NULL)
 			return -1;
 		for (i = 0; i < c->h[j].nleaves; i++)
-			for (l = 0; l < c->h[j].nlevels; l++) {
-				put_field(f, c->h[j].val[i][l], c->sep);
-				putc(l + 1 < c->h[j].nlevels ? c->sep : '\n', f);
-			}
+			put_row(f, &c->h[j], i, c->sep);
+		if (c->dup_q == (int)j)
+			put_row(f, &c->h[j], c->dup_row, c->sep);
 		if (fclose(f) != 0)
 			return -1;
 	}
@@ -814,6 +829,26 @@ out:
 	return r;
 }
 
+/* A repeated hierarchy row is reported as a warning naming its line. */
+static int
+check_warning(const struct gp_case *c, json_t *rep, char *why)
+{
+	char want[64];
+	json_t *w;
+	size_t i;
+
+	if (c->dup_q < 0 || rep == NULL)
+		return 0;
+	snprintf(want, sizeof(want), "%s:%zu:", gp_files[GP_HIER0 + c->dup_q],
+	    c->h[c->dup_q].nleaves + 1);
+	json_array_foreach(json_object_get(rep, "warnings"), i, w)
+		if (strstr(json_string_value(w) ? json_string_value(w) : "",
+		    want) != NULL)
+			return 0;
+	return snprintf(why, 512, "no warning for the repeated row %s",
+	    want), -1;
+}
+
 /* ---- running the gate ---- */
 
 struct gp_result {
@@ -1056,6 +1091,9 @@ gp_run_case(const char *cli, const struct gp_case *c, const char *dir,
 		run_lib(c, dir, &res);
 	snprintf(path, sizeof(path), "%s/out.csv", dir);
 	*passed = res.exit == 0;
+	if ((res.exit == 0 || res.exit == 3) &&
+	    check_warning(c, res.report, why) != 0)
+		goto out;
 	if (res.exit == 0)
 		r = check_passed(c, dir, res.report, why);
 	else if (res.exit != 3)

@@ -58,6 +58,8 @@ struct gp_case {
 	double		 limit;
 	int		 game;		/* 0 off, 1 no-attack, 2 payout */
 	unsigned	 threads;
+	int		 dup_q;		/* QI whose hierarchy repeats a row, -1 */
+	unsigned	 dup_row;	/* the leaf repeated as its last line */
 	double		 cost, gain, benefit;
 };
 

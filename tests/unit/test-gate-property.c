@@ -32,7 +32,7 @@
 
 struct gp_stats {
 	unsigned long	 cases, passed, failed, bad;
-	unsigned long	 single_level, several_tops, uneven, star_root;
+	unsigned long	 single_level, several_tops, uneven, star_root, repeat;
 };
 
 /* Which shapes the case has, so the run can show it covered them. */
@@ -57,6 +57,7 @@ tally_shapes(const struct gp_case *c, struct gp_stats *st)
 	st->several_tops += tops;
 	st->uneven += uneven;
 	st->star_root += star;
+	st->repeat += c->dup_q >= 0;
 }
 
 static char gp_dir[256];
@@ -138,9 +139,9 @@ main(void)
 		tap_diag("files of the case kept in %s", gp_dir);
 	elapsed = now_s() - t0;
 	tap_diag("gate passed %lu, failed %lu; shapes: single-level %lu, "
-	    "several top values %lu, uneven %lu, root \"*\" %lu", st.passed,
-	    st.failed, st.single_level, st.several_tops, st.uneven,
-	    st.star_root);
+	    "several top values %lu, uneven %lu, root \"*\" %lu, a repeated "
+	    "row %lu", st.passed, st.failed, st.single_level, st.several_tops,
+	    st.uneven, st.star_root, st.repeat);
 	tap_ok(st.bad == 0, "%lu cases in %.1f s: every pass re-counts to its "
 	    "report and meets its criteria, every failure leaves no file "
 	    "(%lu bad)", st.cases, elapsed, st.bad);
