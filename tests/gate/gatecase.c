@@ -27,6 +27,7 @@ const char *const gp_models[4] = { "dankar", "pitman", "zayatz", "snb" };
 
 /* ---- random numbers: the fuzzer's bytes first, then splitmix64 ---- */
 
+/* Bytes first (p may be NULL), then splitmix64 from seed. */
 void
 gp_rng_init(struct gp_rng *r, uint64_t seed, const uint8_t *p, size_t n)
 {
@@ -35,13 +36,15 @@ gp_rng_init(struct gp_rng *r, uint64_t seed, const uint8_t *p, size_t n)
 	r->n = n;
 }
 
+/* 64 bits: up to 8 of the given bytes while they last, else splitmix. */
 uint64_t
 gp_next(struct gp_rng *r)
 {
-	uint64_t z;
+	uint64_t z = 0;
+	int i;
 
 	if (r->n > 0) {
-		for (z = 0; r->n > 0 && z < (1ULL << 56); r->n--)
+		for (i = 0; i < 8 && r->n > 0; i++, r->n--)
 			z = z << 8 | *r->p++;
 		return z;
 	}
@@ -64,6 +67,7 @@ gp_rnd(struct gp_rng *r, unsigned n)
 	return (unsigned)(gp_next(r) % n);
 }
 
+/* Uniform in [0, 1). */
 static double
 gp_unif(struct gp_rng *r)
 {
@@ -109,6 +113,7 @@ gen_level(struct gp_rng *s, struct gp_hier *h, size_t j, size_t l)
 	}
 }
 
+/* One QI's hierarchy: 1..12 leaves, 1..5 levels, each level from the last. */
 static void
 gen_hier(struct gp_rng *s, struct gp_hier *h, size_t j)
 {
@@ -169,6 +174,8 @@ gen_rows(struct gp_rng *s, struct gp_case *c)
 	}
 }
 
+/* k, PU (threshold, population n..1e6 n, model), the suppression limit,
+ * now and then the game; at least one criterion. */
 static void
 gen_criteria(struct gp_rng *s, struct gp_case *c)
 {
@@ -199,6 +206,7 @@ gen_criteria(struct gp_rng *s, struct gp_case *c)
 	c->threads = 1 + gp_rnd(s, 2);
 }
 
+/* The whole case; the order of the draws keeps old seeds' cases. */
 void
 gp_gen_case(struct gp_rng *s, uint64_t seed, struct gp_case *c)
 {
@@ -219,6 +227,7 @@ gp_gen_case(struct gp_rng *s, uint64_t seed, struct gp_case *c)
 
 /* ---- writing the case's files ---- */
 
+/* An RFC 4180 field, quoted when it holds sep, a quote or a newline. */
 static void
 put_field(FILE *f, const char *v, char sep)
 {
@@ -248,6 +257,7 @@ input_cell(const struct gp_case *c, size_t r, size_t i)
 	return c->other[r][i];
 }
 
+/* Hierarchy row i: the leaf and its value at every level. */
 static void
 put_row(FILE *f, const struct gp_hier *h, size_t i, char sep)
 {
@@ -300,6 +310,7 @@ struct gp_table {
 	char	*cell[GP_MAXROWS + 1][GP_MAXCOL];
 };
 
+/* Free every cell; the table is empty again. */
 static void
 table_free(struct gp_table *t)
 {
@@ -343,6 +354,8 @@ csv_field(const char **p, const char *end, char sep, char *out, size_t cap)
 	return s < end ? *s : 0;
 }
 
+/* The released file into cells: every record as many fields as the
+ * header, a final newline, nothing else. */
 static int
 read_table(const char *path, char sep, struct gp_table *t, char *why)
 {
@@ -389,6 +402,7 @@ struct gp_count {
 	unsigned level[GP_MAXQI];
 };
 
+/* qsort on strings. */
 static int
 cmp_str(const void *a, const void *b)
 {
@@ -504,6 +518,7 @@ own_loss(const struct gp_case *c, const int *supp, const struct gp_count *k)
 	return pow(prod, 1.0 / (double)c->nqi) - 1;
 }
 
+/* Within 1e-9 relative (1e-15 absolute near 0). */
 static int
 close_to(double got, double want)
 {
@@ -513,6 +528,7 @@ close_to(double got, double want)
 
 /* ---- the report, as JSON ---- */
 
+/* o.a.b.c, any of them NULL; NULL when absent. */
 static json_t *
 jpath(json_t *o, const char *a, const char *b, const char *c)
 {
@@ -794,6 +810,7 @@ check_report(const struct gp_case *c, json_t *rep, const struct gp_count *k,
 	    != 0 ? -1 : 0;
 }
 
+/* A passed gate: read the release, count it, check everything. */
 static int
 check_passed(const struct gp_case *c, const char *dir, json_t *rep,
     char *why)
@@ -862,6 +879,7 @@ const char *const gp_files[GP_NFILES] = {
 	"hierarchy_q1.csv", "hierarchy_q2.csv", "hierarchy_q3.csv",
 };
 
+/* A double for the command line, exactly. */
 static void
 fmt_real(char *out, double v)
 {
@@ -941,6 +959,7 @@ run_cli(const char *cdsgate, const struct gp_case *c, const char *dir,
 	res->report = json_load_file(path, 0, NULL);
 }
 
+/* A case file as the job's bytes. */
 static int
 slurp(const char *dir, const char *name, struct deid_job_file *f,
     char **buf)
@@ -1109,6 +1128,7 @@ out:
 
 /* ---- describing and cleaning up ---- */
 
+/* Distinct values at one level of h. */
 size_t
 gp_distinct_at(const struct gp_hier *h, size_t l)
 {
@@ -1122,6 +1142,7 @@ gp_distinct_at(const struct gp_hier *h, size_t l)
 	return n;
 }
 
+/* The case in a few TAP comment lines, to reproduce it by its seed. */
 void
 gp_describe_case(FILE *f, const struct gp_case *c)
 {
