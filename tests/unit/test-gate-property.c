@@ -88,21 +88,67 @@ now_s(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+/* One case by its seed: generate, run, judge, tidy; failures described
+ * (the first `show` of them) and counted in st. */
+static void
+one_case(const char *cli, uint64_t seed, int keep, unsigned long show,
+    struct gp_case *c, struct gp_stats *st)
+{
+	struct gp_rng rng;
+	char why[512];
+	int passed = 0;
+
+	gp_rng_init(&rng, seed, NULL, 0);
+	gp_gen_case(&rng, seed, c);
+	tally_shapes(c, st);
+	st->cases++;
+	if (gp_run_case(cli, c, gp_dir, &passed, why) == 0 &&
+	    (keep || gp_clean_dir(gp_dir, why) == 0)) {
+		st->passed += passed;
+		st->failed += !passed;
+		return;
+	}
+	if (st->bad++ < show) {
+		tap_diag("case seed %" PRIu64 ": %s", seed, why);
+		gp_describe_case(stdout, c);
+	}
+	if (!keep)
+		gp_clean_dir(gp_dir, why);
+}
+
+/* The verdict of the run, and that it covered what it should. */
+static void
+report_run(const struct gp_stats *st, double elapsed, int one)
+{
+	tap_diag("gate passed %lu, failed %lu; shapes: single-level %lu, "
+	    "several top values %lu, uneven %lu, root \"*\" %lu, a repeated "
+	    "row %lu", st->passed, st->failed, st->single_level,
+	    st->several_tops, st->uneven, st->star_root, st->repeat);
+	tap_ok(st->bad == 0, "%lu cases in %.1f s: every pass re-counts to its "
+	    "report and meets its criteria, every failure leaves no file "
+	    "(%lu bad)", st->cases, elapsed, st->bad);
+	if (!one)
+		tap_ok(st->passed >= st->cases / 10 &&
+		    st->failed >= st->cases / 20 &&
+		    st->single_level >= st->cases / 20 &&
+		    st->several_tops >= st->cases / 20 &&
+		    st->uneven >= st->cases / 20 && st->repeat >= st->cases / 50,
+		    "the cases cover passes, failures and every hierarchy shape");
+}
+
 int
 main(void)
 {
 	const char *cli = getenv("GATE_PROPERTY_CLI");
 	unsigned long ncases = env_ulong("GATE_PROPERTY_CASES", 10000);
+	unsigned long show = env_ulong("GATE_PROPERTY_SHOW", 5), i;
 	uint64_t run = env_ulong("GATE_PROPERTY_SEED",
 	    (unsigned long)time(NULL) ^ ((unsigned long)getpid() << 16));
-	uint64_t one = env_ulong("GATE_PROPERTY_CASE", 0), seed;
-	struct gp_stats st = { 0 };
-	struct gp_rng runr, rng;
-	char why[512];
+	uint64_t one = env_ulong("GATE_PROPERTY_CASE", 0);
 	struct gp_case *c = malloc(sizeof(*c));
-	unsigned long i, shown = 0, show = env_ulong("GATE_PROPERTY_SHOW", 5);
-	int passed;
-	double t0 = now_s(), elapsed;
+	struct gp_stats st = { 0 };
+	struct gp_rng runr;
+	double t0 = now_s();
 
 	deid_risk_init();
 	gp_rng_init(&runr, run, NULL, 0);
@@ -114,43 +160,11 @@ main(void)
 		atexit(remove_dir);
 	tap_diag("run seed %" PRIu64 " (GATE_PROPERTY_SEED), %lu cases",
 	    run, one ? 1 : ncases);
-	for (i = 0; i < (one ? 1 : ncases); i++) {
-		seed = one ? one : gp_next(&runr);
-		gp_rng_init(&rng, seed, NULL, 0);
-		gp_gen_case(&rng, seed, c);
-		tally_shapes(c, &st);
-		st.cases++;
-		passed = 0;
-		if (gp_run_case(cli, c, gp_dir, &passed, why) == 0 &&
-		    (one || gp_clean_dir(gp_dir, why) == 0)) {
-			st.passed += passed;
-			st.failed += !passed;
-			continue;
-		}
-		st.bad++;
-		if (shown++ < show) {
-			tap_diag("case seed %" PRIu64 ": %s", seed, why);
-			gp_describe_case(stdout, c);
-		}
-		if (!one)
-			gp_clean_dir(gp_dir, why);
-	}
+	for (i = 0; i < (one ? 1 : ncases); i++)
+		one_case(cli, one ? one : gp_next(&runr), one != 0, show, c, &st);
 	if (one)
 		tap_diag("files of the case kept in %s", gp_dir);
-	elapsed = now_s() - t0;
-	tap_diag("gate passed %lu, failed %lu; shapes: single-level %lu, "
-	    "several top values %lu, uneven %lu, root \"*\" %lu, a repeated "
-	    "row %lu", st.passed, st.failed, st.single_level, st.several_tops,
-	    st.uneven, st.star_root, st.repeat);
-	tap_ok(st.bad == 0, "%lu cases in %.1f s: every pass re-counts to its "
-	    "report and meets its criteria, every failure leaves no file "
-	    "(%lu bad)", st.cases, elapsed, st.bad);
-	if (!one)
-		tap_ok(st.passed >= st.cases / 10 && st.failed >= st.cases / 20 &&
-		    st.single_level >= st.cases / 20 &&
-		    st.several_tops >= st.cases / 20 &&
-		    st.uneven >= st.cases / 20,
-		    "the cases cover passes, failures and every hierarchy shape");
+	report_run(&st, now_s() - t0, one != 0);
 	free(c);
 	return tap_done();
 }
