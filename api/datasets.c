@@ -151,9 +151,10 @@ verdict_of(int rc, const char *said, char *reason, size_t len)
 	if (rc == GATE_FAILED)
 		return snprintf(reason, len, "the report says it must not be "
 		    "released"), STORE_DATASET_FAILED;
-	if (rc == GATE_BAD_INPUT)
+	if (rc == GATE_BAD_INPUT)	/* its message, one line */
 		return snprintf(reason, len, "the gate refused the input: "
-		    "%.300s", said), STORE_DATASET_ERROR;
+		    "%.*s", (int)strcspn(said, "\n") > 400 ? 400 :
+		    (int)strcspn(said, "\n"), said), STORE_DATASET_ERROR;
 	snprintf(reason, len, "the gate could not decide (exit %d): %.200s",
 	    rc, said);
 	return STORE_DATASET_ERROR;
@@ -217,6 +218,9 @@ import_finish(struct api_req *r, int64_t id, const char *dir, int rc,
 	json_decref(report);
 	if (st != STORE_OK)
 		return api_store_error(r, st, "recording the verdict");
+	if (rc == GATE_BAD_INPUT)	/* recorded as an error; refused */
+		return api_error(r, 422, "input", "dataset %lld: %s",
+		    (long long)id, reason);
 	return reply_dataset(r, id, 201);
 }
 

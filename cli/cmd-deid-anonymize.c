@@ -153,6 +153,9 @@ anon_job(struct deid_args *a, struct deid_inputs *in, struct deid_result *res)
 
 	memset(&rep, 0, sizeof(rep));
 	dargs_job(a, in, &job, bufs);
+#ifdef ENABLE_TEST_HOOKS	/* a corrupted write, for the tests */
+	job.test_tamper = getenv("CDSGATE_TEST_TAMPER") != NULL;
+#endif
 	if ((r = deid_anonymize(&job, &rep, &res->err)) != DEID_OK) {
 		/* an I/O error is the input's unless writing the output */
 		dres_fail(res, r, !(r == DEID_EIO && a->output != NULL &&

@@ -192,15 +192,9 @@ anon_side(const struct deid_job *job, const struct deid_hist *h,
 	s->records = h->n;
 	s->classes = h->u;
 	s->sample_uniques = h->c1;
-	if (c->pu || job->npopulation > 0) {
+	if (c->pu || job->npopulation > 0) {	/* 0 with no sample unique */
 		s->has_pu = 1;
-		if (h->c1 == 0) {
-			memset(&s->pu, 0, sizeof(s->pu));
-			s->pu.model = c->pu_model;
-			s->pu.path = DEID_PATH_TRIVIAL;
-		} else
-			deid_model_estimate(c->pu_model, h, job->population[0],
-			    &s->pu);
+		deid_model_estimate(c->pu_model, h, job->population[0], &s->pu);
 	}
 	if (deid_residual_list(job->population, job->npopulation,
 	    job->residual_population, job->residual_bound, job->nresidual,
@@ -262,6 +256,30 @@ anon_write_fp(FILE *f, const char *name, const struct deid_engine *e,
 	return r;
 }
 
+/* The bytes of the file behind fd, from its start. */
+static int
+anon_read_back(int fd, const char *name, char **bytes, size_t *len,
+    struct deid_error *err)
+{
+	*bytes = NULL;
+	if (lseek(fd, 0, SEEK_SET) != 0)
+		return deid_error_set(err, DEID_EIO, name, 0, 0, "cannot read "
+		    "the release back: %s", strerror(errno));
+	return deid_fd_read(fd, name, bytes, len, err);
+}
+
+/* Test hook: the last row once more at the end of the file. */
+static int
+anon_tamper(int fd, const char *bytes, size_t len)
+{
+	size_t start = len > 1 ? len - 1 : 0;
+
+	while (start > 0 && bytes[start - 1] != '\n')
+		start--;
+	return pwrite(fd, bytes + start, len - start, (off_t)len) ==
+	    (ssize_t)(len - start) ? DEID_OK : DEID_EIO;
+}
+
 /* The table to the caller's descriptor (or to memory without one),
  * then its bytes as they were written, read back. */
 static int
@@ -286,12 +304,14 @@ anon_write(const struct deid_job *job, const struct deid_engine *e,
 		close(dfd);
 		return DEID_ENOMEM;
 	}
-	if ((r = anon_write_fp(f, name, e, ws, err)) != DEID_OK)
+	if ((r = anon_write_fp(f, name, e, ws, err)) != DEID_OK ||
+	    (r = anon_read_back(job->out_fd, name, bytes, len, err)) !=
+	    DEID_OK || !job->test_tamper)
 		return r;
-	if (lseek(job->out_fd, 0, SEEK_SET) != 0)
-		return deid_error_set(err, DEID_EIO, name, 0, 0, "cannot read "
-		    "the release back: %s", strerror(errno));
-	return deid_fd_read(job->out_fd, name, bytes, len, err);
+	if ((r = anon_tamper(job->out_fd, *bytes, *len)) != DEID_OK)
+		return r;
+	free(*bytes);
+	return anon_read_back(job->out_fd, name, bytes, len, err);
 }
 
 /* ---- the verdict ---------------------------------------------------- */

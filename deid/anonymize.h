@@ -65,23 +65,36 @@ struct deid_job {
 	 * would be written, in memory).  out_name is for messages. */
 	int			 out_fd;
 	const char		*out_name;
+	/* Test hook: append the table's last row to out_fd again after
+	 * writing it, as a corrupted write would (the verification must
+	 * catch it: DEID_EINTERNAL naming "records"). */
+	int			 test_tamper;
 };
 
 /*
  * Run the gate.  The caller zeroes *rep first and frees it with
- * deid_anon_report_free() whatever the return.
+ * deid_anon_report_free() whatever the return; job and the bytes it
+ * points to are only read, and may go once the call returns.
  *
- * DEID_OK: rep holds the search's figures and the verified ones, the
- * verdict (rep->gate_passed, rep->reasons, rep->nwarnings) and every
- * warning about the input.  rep->released is 1 iff the gate passed and
- * out_fd holds the complete released table (flushed, not fsync'd: the
- * caller commits it); otherwise out_fd has been truncated to nothing
- * and the caller must not publish it.
+ * What it guarantees: the verdict rests on figures re-derived from the
+ * bytes written to out_fd, read back through it (deid/verify.h), and
+ * they agree with the search's own figures, else the call fails.
+ *
+ * DEID_OK: rep holds the search's figures (rep->after, loss, payout,
+ * suppressed_records), the re-derived ones (rep->verified, when a node
+ * was found: rep->has_verified), the verdict (rep->gate_passed,
+ * deid_verdict(), rep->reasons, rep->callout) and the hierarchies'
+ * warnings (rep->warnings).  rep->released is 1 iff the gate passed
+ * and out_fd holds the complete released table (flushed, not fsync'd:
+ * the caller commits it, e.g. renames its temporary file into place).
+ * Otherwise out_fd may hold a table that must not be published: the
+ * caller discards it.
  *
  * Any other status: err says why (DEID_EINPUT: bad input or options,
- * naming file, line and column, or the unclassified column;
- * DEID_EINTERNAL: the released bytes disagree with the search, naming
- * the figure), out_fd is truncated, rep is only good for freeing.
+ * naming file, line and column, or the unclassified column; DEID_EIO:
+ * an input the caller could not read, or out_fd; DEID_EINTERNAL: the
+ * released bytes disagree with the search, naming the figure); the
+ * caller discards out_fd; rep is only good for freeing.
  */
 int	deid_anonymize(const struct deid_job *job,
 	    struct deid_anon_report *rep, struct deid_error *err);

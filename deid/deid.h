@@ -15,6 +15,8 @@
  *   pitman.c zayatz.c snb.c dankar.c hist.c   population-uniqueness models
  *   summary.c report.c   risk figures and the JSON reports
  *   output.c             atomic writes of the released table and reports
+ *   verify.c             the release's figures re-derived from its bytes
+ *   anonymize.c          the gate: load, search, write, verify, decide
  *   synth.c              the synthetic demo dataset
  */
 #ifndef DEID_DEID_H
@@ -33,6 +35,8 @@
 #include "deid/summary.h"
 #include "deid/report.h"
 #include "deid/output.h"
+#include "deid/verify.h"
+#include "deid/anonymize.h"
 #include "deid/synth.h"
 
 #endif

@@ -48,6 +48,19 @@ struct v_ctx {
 
 /* ---- reading the release ------------------------------------------ */
 
+/* FNV-1a over len bytes. */
+static uint64_t
+v_hash(const char *s, size_t len)
+{
+	uint64_t h = 14695981039346656037ULL;
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		h = (h ^ (unsigned char)s[i]) * 1099511628211ULL;
+	return h;
+}
+
+
 /* Header: where each QI is. */
 static int
 v_header(struct v_ctx *x, const char *const *f, size_t nf,
@@ -64,11 +77,14 @@ v_header(struct v_ctx *x, const char *const *f, size_t nf,
 			    "no column named \"%s\" in the header",
 			    x->o->qi[j]);
 		x->col[j] = i;
+		while (++i < nf)
+			if (strcmp(f[i], x->o->qi[j]) == 0)
+				return deid_error_set(err, DEID_EINPUT, x->name,
+				    1, i + 1, "column \"%s\" appears twice in "
+				    "the header", x->o->qi[j]);
 	}
 	return DEID_OK;
 }
-
-static uint64_t	v_hash(const char *s, size_t len);
 
 /* Grow *p (of *cap elements of size sz) to hold at least n. */
 static int
@@ -209,8 +225,6 @@ v_record(void *ctx, const char *const *f, size_t nf, unsigned long line,
 	return DEID_OK;
 }
 
-/* ---- classes ---- */
-
 /* Field j of the key at offset off (not NUL-terminated). */
 static const char *
 v_field(const struct v_ctx *x, size_t off, size_t j, uint32_t *len)
@@ -226,32 +240,6 @@ v_field(const struct v_ctx *x, size_t off, size_t j, uint32_t *len)
 }
 
 /* ---- hierarchies: leaves under a released value ------------------- */
-
-static uint64_t	v_leaves(const struct v_level *lv, const char *s,
-		    uint32_t len);
-
-/* Leaves under QI j's value in the key at offset off. */
-static uint64_t
-v_key_leaves(const struct v_ctx *x, const struct v_level *lv, size_t off,
-    size_t j)
-{
-	uint32_t len;
-	const char *s = v_field(x, off, j, &len);
-
-	return v_leaves(lv, s, len);
-}
-
-/* FNV-1a over len bytes. */
-static uint64_t
-v_hash(const char *s, size_t len)
-{
-	uint64_t h = 14695981039346656037ULL;
-	size_t i;
-
-	for (i = 0; i < len; i++)
-		h = (h ^ (unsigned char)s[i]) * 1099511628211ULL;
-	return h;
-}
 
 /* Level l's values of h, hashed, with the leaves under each. */
 static int
@@ -295,6 +283,17 @@ v_leaves(const struct v_level *lv, const char *s, uint32_t len)
 			return lv->leaves[lv->slot[k] - 1];
 	}
 	return 0;
+}
+
+/* Leaves under QI j's value in the key at offset off. */
+static uint64_t
+v_key_leaves(const struct v_ctx *x, const struct v_level *lv, size_t off,
+    size_t j)
+{
+	uint32_t len;
+	const char *s = v_field(x, off, j, &len);
+
+	return v_leaves(lv, s, len);
 }
 
 /* Does every released value of QI j sit at level lv? */
@@ -373,15 +372,9 @@ v_risk(const struct deid_verify_opts *o, const struct deid_hist *h,
 	size_t i;
 
 	if (o->crit.pu || o->npopulation > 0) {
-		v->has_pu = 1;
-		if (h->c1 == 0) {	/* no sample unique: no population one */
-			memset(&v->pu, 0, sizeof(v->pu));
-			v->pu.model = o->crit.pu_model;
-			v->pu.path = DEID_PATH_TRIVIAL;
-		} else
-			deid_model_estimate(o->crit.pu_model, h,
-			    o->crit.pu ? o->crit.population : o->population[0],
-			    &v->pu);
+		v->has_pu = 1;	/* exactly 0 with no sample unique */
+		deid_model_estimate(o->crit.pu_model, h, o->crit.pu ?
+		    o->crit.population : o->population[0], &v->pu);
 	}
 	if (deid_residual_list(o->population, o->npopulation,
 	    o->residual_population, o->residual_bound, o->nresidual,

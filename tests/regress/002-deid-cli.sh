@@ -163,6 +163,21 @@ else
 		test "$rc" -eq 0 -a "$mink" -ge 5 -a "$supp" -eq 0
 fi
 
+# The released bytes disagree with the search (test hook: the last row
+# written twice): exit 1 naming the figure, no table, no report.
+rc=0
+CDSGATE_TEST_TAMPER=1 "$CDSGATE" deid anonymize --data "$S/patients.csv" --hierarchies "$S" \
+	--qi "$QI" $CLS --k 5 --output "$TMP/o10.csv" --report "$TMP/r10.json" \
+	> /dev/null 2> "$TMP/o10.err" || rc=$?
+if [ "$rc" -eq 0 ]; then
+	skip "a corrupted release: built without test hooks (--disable-test-hooks)"
+else
+	check "a release that disagrees with the search: exit 1 naming the figure ($(cat "$TMP/o10.err"))" \
+		sh -c "[ $rc -eq 1 ] && grep -q 'disagrees with the search: records is 5001 in the file, 5000' '$TMP/o10.err'"
+	check "  and nothing is left: no table, no report, no temp file" \
+		sh -c "[ ! -e '$TMP/o10.csv' ] && [ ! -e '$TMP/r10.json' ] && ! ls '$TMP' | grep -q 'o10.csv.tmp'"
+fi
+
 check "entropy quality model runs" quiet "$CDSGATE" deid anonymize --data "$S/patients.csv" $CLS \
 	--hierarchies "$S" --qi "$QI" --k 3 --quality entropy --output "$TMP/o5.csv" --report "$TMP/r5.json"
 check "no temporary files are left behind" test -z "$(ls "$TMP" | grep '\.tmp\.')"

@@ -336,6 +336,22 @@ test_no_output(void)
 	fixture_free(&f);
 }
 
+/* A release whose bytes disagree with the search (the test hook writes
+ * the last row twice): refused naming the figure, not released. */
+static void
+test_tamper(void)
+{
+	struct fixture f;
+
+	fixture_init(&f, 200, 3, 3);
+	f.job.test_tamper = 1;
+	fixture_run(&f);
+	tap_ok(f.r == DEID_EINTERNAL && !f.rep.released &&
+	    strstr(f.err.msg, "records is 201 in the file, 200 in the search"),
+	    "a corrupted write: refused (%s)", f.err.msg);
+	fixture_free(&f);
+}
+
 int
 main(void)
 {
@@ -347,5 +363,6 @@ main(void)
 	test_classify();
 	test_errors();
 	test_no_output();
+	test_tamper();
 	return tap_done();
 }

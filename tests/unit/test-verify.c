@@ -190,6 +190,11 @@ test_bad(void)
 	tap_ok(r == DEID_EINPUT && strstr(err.msg, "\"b\"") && err.line == 1,
 	    "a missing QI column: %s:%lu: %s", err.file, err.line, err.msg);
 	deid_verified_free(&v);
+	r = run("a,b,a\n1,2,3\n", &o, &v, &err);
+	tap_ok(r == DEID_EINPUT && strstr(err.msg, "appears twice") &&
+	    err.column == 3, "a QI column twice in the header: refused (%s)",
+	    err.msg);
+	deid_verified_free(&v);
 	r = run("a,b\n1,2\n1\n", &o, &v, &err);
 	tap_ok(r == DEID_EINPUT && err.line == 3, "a ragged row: line %lu: %s",
 	    err.line, err.msg);
