@@ -1036,8 +1036,9 @@ lib_job(const struct gp_case *c, struct deid_job *job, const char **names,
 }
 
 /* deid_anonymize() on the case's files, the released table into
- * dir/out.csv; the file is removed when the call left it empty, as the
- * CLI would never publish it. */
+ * dir/out.csv; as its contract asks of the caller (and the CLI does),
+ * the file is removed unless the call says it is released, so the
+ * gate's verdict and rep->released must agree (else exit 1). */
 static void
 run_lib(const struct gp_case *c, const char *dir, struct gp_result *res)
 {
@@ -1046,7 +1047,6 @@ run_lib(const struct gp_case *c, const char *dir, struct gp_result *res)
 	struct deid_error err = { .msg = "" };
 	struct deid_anon_report rep;
 	struct deid_job job;
-	struct stat sb;
 	size_t j;
 	int r, fd;
 
@@ -1082,8 +1082,8 @@ run_lib(const struct gp_case *c, const char *dir, struct gp_result *res)
 			    "released %d", rep.gate_passed, rep.released);
 		}
 	}
-	if (fstat(fd, &sb) == 0 && sb.st_size == 0)
-		unlink(path);
+	if (!rep.released)
+		unlink(path);	/* the caller discards what is not released */
 	close(fd);
 out:
 	deid_anon_report_free(&rep);
