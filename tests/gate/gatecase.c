@@ -786,6 +786,25 @@ check_verified(const struct gp_case *c, json_t *rep, const struct gp_count *k,
 	return 0;
 }
 
+/* The verdict: "passed", and the call-out exactly when more than half
+ * the records (the default share) are suppressed. */
+static int
+check_verdict(json_t *rep, const struct gp_count *k, char *why)
+{
+	json_t *g = json_object_get(rep, "gate");
+	const char *v = json_string_value(json_object_get(g, "verdict"));
+	size_t nw = json_array_size(json_object_get(g, "warnings"));
+	int over = (double)k->suppressed / (double)k->n > 0.5;
+
+	if (v == NULL || strcmp(v, "passed") != 0)
+		return snprintf(why, 512, "gate passed, verdict \"%s\"",
+		    v ? v : "(none)"), -1;
+	if (over != (nw > 0))
+		return snprintf(why, 512, "%zu of %zu suppressed, %zu call-outs",
+		    k->suppressed, k->n, nw), -1;
+	return 0;
+}
+
 /* The report's figures against our count. */
 static int
 check_report(const struct gp_case *c, json_t *rep, const struct gp_count *k,
@@ -838,7 +857,8 @@ check_passed(const struct gp_case *c, const char *dir, json_t *rep,
 		goto out;
 	loss = own_loss(c, supp, &k);
 	if (jfig(rep, "quality", "loss", NULL, 1 - loss, why) != 0 ||
-	    check_verified(c, rep, &k, loss, why) != 0)
+	    check_verified(c, rep, &k, loss, why) != 0 ||
+	    check_verdict(rep, &k, why) != 0)
 		goto out;
 	r = 0;
 out:
