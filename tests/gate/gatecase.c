@@ -502,7 +502,7 @@ leaves_under(const struct gp_hier *h, unsigned x, unsigned l)
  * share on QI j is (leaves under its value)/|D_j|, 1 when suppressed;
  * per QI (sum - R/|D|)/(R - R/|D|), 0 when |D| = 1. */
 static double
-own_loss(const struct gp_case *c, const int *supp, const struct gp_count *k)
+own_loss(const struct gp_case *c, const int *supp, const unsigned *level)
 {
 	double R = (double)c->nrows, D, lo, sum, prod = 1;
 	size_t j, r;
@@ -511,7 +511,7 @@ own_loss(const struct gp_case *c, const int *supp, const struct gp_count *k)
 		D = (double)c->h[j].nleaves;
 		for (sum = 0, r = 0; r < c->nrows; r++)
 			sum += supp[r + 1] ? 1 : (double)leaves_under(&c->h[j],
-			    c->leaf[r][j], k->level[j]) / D;
+			    c->leaf[r][j], level[j]) / D;
 		lo = R / D;
 		prod *= 1 + (R - lo <= 0 ? 0 : (sum - lo) / (R - lo));
 	}
@@ -855,7 +855,7 @@ check_passed(const struct gp_case *c, const char *dir, json_t *rep,
 	if (check_criteria(c, &k, why) != 0 || check_report(c, rep, &k, why) != 0 ||
 	    check_pu(c, rep, &k, why) != 0)
 		goto out;
-	loss = own_loss(c, supp, &k);
+	loss = own_loss(c, supp, k.level);
 	if (jfig(rep, "quality", "loss", NULL, 1 - loss, why) != 0 ||
 	    check_verified(c, rep, &k, loss, why) != 0 ||
 	    check_verdict(rep, &k, why) != 0)
@@ -864,6 +864,97 @@ check_passed(const struct gp_case *c, const char *dir, json_t *rep,
 out:
 	table_free(&t);
 	return r;
+}
+
+/* ---- checks of a failed gate ---- */
+
+struct gp_rowkey {
+	char	 key[GP_MAXQI * (GP_VAL + 1)];
+	int	 stars;		/* every QI "*": written as suppressed */
+	size_t	 row;
+};
+
+static int
+cmp_rowkey(const void *a, const void *b)
+{
+	return strcmp(((const struct gp_rowkey *)a)->key,
+	    ((const struct gp_rowkey *)b)->key);
+}
+
+/* Records one node would suppress under k alone: the classes smaller
+ * than k, and rows whose every QI is "*" at that node; supp[row + 1]
+ * says which. */
+static size_t
+node_suppressed(const struct gp_case *c, const unsigned *lv,
+    struct gp_rowkey *rk, int *supp)
+{
+	size_t r, j, i, m, run, S = 0;
+	const char *v;
+
+	for (r = 0; r < c->nrows; r++) {
+		rk[r].key[0] = '\0';
+		rk[r].stars = 1;
+		rk[r].row = r;
+		for (j = 0; j < c->nqi; j++) {
+			v = c->h[j].val[c->leaf[r][j]][lv[j]];
+			rk[r].stars &= strcmp(v, "*") == 0;
+			strcat(strcat(rk[r].key, v), "\x1f");
+		}
+	}
+	qsort(rk, c->nrows, sizeof(*rk), cmp_rowkey);
+	for (i = 0; i < c->nrows; i += run) {
+		for (run = 1; i + run < c->nrows &&
+		    strcmp(rk[i].key, rk[i + run].key) == 0;)
+			run++;
+		for (m = i; m < i + run; m++)
+			supp[rk[m].row + 1] = run < c->k || rk[i].stars;
+		S += supp[rk[i].row + 1] ? run : 0;
+	}
+	return S;
+}
+
+/* k-anonymity alone (no PU, no game): does some node meet k within the
+ * suppression limit, release a record and lose less than suppressing
+ * every record would?  (At equal Loss the search may rightly prefer
+ * suppressing all.)  Every node is tried; lv gets the first. */
+static int
+own_feasible(const struct gp_case *c, unsigned *lv, size_t *S)
+{
+	static struct gp_rowkey rk[GP_MAXROWS];
+	int supp[GP_MAXROWS + 1];
+	double all;
+	size_t j;
+
+	memset(lv, 0, GP_MAXQI * sizeof(*lv));
+	for (j = 0; j <= c->nrows; j++)
+		supp[j] = 1;
+	all = own_loss(c, supp, lv);
+	for (;;) {
+		*S = node_suppressed(c, lv, rk, supp);
+		if (*S < c->nrows &&
+		    (double)*S <= c->limit * (double)c->nrows + 1e-9 &&
+		    own_loss(c, supp, lv) < all - 1e-9)
+			return 1;
+		for (j = 0; j < c->nqi && ++lv[j] == c->h[j].nlevels; j++)
+			lv[j] = 0;
+		if (j == c->nqi)
+			return 0;
+	}
+}
+
+/* A failed gate under k alone must have had no informative choice. */
+static int
+check_failed(const struct gp_case *c, char *why)
+{
+	unsigned lv[GP_MAXQI];
+	size_t S;
+
+	if (c->pu || c->game || c->k < 2 || !own_feasible(c, lv, &S))
+		return 0;
+	return snprintf(why, 512, "gate failed, yet levels %u,%u,%u,%u "
+	    "release %zu of %zu records, suppressing %zu within the limit "
+	    "%.17g", lv[0], lv[1], lv[2], lv[3], c->nrows - S, c->nrows, S,
+	    c->limit), -1;
 }
 
 /* A repeated hierarchy row is reported as a warning naming its line. */
@@ -1140,7 +1231,7 @@ gp_run_case(const char *cli, const struct gp_case *c, const char *dir,
 	else if (access(path, F_OK) == 0)
 		snprintf(why, 512, "gate failed (exit 3), yet %.400s exists", path);
 	else
-		r = 0;
+		r = check_failed(c, why);
 out:
 	json_decref(res.report);
 	return r;
