@@ -57,6 +57,33 @@ print_list(json_t *j)
 		print_row(d);
 }
 
+/* The verdict, why, its call-outs, and what the gate re-derived from
+ * the released file. */
+static void
+print_gate(json_t *gate, json_t *v)
+{
+	const char *verdict = str(gate, "verdict");
+	json_t *x;
+	size_t i;
+
+	printf("gate: %s\n", json_is_true(json_object_get(gate, "passed")) ?
+	    "passed" : strcmp(verdict, "nothing released") == 0 ?
+	    "FAILED (nothing released)" : "FAILED");
+	json_array_foreach(json_object_get(gate, "reasons"), i, x)
+		printf("  %s\n", json_string_value(x));
+	json_array_foreach(json_object_get(gate, "warnings"), i, x)
+		printf("  warning: %s\n", json_string_value(x));
+	if (json_is_object(v))
+		printf("verified from the released file: %lld records, %lld "
+		    "suppressed, %lld classes, smallest %lld\n",
+		    (long long)json_integer_value(json_object_get(v, "records")),
+		    (long long)json_integer_value(json_object_get(v,
+		    "suppressed_records")),
+		    (long long)json_integer_value(json_object_get(v, "classes")),
+		    (long long)json_integer_value(json_object_get(v,
+		    "smallest_class")));
+}
+
 static void
 print_one(json_t *d)
 {
@@ -70,8 +97,11 @@ print_one(json_t *d)
 	if (str(d, "reason")[0] != '\0')
 		printf("reason: %s\n", str(d, "reason"));
 	if (gate != NULL)
-		printf("gate: %s\n", json_is_true(json_object_get(gate,
-		    "passed")) ? "passed" : "FAILED");
+		print_gate(gate, json_object_get(json_object_get(d, "report"),
+		    "verified"));
+	if (str(json_object_get(d, "report"), "release_sha256")[0] != '\0')
+		printf("release sha256: %s\n", str(json_object_get(d,
+		    "report"), "release_sha256"));
 }
 
 static int

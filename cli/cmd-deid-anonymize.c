@@ -1,20 +1,17 @@
 /*
- * cli/cmd-deid-anonymize.c — `cdsgate deid anonymize`: find the optimal
- * transformation under the privacy criteria, write the de-identified CSV
- * and the report whose gate says whether it may be released.
- * Untrusted input, parsed and searched in the deid worker
- * (cli/deid-worker.c); this process opens the files, renames the output
- * into place and prints: files are written atomically or not at all.
+ * cli/cmd-deid-anonymize.c — `cdsgate deid anonymize`: the gate
+ * (deid_anonymize, deid/anonymize.h) over the custodian's files: the
+ * de-identified CSV, released only when the figures re-derived from its
+ * bytes pass, and the report that says why.  Untrusted input, parsed
+ * and searched in the deid worker (cli/deid-worker.c); this process
+ * opens the files, renames the output into place and prints: files are
+ * written atomically or not at all.
  */
 #include "config.h"
 
-#include <errno.h>
-#include <fcntl.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "cli/cli.h"

@@ -447,7 +447,7 @@ job_file(struct deid_input *in, struct deid_job_file *f, char **buf)
 	f->len = len;
 }
 
-int
+void
 dargs_job(const struct deid_args *a, struct deid_inputs *in,
     struct deid_job *job, char **bufs)
 {
@@ -475,7 +475,6 @@ dargs_job(const struct deid_args *a, struct deid_inputs *in,
 	job_file(&in->data, &job->data, &bufs[0]);
 	for (i = 0; i < a->nqi; i++)
 		job_file(&in->hier[i], &job->hier[i], &bufs[1 + i]);
-	return DEID_OK;
 }
 
 void

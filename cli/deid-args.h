@@ -90,7 +90,7 @@ int	dargs_load(const struct deid_args *a, struct deid_inputs *in,
  * memory (bufs[0] the data, bufs[1 + i] QI i's hierarchy; free them with
  * dargs_job_free), read errors kept for the library to report in order;
  * the job points into a and in. */
-int	dargs_job(const struct deid_args *a, struct deid_inputs *in,
+void	dargs_job(const struct deid_args *a, struct deid_inputs *in,
 	    struct deid_job *job, char **bufs);
 void	dargs_job_free(char **bufs);
 
