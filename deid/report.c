@@ -232,10 +232,11 @@ report_strings(const char (*s)[256], size_t n)
 	return a;
 }
 
-json_t *
-deid_report_verified(const struct deid_verified *v, const char *const *qi)
+/* The counts and risk of a verified release into o. */
+static void
+report_verified_risk(json_t *o, const struct deid_verified *v)
 {
-	json_t *o = json_object(), *a = json_array(), *lv = json_object();
+	json_t *a = json_array();
 	size_t i;
 
 	json_object_set_new(o, "records", json_integer((json_int_t)v->records));
@@ -259,12 +260,23 @@ deid_report_verified(const struct deid_verified *v, const char *const *qi)
 	for (i = 0; i < v->nresidual; i++)
 		json_array_append_new(a, report_residual(&v->residual[i]));
 	json_object_set_new(o, "residual", a);
+}
+
+/* The levels found and the information loss (null without the
+ * hierarchies), the game's counts when it is a criterion. */
+static void
+report_verified_quality(json_t *o, const struct deid_verified *v,
+    const char *const *qi)
+{
+	json_t *lv = json_object();
+	size_t i;
+
 	for (i = 0; v->has_quality && qi != NULL && i < DEID_MAX_QI &&
 	    qi[i] != NULL; i++)
 		json_object_set_new(lv, qi[i], json_integer(v->levels[i]));
-	json_object_set_new(o, "levels", v->has_quality ? lv : json_null());
-	if (!v->has_quality)
-		json_decref(lv);
+	json_object_set_new(o, "levels", v->has_quality ? json_incref(lv) :
+	    json_null());
+	json_decref(lv);
 	json_object_set_new(o, "information_loss", v->has_quality ?
 	    report_loss(v->loss, v->loss_arithmetic, NAN) : json_null());
 	if (v->has_game) {
@@ -273,6 +285,15 @@ deid_report_verified(const struct deid_verified *v, const char *const *qi)
 		json_object_set_new(o, "unreleasable_records",
 		    json_integer((json_int_t)v->unreleasable));
 	}
+}
+
+json_t *
+deid_report_verified(const struct deid_verified *v, const char *const *qi)
+{
+	json_t *o = json_object();
+
+	report_verified_risk(o, v);
+	report_verified_quality(o, v, qi);
 	json_object_set_new(o, "passed", json_boolean(v->passed));
 	json_object_set_new(o, "reasons", report_strings(v->reasons,
 	    v->nreasons));

@@ -502,7 +502,9 @@ v_decide(const struct deid_verify_opts *o, struct deid_verified *v)
 	v->passed = 1;
 	v->nothing_released = v->records == v->suppressed;
 	v->over_warn = v->suppressed_share > o->warn_suppressed;
-	if (v->nothing_released)
+	if (v->nothing_released && v->records == 0)
+		v_fail(v, "nothing released: the table has no records");
+	else if (v->nothing_released)
 		v_fail(v, "nothing released: all %llu records are suppressed",
 		    (unsigned long long)v->records);
 	if (c->k > 1 && v->smallest_class > 0 && v->smallest_class < c->k)

@@ -99,6 +99,11 @@ test_nothing(void)
 	    v.smallest_class == 0 && strstr(v.reasons[0], "nothing released"),
 	    "all suppressed: \"%s\"", r == DEID_OK ? v.reasons[0] : err.msg);
 	deid_verified_free(&v);
+	r = run("a,b\n", &o, &v, &err);
+	tap_ok(r == DEID_OK && !v.passed && v.nothing_released &&
+	    strstr(v.reasons[0], "no records"), "a header alone: \"%s\"",
+	    r == DEID_OK ? v.reasons[0] : err.msg);
+	deid_verified_free(&v);
 }
 
 /* PU is exactly 0 without sample uniques; with them it is the model's. */
