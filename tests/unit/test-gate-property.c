@@ -136,7 +136,7 @@ report_run(const char *how, const struct gp_stats *st, double elapsed,
 		    st->failed >= st->cases / 20 &&
 		    st->single_level >= st->cases / 20 &&
 		    st->several_tops >= st->cases / 20 &&
-		    st->uneven >= st->cases / 20 && st->repeat >= st->cases / 50,
+		    st->uneven >= st->cases / 20 && st->repeat >= st->cases / 100,
 		    "%s: the cases cover passes, failures and every hierarchy "
 		    "shape", how);
 }
