@@ -21,6 +21,7 @@
 
 #include "deid/anonymize.h"
 #include "deid/risk.h"
+#include "deid/verify.h"
 #include "tests/gate/gatecase.h"
 
 const char *const gp_models[4] = { "dankar", "pitman", "zayatz", "snb" };
@@ -834,7 +835,7 @@ static int
 check_passed(const struct gp_case *c, const char *dir, json_t *rep,
     char *why)
 {
-	int incol[GP_MAXCOL], qicol[GP_MAXQI], supp[GP_MAXROWS + 1];
+	int incol[GP_MAXCOL], qicol[GP_MAXQI], supp[GP_MAXROWS + 1] = { 0 };
 	struct gp_count k;
 	struct gp_table t;
 	char path[512];
@@ -987,7 +988,7 @@ struct gp_result {
 
 const char *const gp_files[GP_NFILES] = {
 	"data.csv", "out.csv", "r.json", "stdout.txt", "hierarchy_q0.csv",
-	"hierarchy_q1.csv", "hierarchy_q2.csv", "hierarchy_q3.csv",
+	"hierarchy_q1.csv", "hierarchy_q2.csv", "hierarchy_q3.csv", "tampered.csv",
 };
 
 /* A double for the command line, exactly. */
@@ -1202,6 +1203,161 @@ out:
 		free(bufs[j]);
 }
 
+/* ---- the verifier on a tampered release ---- */
+
+/* One change to a passed release: a released record's first QI made
+ * unique, up to three released records marked suppressed, or a released
+ * record written twice. */
+static void
+tamper(const struct gp_case *c, struct gp_table *t, const int *qicol,
+    struct gp_rng *s)
+{
+	size_t r, j, n, m = gp_rnd(s, 3);
+
+	for (n = 0; n < (m == 1 ? 1 + gp_rnd(s, 3) : 1); n++) {
+		r = 1 + gp_rnd(s, (unsigned)t->nrows - 1);
+		if (strcmp(t->cell[r][qicol[0]], "*") == 0)
+			continue;	/* suppressed already: no change */
+		if (m == 0 || (m == 2 && t->nrows > GP_MAXROWS)) {
+			free(t->cell[r][qicol[0]]);
+			t->cell[r][qicol[0]] = strdup("tampered");
+		} else if (m == 1)
+			for (j = 0; j < c->nqi; j++) {
+				free(t->cell[r][qicol[j]]);
+				t->cell[r][qicol[j]] = strdup("*");
+			}
+		else {
+			for (j = 0; j < t->ncols; j++)
+				t->cell[t->nrows][j] = strdup(t->cell[r][j]);
+			t->nrows++;
+		}
+	}
+}
+
+static int
+write_table(const char *path, const struct gp_table *t, char sep)
+{
+	size_t r, i;
+	FILE *f;
+
+	if ((f = fopen(path, "w")) == NULL)
+		return -1;
+	for (r = 0; r < t->nrows; r++)
+		for (i = 0; i < t->ncols; i++) {
+			put_field(f, t->cell[r][i], sep);
+			putc(i + 1 < t->ncols ? sep : '\n', f);
+		}
+	return fclose(f);
+}
+
+/* Our count of a table whose columns are known: suppressed = all "*". */
+static void
+count_table(const struct gp_case *c, const struct gp_table *t,
+    const int *qicol, struct gp_count *k)
+{
+	int supp[GP_MAXROWS + 2] = { 0 };
+	size_t r, j;
+
+	memset(k, 0, sizeof(*k));
+	for (r = 1; r < t->nrows; r++) {
+		for (supp[r] = 1, j = 0; j < c->nqi; j++)
+			supp[r] &= strcmp(t->cell[r][qicol[j]], "*") == 0;
+		k->suppressed += supp[r];
+	}
+	k->n = t->nrows - 1;
+	k->released = k->n - k->suppressed;
+	count_classes(c, t, qicol, supp, k);
+}
+
+/* Do k, the limit and (No-Attack) the game hold on our count?  -1: they
+ * do, as far as we can tell, but PU or the payout game may not. */
+static int
+own_verdict(const struct gp_case *c, const struct gp_count *k)
+{
+	char why[512];
+
+	if (check_criteria(c, k, why) != 0)
+		return 0;
+	return c->pu || c->game == 2 ? -1 : 1;
+}
+
+/* deid_verify_release on the tampered bytes: its counts are ours, and
+ * its verdict ours wherever ours is certain. */
+static int
+verify_bytes(const struct gp_case *c, const char *dir, const char *name,
+    const struct gp_count *k, char *why)
+{
+	const char *names[4 * GP_MAXCOL];
+	struct deid_error err = { .msg = "" };
+	struct deid_verify_opts o;
+	struct deid_verified v;
+	struct deid_job job;
+	struct deid_job_file f;
+	char *buf = NULL;
+	int r = -1, own = own_verdict(c, k);
+
+	memset(&o, 0, sizeof(o));
+	memset(&v, 0, sizeof(v));
+	lib_job(c, &job, names, &c->N);
+	o.qi = job.qi;
+	o.nqi = job.nqi;
+	o.crit = job.sopts.crit;
+	o.population = job.population;
+	o.npopulation = job.npopulation;
+	o.warn_suppressed = DEID_DEFAULT_WARN_SUPPRESSED;
+	o.csv.separator = c->sep;
+	if (slurp(dir, name, &f, &buf) != 0) {
+		snprintf(why, 512, "cannot read %s", name);
+		return -1;
+	}
+	if (deid_verify_release(f.data, f.len, name, &o, &v, &err) != DEID_OK)
+		snprintf(why, 512, "deid_verify_release: %.400s", err.msg);
+	else if (v.records != k->n || v.suppressed != k->suppressed ||
+	    v.classes != k->classes || v.sample_uniques != k->c1 ||
+	    v.smallest_class != k->smallest)
+		snprintf(why, 512, "verify counts %" PRIu64 "/%" PRIu64 "/%"
+		    PRIu64 "/%" PRIu64 "/%" PRIu64 ", we %zu/%zu/%zu/%zu/%zu "
+		    "(records/suppressed/classes/uniques/smallest)", v.records,
+		    v.suppressed, v.classes, v.sample_uniques, v.smallest_class,
+		    k->n, k->suppressed, k->classes, k->c1, k->smallest);
+	else if (own >= 0 && v.passed != own)
+		snprintf(why, 512, "tampered release: verify says %s, the "
+		    "criteria %s", v.passed ? "passed" : "failed",
+		    own ? "hold" : "do not hold");
+	else
+		r = 0;
+	deid_verified_free(&v);
+	free(buf);
+	return r;
+}
+
+/* A passed release, changed once, through the verifier. */
+static int
+check_tampered(const struct gp_case *c, const char *dir, char *why)
+{
+	int incol[GP_MAXCOL], qicol[GP_MAXQI], r = -1;
+	struct gp_count k;
+	struct gp_table t;
+	struct gp_rng s;
+	char path[600];
+
+	gp_rng_init(&s, c->seed ^ 0x7a3bULL, NULL, 0);
+	snprintf(path, sizeof(path), "%s/out.csv", dir);
+	if (read_table(path, c->sep, &t, why) != 0 ||
+	    check_header(c, &t, incol, qicol, why) != 0)
+		goto out;
+	tamper(c, &t, qicol, &s);
+	count_table(c, &t, qicol, &k);
+	snprintf(path, sizeof(path), "%s/tampered.csv", dir);
+	if (write_table(path, &t, c->sep) != 0)
+		snprintf(why, 512, "cannot write %.400s", path);
+	else
+		r = verify_bytes(c, dir, "tampered.csv", &k, why);
+out:
+	table_free(&t);
+	return r;
+}
+
 /* Run one case in dir, leave its files there; judge it. */
 int
 gp_run_case(const char *cli, const struct gp_case *c, const char *dir,
@@ -1224,8 +1380,8 @@ gp_run_case(const char *cli, const struct gp_case *c, const char *dir,
 	if ((res.exit == 0 || res.exit == 3) &&
 	    check_warning(c, res.report, why) != 0)
 		goto out;
-	if (res.exit == 0)
-		r = check_passed(c, dir, res.report, why);
+	if (res.exit == 0 && (r = check_passed(c, dir, res.report, why)) == 0)
+		r = check_tampered(c, dir, why);
 	else if (res.exit != 3)
 		snprintf(why, 512, "exit %d: %.400s", res.exit, res.msg);
 	else if (access(path, F_OK) == 0)

@@ -72,7 +72,7 @@ struct gp_rng {
 	size_t		 n;
 };
 
-#define GP_NFILES	8	/* the files a case may leave in its dir */
+#define GP_NFILES	9	/* the files a case may leave in its dir */
 #define GP_HIER0	4	/* gp_files[GP_HIER0 + j]: QI j's hierarchy */
 extern const char *const gp_files[GP_NFILES];
 
