@@ -499,13 +499,15 @@ leaves_under(const struct gp_hier *h, unsigned x, unsigned l)
 	return n;
 }
 
-/* Iyengar's Loss of the release, geometric mean over the QIs: a record's
- * share on QI j is (leaves under its value)/|D_j|, 1 when suppressed;
- * per QI (sum - R/|D|)/(R - R/|D|), 0 when |D| = 1. */
+/* Iyengar's Loss of the release: a record's share on QI j is (leaves
+ * under its value)/|D_j|, 1 when suppressed; per QI (sum - R/|D|)/(R -
+ * R/|D|), 0 when |D| = 1.  The geometric mean over the QIs, and in
+ * *arith (if not NULL) the arithmetic one. */
 static double
-own_loss(const struct gp_case *c, const int *supp, const unsigned *level)
+own_loss2(const struct gp_case *c, const int *supp, const unsigned *level,
+    double *arith)
 {
-	double R = (double)c->nrows, D, lo, sum, prod = 1;
+	double R = (double)c->nrows, D, lo, sum, term, prod = 1, mean = 0;
 	size_t j, r;
 
 	for (j = 0; j < c->nqi; j++) {
@@ -514,9 +516,68 @@ own_loss(const struct gp_case *c, const int *supp, const unsigned *level)
 			sum += supp[r + 1] ? 1 : (double)leaves_under(&c->h[j],
 			    c->leaf[r][j], level[j]) / D;
 		lo = R / D;
-		prod *= 1 + (R - lo <= 0 ? 0 : (sum - lo) / (R - lo));
+		term = R - lo <= 0 ? 0 : (sum - lo) / (R - lo);
+		prod *= 1 + term;
+		mean += term / (double)c->nqi;
 	}
+	if (arith != NULL)
+		*arith = mean;
 	return pow(prod, 1.0 / (double)c->nqi) - 1;
+}
+
+static double
+own_loss(const struct gp_case *c, const int *supp, const unsigned *level)
+{
+	return own_loss2(c, supp, level, NULL);
+}
+
+/* -a log2(a/b), 0 for a = 0. */
+static double
+xlog2(double a, double b)
+{
+	return a > 0 ? -a * log2(a / b) : 0;
+}
+
+/* Non-uniform entropy of QI j, normalized: released records by their
+ * leaf within their generalized value, suppressed ones by their leaf
+ * among the suppressed, over the leaves' entropy in the whole table. */
+static double
+own_entropy_qi(const struct gp_case *c, const int *supp, size_t j,
+    unsigned level)
+{
+	const struct gp_hier *h = &c->h[j];
+	double an[GP_MAXLEAF] = { 0 }, as[GP_MAXLEAF] = { 0 };
+	double all[GP_MAXLEAF] = { 0 }, b, S = 0, ent = 0, max = 0;
+	size_t r, x, y;
+
+	for (r = 0; r < c->nrows; r++) {
+		x = c->leaf[r][j];
+		all[x]++;
+		if (supp[r + 1])
+			as[x]++, S++;
+		else
+			an[x]++;
+	}
+	for (x = 0; x < h->nleaves; x++) {
+		for (b = 0, y = 0; y < h->nleaves; y++)
+			if (strcmp(h->val[y][level], h->val[x][level]) == 0)
+				b += an[y];
+		ent += xlog2(an[x], b) + xlog2(as[x], S);
+		max += xlog2(all[x], (double)c->nrows);
+	}
+	return max > 0 ? ent / max : 0;
+}
+
+/* Its arithmetic mean over the QIs. */
+static double
+own_entropy(const struct gp_case *c, const int *supp, const unsigned *level)
+{
+	double sum = 0;
+	size_t j;
+
+	for (j = 0; j < c->nqi; j++)
+		sum += own_entropy_qi(c, supp, j, level[j]);
+	return sum / (double)c->nqi;
 }
 
 /* Within 1e-9 relative (1e-15 absolute near 0). */
@@ -751,7 +812,7 @@ check_residual(const struct gp_case *c, json_t *a, const struct gp_count *k,
  * written bytes) against our count. */
 static int
 check_verified(const struct gp_case *c, json_t *rep, const struct gp_count *k,
-    double loss, char *why)
+    double loss, double arith, char *why)
 {
 	json_t *v = json_object_get(rep, "verified"), *lv;
 	double n = (double)k->n, pu = c->pu ? own_zayatz(k, c->N) : 0;
@@ -771,6 +832,7 @@ check_verified(const struct gp_case *c, json_t *rep, const struct gp_count *k,
 	    jfig(v, "sample_uniques", NULL, NULL, (double)k->c1, why) ||
 	    jfig(v, "smallest_class", NULL, NULL, (double)k->smallest, why) ||
 	    jfig(v, "information_loss", "loss", NULL, loss, why) ||
+	    jfig(v, "information_loss", "loss_arithmetic", NULL, arith, why) ||
 	    (c->pu && (k->c1 == 0 || strcmp(gp_models[c->model], "zayatz") ==
 	    0) && jfig(v, "pu_fraction", NULL, NULL, pu, why)) ||
 	    check_residual(c, json_object_get(v, "residual"), k, why))
@@ -839,7 +901,7 @@ check_passed(const struct gp_case *c, const char *dir, json_t *rep,
 	struct gp_count k;
 	struct gp_table t;
 	char path[512];
-	double loss;
+	double loss, arith;
 	int r = -1;
 
 	memset(&k, 0, sizeof(k));
@@ -856,9 +918,12 @@ check_passed(const struct gp_case *c, const char *dir, json_t *rep,
 	if (check_criteria(c, &k, why) != 0 || check_report(c, rep, &k, why) != 0 ||
 	    check_pu(c, rep, &k, why) != 0)
 		goto out;
-	loss = own_loss(c, supp, k.level);
+	loss = own_loss2(c, supp, k.level, &arith);
 	if (jfig(rep, "quality", "loss", NULL, 1 - loss, why) != 0 ||
-	    check_verified(c, rep, &k, loss, why) != 0 ||
+	    jfig(rep, "quality", "loss_arithmetic", NULL, 1 - arith, why) ||
+	    jfig(rep, "quality", "nu_entropy", NULL,
+	    1 - own_entropy(c, supp, k.level), why) ||
+	    check_verified(c, rep, &k, loss, arith, why) != 0 ||
 	    check_verdict(rep, &k, why) != 0)
 		goto out;
 	r = 0;
@@ -1380,9 +1445,10 @@ gp_run_case(const char *cli, const struct gp_case *c, const char *dir,
 	if ((res.exit == 0 || res.exit == 3) &&
 	    check_warning(c, res.report, why) != 0)
 		goto out;
-	if (res.exit == 0 && (r = check_passed(c, dir, res.report, why)) == 0)
-		r = check_tampered(c, dir, why);
-	else if (res.exit != 3)
+	if (res.exit == 0) {
+		if ((r = check_passed(c, dir, res.report, why)) == 0)
+			r = check_tampered(c, dir, why);
+	} else if (res.exit != 3)
 		snprintf(why, 512, "exit %d: %.400s", res.exit, res.msg);
 	else if (access(path, F_OK) == 0)
 		snprintf(why, 512, "gate failed (exit 3), yet %.400s exists", path);
