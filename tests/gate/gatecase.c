@@ -723,10 +723,13 @@ check_criteria(const struct gp_case *c, const struct gp_count *k, char *why)
 	if ((double)k->suppressed > c->limit * (double)k->n + 1e-9)
 		return snprintf(why, 512, "%zu of %zu records suppressed, over "
 		    "the limit %.17g", k->suppressed, k->n, c->limit), -1;
+	/* No-Attack: the adversary must strictly lose on every released
+	   record, SP * Gain < Cost, i.e. |class| > Gain / Cost (equal is
+	   not a loss: with Cost 10 and Gain 330 a class of 33 fails). */
 	for (i = 0; c->game == 1 && i < k->classes; i++)
-		if (c->gain > (double)k->size[i] * c->cost)
+		if (c->gain >= (double)k->size[i] * c->cost)
 			return snprintf(why, 512, "no-attack: a released class "
-			    "of %zu is worth attacking (gain %g, cost %g)",
+			    "of %zu is not a loss to attack (gain %g, cost %g)",
 			    k->size[i], c->gain, c->cost), -1;
 	return 0;
 }

@@ -212,7 +212,10 @@ check "the gate died with the daemon (no orphan deid)" \
 check "restart after SIGKILL" start_api
 BIG=$(sqlite3 "$D/state/store.db" "select state || ': ' || reason from datasets where name='big'")
 check "the interrupted import is an error, never a pass ($BIG)" \
-	test "${BIG%%:*}" = error
+	test "${BIG%%:*}" = error || {
+	diag "datasets: $(sqlite3 "$D/state/store.db" 'select id, name, state, reason, created, updated from datasets' | tr '\n' '|')"
+	diag "api: $(tail -n 5 "$D/err" | tr '\n' '|')"
+}
 check "and nothing of it is mounted" test "$(ls -A "$D/mnt")" = patients
 check "the store is consistent" test "$(sqlite3 "$D/state/store.db" 'PRAGMA integrity_check')" = ok
 

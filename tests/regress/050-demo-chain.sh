@@ -64,7 +64,7 @@ diag "OCR: $(head -c 300 "$TMP/ocr.txt")"
 check "the snapshot shows the analytics app on the mounted dataset" \
 	sh -c 'grep -q "Cross-tab" "$0" && grep -q "patients (3000 records)" "$0"' "$TMP/ocr.txt"
 check "... with the de-identified table's columns" \
-	sh -c 'grep -q "length_of_stay" "$0" && grep -q "diagnosis" "$0"' "$TMP/ocr.txt"
+	sh -c 'grep -qi "length_of_stay" "$0" && grep -qi "diagnosis" "$0"' "$TMP/ocr.txt"
 check "... and no identifying column" sh -c '! grep -qi "patient_id" "$0"' "$TMP/ocr.txt"
 check "nothing of the demo is left running" \
 	sh -c '! pgrep -f "[c]dsgate-demo\." >/dev/null'
