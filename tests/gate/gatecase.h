@@ -92,4 +92,23 @@ size_t	gp_distinct_at(const struct gp_hier *h, size_t level);
 /* The case's shape and criteria, as TAP comments. */
 void	gp_describe_case(FILE *f, const struct gp_case *c);
 
+/* Between gatecase.c and gatecheck.c only. */
+struct deid_job;
+struct deid_job_file;
+struct json_t;
+unsigned gp_rnd(struct gp_rng *r, unsigned n);
+const char *gp_input_cell(const struct gp_case *c, size_t r, size_t i);
+void	gp_put_field(FILE *f, const char *v, char sep);
+int	gp_slurp(const char *dir, const char *name, struct deid_job_file *f,
+	    char **buf);
+void	gp_lib_job(const struct gp_case *c, struct deid_job *job,
+	    const char **names, const double *pop);
+/* The judgements: 0, or -1 with why.  rep is the report's JSON. */
+int	gp_check_passed(const struct gp_case *c, const char *dir,
+	    struct json_t *rep, char *why);
+int	gp_check_tampered(const struct gp_case *c, const char *dir, char *why);
+int	gp_check_failed(const struct gp_case *c, char *why);
+int	gp_check_warning(const struct gp_case *c, struct json_t *rep,
+	    char *why);
+
 #endif
