@@ -1,7 +1,8 @@
 /*
- * tests/gate/gatecase.h — random gate cases and their independent
- * checker, shared by the property test (tests/unit/test-gate-property.c)
- * and the libFuzzer target (tests/fuzz/fuzz-gate.c).
+ * tests/gate/gatecase.h — random gate cases (gatecase.c) and their
+ * independent checker (gatecheck.c), shared by the property test
+ * (tests/unit/test-gate-property.c) and the libFuzzer target
+ * (tests/fuzz/fuzz-gate.c).
  *
  * A case is a small table with random hierarchy shapes (single-level,
  * uneven depths, a top level of one value or of several, roots "*" or
@@ -10,8 +11,10 @@
  * files, runs the gate on them and judges the outcome: whenever the gate
  * passes, the released CSV, read back with this code's own reader and
  * counted into its own classes, meets every criterion and agrees with
- * the report (to 1e-9); whenever it fails, no output file exists.
- * Nothing here shares code with deid/ but the call under test.
+ * the report (to 1e-9), and a copy changed once meets the verifier's
+ * agreement; whenever it fails, no output file exists (and under k
+ * alone, no node could have released anything for less).  Nothing here
+ * shares code with deid/ but the calls under test.
  */
 #ifndef TESTS_GATE_GATECASE_H
 #define TESTS_GATE_GATECASE_H
@@ -62,7 +65,6 @@ struct gp_case {
 	unsigned	 dup_row;	/* the leaf repeated as its last line */
 	double		 cost, gain, benefit;
 };
-
 
 /* Choices come from the bytes given (a fuzzer's input) while they
  * last, then from splitmix64 seeded with seed. */
