@@ -11,10 +11,11 @@
  * files, runs the gate on them and judges the outcome: whenever the gate
  * passes, the released CSV, read back with this code's own reader and
  * counted into its own classes, meets every criterion and agrees with
- * the report (to 1e-9), and a copy changed once meets the verifier's
- * agreement; whenever it fails, no output file exists (and under k
- * alone, no node could have released anything for less).  Nothing here
- * shares code with deid/ but the calls under test.
+ * the report (to 1e-9), and deid_verify_release counts and judges a
+ * copy changed once as the checker does; whenever it fails, no output
+ * file exists (and under k alone, no node could have released anything
+ * for less).  Nothing here shares code with deid/ but the calls under
+ * test.
  */
 #ifndef TESTS_GATE_GATECASE_H
 #define TESTS_GATE_GATECASE_H
