@@ -1,7 +1,8 @@
 /*
- * tests/gate/gatecase.h — random gate cases and their independent
- * checker, shared by the property test (tests/unit/test-gate-property.c)
- * and the libFuzzer target (tests/fuzz/fuzz-gate.c).
+ * tests/gate/gatecase.h — random gate cases (gatecase.c) and their
+ * independent checker (gatecheck.c), shared by the property test
+ * (tests/unit/test-gate-property.c) and the libFuzzer target
+ * (tests/fuzz/fuzz-gate.c).
  *
  * A case is a small table with random hierarchy shapes (single-level,
  * uneven depths, a top level of one value or of several, roots "*" or
@@ -10,8 +11,11 @@
  * files, runs the gate on them and judges the outcome: whenever the gate
  * passes, the released CSV, read back with this code's own reader and
  * counted into its own classes, meets every criterion and agrees with
- * the report (to 1e-9); whenever it fails, no output file exists.
- * Nothing here shares code with deid/ but the call under test.
+ * the report (to 1e-9), and deid_verify_release counts and judges a
+ * copy changed once as the checker does; whenever it fails, no output
+ * file exists (and under k alone, no node could have released anything
+ * for less).  Nothing here shares code with deid/ but the calls under
+ * test.
  */
 #ifndef TESTS_GATE_GATECASE_H
 #define TESTS_GATE_GATECASE_H
@@ -63,7 +67,6 @@ struct gp_case {
 	double		 cost, gain, benefit;
 };
 
-
 /* Choices come from the bytes given (a fuzzer's input) while they
  * last, then from splitmix64 seeded with seed. */
 struct gp_rng {
@@ -91,5 +94,24 @@ int	gp_clean_dir(const char *dir, char *why);
 size_t	gp_distinct_at(const struct gp_hier *h, size_t level);
 /* The case's shape and criteria, as TAP comments. */
 void	gp_describe_case(FILE *f, const struct gp_case *c);
+
+/* Between gatecase.c and gatecheck.c only. */
+struct deid_job;
+struct deid_job_file;
+struct json_t;
+unsigned gp_rnd(struct gp_rng *r, unsigned n);
+const char *gp_input_cell(const struct gp_case *c, size_t r, size_t i);
+void	gp_put_field(FILE *f, const char *v, char sep);
+int	gp_slurp(const char *dir, const char *name, struct deid_job_file *f,
+	    char **buf);
+void	gp_lib_job(const struct gp_case *c, struct deid_job *job,
+	    const char **names, const double *pop);
+/* The judgements: 0, or -1 with why.  rep is the report's JSON. */
+int	gp_check_passed(const struct gp_case *c, const char *dir,
+	    struct json_t *rep, char *why);
+int	gp_check_tampered(const struct gp_case *c, const char *dir, char *why);
+int	gp_check_failed(const struct gp_case *c, char *why);
+int	gp_check_warning(const struct gp_case *c, struct json_t *rep,
+	    char *why);
 
 #endif
