@@ -30,7 +30,8 @@ void	audit_checkpoint_message(uint64_t seq, const char *prev, char *buf,
 void	audit_head_message(uint64_t seq, const char *hash, char *buf,
 	    size_t len);
 
-/* The head file <log>.head: 0 and filled, 1 if absent, -1 if broken. */
+/* The head file <log>.head: 0 and filled, 1 if absent, -1 if broken,
+ * -2 if it cannot be opened (errno says why: EACCES...). */
 struct audit_head {
 	uint64_t	 seq;
 	char		 hash[65];

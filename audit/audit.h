@@ -181,4 +181,61 @@ int	audit_vouch_find(const char *log, const char *path,
 	    const char *sha256, const char *session, struct audit_vouch *v,
 	    char *err, size_t errlen);
 
+/* ---- reading and filtering (audit/query.c) ---- */
+
+/* Call fn(record, line, arg) on each line of the log in order: record is
+ * the parsed object, or NULL when the line is not a JSON object (the
+ * caller says so: `audit verify` judges it).  fn returns nonzero to stop.
+ * AUDIT_OK, or AUDIT_EIO with the path and errno text in err. */
+int	audit_each(const char *log, int (*fn)(json_t *, unsigned long, void *),
+	    void *arg, char *err, size_t errlen);
+
+/* Is t a record type the daemon writes, "<type>.refused", or a family
+ * ("dataset", "recipient", "record", "session": all of its types)? */
+int	audit_type_known(const char *t);
+/* The families and types, comma-separated, for an error message. */
+void	audit_types_list(char *buf, size_t len);
+/* ISO-8601 "2026-11-27", "2026-11-27T09:30[:00]" with "Z", "+01:00" or
+ * nothing (UTC) to Unix seconds; a date alone is its first second, or
+ * its last when end_of_day.  0, or -1 when it is not such a time. */
+int	audit_time_parse(const char *s, int end_of_day, int64_t *out);
+
+/* Which records `cdsgate audit list` shows (NULL: any). */
+struct audit_query {
+	const char	*type;		/* a type or a family */
+	const char	*recipient;
+	const char	*dataset;	/* its id, as text */
+	const char	*session;
+	const char	*since, *until;	/* ISO-8601, inclusive */
+};
+struct audit_filter;
+/* AUDIT_EINVAL with err naming the bad value (an unknown type lists the
+ * known ones). */
+int	audit_filter_alloc(const struct audit_query *q,
+	    struct audit_filter **out, char *err, size_t errlen);
+void	audit_filter_free(struct audit_filter *f);	/* NULL: no-op */
+/* Does this record match?  Feed every record in order: a session's
+ * records match its recipient and dataset through its session.create. */
+int	audit_filter_match(struct audit_filter *f, json_t *record);
+
+/* ---- one session, for auditors (audit/report.c) ---- */
+
+/*
+ * What session id was, as a JSON object: session, recipient, dataset,
+ * dataset_name, created, expires, started, ended (ISO-8601 UTC), end (how
+ * it ended: record_closed's word, or session.failed's reason),
+ * api_events (revoke, expire, extend, failed, end: time, reason, by),
+ * recording {file, sha256, sha256_matches, size, duration_s, truncated,
+ * audit_line, network_log {file, sha256, sha256_matches}}, connections
+ * [{time, t, event, login ("ok", "refused", "-"), client, role, tls,
+ * websocket, user, reason}], typed (the text the keys typed), keys
+ * {delivered, filtered, rate_limited}, requests [{time, method, url,
+ * status}] and problems (files that could not be read or are not the
+ * chained ones).  Files are looked up at their logged paths, or by name
+ * in dir.  AUDIT_OK; AUDIT_EINVAL when the log has no session.create of
+ * id; AUDIT_EIO when the log cannot be read (err names it).
+ */
+int	audit_session_report(const char *log, const char *id, const char *dir,
+	    json_t **out, char *err, size_t errlen);
+
 #endif

@@ -144,9 +144,12 @@ log_check_head(struct audit_log *l, uint64_t last, char *err, size_t errlen)
 
 	if (rc == 1)
 		return AUDIT_OK;
+	if (rc == -2)
+		return snprintf(err, errlen, "%s.head: %s", l->path,
+		    strerror(errno)), AUDIT_EIO;
 	if (rc != 0)
-		return snprintf(err, errlen, "%s.head is unreadable or broken",
-		    l->path), AUDIT_ECORRUPT;
+		return snprintf(err, errlen, "%s.head is broken", l->path),
+		    AUDIT_ECORRUPT;
 	if (h.seq > last || (h.seq == last && strcmp(h.hash, l->prev) != 0))
 		return snprintf(err, errlen, "%s ends at seq %llu but its head "
 		    "file vouches for seq %llu: the log was cut or changed",

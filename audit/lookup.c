@@ -11,11 +11,8 @@
  */
 #include "config.h"
 
-#include <errno.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "audit/audit.h"
 
@@ -42,26 +39,31 @@ vouch_names(json_t *d, const char *path, const char *session)
 	    strcmp(s, session) == 0);
 }
 
-/* One line: a record_closed of this very digest wins; failing that, the
- * last one naming the recording.  A later record_expired of the digest
- * and file found marks it removed. */
-static void
-vouch_line(const char *line, unsigned long n, const char *path,
-    const char *sha256, const char *session, struct audit_vouch *v)
+/* What audit_vouch_find is after, for each record. */
+struct vouch_ctx {
+	const char		*path, *sha256, *session;
+	struct audit_vouch	*v;
+};
+
+/* One record: a record_closed of this very digest wins; failing that,
+ * the last one naming the recording.  A later record_expired of the
+ * digest and file found marks it removed. */
+static int
+vouch_line(json_t *o, unsigned long n, void *arg)
 {
-	json_t *o = json_loads(line, 0, NULL), *d = json_object_get(o, "data");
+	struct vouch_ctx *c = arg;
+	struct audit_vouch *v = c->v;
+	json_t *d = json_object_get(o, "data");
 	const char *type = json_string_value(json_object_get(o, "type"));
 	const char *sha = json_string_value(json_object_get(d, "sha256"));
 	const char *s = json_string_value(json_object_get(d, "session"));
 	const char *f = json_string_value(json_object_get(d, "file"));
-	int same = sha != NULL && strcmp(sha, sha256) == 0;
+	int same = sha != NULL && strcmp(sha, c->sha256) == 0;
 
-	if (type == NULL || sha == NULL || strlen(sha) != 64) {
-		json_decref(o);
-		return;
-	}
+	if (type == NULL || sha == NULL || strlen(sha) != 64)
+		return 0;
 	if (strcmp(type, "record_closed") == 0 &&
-	    (same || (!v->same && vouch_names(d, path, session)))) {
+	    (same || (!v->same && vouch_names(d, c->path, c->session)))) {
 		v->found = 1;
 		v->same = same;
 		v->line = n;
@@ -73,40 +75,15 @@ vouch_line(const char *line, unsigned long n, const char *path,
 	    strcmp(v->sha256, sha) == 0 && f != NULL &&
 	    strcmp(v->file, f) == 0)
 		v->expired = 1;
-	json_decref(o);
+	return 0;
 }
 
 int
 audit_vouch_find(const char *log, const char *path, const char *sha256,
     const char *session, struct audit_vouch *v, char *err, size_t errlen)
 {
-	char *line;
-	unsigned long n = 0;
-	struct stat st;
-	FILE *f;
-	int rc = AUDIT_OK;
+	struct vouch_ctx c = { path, sha256, session, v };
 
 	memset(v, 0, sizeof(*v));
-	if ((f = fopen(log, "re")) == NULL)
-		return snprintf(err, errlen, "%s: %s", log, strerror(errno)),
-		    AUDIT_EIO;
-	/* only a regular file: a FIFO would never end */
-	if (fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode)) {
-		fclose(f);
-		return snprintf(err, errlen, "%s: not a regular file", log),
-		    AUDIT_EIO;
-	}
-	if ((line = malloc(AUDIT_LINE_MAX + 2)) == NULL) {
-		fclose(f);
-		return snprintf(err, errlen, "out of memory"), AUDIT_EIO;
-	}
-	while (fgets(line, AUDIT_LINE_MAX + 2, f) != NULL)
-		vouch_line(line, ++n, path, sha256, session, v);
-	if (ferror(f)) {
-		snprintf(err, errlen, "%s: read error", log);
-		rc = AUDIT_EIO;
-	}
-	free(line);
-	fclose(f);
-	return rc;
+	return audit_each(log, vouch_line, &c, err, errlen);
 }

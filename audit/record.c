@@ -12,7 +12,8 @@
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/stat.h>
+#include <fcntl.h>
+#include <unistd.h>
 
 #include <jansson.h>
 
@@ -108,16 +109,17 @@ int
 audit_head_read(const char *log_path, struct audit_head *h)
 {
 	char path[PATH_MAX];
-	struct stat st;
 	json_error_t je;
 	json_t *o, *seq;
-	int rc = -1;
+	int rc = -1, fd;
 
 	memset(h, 0, sizeof(*h));
 	snprintf(path, sizeof(path), "%s.head", log_path);
-	if (stat(path, &st) != 0 && errno == ENOENT)
-		return 1;
-	if ((o = json_load_file(path, JSON_REJECT_DUPLICATES, &je)) == NULL)
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		return errno == ENOENT ? 1 : -2;	/* errno says why */
+	o = json_loadfd(fd, JSON_REJECT_DUPLICATES, &je);
+	close(fd);
+	if (o == NULL)
 		return -1;
 	seq = json_object_get(o, "seq");
 	if (json_is_integer(seq) && json_integer_value(seq) >= 0 &&

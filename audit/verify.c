@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <openssl/evp.h>
 
@@ -41,6 +42,8 @@ struct verify {
 	size_t			 nfiles, capfiles;
 	char			 key_id[AUDIT_KEYID_LEN + 1];
 	struct audit_report	*r;
+	char			*err;		/* the caller's, for AUDIT_EIO */
+	size_t			 errlen;
 	char			 prev[65];	/* hash of the last good line */
 	uint64_t		 seq;		/* expected next seq */
 	struct audit_head	 head;
@@ -203,6 +206,17 @@ file_where(const struct verify *v, const char *file, char *buf, size_t len)
 		snprintf(buf, len, "%s", file);
 }
 
+/* Is path there but closed to us (not missing: that is tampering)? */
+static int
+file_unreadable(const char *path)
+{
+	struct stat st;
+
+	if (stat(path, &st) != 0)
+		return errno != ENOENT && errno != ENOTDIR;
+	return access(path, R_OK) != 0;
+}
+
 /* Re-hash every file the chain still vouches for, in line order. */
 static int
 verify_files(struct verify *v)
@@ -225,6 +239,10 @@ verify_files(struct verify *v)
 		    AUDIT_OK) {
 			if (v->o->files == AUDIT_FILES_IF_PRESENT)
 				continue;
+			if (file_unreadable(where))
+				return snprintf(v->err, v->errlen, "%s (line %lu "
+				    "vouches for it; this user cannot read it)",
+				    err, f->line), AUDIT_EIO;
 			return tamper(v, f->line, "%s (its digest is in the "
 			    "chain and no record_expired removed it)", err);
 		}
@@ -334,7 +352,8 @@ audit_verify_with(const char *path, const struct audit_key *pub,
     const struct audit_verify_opts *o, struct audit_report *r, char *err,
     size_t errlen)
 {
-	struct verify v = { .pub = pub, .r = r, .o = o };
+	struct verify v = { .pub = pub, .r = r, .o = o, .err = err,
+	    .errlen = errlen };
 	size_t i;
 	FILE *f;
 	int rc, hr;
@@ -342,7 +361,10 @@ audit_verify_with(const char *path, const struct audit_key *pub,
 	memset(r, 0, sizeof(*r));
 	audit_key_id(pub, v.key_id);
 	memset(v.prev, '0', 64);
-	if ((hr = audit_head_read(path, &v.head)) < 0)
+	if ((hr = audit_head_read(path, &v.head)) == -2)
+		return snprintf(err, errlen, "%s.head: %s", path,
+		    strerror(errno)), AUDIT_EIO;
+	if (hr < 0)
 		return tamper(&v, 0, "the head file %s.head is broken", path);
 	v.have_head = hr == 0;
 	if ((f = fopen(path, "re")) == NULL)

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "policy/config.h"
 
 static const struct cmd_entry *const cmd_table[] = {
 	&cmd_deid_assess_entry,
@@ -34,6 +35,7 @@ static const struct cmd_entry *const cmd_table[] = {
 	&cmd_session_show_entry,
 	&cmd_session_extend_entry,
 	&cmd_session_revoke_entry,
+	&cmd_session_report_entry,
 	&cmd_audit_keygen_entry,
 	&cmd_audit_verify_entry,
 	&cmd_audit_list_entry,
@@ -56,6 +58,17 @@ cli_usage_error(const char *usage, const char *fmt, ...)
 	if (usage != NULL)
 		fprintf(stderr, "usage: cdsgate %s\n", usage);
 	return EXIT_BAD_INPUT;
+}
+
+const char *
+cli_default_audit_log(void)
+{
+	size_t i;
+
+	for (i = 0; i < config_noptions; i++)
+		if (strcmp(config_options[i].name, "audit_log") == 0)
+			return config_options[i].def;
+	return NULL;
 }
 
 int

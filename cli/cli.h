@@ -37,6 +37,7 @@ extern const struct cmd_entry cmd_session_list_entry;
 extern const struct cmd_entry cmd_session_show_entry;
 extern const struct cmd_entry cmd_session_extend_entry;
 extern const struct cmd_entry cmd_session_revoke_entry;
+extern const struct cmd_entry cmd_session_report_entry;
 extern const struct cmd_entry cmd_dataset_list_entry;
 extern const struct cmd_entry cmd_dataset_show_entry;
 extern const struct cmd_entry cmd_dataset_import_entry;
@@ -54,6 +55,8 @@ int	cli_usage_error(const char *usage, const char *fmt, ...)
 	    __attribute__((format(printf, 2, 3)));
 /* "0.01", "1%", "3.189e8": a finite number; percent divides by 100. */
 int	cli_parse_number(const char *s, double *out);
+/* The serve config's default audit_log (policy/config.c's table). */
+const char *cli_default_audit_log(void);
 /* Split a comma-separated list in place; returns the count (<= max). */
 size_t	cli_split(char *s, char **out, size_t max);
 

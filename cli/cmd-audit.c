@@ -21,7 +21,8 @@
 #define USAGE_KEYGEN	"audit keygen --private FILE --public FILE"
 #define USAGE_VERIFY	"audit verify LOG --key PUBLIC.pem [--recordings DIR | " \
 			"--no-recordings] [--strict] [--json]"
-#define USAGE_LIST	"audit list LOG [--type TYPE] [--json]"
+#define USAGE_LIST	"audit list LOG [--type TYPE] [--recipient R] [--dataset ID] " \
+			"[--session ID] [--since TIME] [--until TIME] [--json]"
 #define USAGE_SHOW	"audit show LOG SEQ"
 
 /* --opt VALUE pairs and up to two positionals; -1 on a usage error. */
@@ -154,46 +155,61 @@ cmd_verify(int argc, char **argv)
 	rc = audit_verify_with(pos[0], pub, &o, &r, err, sizeof(err));
 	audit_key_free(pub);
 	if (rc != AUDIT_OK && rc != AUDIT_ETAMPER) {
-		fprintf(stderr, "cdsgate: %s\n", err);
+		/* not tampering: a file this user cannot read (exit 2) */
+		fprintf(stderr, "cdsgate: cannot verify: %s\n", err);
+		if (json) {
+			json_t *e = json_pack("{s:s, s:n, s:s}", "log", pos[0],
+			    "intact", "error", err);
+
+			json_dumpf(e, stdout, JSON_INDENT(2) | JSON_SORT_KEYS);
+			printf("\n");
+			json_decref(e);
+		}
 		return EXIT_BAD_INPUT;
 	}
 	verify_print(pos[0], rc, &r, json);
 	return rc == AUDIT_OK ? 0 : EXIT_GATE_FAILED;
 }
 
+/* What a walk over the log calls for each record that parses. */
+struct each_ctx {
+	const char	*log;
+	int		(*fn)(json_t *, void *);
+	void		*arg;
+};
+
+static int
+each_one(json_t *o, unsigned long n, void *arg)
+{
+	struct each_ctx *c = arg;
+
+	if (o == NULL) {
+		fprintf(stderr, "cdsgate: %s: line %lu is not JSON (run "
+		    "`cdsgate audit verify`)\n", c->log, n);
+		return 0;
+	}
+	return c->fn(o, c->arg);
+}
+
 /* Call fn on each record of the log that parses; 0 or an exit code. */
 static int
 each_record(const char *log, int (*fn)(json_t *, void *), void *arg)
 {
-	char line[AUDIT_LINE_MAX + 2];
-	unsigned long n = 0;
-	json_t *o;
-	FILE *f;
-	int stop = 0;
+	struct each_ctx c = { log, fn, arg };
+	char err[512];
 
-	if ((f = fopen(log, "re")) == NULL) {
-		perror(log);
-		return EXIT_BAD_INPUT;
-	}
-	while (!stop && fgets(line, sizeof(line), f) != NULL) {
-		n++;
-		if ((o = json_loads(line, 0, NULL)) == NULL) {
-			fprintf(stderr, "cdsgate: %s: line %lu is not JSON (run "
-			    "`cdsgate audit verify`)\n", log, n);
-			continue;
-		}
-		stop = fn(o, arg);
-		json_decref(o);
-	}
-	fclose(f);
-	return 0;
+	if (audit_each(log, each_one, &c, err, sizeof(err)) == AUDIT_OK)
+		return 0;
+	fprintf(stderr, "cdsgate: %s\n", err);
+	return EXIT_BAD_INPUT;
 }
 
 struct list_ctx {
-	const char	*type;
-	int		 json;
+	struct audit_filter	*f;
+	int			 json;
 };
 
+/* One record: the whole of it, never cut (--json: as it is in the log). */
 static int
 list_one(json_t *o, void *arg)
 {
@@ -201,7 +217,7 @@ list_one(json_t *o, void *arg)
 	const char *type = json_string_value(json_object_get(o, "type"));
 	char *data;
 
-	if (type == NULL || (c->type != NULL && strcmp(type, c->type) != 0))
+	if (type == NULL || !audit_filter_match(c->f, o))
 		return 0;
 	if (c->json) {
 		json_dumpf(o, stdout, JSON_COMPACT | JSON_SORT_KEYS);
@@ -210,7 +226,7 @@ list_one(json_t *o, void *arg)
 	}
 	data = json_dumps(json_object_get(o, "data"), JSON_COMPACT |
 	    JSON_SORT_KEYS);
-	printf("%6lld  %s  %-18s %.100s\n", (long long)json_integer_value(
+	printf("%6lld  %s  %-18s %s\n", (long long)json_integer_value(
 	    json_object_get(o, "seq")), json_string_value(json_object_get(o,
 	    "time")), type, data != NULL ? data : "");
 	free(data);
@@ -220,14 +236,23 @@ list_one(json_t *o, void *arg)
 static int
 cmd_list(int argc, char **argv)
 {
-	static const char *const names[] = { "--type", NULL };
-	const char *vals[1] = { NULL }, *pos[1];
+	static const char *const names[] = { "--type", "--recipient",
+	    "--dataset", "--session", "--since", "--until", NULL };
+	const char *vals[6] = { NULL }, *pos[1];
 	struct list_ctx c = { NULL, 0 };
+	struct audit_query q;
+	char err[1536];
+	int rc;
 
 	if (audit_args(argc, argv, USAGE_LIST, names, vals, pos, 1, &c.json))
 		return EXIT_BAD_INPUT;
-	c.type = vals[0];
-	return each_record(pos[0], list_one, &c);
+	q = (struct audit_query){ vals[0], vals[1], vals[2], vals[3], vals[4],
+	    vals[5] };
+	if (audit_filter_alloc(&q, &c.f, err, sizeof(err)) != AUDIT_OK)
+		return cli_usage_error(USAGE_LIST, "%s", err);
+	rc = each_record(pos[0], list_one, &c);
+	audit_filter_free(c.f);
+	return rc;
 }
 
 struct show_ctx {

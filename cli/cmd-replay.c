@@ -36,7 +36,6 @@
 #include "cli/cli.h"
 #include "cli/replay-serve.h"
 #include "common/digest.h"
-#include "policy/config.h"
 #include "record/record.h"
 
 #define USAGE_REPLAY	"replay FILE|SESSION-ID [--socket PATH] [--info | --frame TIME -o OUT.png | " \
@@ -525,18 +524,6 @@ check_digest(const char *path, const char *want)
 		    got, want);
 }
 
-/* The serve config's default audit_log (policy/config.c's table). */
-static const char *
-default_audit_log(void)
-{
-	size_t i;
-
-	for (i = 0; i < config_noptions; i++)
-		if (strcmp(config_options[i].name, "audit_log") == 0)
-			return config_options[i].def;
-	return NULL;
-}
-
 /*
  * A recording given by path: find the audit log's record_closed for its
  * digest, or for its name.  Into what: the finding; returns 1 when the
@@ -585,7 +572,7 @@ check_vouched(const struct replay_args *a, struct record_reader *r,
 {
 	char what[8192];
 	int ok = vouched(a->file, record_reader_header(r)->session,
-	    a->audit_log != NULL ? a->audit_log : default_audit_log(),
+	    a->audit_log != NULL ? a->audit_log : cli_default_audit_log(),
 	    a->audit_log != NULL, what, sizeof(what));
 
 	if (info)

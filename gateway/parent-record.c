@@ -14,6 +14,8 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <errno.h>
+#include <grp.h>
+#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,6 +26,7 @@
 #include <unistd.h>
 
 #include "common/digest.h"
+#include "common/privdrop.h"
 #include "gateway/parent.h"
 #include "gateway/session.h"
 #include "record/record.h"
@@ -41,14 +44,63 @@ record_path(const struct parent *p, const char *id, char *buf, size_t len)
 	return n < 0 || (size_t)n >= len ? -1 : 0;
 }
 
-/* record_dir exists before any session (0700 root where we make it). */
+/* The auditors' group (auditor_group), or (gid_t)-1 when it is missing:
+ * then recordings stay root's alone (auditors need root to read them). */
+static gid_t
+auditor_gid(const struct gw_config *c)
+{
+	struct group *g = getgrnam(c->auditor_group);
+
+	return g != NULL && g->gr_gid != 0 ? g->gr_gid : (gid_t)-1;
+}
+
+/* The audit log's directory (when it is the key holder's) setgid to the
+ * auditors' group, so the log and each new head file are theirs to
+ * read (0640); the signing key in it stays 0600. */
+static void
+audit_dir_share(const struct gw_config *c, gid_t gid)
+{
+	char dir[CONFIG_STR_MAX], *slash, head[CONFIG_STR_MAX + 8];
+	struct passwd *pw = getpwnam(PRIVDROP_AUDIT_USER);
+	struct stat st;
+
+	snprintf(dir, sizeof(dir), "%s", c->audit_log);
+	if ((slash = strrchr(dir, '/')) == NULL || slash == dir)
+		return;
+	*slash = '\0';
+	if (pw == NULL || lstat(dir, &st) != 0 || !S_ISDIR(st.st_mode) ||
+	    st.st_uid != pw->pw_uid)
+		return;		/* not a directory of the key holder's */
+	if (record_share(dir, gid, 02750) != 0)
+		log_warn("serve: audit_log's directory %s", dir);
+	snprintf(head, sizeof(head), "%s.head", c->audit_log);
+	if ((record_share(c->audit_log, gid, 0640) != 0 && errno != ENOENT) ||
+	    (record_share(head, gid, 0640) != 0 && errno != ENOENT))
+		log_warn("serve: audit_log %s", c->audit_log);
+}
+
+/* record_dir exists before any session: 0750 root, group auditor_group
+ * (0700 without that group); the audit log readable by that group too. */
 int
 parent_record_dir(const struct gw_config *c)
 {
-	if (record_dir_make(c->record_dir) == 0)
+	gid_t gid = auditor_gid(c);
+
+	if (record_dir_make(c->record_dir) != 0) {
+		log_warn("serve: record_dir %s", c->record_dir);
+		return -1;
+	}
+	if (gid == (gid_t)-1) {
+		log_warnx("serve: no group %s: recordings and the audit log "
+		    "are readable by root only", c->auditor_group);
 		return 0;
-	log_warn("serve: record_dir %s", c->record_dir);
-	return -1;
+	}
+	if (record_share(c->record_dir, gid, 0750) != 0) {
+		log_warn("serve: record_dir %s", c->record_dir);
+		return -1;
+	}
+	audit_dir_share(c, gid);
+	return 0;
 }
 
 /* Before a start: is there room to record it?  why gets the reason. */
@@ -158,14 +210,29 @@ record_entry(DIR *d, const struct dirent *e, char id[RECORD_ID_MAX],
 	return 0;
 }
 
-/* RECORD_CLOSED to the api; once it is sent the file becomes 0400, the
- * mark that its digest went to the chain (parent_record_recover). */
+/* A chained file: 0440, group auditor_group (0400 without that group). */
+static void
+record_file_share(const struct parent *p, const char *f)
+{
+	gid_t gid = auditor_gid(&p->cfg);
+
+	if (f[0] != '\0' && (gid == (gid_t)-1 ? chmod(f, 0400) :
+	    record_share(f, gid, 0440)) != 0)
+		log_warn("serve: chmod %s", f);
+}
+
+/* RECORD_CLOSED to the api; once it is sent the file and its companions
+ * become 0440 group auditor_group (auditors read them without root), the
+ * mark that their digests went to the chain (parent_record_recover). */
 static void
 record_send_closed(struct parent *p, const struct pipc_record *m)
 {
-	if (p->ipc >= 0 && ipc_send(p->ipc, &pipc_proto, PIPC_RECORD_CLOSED,
-	    m, sizeof(*m), -1) == IPC_OK && chmod(m->file, 0400) != 0)
-		log_warn("serve: chmod %s", m->file);
+	if (p->ipc < 0 || ipc_send(p->ipc, &pipc_proto, PIPC_RECORD_CLOSED,
+	    m, sizeof(*m), -1) != IPC_OK)
+		return;
+	record_file_share(p, m->file);
+	record_file_share(p, m->net.file);
+	record_file_share(p, m->cap.file);
 }
 
 /* A supervisor was reaped: its recording's digest goes to the api. */

@@ -76,7 +76,10 @@ struct child {
 
 struct session {
 	const struct session_spec *spec;
-	char		 id[SESSION_ID_BYTES * 2 + 1];
+	char		 id[SESSION_ID_BYTES * 2 + 1];	/* run dir, cgroup */
+	/* the session id shown everywhere (session log, recording header,
+	 * watermark, file names): serve's (the api's id), else id */
+	const char	*sid;
 	long		 start_ms;
 	int		 sigfd;
 	int		 verbose;
@@ -903,9 +906,10 @@ log_session_start(struct session *s)
 {
 	const struct session_spec *sp = s->spec;
 	char geo[32];
+	json_t *o;
 
 	snprintf(geo, sizeof(geo), "%ux%u", sp->width, sp->height);
-	slog_event("session_start", json_pack(
+	o = json_pack(
 	    "{s:s?, s:s, s:s, s:s, s:b, s:b, s:i, s:i, s:i, s:s?, s:s, s:b, s:b,"
 	    " s:b, s:o}",
 	    "recipient", sp->recipient, "backend", sp->backend,
@@ -919,7 +923,11 @@ log_session_start(struct session *s)
 	    spec_allow_plain(sp), "watermark", !sp->watermark ? json_false() :
 	    json_pack("{s:s, s:f, s:s}", "text", sp->watermark_text,
 	    "opacity", sp->watermark_opacity, "layout",
-	    sp->watermark_layout)));
+	    sp->watermark_layout));
+	/* the run directory's and cgroup's name, when the session has
+	 * serve's id: the one place both ids meet */
+	json_object_set_new(o, "run_id", json_string(s->id));
+	slog_event("session_start", o);
 }
 
 /* The test hook (gateway/testhook.h): which role dies by which call. */
@@ -956,7 +964,8 @@ session_setup(struct session *s)
 		return SESSION_EXIT_CONFIG;
 	if (setup_signals(s) != 0 || setup_id(s) != 0)
 		return SESSION_EXIT_FAILED;
-	if (slog_open(sp->log, s->id, "supervisor") != 0) {
+	s->sid = sp->record_name != NULL ? sp->record_name : s->id;
+	if (slog_open(sp->log, s->sid, "supervisor") != 0) {
 		log_warn("session log %s", sp->log);
 		return SESSION_EXIT_CONFIG;
 	}
@@ -1030,7 +1039,7 @@ worker_config_fill(struct session *s)
 	struct worker_config *w = &s->wcfg;
 
 	memset(w, 0, sizeof(*w));
-	w->session_id = s->id;
+	w->session_id = s->sid;
 	w->display = s->display_name;
 	w->xauthority = s->xauth;
 	w->listen_fd = s->listen_fd;

@@ -23,6 +23,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 enum record_status {
 	RECORD_OK = 0,
@@ -203,6 +204,9 @@ int	record_seal(const char *path, struct record_seal *out, char *err,
 	    size_t errlen);
 /* mkdir -p, 0700 where made; 0 or -1 (errno). */
 int	record_dir_make(const char *dir);
+/* Let group gid (the auditors') read path (a closed recording, 0440; the
+ * record dir, 0750): fchown/fchmod, no symlink followed.  0 or -1. */
+int	record_share(const char *path, gid_t gid, mode_t mode);
 /* 1 if dir has at least min_mb MB free (0 = no check), else 0 and why. */
 int	record_dir_has_room(const char *dir, unsigned long min_mb, char *why,
 	    size_t whylen);

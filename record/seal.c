@@ -10,10 +10,12 @@
 #include "config.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
+#include <unistd.h>
 
 #include "record/record.h"
 
@@ -58,7 +60,9 @@ record_seal(const char *path, struct record_seal *out, char *err,
 	return RECORD_OK;
 }
 
-/* mkdir -p of a record dir: 0700 (root's, as we run) where we make it. */
+/* mkdir -p of a record dir: the directories above it 0755 (auditors
+ * must pass through them), the record dir itself 0700 (root's, as we
+ * run) where we make it; record_share() opens it to the auditors. */
 int
 record_dir_make(const char *dir)
 {
@@ -72,7 +76,7 @@ record_dir_make(const char *dir)
 		if (p[i] != '/' && p[i] != '\0')
 			continue;
 		p[i] = '\0';
-		if (mkdir(p, 0700) != 0 && errno != EEXIST)
+		if (mkdir(p, i < n ? 0755 : 0700) != 0 && errno != EEXIST)
 			return -1;
 		p[i] = i < n ? '/' : '\0';
 	}
@@ -100,4 +104,21 @@ record_dir_has_room(const char *dir, unsigned long min_mb, char *why,
 	snprintf(why, whylen, "record dir %s has %llu MB free, below "
 	    "record_min_free_mb (%lu): disk full", dir, free_mb, min_mb);
 	return 0;
+}
+
+/* Group gid (the auditors') may read path, a file or directory of ours:
+ * owner kept, mode set; a symlink is refused (O_NOFOLLOW). */
+int
+record_share(const char *path, gid_t gid, mode_t mode)
+{
+	int fd, r, e;
+
+	if ((fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC |
+	    O_NONBLOCK)) < 0)
+		return -1;
+	r = fchown(fd, (uid_t)-1, gid) != 0 || fchmod(fd, mode) != 0 ? -1 : 0;
+	e = errno;
+	close(fd);
+	errno = e;
+	return r;
 }
