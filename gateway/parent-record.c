@@ -54,6 +54,24 @@ auditor_gid(const struct gw_config *c)
 	return g != NULL && g->gr_gid != 0 ? g->gr_gid : (gid_t)-1;
 }
 
+/* path readable by group gid with mode, unless it is so already (the
+ * daemon's unit holds no CAP_CHOWN/CAP_FOWNER: the session helper, or
+ * the operator, made it so).  A failure only costs auditors their
+ * access: said, not fatal. */
+static void
+share(const char *path, gid_t gid, mode_t mode, const char *what)
+{
+	struct stat st;
+
+	if (lstat(path, &st) != 0 || (st.st_gid == gid &&
+	    (st.st_mode & 07777) == mode))
+		return;
+	if (record_share(path, gid, mode) != 0)
+		log_warn("serve: %s %s: cannot make it mode %04o, group %u "
+		    "(auditors then need root to read it)", what, path,
+		    (unsigned)mode, (unsigned)gid);
+}
+
 /* The audit log's directory (when it is the key holder's) setgid to the
  * auditors' group, so the log and each new head file are theirs to
  * read (0640); the signing key in it stays 0600. */
@@ -71,12 +89,10 @@ audit_dir_share(const struct gw_config *c, gid_t gid)
 	if (pw == NULL || lstat(dir, &st) != 0 || !S_ISDIR(st.st_mode) ||
 	    st.st_uid != pw->pw_uid)
 		return;		/* not a directory of the key holder's */
-	if (record_share(dir, gid, 02750) != 0)
-		log_warn("serve: audit_log's directory %s", dir);
 	snprintf(head, sizeof(head), "%s.head", c->audit_log);
-	if ((record_share(c->audit_log, gid, 0640) != 0 && errno != ENOENT) ||
-	    (record_share(head, gid, 0640) != 0 && errno != ENOENT))
-		log_warn("serve: audit_log %s", c->audit_log);
+	share(dir, gid, 02750, "audit_log's directory");
+	share(c->audit_log, gid, 0640, "audit_log");
+	share(head, gid, 0640, "audit_log's head file");
 }
 
 /* record_dir exists before any session: 0750 root, group auditor_group
@@ -95,10 +111,7 @@ parent_record_dir(const struct gw_config *c)
 		    "are readable by root only", c->auditor_group);
 		return 0;
 	}
-	if (record_share(c->record_dir, gid, 0750) != 0) {
-		log_warn("serve: record_dir %s", c->record_dir);
-		return -1;
-	}
+	share(c->record_dir, gid, 0750, "record_dir");
 	audit_dir_share(c, gid);
 	return 0;
 }

@@ -4,7 +4,7 @@
 # its worker killed, the disk full) the parent seals its recording and the
 # api chains record_closed {session, file, sha256, size, frames,
 # duration_us, truncated, end} into the audit log and indexes it in the
-# store.  `cdsgate audit verify` re-hashes each recording: a replaced one
+# store; the chained files become 0440, group cdsgate-auditor.  `cdsgate audit verify` re-hashes each recording: a replaced one
 # is named with its line; a kill -9 of the worker leaves a recording that
 # reads up to the kill, record_closed says truncated, verify reports the
 # cut.  `cdsgate replay SESSION-ID` resolves the id through the API.
@@ -120,7 +120,8 @@ verify() { "$CDSGATE" audit verify "$LOG" --key "$D/audit.pub" "$@" > "$D/verify
 
 write_config "$REC"
 check "cdsgated serve starts with record_dir $REC" start_serve
-check "record_dir is made, root's, 0700" test "$(stat -c '%U %a' "$REC")" = "root 700"
+check "record_dir is made, root's, 0750 group cdsgate-auditor" \
+	test "$(stat -c '%U %G %a' "$REC")" = "root cdsgate-auditor 750"
 "$CDSGATE" recipient add alice --name "Alice" --max-sessions 4 > /dev/null
 mount_patients		# lib.sh: $DS
 check "a dataset is imported and mounted" test -n "$DS"
@@ -221,8 +222,8 @@ check "--no-recordings: the chain alone, the cut still noted from it (exit $rc)"
 check "serve starts again" start_serve
 G=$(new_session g)
 sleep 3
-check "A's recording, chained, is marked 0400; G's, running, is 0600" \
-	sh -c "[ \"\$(stat -c %a '$REC/$A.cdsrec')\" = 400 ] && [ \"\$(stat -c %a '$REC/$G.cdsrec')\" = 600 ]"
+check "A's recording, chained, is marked 0440 (the auditors'); G's, running, is 0600" \
+	sh -c "[ \"\$(stat -c %a '$REC/$A.cdsrec')\" = 440 ] && [ \"\$(stat -c %a '$REC/$G.cdsrec')\" = 600 ]"
 kill -9 "$(pgrep -P "$SRV_PID" -u cdsgate-api | head -1)"
 wait "$SRV_PID"; rc=$?; SRV_PID=; : > "$D/out"
 check "kill -9 of the api: the parent stops G and exits non-zero (exit $rc); G's record_closed never reached the chain" \

@@ -10,6 +10,7 @@
 #   serve_start            start it; 0 once the api is ready
 #   api METHOD PATH [BODY] status on stdout, body in $D/resp (as root)
 #   dump                   the store's SQL dump
+#   session_new            a session for alice on $DS: $SCODE, $SID, $VADDR
 
 CDSGATED=$top_builddir/cdsgated
 VNCTEST=${VNCTEST:-$top_builddir/tests/gateway/cdsgate-vnctest}
@@ -53,4 +54,16 @@ import_passed() {
 		--sensitive diagnosis --insensitive length_of_stay \
 		--hierarchies "$D/in" --k 5 --suppression-limit 0.05 --json > "$D/imp.json" 2> "$D/imp.err"
 	DS=$(json "$D/imp.json" 'j["id"]')
+}
+
+# session_new [RECIPIENT]: POST /v1/sessions for RECIPIENT (alice) on $DS;
+# the status in $SCODE, the reply in $D/s.json, the secret in $D/s.pw,
+# the id in $SID and the VNC address (host:port) in $VADDR.
+session_new() {
+	SCODE=$(api POST /v1/sessions "{\"recipient\": \"${1:-alice}\", \"dataset\": $DS}")
+	cp "$D/resp" "$D/s.json"
+	[ "$SCODE" = 201 ] || return 1
+	SID=$(json "$D/s.json" 'j["id"]')
+	json "$D/s.json" 'j["secret"]' > "$D/s.pw"
+	VADDR=$(json "$D/s.json" 'j["vnc"]')
 }
