@@ -237,5 +237,10 @@ int	audit_filter_match(struct audit_filter *f, json_t *record);
  */
 int	audit_session_report(const char *log, const char *id, const char *dir,
 	    json_t **out, char *err, size_t errlen);
+/* The audit log's part of that alone (no file is read but the log):
+ * session, recipient, dataset, dataset_name, created, expires, ended,
+ * end, api_events, recording (as logged). */
+int	audit_session_facts(const char *log, const char *id, json_t **out,
+	    char *err, size_t errlen);
 
 #endif

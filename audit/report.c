@@ -359,10 +359,10 @@ report_files(struct rep *r)
 }
 
 int
-audit_session_report(const char *log, const char *id, const char *dir,
-    json_t **out, char *err, size_t errlen)
+audit_session_facts(const char *log, const char *id, json_t **out,
+    char *err, size_t errlen)
 {
-	struct rep r = { NULL, id, dir, "", 0 };
+	struct rep r = { NULL, id, NULL, "", 0 };
 	int rc;
 
 	*out = NULL;
@@ -382,6 +382,20 @@ audit_session_report(const char *log, const char *id, const char *dir,
 		json_decref(r.o);
 		return rc;
 	}
+	*out = r.o;
+	return AUDIT_OK;
+}
+
+int
+audit_session_report(const char *log, const char *id, const char *dir,
+    json_t **out, char *err, size_t errlen)
+{
+	struct rep r = { NULL, id, dir, "", 1 };
+	int rc;
+
+	if ((rc = audit_session_facts(log, id, &r.o, err, errlen)) !=
+	    AUDIT_OK)
+		return rc;
 	report_files(&r);
 	*out = r.o;
 	return AUDIT_OK;

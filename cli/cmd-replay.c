@@ -478,6 +478,15 @@ do_export(struct record_reader *r, const struct replay_args *a)
 	return 0;
 }
 
+/* A string member of o, or "?". */
+static const char *
+str_or(json_t *o, const char *key)
+{
+	const char *v = json_string_value(json_object_get(o, key));
+
+	return v != NULL ? v : "?";
+}
+
 /* Could arg be a session id (A-Z a-z 0-9 . _ -, no slash)? */
 static int
 looks_like_id(const char *arg)
@@ -581,6 +590,28 @@ check_vouched(const struct replay_args *a, struct record_reader *r,
 		fprintf(stderr, "cdsgate: warning: %s: %s\n", a->file, what);
 }
 
+/* --info: the session's dataset and end, from the audit log's
+ * session.create and record_closed (the recording does not hold them). */
+static void
+info_session(const char *session, const struct replay_args *a)
+{
+	const char *log = a->audit_log != NULL ? a->audit_log :
+	    cli_default_audit_log();
+	json_t *f = NULL;
+	char err[1024];
+
+	if (log == NULL || audit_session_facts(log, session, &f, err,
+	    sizeof(err)) != AUDIT_OK) {
+		printf("dataset: ? (%s)\n", log == NULL ? "no audit log" : err);
+		return;
+	}
+	printf("dataset: %" JSON_INTEGER_FORMAT " (%s)\ncreated: %s\n"
+	    "ended: %s (%s)\n", json_integer_value(json_object_get(f,
+	    "dataset")), str_or(f, "dataset_name"), str_or(f, "created"),
+	    str_or(f, "ended"), str_or(f, "end"));
+	json_decref(f);
+}
+
 /*
  * A session id (not an existing file) is resolved through the API
  * (GET /v1/sessions/ID/recording, auditor role) to its recording's path.
@@ -647,8 +678,9 @@ cmd_replay(int argc, char **argv)
 		warn_truncated(a.file, record_reader_info(r));
 	if (!a.by_id)
 		check_vouched(&a, r, strcmp(a.action, "--info") == 0);
-	if (strcmp(a.action, "--info") == 0)
-		rc = do_info(r, a.file);
+	if (strcmp(a.action, "--info") == 0 &&
+	    (rc = do_info(r, a.file)) == 0)
+		info_session(record_reader_header(r)->session, &a);
 	else if (strcmp(a.action, "--frame") == 0)
 		rc = do_frame(r, &a);
 	else if (strcmp(a.action, "--keys") == 0)

@@ -87,6 +87,7 @@ check "the audit log and head: group cdsgate-auditor, 0640 ($(stat -c '%G %a' "$
 aud replay "$SID" --info > "$A_DIR/info" 2> "$A_DIR/info.err"; rc=$?
 check "auditor: replay ID --info (exit $rc: $(head -c 200 "$A_DIR/info.err"))" test "$rc" = 0
 check "the recording's header has the API's session id" grep -q "^session: $SID\$" "$A_DIR/info"
+check "replay --info shows the dataset (from the audit log)" grep -q "^dataset: $DS (patients)\$" "$A_DIR/info"
 aud replay "$SID" --keys > "$A_DIR/keys" 2>&1
 check "auditor: replay ID --keys shows the typed text" grep -qF "$TEXT" "$A_DIR/keys"
 aud replay "$SID" --search 'from patients' > "$A_DIR/search" 2>&1; rc=$?
