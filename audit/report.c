@@ -17,11 +17,14 @@
 #include "config.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "audit/audit.h"
 #include "record/record.h"
@@ -217,22 +220,21 @@ digest_matches(struct rep *r, const char *path, const char *want)
 static void
 on_event(struct rep *r, const struct record_item *it, uint64_t start_us)
 {
-	static const char *const kinds[] = { "connect", "auth_fail",
-	    "client_refused", "disconnect", NULL };
+	/* each connection event and what it says of the login */
+	static const char *const kinds[][2] = { { "connect", "ok" },
+	    { "auth_fail", "failed" }, { "client_refused", "refused" },
+	    { "front_closed", "none" }, { "disconnect", "-" }, { NULL, NULL } };
 	json_t *e = json_loads(it->data, 0, NULL), *c;
 	const char *ev = json_string_value(json_object_get(e, "event"));
 	size_t i;
 
-	for (i = 0; ev != NULL && kinds[i] != NULL; i++)
-		if (strcmp(ev, kinds[i]) == 0)
+	for (i = 0; ev != NULL && kinds[i][0] != NULL; i++)
+		if (strcmp(ev, kinds[i][0]) == 0)
 			break;
-	if (ev != NULL && kinds[i] != NULL) {
-		c = json_pack("{s:o, s:f, s:s}", "time", iso_time((int64_t)
+	if (ev != NULL && kinds[i][0] != NULL) {
+		c = json_pack("{s:o, s:f, s:s, s:s}", "time", iso_time((int64_t)
 		    ((start_us + it->t_us) / 1000000)), "t", it->t_us / 1e6,
-		    "event", ev);
-		json_object_set_new(c, "login", json_string(
-		    strcmp(ev, "connect") == 0 ? "ok" :
-		    strcmp(ev, "disconnect") == 0 ? "-" : "refused"));
+		    "event", ev, "login", kinds[i][1]);
 		copy(c, "client", e, "client");
 		copy(c, "role", e, "role");
 		copy(c, "tls", e, "tls");
@@ -294,6 +296,26 @@ report_recording(struct rep *r, const char *path)
 	record_reader_free(rd);
 }
 
+/* fopen for reading, a regular file only (a FIFO must not hang us). */
+static FILE *
+open_regular(const char *path)
+{
+	struct stat st;
+	FILE *f;
+	int fd;
+
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)) < 0)
+		return NULL;
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		errno = EINVAL;
+		return NULL;
+	}
+	if ((f = fdopen(fd, "r")) == NULL)
+		close(fd);
+	return f;
+}
+
 /* The network log: every HTTP request the browser made. */
 static void
 report_requests(struct rep *r, const char *path)
@@ -302,7 +324,7 @@ report_requests(struct rep *r, const char *path)
 	char *line;
 	FILE *f;
 
-	if ((f = fopen(path, "re")) == NULL) {
+	if ((f = open_regular(path)) == NULL) {
 		problem(r, "%s: %s", path, strerror(errno));
 		return;
 	}

@@ -301,8 +301,10 @@ cmd_show(int argc, char **argv)
 const struct cmd_entry cmd_audit_keygen_entry = { "audit", "keygen",
     USAGE_KEYGEN, "make the audit log's Ed25519 signing key", cmd_keygen };
 const struct cmd_entry cmd_audit_verify_entry = { "audit", "verify",
-    USAGE_VERIFY, "check the log's chain, signatures and head", cmd_verify };
+    USAGE_VERIFY, "check the log's chain, signatures, head and recordings "
+    "(exit 3: tampered, 2: unreadable)", cmd_verify };
 const struct cmd_entry cmd_audit_list_entry = { "audit", "list", USAGE_LIST,
-    "list the log's records", cmd_list };
+    "list the log's records, whole, by type, recipient, dataset, session "
+    "and time", cmd_list };
 const struct cmd_entry cmd_audit_show_entry = { "audit", "show", USAGE_SHOW,
     "show one record", cmd_show };

@@ -12,7 +12,8 @@
  *              ...fields}.
  * Events — supervisor: session_start, display_ready, ready, child_start,
  * child_exit, browser_restart, browser_net, session_stop (reason); worker:
- * connect, disconnect (reason), auth_fail, client_refused, key_filtered,
+ * connect, disconnect (reason), auth_fail, client_refused, front_closed
+ * (a connection the TLS front door closed before a login), key_filtered,
  * button_filtered, rate_limited, rate_alarm, clipboard_dropped (size),
  * protocol_error, idle_timeout, max_duration, setup_failed, vnc_log
  * (LibVNCServer's own messages, rate limited), and the TLS front door's

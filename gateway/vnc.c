@@ -677,6 +677,23 @@ vnc_answer_want(void *ctx, struct ipc_msg *msg)
 	return 0;
 }
 
+/* On the timeline (and so in the recording and `session report`): a
+ * connection that never logged in; within the refusals' budget, as a
+ * stranger causes it by connecting. */
+static void
+vnc_front_closed(struct vnc *v, const char *addr)
+{
+	if (!tbucket_take(&v->refuse_bucket, vnc_now(v))) {
+		v->refused_quiet++;
+		return;
+	}
+	slog_event("front_closed", json_pack("{s:s, s:s, s:I}", "client", addr,
+	    "reason", "closed at the TLS front door before a login (the tls "
+	    "process's auth_fail, if any, says why)", "suppressed",
+	    (json_int_t)v->refused_quiet));
+	v->refused_quiet = 0;
+}
+
 /* TIPC_CLOSED: the tls process is done with a connection. */
 static int
 vnc_answer_closed(void *ctx, struct ipc_msg *msg)
@@ -689,6 +706,8 @@ vnc_answer_closed(void *ctx, struct ipc_msg *msg)
 	if (m.slot >= VNC_MAX_FRONT || v->front[m.slot].state == FRONT_FREE)
 		return -1;
 	f = &v->front[m.slot];
+	if (f->state == FRONT_TLS)
+		vnc_front_closed(v, f->addr);
 	if (f->ifd >= 0)
 		close(f->ifd);
 	preauth_release(v->pa, f->preauth_id);

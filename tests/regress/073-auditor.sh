@@ -6,7 +6,9 @@
 # --search, --events, --frame, --serve), verifies the audit log, lists it
 # by session, recipient, dataset and time (full lines, --json, an unknown
 # --type refused), and reads `cdsgate session report` (text and --json):
-# the typed text, the URLs, the dataset, the connections.  One id in the
+# the typed text, the URLs, the dataset, the connections (also of a
+# session behind the TLS front door: the VeNCrypt login and a failed
+# one).  One id in the
 # API, the recording's name and header, the audit log.  A tampered copy of
 # the log exits 3; an unreadable head file or log exits 2 naming the file.
 # A user outside the group is refused.
@@ -84,7 +86,7 @@ check "the audit log and head: group cdsgate-auditor, 0640 ($(stat -c '%G %a' "$
 	test "$(stat -c '%G %a' "$LOG" "$LOG.head" | sort -u)" = "cdsgate-auditor 640"
 
 # ---- replay, as the auditor ----
-aud replay "$SID" --info > "$A_DIR/info" 2> "$A_DIR/info.err"; rc=$?
+aud replay "$SID" --info --audit-log "$LOG" > "$A_DIR/info" 2> "$A_DIR/info.err"; rc=$?
 check "auditor: replay ID --info (exit $rc: $(head -c 200 "$A_DIR/info.err"))" test "$rc" = 0
 check "the recording's header has the API's session id" grep -q "^session: $SID\$" "$A_DIR/info"
 check "replay --info shows the dataset (from the audit log)" grep -q "^dataset: $DS (patients)\$" "$A_DIR/info"
@@ -113,9 +115,42 @@ else
 fi
 stop "$rpid"
 
+# ---- a session behind the TLS front door: VeNCrypt logins in the report ----
+kill -TERM "$SRV_PID"; wait "$SRV_PID"; SRV_PID=
+if command -v openssl >/dev/null && openssl req -x509 -newkey rsa:2048 -nodes -days 2 \
+	-subj "/CN=127.0.0.1" -addext "subjectAltName=IP:127.0.0.1" \
+	-keyout "$D/key.pem" -out "$D/cert.pem" 2> /dev/null; then
+	chmod 600 "$D/key.pem"
+	write_config "$CONF" "\"tls_cert\": \"$D/cert.pem\", \"tls_key\": \"$D/key.pem\""
+	check "cdsgated serve starts with TLS" start_serve
+	S1=$SID
+	session_new
+	T=$SID SID=$S1
+	sleep 3
+	tv() { "$VNCTEST" --host "${VADDR%:*}" --port "${VADDR##*:}" --user alice \
+		--ca "$D/cert.pem" --timeout 30 "$@" > /dev/null 2>&1; }
+	check "VeNCrypt: alice logs in with the secret ($SCODE)" tv --password-file "$D/s.pw" type 'tls text' sync
+	check "VeNCrypt: a wrong secret is refused" tv --password-file "$D/bad.pw" expect-refused
+	"$CDSGATE" session revoke "$T" > /dev/null
+	for _ in $(seq 100); do grep '"record_closed"' "$LOG" | grep -q "$T" && break; sleep 0.2; done
+	aud session report "$T" --audit-log "$LOG" --json > "$A_DIR/tls.json" 2> "$A_DIR/tls.err"
+	check "report (TLS): alice's VeNCrypt login ok, the failed one as no login, the text" \
+		python3 - "$A_DIR/tls.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+c = r["connections"]
+ok = [x for x in c if x["event"] == "connect"]
+assert ok and ok[0]["login"] == "ok" and ok[0]["user"] == "alice" and ok[0]["tls"] is True, c
+assert any(x["event"] == "front_closed" and x["login"] == "none" for x in c), c
+assert "tls text" in r["typed"], r["typed"]
+PY
+	kill -TERM "$SRV_PID"; wait "$SRV_PID"; SRV_PID=
+else
+	skip "sessions over TLS: openssl cannot make a certificate"
+fi
+
 # ---- verify and list, as the auditor (the daemon stopped: its last
 # checkpoint signed) ----
-kill -TERM "$SRV_PID"; wait "$SRV_PID"; SRV_PID=
 aud audit verify "$LOG" --key "$D/audit.pub" > "$A_DIR/verify" 2>&1; rc=$?
 check "auditor: audit verify: intact, recordings re-hashed (exit $rc: $(head -c 300 "$A_DIR/verify"))" \
 	sh -c "[ $rc = 0 ] && grep -q ': intact:' '$A_DIR/verify' && grep -q 'recordings: [1-9]' '$A_DIR/verify'"
@@ -164,7 +199,7 @@ check "report: the URLs the browser requested (GET /, POST /event)" sh -c \
 check "report: created, started, ended, revoked" sh -c \
 	"grep -Eq '^created: +20' '$A_DIR/report' && grep -Eq '^started: +20' '$A_DIR/report' && grep -Eq '^ended: +20' '$A_DIR/report' && grep -Eq '^end: +revoked' '$A_DIR/report'"
 aud session report "$SID" --audit-log "$LOG" --json > "$A_DIR/report.json" 2>&1
-check "report --json: connections (a refused login and one ok), digest matches, URLs" \
+check "report --json: connections (a failed login and one ok), digest matches, URLs" \
 	python3 - "$A_DIR/report.json" "$SID" "$DS" "$TEXT" "$REC" <<'PY'
 import json, sys
 r = json.load(open(sys.argv[1]))
@@ -173,7 +208,7 @@ assert r["session"] == sid and r["recipient"] == "alice" and r["dataset"] == ds,
 assert r["dataset_name"] == "patients", r
 assert text in r["typed"], r["typed"]
 logins = [c["login"] for c in r["connections"] if c["event"] != "disconnect"]
-assert "ok" in logins and "refused" in logins, r["connections"]
+assert "ok" in logins and "failed" in logins, r["connections"]
 assert all(c["client"].startswith("127.0.0.1") for c in r["connections"]), r["connections"]
 assert r["recording"]["file"] == rec + "/" + sid + ".cdsrec", r["recording"]
 assert r["recording"]["sha256_matches"] is True, r["recording"]
