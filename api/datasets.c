@@ -427,7 +427,7 @@ mount_write(struct api_req *r, struct store_dataset *d, int64_t v,
     const char *backend)
 {
 	struct mount_info mi = { d->name, v, d->id, d->raw_sha256,
-	    d->output_path, report_records(d->report) };
+	    d->output_path, report_records(d->report), d->report };
 	char err[PGRUNNER_ERR_MAX];
 	int rc = PGM_OK;
 
