@@ -72,7 +72,9 @@ deid_fmt_share(double share, char *buf, size_t len)
 
 	if (!isfinite(p))
 		snprintf(buf, len, "(unknown)");
-	else if (p == 0 || p >= 10)
+	else if (p == 0)
+		snprintf(buf, len, "0 %%");
+	else if (p >= 1)
 		snprintf(buf, len, "%.1f %%", p);
 	else
 		snprintf(buf, len, "%.2g %%", p);
@@ -446,8 +448,8 @@ explain_attack(json_t *lines, const json_t *report)
 	    report, "risk"), "after"), "attack");
 	char p[32], pm[32], m[32];
 
-	if (!json_is_object(a) || deid_jnum(json_object_get(report, "verified"),
-	    "released_records") == 0)
+	if (!json_is_object(a) || !(deid_jnum(json_object_get(report,
+	    "verified"), "released_records") > 0))
 		return;
 	deid_fmt_share(deid_jnum(a, "prosecutor"), p, sizeof(p));
 	deid_fmt_share(deid_jnum(a, "prosecutor_max"), pm, sizeof(pm));
