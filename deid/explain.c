@@ -259,16 +259,27 @@ crit_limit(struct crits *cs, const json_t *crit, const json_t *v)
 
 /* The game's criterion: no released record it would not release. */
 static void
-crit_game(struct crits *cs, const json_t *crit, const json_t *v)
+crit_game(struct crits *cs, const json_t *crit, const json_t *game,
+    const json_t *v)
 {
 	const char *g = json_string_value(json_object_get(crit, "game"));
 	double bad = deid_jnum(v, "unreleasable_records");
+	double small = deid_jnum(v, "smallest_class");
+	double worth = deid_jnum(game, "gain") / deid_jnum(game, "cost");
 	struct crit *c;
 
-	if (g == NULL || isnan(bad) || (c = crit_add(cs, bad > 0, 1)) == NULL)
+	if (g == NULL || isnan(bad) || (c = crit_add(cs, bad > 0,
+	    strcmp(g, "no-attack") == 0 && worth > 0 ? small / worth - 1 :
+	    1)) == NULL)
 		return;
-	snprintf(c->text, sizeof(c->text), "the game's %s criterion: %.0f "
-	    "released records it would not release", g, bad);
+	if (strcmp(g, "no-attack") == 0 && bad == 0 && isfinite(worth))
+		snprintf(c->text, sizeof(c->text), "the game's no-attack "
+		    "criterion: no released class is worth attacking (the "
+		    "smallest has %.0f records, more than Gain/Cost = %.4g)",
+		    small, worth);
+	else
+		snprintf(c->text, sizeof(c->text), "the game's %s criterion: "
+		    "%.0f released records it would not release", g, bad);
 }
 
 /* The criteria checked on the verified figures, in a fixed order. */
@@ -285,7 +296,7 @@ crits_collect(const json_t *report, struct crits *cs)
 	crit_pu(cs, crit, v);
 	crit_residual(cs, v);
 	crit_limit(cs, crit, v);
-	crit_game(cs, crit, v);
+	crit_game(cs, crit, json_object_get(report, "game"), v);
 }
 
 /* The first failed criterion, or the tightest one met. */
@@ -492,7 +503,9 @@ deid_explain_summary(const json_t *report)
 	char line[LINE_MAX_LEN];
 	size_t i;
 
-	lines = deid_explain(report);
+	lines = json_is_array(json_object_get(report, "explanation")) ?
+	    json_incref(json_object_get(report, "explanation")) :
+	    deid_explain(report);
 	json_object_set_new(o, "verdict", json_string(deid_jstr(json_object_get(
 	    report, "gate"), "verdict")));
 	json_object_set(o, "headline", json_array_get(lines, 0));

@@ -137,9 +137,9 @@ svg_bars(FILE *f, const char *title, const struct bar_row *rows, size_t n,
 	int h = top + (int)n * rh + 4, y, w;
 	size_t i, s;
 
-	fprintf(f, "<svg role=\"img\" "
-	    "width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\"><title>%s</title>",
-	    LABEL_W + BAR_W + TEXT_W, h, LABEL_W + BAR_W + TEXT_W, h, title);
+	fprintf(f, "<svg role=\"img\" width=\"%d\" height=\"%d\" "
+	    "viewBox=\"0 0 %d %d\"><title>%s</title>", LABEL_W + BAR_W +
+	    TEXT_W, h, LABEL_W + BAR_W + TEXT_W, h, title);
 	svg_legend(f, series, nseries);
 	for (i = 0; i < n; i++) {
 		y = top + (int)i * rh;
@@ -150,7 +150,8 @@ svg_bars(FILE *f, const char *title, const struct bar_row *rows, size_t n,
 		for (s = 0; s < nseries; s++) {
 			if (isnan(rows[i].v[s]))
 				continue;
-			w = (int)lround(BAR_W * fmin(1, fmax(0, rows[i].v[s])));
+			w = (int)lround(BAR_W * fmin(1, fmax(0,
+			    rows[i].v[s])));
 			fprintf(f, "<rect x=\"%d\" y=\"%d\" width=\"%d\" "
 			    "height=\"14\" fill=\"%s\"/><text x=\"%d\" y=\"%d\">"
 			    "%s</text>", LABEL_W, y + 4 + (int)s * 16, w > 0 ?
@@ -211,9 +212,9 @@ svg_ladder(FILE *f, const json_t *gen)
 			maxl = json_array_size(json_object_get(g, "levels"));
 	w = LABEL_W + (int)maxl * (BOX_W + 8);
 	h = (int)json_array_size(gen) * (BOX_H + 10) + 4;
-	fprintf(f, "<svg role=\"img\" "
-	    "width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\"><title>the "
-	    "chosen level of every quasi-identifier</title>", w, h, w, h);
+	fprintf(f, "<svg role=\"img\" width=\"%d\" height=\"%d\" "
+	    "viewBox=\"0 0 %d %d\"><title>the chosen level of every "
+	    "quasi-identifier</title>", w, h, w, h);
 	json_array_foreach(gen, i, g)
 		svg_ladder_row(f, g, 2 + (int)i * (BOX_H + 10));
 	fputs("</svg>\n", f);
@@ -343,7 +344,7 @@ sec_residual(FILE *f, const json_t *risk)
 	    "population</h2>\n<p>PU/SU: the share of the sample uniques "
 	    "expected to be unique in the population; the red line is the "
 	    "bound.</p>\n<table><tr><th>population N</th><th>bound</th><th>"
-	    "before</th><th>after</th><th>model</th><th>after</th></tr>\n", f);
+	    "before</th><th>after</th><th>model</th><th>check</th></tr>\n", f);
 	json_array_foreach(after, i, r) {
 		fputs("<tr>", f);
 		td_num(f, deid_jnum(r, "population"), F_POP);
@@ -385,7 +386,8 @@ sec_quality(FILE *f, const json_t *report)
 
 	fputs("<section id=\"quality\"><h2>Quality per attribute</h2>\n<p>"
 	    "Information loss of each quasi-identifier: 0 = kept as is, "
-	    "1 = every value generalized to the top.</p>\n<table><tr><th>"
+	    "1 = every value generalized to the top; a suppressed record "
+	    "counts as generalized to the top.</p>\n<table><tr><th>"
 	    "attribute</th><th>level</th><th>Loss</th><th>non-uniform "
 	    "entropy</th></tr>\n", f);
 	json_array_foreach(gen, i, g) {
