@@ -202,6 +202,8 @@ rc=0
 check "a failing import says which criterion failed, figure and bound (exit $rc)" \
 	sh -c '[ "$1" -eq 3 ] && grep -qE "^  Failed, the table must not be released: PU/SU = [0-9.]+ exceeds the bound 0.01" "$0"' \
 	"$D/bad.txt" "$rc"
+check "  and the dataset's reason is that line" \
+	grep -qE "^reason: Failed, the table must not be released: PU/SU = [0-9.]+ exceeds the bound 0.01" "$D/bad.txt"
 rc=0
 "$CDSGATE" dataset show 1 --html "$D/show.html" > "$D/show.txt" 2>&1 || rc=$?
 check "dataset show --html writes the stored report's page (exit $rc)" \
