@@ -189,7 +189,7 @@ crit_pu(struct crits *cs, const json_t *crit, const json_t *v)
 	if ((c = crit_add(cs, !(pu <= t), t > 0 ? 1 - pu / t : 0)) == NULL)
 		return;
 	if (isnan(pu))
-		snprintf(c->text, sizeof(c->text), "PU <= %s at N = %s: the "
+		snprintf(c->text, sizeof(c->text), "PU ≤ %s at N = %s: the "
 		    "%s model could not estimate it (%s), which fails closed",
 		    ts, ns, deid_jstr(v, "pu_model"), deid_jstr(v, "pu_error"));
 	else
@@ -218,7 +218,7 @@ crit_residual(struct crits *cs, const json_t *v)
 		    "passed")), bound > 0 ? 1 - ratio / bound : 0)) == NULL)
 			return;
 		if (isnan(ratio))
-			snprintf(c->text, sizeof(c->text), "PU/SU <= %.4g at "
+			snprintf(c->text, sizeof(c->text), "PU/SU ≤ %.4g at "
 			    "N = %s: the %s model could not estimate it (%s), "
 			    "which fails closed", bound, ns,
 			    deid_jstr(rs, "model"),
@@ -385,7 +385,7 @@ suppress_why(const json_t *crit, char *buf, size_t len)
 	if (!isnan(deid_jnum(crit, "pu_threshold")) && n < len) {
 		deid_fmt_share(deid_jnum(crit, "pu_threshold"), ts, sizeof(ts));
 		n += (size_t)snprintf(buf + n, len - n, "%sthey were in the "
-		    "smallest classes, removed until PU <= %s", n ? ", or " :
+		    "smallest classes, removed until PU ≤ %s", n ? ", or " :
 		    "", ts);
 	}
 	if (g != NULL && n < len)

@@ -239,7 +239,9 @@ sec_verdict(FILE *f, const json_t *report)
 	json_array_foreach(lines, i, l) {
 		if (i == 0)
 			continue;
-		fputs("<li>", f);
+		fputs(json_is_string(l) && strncmp(json_string_value(l),
+		    "FAILED", 6) == 0 ?
+		    "<li class=\"fail\">" : "<li>", f);
 		deid_html_escape(f, json_string_value(l));
 		fputs("</li>\n", f);
 	}

@@ -220,7 +220,7 @@ test_passed_with_pu(void)
 	tap_ok(find_line(lines, "age: level 1 of 2, 100 values → 10, e.g. "
 	    "\"37\" → \"30-39\"") != NULL, "age 37 → 30-39 in the labels");
 	tap_ok(find_line(lines, "100 of 5,000 records (2.0 %)") != NULL &&
-	    find_line(lines, "removed until PU <= 1.0 %") != NULL,
+	    find_line(lines, "removed until PU ≤ 1.0 %") != NULL,
 	    "how many were suppressed and why");
 	tap_ok(find_line(lines, "met: PU/SU = 0.875 is within the bound 0.9")
 	    != NULL && strstr(headline(lines), "PU/SU = 0.875") != NULL,
