@@ -6,6 +6,7 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "deid/dataset.h"
 #include "deid/explain.h"
@@ -238,16 +239,33 @@ report_transformation(const struct deid_anon_report *r)
 	return o;
 }
 
+/* The leaf to show as an example: from the middle of the hierarchy on,
+ * the first whose label at the chosen level differs from its own. */
+static size_t
+report_example_leaf(const struct deid_hierarchy *h, unsigned level)
+{
+	size_t i, leaf;
+
+	for (i = 0; i < h->nleaves; i++) {
+		leaf = (h->nleaves / 2 + i) % h->nleaves;
+		if (strcmp(h->values[level][h->map[level][leaf]],
+		    h->values[0][h->map[0][leaf]]) != 0)
+			return leaf;
+	}
+	return h->nleaves / 2;
+}
+
 /* One QI's hierarchy in the report's words: at each level how many
- * values it has and what one leaf (the middle one of the hierarchy)
- * reads as there; the level chosen and the losses of the QI. */
+ * values it has and what one leaf (report_example_leaf) reads as there;
+ * the level chosen and the losses of the QI. */
 static json_t *
 report_generalization_qi(const struct deid_anon_report *r, size_t j)
 {
 	const struct deid_qi *q = &r->e->qi[j];
 	const struct deid_hierarchy *h = q->h;
 	json_t *o = json_object(), *lv = json_array();
-	size_t l, ex = h->nleaves / 2;
+	size_t l, ex = report_example_leaf(h, r->res.found ?
+	    r->res.levels[j] : 0);
 
 	json_object_set_new(o, "attribute",
 	    json_string(r->ds->cols[q->col].name));

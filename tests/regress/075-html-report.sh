@@ -80,6 +80,16 @@ check "a failing gate: exit 3, the page written, no table" \
 check "  the text says which criterion failed with figure and bound" \
 	grep -qE '^  Failed, the table must not be released: PU/SU = [0-9.]+ exceeds the bound 0.01 at N = 4.0 million' "$TMP/f.txt"
 
+# The game ran: its section is there.
+"$CDSGATE" deid anonymize --data "$S/patients.csv" --hierarchies "$S" \
+	--qi age,sex,zip,race,admission_date $CLS --game no-attack \
+	--output "$TMP/g.csv" --report "$TMP/g.json" --report-html "$TMP/g.html" > "$TMP/g.txt" 2>&1
+check "with the game: its section in the page, its criterion with Gain/Cost in the text" \
+	sh -c 'grep -q "<section id=\"game\"><h2>The game-theoretic model (no-attack)" "$0" &&
+		grep -q "no released class is worth attacking (the smallest has [0-9]* records, more than Gain/Cost = 75)" "$1"' \
+	"$TMP/g.html" "$TMP/g.txt"
+check "  and without it no game section" sh -c '! grep -q "id=\"game\"" "$0"' "$TMP/r.html"
+
 # ---- the pages in real headless Chromium -----------------------------------
 # chrome ARGS...: Chromium headless on our files only: no proxy reachable,
 # no name resolves, as $BROWSER_USER with its own sandbox when root.
