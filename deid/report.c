@@ -273,7 +273,7 @@ report_generalization_qi(const struct deid_anon_report *r, size_t j)
 	    json_integer(r->res.levels[j]) : json_null());
 	json_object_set_new(o, "distinct_values",
 	    json_integer((json_int_t)r->ds->cols[q->col].ndict));
-	for (l = 0; l < h->nlevels; l++)
+	for (l = 0; h->nleaves > 0 && l < h->nlevels; l++)
 		json_array_append_new(lv, json_pack("{s:I, s:s}", "values",
 		    (json_int_t)h->ndomain[l], "example",
 		    h->values[l][h->map[l][ex]]));
