@@ -127,44 +127,54 @@ svg_legend(FILE *f, const char *const *series, size_t nseries)
 		    (int)s * 110, series[s]);
 }
 
+/* One row of svg_bars at y: its label, bars and value texts (right of
+ * the bar and of the mark), the mark. */
+static void
+svg_bar_row(FILE *f, const struct bar_row *row, int y, int rh,
+    size_t nseries)
+{
+	static const char *const color[] = { COLOR_BEFORE, COLOR_AFTER };
+	long mx = isnan(row->mark) ? -1 : lround(BAR_W * fmin(1,
+	    fmax(0, row->mark)));
+	size_t s;
+	int w;
+
+	fprintf(f, "<text x=\"%d\" y=\"%d\" text-anchor=\"end\">",
+	    LABEL_W - 8, y + rh / 2 + 2);
+	escape_short(f, row->label, 22);
+	fputs("</text>", f);
+	for (s = 0; s < nseries; s++) {
+		if (isnan(row->v[s]))
+			continue;
+		w = (int)lround(BAR_W * fmin(1, fmax(0, row->v[s])));
+		fprintf(f, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"14\" "
+		    "fill=\"%s\"/><text x=\"%ld\" y=\"%d\">%s</text>", LABEL_W,
+		    y + 4 + (int)s * 16, w > 0 ? w : 1,
+		    color[nseries > 1 ? s : 1],
+		    LABEL_W + (w > mx ? w : mx + 2) + 6L,
+		    y + 15 + (int)s * 16, row->text[s]);
+	}
+	if (mx >= 0)
+		fprintf(f, "<line x1=\"%ld\" x2=\"%ld\" y1=\"%d\" y2=\"%d\" "
+		    "stroke=\"%s\" stroke-width=\"2\"/>", LABEL_W + mx,
+		    LABEL_W + mx, y + 1, y + rh - 3, COLOR_MARK);
+}
+
 /* Horizontal bars, a share of 1 filling BAR_W; labels escaped. */
 static void
 svg_bars(FILE *f, const char *title, const struct bar_row *rows, size_t n,
     const char *const *series, size_t nseries)
 {
-	static const char *const color[] = { COLOR_BEFORE, COLOR_AFTER };
 	int rh = (int)nseries * 16 + 10, top = nseries > 1 ? 24 : 4;
-	int h = top + (int)n * rh + 4, y, w;
-	size_t i, s;
+	int h = top + (int)n * rh + 4;
+	size_t i;
 
 	fprintf(f, "<svg role=\"img\" width=\"%d\" height=\"%d\" "
 	    "viewBox=\"0 0 %d %d\"><title>%s</title>", LABEL_W + BAR_W +
 	    TEXT_W, h, LABEL_W + BAR_W + TEXT_W, h, title);
 	svg_legend(f, series, nseries);
-	for (i = 0; i < n; i++) {
-		y = top + (int)i * rh;
-		fprintf(f, "<text x=\"%d\" y=\"%d\" text-anchor=\"end\">",
-		    LABEL_W - 8, y + rh / 2 + 2);
-		escape_short(f, rows[i].label, 22);
-		fputs("</text>", f);
-		for (s = 0; s < nseries; s++) {
-			if (isnan(rows[i].v[s]))
-				continue;
-			w = (int)lround(BAR_W * fmin(1, fmax(0,
-			    rows[i].v[s])));
-			fprintf(f, "<rect x=\"%d\" y=\"%d\" width=\"%d\" "
-			    "height=\"14\" fill=\"%s\"/><text x=\"%d\" y=\"%d\">"
-			    "%s</text>", LABEL_W, y + 4 + (int)s * 16, w > 0 ?
-			    w : 1, color[nseries > 1 ? s : 1], LABEL_W + w + 6,
-			    y + 15 + (int)s * 16, rows[i].text[s]);
-		}
-		if (!isnan(rows[i].mark))
-			fprintf(f, "<line x1=\"%ld\" x2=\"%ld\" y1=\"%d\" "
-			    "y2=\"%d\" stroke=\"%s\" stroke-width=\"2\"/>",
-			    LABEL_W + lround(BAR_W * fmin(1, rows[i].mark)),
-			    LABEL_W + lround(BAR_W * fmin(1, rows[i].mark)),
-			    y + 1, y + rh - 3, COLOR_MARK);
-	}
+	for (i = 0; i < n; i++)
+		svg_bar_row(f, &rows[i], top + (int)i * rh, rh, nseries);
 	fputs("</svg>\n", f);
 }
 
