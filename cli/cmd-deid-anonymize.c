@@ -142,6 +142,29 @@ anon_emit(const struct deid_args *a, json_t *report,
 	return dres_take(&res->out, text, len);
 }
 
+/* In the worker: the report's HTML page (deid/html.h) into res, its
+ * title the input file's name. */
+static int
+anon_emit_html(const struct deid_args *a, const json_t *report,
+    struct deid_result *res)
+{
+	char *page = NULL;
+	size_t len = 0;
+	FILE *f;
+	int r;
+
+	if ((f = open_memstream(&page, &len)) == NULL)
+		return DEID_ENOMEM;
+	r = deid_html_report(report, a->data, f);
+	if (fclose(f) != 0 && r == DEID_OK)
+		r = DEID_ENOMEM;
+	if (r != DEID_OK) {
+		free(page);
+		return r;
+	}
+	return dres_take(&res->html, page, len);
+}
+
 /* The job, in the deid worker: the gate over the inputs, then what to
  * print and store. */
 static void
@@ -166,7 +189,9 @@ anon_job(struct deid_args *a, struct deid_inputs *in, struct deid_result *res)
 	}
 	res->wrote_output = rep.released;
 	o = deid_report_anonymize(&rep);
-	if ((r = anon_emit(a, o, &rep, res)) != DEID_OK) {
+	if ((r = anon_emit(a, o, &rep, res)) != DEID_OK ||
+	    (a->report_html != NULL &&
+	    (r = anon_emit_html(a, o, res)) != DEID_OK)) {
 		dres_fail(res, r, 0);
 		goto out;
 	}
@@ -175,32 +200,6 @@ out:
 	json_decref(o);
 	deid_anon_report_free(&rep);
 	dargs_job_free(bufs);
-}
-
-/* The HTML page of the report the worker sent (deid/html.h), written
- * atomically; its title is the input file's name. */
-static int
-anon_write_html(const struct deid_args *a, const char *report,
-    struct deid_error *err)
-{
-	json_t *o = json_loads(report, 0, NULL);
-	char *page = NULL;
-	size_t len = 0;
-	FILE *f;
-	int r;
-
-	if (o == NULL || (f = open_memstream(&page, &len)) == NULL) {
-		json_decref(o);
-		return DEID_ENOMEM;
-	}
-	r = deid_html_report(o, a->data, f);
-	if (fclose(f) != 0 && r == DEID_OK)
-		r = DEID_ENOMEM;
-	if (r == DEID_OK)
-		r = deid_write_file(a->report_html, page, err);
-	free(page);
-	json_decref(o);
-	return r;
 }
 
 /* In the parent: the table renamed into place, then the report, then
@@ -227,7 +226,8 @@ anon_commit(const struct deid_args *a, struct deid_atomic *out,
 	else
 		r = DEID_OK;
 	if (r == DEID_OK && a->report_html != NULL)
-		r = anon_write_html(a, s, &err);
+		r = wbuf_cstr(&res->html, &s) != BUF_OK ? DEID_ENOMEM :
+		    deid_write_file(a->report_html, s, &err);
 	if (r != DEID_OK) {
 		if (res->wrote_output)
 			unlink(a->output);
