@@ -82,6 +82,7 @@ deid_fmt_share(double share, char *buf, size_t len)
 
 /* ---- the lines ----------------------------------------------------- */
 
+/* Append one formatted line (at most LINE_MAX_LEN bytes) to lines. */
 static void __attribute__((format(printf, 2, 3)))
 say(json_t *lines, const char *fmt, ...)
 {
@@ -315,6 +316,7 @@ crits_decider(const struct crits *cs)
 	return best;
 }
 
+/* The first line: the verdict and what decided it. */
 static void
 explain_headline(json_t *lines, const json_t *report, const struct crits *cs)
 {
@@ -343,6 +345,7 @@ explain_headline(json_t *lines, const json_t *report, const struct crits *cs)
 		    "no transformation meets the criteria");
 }
 
+/* Every criterion with its figure, bound and state. */
 static void
 explain_criteria(json_t *lines, const struct crits *cs)
 {
@@ -356,6 +359,7 @@ explain_criteria(json_t *lines, const struct crits *cs)
 		    cs->n > 1 ? " (the tightest)" : "");
 }
 
+/* A line per quasi-identifier, in its hierarchy's labels. */
 static void
 explain_generalization(json_t *lines, const json_t *report)
 {
@@ -393,6 +397,7 @@ suppress_why(const json_t *crit, char *buf, size_t len)
 		    "release them", n ? ", or " : "", g);
 }
 
+/* How many records were suppressed, and by which criteria. */
 static void
 explain_suppression(json_t *lines, const json_t *report)
 {
@@ -452,6 +457,7 @@ explain_pu(json_t *lines, const json_t *report)
 	    "%s) are unique in a population of %s.", model, ps, about, rs, ns);
 }
 
+/* The attack summary, for an attacker who knows every QI. */
 static void
 explain_attack(json_t *lines, const json_t *report)
 {

@@ -114,6 +114,7 @@ struct bar_row {
 	double		 mark;		/* a bound, drawn as a line; NaN none */
 };
 
+/* The two series' colours, for a chart that has two. */
 static void
 svg_legend(FILE *f, const char *const *series, size_t nseries)
 {
@@ -232,6 +233,7 @@ svg_ladder(FILE *f, const json_t *gen)
 
 /* ---- sections ------------------------------------------------------- */
 
+/* The verdict box: the explanation, its headline first. */
 static void
 sec_verdict(FILE *f, const json_t *report)
 {
@@ -428,6 +430,7 @@ sec_quality(FILE *f, const json_t *report)
 	fputs("</section>\n", f);
 }
 
+/* Where the chosen node sits: every QI's levels, and the lattice. */
 static void
 sec_lattice(FILE *f, const json_t *report)
 {
@@ -450,6 +453,7 @@ sec_lattice(FILE *f, const json_t *report)
 	fputs("</section>\n", f);
 }
 
+/* The suppression's counts against its limit (from "verified"). */
 static void
 sec_suppression(FILE *f, const json_t *report)
 {
@@ -472,6 +476,7 @@ sec_suppression(FILE *f, const json_t *report)
 	fputs("</tr></table></section>\n", f);
 }
 
+/* The game's amounts and figures, when it ran. */
 static void
 sec_game(FILE *f, const json_t *game)
 {
@@ -505,6 +510,7 @@ sec_game(FILE *f, const json_t *game)
 	fputs("</table></section>\n", f);
 }
 
+/* The inputs' warnings (a repeated hierarchy row, ...). */
 static void
 sec_warnings(FILE *f, const json_t *report)
 {
@@ -523,6 +529,7 @@ sec_warnings(FILE *f, const json_t *report)
 	fputs("</ul></section>\n", f);
 }
 
+/* Doctype, CSP, title and styles: everything before the verdict. */
 static void
 page_head(FILE *f, const char *title)
 {
@@ -541,6 +548,7 @@ page_head(FILE *f, const char *title)
 	fputs("</p></header>\n", f);
 }
 
+/* The lattice and timing figures, and the page's end. */
 static void
 page_foot(FILE *f, const json_t *report)
 {
