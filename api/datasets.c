@@ -196,6 +196,10 @@ import_finish(struct api_req *r, int64_t id, const char *dir, int rc,
 
 	v = verdict_of(rc, said, reason, sizeof(reason));
 	report = report_load(dir);
+	if (v == STORE_DATASET_FAILED && json_is_string(json_array_get(
+	    json_object_get(report, "explanation"), 0)))	/* the why */
+		snprintf(reason, sizeof(reason), "%s", json_string_value(
+		    json_array_get(json_object_get(report, "explanation"), 0)));
 	snprintf(out, sizeof(out), "%s/data.csv", dir);
 	if (v == STORE_DATASET_PASSED && release_digest(report, out, osha))
 		v = STORE_DATASET_ERROR;
@@ -427,7 +431,7 @@ mount_write(struct api_req *r, struct store_dataset *d, int64_t v,
     const char *backend)
 {
 	struct mount_info mi = { d->name, v, d->id, d->raw_sha256,
-	    d->output_path, report_records(d->report) };
+	    d->output_path, report_records(d->report), d->report };
 	char err[PGRUNNER_ERR_MAX];
 	int rc = PGM_OK;
 

@@ -106,7 +106,7 @@ write_meta(const char *dir, const struct mount_info *mi, json_t *cols,
 	char path[PATH_MAX + 16], when[32];
 	time_t t = time(NULL);
 	struct tm tm;
-	json_t *m;
+	json_t *m, *rep = NULL;
 	int rc;
 
 	gmtime_r(&t, &tm);
@@ -116,6 +116,11 @@ write_meta(const char *dir, const struct mount_info *mi, json_t *cols,
 	    "version", (json_int_t)mi->version, "records", (json_int_t)records,
 	    "columns", cols, "mounted_at", when, "dataset",
 	    (json_int_t)mi->dataset, "raw_sha256", mi->raw_sha256);
+	if (m != NULL && (rep = mi->report != NULL ? json_loads(mi->report, 0,
+	    NULL) : NULL) != NULL && json_is_object(json_object_get(rep,
+	    "summary")))	/* the gate's verdict, for the researcher */
+		json_object_set(m, "gate", json_object_get(rep, "summary"));
+	json_decref(rep);
 	rc = m != NULL && json_dump_file(m, path, JSON_INDENT(2) |
 	    JSON_SORT_KEYS) == 0 ? 0 : -1;
 	json_decref(m);

@@ -15,6 +15,8 @@ struct mount_info {
 	const char	*raw_sha256;
 	const char	*released;	/* the gate's output file */
 	long		 records;	/* from the report; -1: count lines */
+	const char	*report;	/* the gate's report JSON or NULL: its
+					   "summary" goes to meta.json */
 };
 
 /* Replace <mount_dir>/<name> atomically.  0, or -1 and a message (the

@@ -13,9 +13,13 @@
 
 #include "cli/apiclient.h"
 #include "cli/cli.h"
+#include "deid/error.h"
+#include "deid/explain.h"
+#include "deid/html.h"
+#include "deid/output.h"
 
 #define USAGE_LIST	"dataset list [--json] [--socket PATH]"
-#define USAGE_SHOW	"dataset show ID [--json] [--socket PATH]"
+#define USAGE_SHOW	"dataset show ID [--html FILE] [--json] [--socket PATH]"
 #define USAGE_MOUNT	"dataset mount ID [--backend embedded|postgres] [--json] [--socket PATH]"
 #define USAGE_UNMOUNT	"dataset unmount ID [--json] [--socket PATH]"
 #define USAGE_IMPORT	"dataset import FILE --name NAME --qi A,B,... " \
@@ -57,22 +61,22 @@ print_list(json_t *j)
 		print_row(d);
 }
 
-/* The verdict, why, its call-outs, and what the gate re-derived from
- * the released file. */
+/* The verdict, explained in plain language (deid/explain.h: the same
+ * words as `deid anonymize`), and what the gate re-derived from the
+ * released file. */
 static void
-print_gate(json_t *gate, json_t *v)
+print_gate(json_t *report, json_t *gate, json_t *v)
 {
 	const char *verdict = str(gate, "verdict");
-	json_t *x;
+	json_t *x, *lines = deid_explain(report);
 	size_t i;
 
 	printf("gate: %s\n", json_is_true(json_object_get(gate, "passed")) ?
 	    "passed" : strcmp(verdict, "nothing released") == 0 ?
 	    "FAILED (nothing released)" : "FAILED");
-	json_array_foreach(json_object_get(gate, "reasons"), i, x)
+	json_array_foreach(lines, i, x)
 		printf("  %s\n", json_string_value(x));
-	json_array_foreach(json_object_get(gate, "warnings"), i, x)
-		printf("  warning: %s\n", json_string_value(x));
+	json_decref(lines);
 	if (json_is_object(v))
 		printf("verified from the released file: %lld records, %lld "
 		    "suppressed, %lld classes, smallest %lld\n",
@@ -97,8 +101,8 @@ print_one(json_t *d)
 	if (str(d, "reason")[0] != '\0')
 		printf("reason: %s\n", str(d, "reason"));
 	if (gate != NULL)
-		print_gate(gate, json_object_get(json_object_get(d, "report"),
-		    "verified"));
+		print_gate(json_object_get(d, "report"), gate, json_object_get(
+		    json_object_get(d, "report"), "verified"));
 	if (str(json_object_get(d, "report"), "release_sha256")[0] != '\0')
 		printf("release sha256: %s\n", str(json_object_get(d,
 		    "report"), "release_sha256"));
@@ -111,11 +115,65 @@ cmd_list(int argc, char **argv)
 	    print_list);
 }
 
+/* The dataset's report as an HTML page (deid/html.h) at path,
+ * written atomically; 0 or an exit code. */
+static int
+show_html(json_t *d, const char *path)
+{
+	struct deid_error err = { .msg = "" };
+	char title[512], *page = NULL;
+	size_t len = 0;
+	FILE *f;
+	int r;
+
+	if (!json_is_object(json_object_get(json_object_get(d, "report"),
+	    "gate"))) {
+		fprintf(stderr, "cdsgate: dataset %lld has no gate report "
+		    "(state %s)\n", (long long)json_integer_value(
+		    json_object_get(d, "id")), str(d, "state"));
+		return EXIT_BAD_INPUT;
+	}
+	snprintf(title, sizeof(title), "dataset %lld: %s",
+	    (long long)json_integer_value(json_object_get(d, "id")),
+	    str(d, "name"));
+	if ((f = open_memstream(&page, &len)) == NULL)
+		return EXIT_INTERNAL;
+	r = deid_html_report(json_object_get(d, "report"), title, f);
+	if (fclose(f) != 0 && r == DEID_OK)
+		r = DEID_ENOMEM;
+	if (r == DEID_OK)
+		r = deid_write_file(path, page, &err);
+	free(page);
+	if (r == DEID_OK)
+		return 0;
+	fprintf(stderr, "cdsgate: %s: %s\n", path, err.msg[0] ? err.msg :
+	    deid_strerror(r));
+	return EXIT_INTERNAL;
+}
+
 static int
 cmd_show(int argc, char **argv)
 {
-	return apiclient_id_cmd(argc, argv, USAGE_SHOW, "GET", "/v1/datasets/",
-	    "", print_one);
+	static const char *const extra[] = { "--html", NULL };
+	const char *html = NULL;
+	struct apiclient_opts o;
+	struct apiclient_reply r;
+	char err[512], path[160];
+	int rc;
+
+	if ((rc = apiclient_opts(argc, argv, USAGE_SHOW, extra, &html, &o)) !=
+	    0)
+		return rc;
+	if (o.npos != 1 || apiclient_path(path, sizeof(path), "/v1/datasets/",
+	    o.pos[0], "") != 0)
+		return cli_usage_error(USAGE_SHOW, "one dataset ID expected");
+	rc = apiclient_call(o.socket, "GET", path, NULL, &r, err, sizeof(err));
+	if (rc == 0 && html != NULL && r.status >= 200 && r.status < 300 &&
+	    (rc = show_html(r.json, html)) != 0) {
+		apiclient_reply_free(&r);
+		return rc;
+	}
+	return apiclient_finish(rc, &r, err, o.json, print_one);
 }
 
 const struct cmd_entry cmd_dataset_list_entry = { "dataset", "list",

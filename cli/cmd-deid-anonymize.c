@@ -18,6 +18,7 @@
 #include "cli/deid-args.h"
 #include "cli/deid-worker.h"
 #include "deid/anonymize.h"
+#include "deid/html.h"
 #include "deid/output.h"
 #include "deid/report.h"
 
@@ -25,7 +26,8 @@
 static int
 anon_check_args(struct deid_args *a)
 {
-	if (a->output == NULL && a->report == NULL && !a->json)
+	if (a->output == NULL && a->report == NULL && a->report_html == NULL &&
+	    !a->json)
 		return cli_usage_error(a->usage, "give --output and --report "
 		    "(or --json)");
 	return dargs_criteria(a);
@@ -48,10 +50,15 @@ anon_print_verified(FILE *f, const struct deid_verified *v)
 	fputc('\n', f);
 }
 
+/* The verdict, then the report's explanation (deid/explain.h): the
+ * criterion that decided with its figure and bound, what each QI
+ * became, the suppression, what the PU figure means. */
 static void
-anon_print_verdict(FILE *f, const struct deid_anon_report *rep)
+anon_print_verdict(FILE *f, const struct deid_anon_report *rep,
+    const json_t *report)
 {
 	const char *verdict = deid_verdict(rep);
+	json_t *line;
 	size_t j;
 
 	if (rep->gate_passed)
@@ -60,14 +67,12 @@ anon_print_verdict(FILE *f, const struct deid_anon_report *rep)
 		fprintf(f, "gate: FAILED - nothing released\n");
 	else
 		fprintf(f, "gate: FAILED - must not be released\n");
-	for (j = 0; j < rep->nreasons; j++)
-		fprintf(f, "  %s\n", rep->reasons[j]);
-	if (rep->callout[0] != '\0')
-		fprintf(f, "  warning: %s\n", rep->callout);
+	json_array_foreach(json_object_get(report, "explanation"), j, line)
+		fprintf(f, "  %s\n", json_string_value(line));
 }
 
 static void
-anon_print(FILE *f, const struct deid_anon_report *rep)
+anon_print(FILE *f, const struct deid_anon_report *rep, const json_t *report)
 {
 	const struct deid_engine *e = rep->e;
 	char w[1400];
@@ -81,7 +86,7 @@ anon_print(FILE *f, const struct deid_anon_report *rep)
 		fprintf(f, "no transformation meets the criteria; lattice: "
 		    "%llu nodes, all checked\n",
 		    (unsigned long long)rep->res.nodes);
-		anon_print_verdict(f, rep);
+		anon_print_verdict(f, rep, report);
 		return;
 	}
 	fprintf(f, "transformation:");
@@ -110,7 +115,7 @@ anon_print(FILE *f, const struct deid_anon_report *rep)
 	    "verify %.1f ms, all %.1f ms\n", (unsigned long long)rep->res.nodes,
 	    (unsigned long long)rep->res.evaluated, rep->search_ms,
 	    rep->verify_ms, rep->elapsed_ms);
-	anon_print_verdict(f, rep);
+	anon_print_verdict(f, rep, report);
 }
 
 /* In the worker: the report JSON and what to print, into res. */
@@ -132,9 +137,32 @@ anon_emit(const struct deid_args *a, json_t *report,
 		fwrite(res->report.d, 1, res->report.len, f);
 		fputc('\n', f);
 	} else
-		anon_print(f, rep);
+		anon_print(f, rep, report);
 	fclose(f);
 	return dres_take(&res->out, text, len);
+}
+
+/* In the worker: the report's HTML page (deid/html.h) into res, its
+ * title the input file's name. */
+static int
+anon_emit_html(const struct deid_args *a, const json_t *report,
+    struct deid_result *res)
+{
+	char *page = NULL;
+	size_t len = 0;
+	FILE *f;
+	int r;
+
+	if ((f = open_memstream(&page, &len)) == NULL)
+		return DEID_ENOMEM;
+	r = deid_html_report(report, a->data, f);
+	if (fclose(f) != 0 && r == DEID_OK)
+		r = DEID_ENOMEM;
+	if (r != DEID_OK) {
+		free(page);
+		return r;
+	}
+	return dres_take(&res->html, page, len);
 }
 
 /* The job, in the deid worker: the gate over the inputs, then what to
@@ -161,7 +189,9 @@ anon_job(struct deid_args *a, struct deid_inputs *in, struct deid_result *res)
 	}
 	res->wrote_output = rep.released;
 	o = deid_report_anonymize(&rep);
-	if ((r = anon_emit(a, o, &rep, res)) != DEID_OK) {
+	if ((r = anon_emit(a, o, &rep, res)) != DEID_OK ||
+	    (a->report_html != NULL &&
+	    (r = anon_emit_html(a, o, res)) != DEID_OK)) {
 		dres_fail(res, r, 0);
 		goto out;
 	}
@@ -195,6 +225,9 @@ anon_commit(const struct deid_args *a, struct deid_atomic *out,
 		r = deid_write_file(a->report, s, &err);
 	else
 		r = DEID_OK;
+	if (r == DEID_OK && a->report_html != NULL)
+		r = wbuf_cstr(&res->html, &s) != BUF_OK ? DEID_ENOMEM :
+		    deid_write_file(a->report_html, s, &err);
 	if (r != DEID_OK) {
 		if (res->wrote_output)
 			unlink(a->output);
@@ -241,6 +274,7 @@ const struct cmd_entry cmd_deid_anonymize_entry = {
 	"deid anonymize --data F.csv --qi A,B,C [--hierarchies DIR | "
 	"--hierarchy A=FILE ...] [--identifying A,..] [--sensitive A,..] "
 	"[--insensitive A,..] [--separator C] --output OUT.csv --report R.json "
+	"[--report-html R.html] "
 	"[--pu-threshold T --population N [--pu-model dankar|pitman|zayatz|"
 	"snb]] [--k K] [--suppression-limit S] [--warn-suppressed S] "
 	"[--quality loss|entropy|payout] "

@@ -12,6 +12,7 @@
 #include "cli/cli.h"
 #include "cli/deid-args.h"
 #include "cli/deid-worker.h"
+#include "deid/explain.h"
 #include "deid/report.h"
 #include "deid/summary.h"
 
@@ -19,6 +20,7 @@ static void
 assess_print(FILE *f, const struct deid_hist *h, json_t *pops)
 {
 	static const char *m[] = { "pitman", "zayatz", "snb", "dankar" };
+	char line[512];
 	size_t i, k;
 	json_t *p, *fr;
 
@@ -39,6 +41,8 @@ assess_print(FILE *f, const struct deid_hist *h, json_t *pops)
 				    json_string_value(json_object_get(
 				    json_object_get(p, m[k]), "error")));
 		}
+		deid_explain_population(p, line, sizeof(line));
+		fprintf(f, "  %s\n", line);
 	}
 }
 

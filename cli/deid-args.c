@@ -30,7 +30,7 @@ enum {
 	OPT_SEP, OPT_POP, OPT_JSON, OPT_OUTPUT, OPT_REPORT, OPT_PUT,
 	OPT_PUMODEL, OPT_K, OPT_SUPP, OPT_QUALITY, OPT_RESID, OPT_THREADS,
 	OPT_IN_PROCESS, OPT_SANDBOX_DEBUG, OPT_GAME, OPT_GCOST, OPT_GGAIN,
-	OPT_GLOSS, OPT_GBENEFIT, OPT_INSENS, OPT_WARNSUPP
+	OPT_GLOSS, OPT_GBENEFIT, OPT_INSENS, OPT_WARNSUPP, OPT_REPORT_HTML
 };
 
 static const struct option deid_longopts[] = {
@@ -46,6 +46,7 @@ static const struct option deid_longopts[] = {
 	{ "json", no_argument, NULL, OPT_JSON },
 	{ "output", required_argument, NULL, OPT_OUTPUT },
 	{ "report", required_argument, NULL, OPT_REPORT },
+	{ "report-html", required_argument, NULL, OPT_REPORT_HTML },
 	{ "pu-threshold", required_argument, NULL, OPT_PUT },
 	{ "pu-model", required_argument, NULL, OPT_PUMODEL },
 	{ "k", required_argument, NULL, OPT_K },
@@ -172,6 +173,7 @@ args_named(struct deid_args *a, int opt, char *arg)
 	case OPT_JSON:	a->json = 1; break;
 	case OPT_OUTPUT: a->output = arg; break;
 	case OPT_REPORT: a->report = arg; break;
+	case OPT_REPORT_HTML: a->report_html = arg; break;
 	case OPT_IN_PROCESS: a->in_process = 1; break;
 	case OPT_SANDBOX_DEBUG: a->sandbox_debug = 1; break;
 	case OPT_SEP:

@@ -53,6 +53,7 @@ struct deid_args {
 	size_t			 npop;
 	int			 json;
 	const char		*output, *report;
+	const char		*report_html;	/* anonymize */
 	struct deid_search_opts	 sopts;
 	int			 pu_set;
 	double			 resid_n[MAX_LIST], resid_b[MAX_LIST];

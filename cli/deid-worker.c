@@ -44,13 +44,14 @@ enum dw_type {
 	DW_NO_INPUT,	/* struct dw_no_input: a QI without a hierarchy fd */
 	DW_RUN,		/* struct dw_run: every input sent; start the job */
 	/* worker -> parent */
-	DW_TEXT,	/* struct dw_text: a chunk of the report or of stdout */
+	DW_TEXT,	/* struct dw_text: a chunk of the report, its HTML
+			   page or stdout */
 	DW_FAILED,	/* struct dw_failed: the job failed (last message) */
 	DW_DONE		/* struct dw_done: the job succeeded (last message) */
 };
 
 enum { DW_IN_DATA = 1, DW_IN_HIER, DW_IN_OUTPUT };
-enum { DW_STREAM_REPORT = 1, DW_STREAM_OUT };
+enum { DW_STREAM_REPORT = 1, DW_STREAM_OUT, DW_STREAM_HTML };
 
 #define DW_CHUNK	16384
 
@@ -94,6 +95,7 @@ struct dw_done {
 	uint32_t	wrote_output;
 	uint64_t	report_len;	/* totals of the DW_TEXT chunks sent */
 	uint64_t	out_len;
+	uint64_t	html_len;
 };
 
 static const struct ipc_type dw_types[] = {
@@ -116,6 +118,7 @@ dres_init(struct deid_result *res)
 	memset(res, 0, sizeof(*res));
 	wbuf_init(&res->report, DEID_RESULT_TEXT_MAX);
 	wbuf_init(&res->out, DEID_RESULT_TEXT_MAX);
+	wbuf_init(&res->html, DEID_RESULT_TEXT_MAX);
 }
 
 void
@@ -123,6 +126,7 @@ dres_free(struct deid_result *res)
 {
 	wbuf_free(&res->report);
 	wbuf_free(&res->out);
+	wbuf_free(&res->html);
 }
 
 void
@@ -496,13 +500,15 @@ w_send_result(int sock, const struct deid_result *res)
 		return ipc_send(sock, &dw_proto, DW_FAILED, &f, sizeof(f), -1);
 	}
 	if (w_send_text(sock, DW_STREAM_REPORT, &res->report) != 0 ||
-	    w_send_text(sock, DW_STREAM_OUT, &res->out) != 0)
+	    w_send_text(sock, DW_STREAM_OUT, &res->out) != 0 ||
+	    w_send_text(sock, DW_STREAM_HTML, &res->html) != 0)
 		return -1;
 	memset(&d, 0, sizeof(d));
 	d.exit_code = res->exit_code;
 	d.wrote_output = res->wrote_output != 0;
 	d.report_len = res->report.len;
 	d.out_len = res->out.len;
+	d.html_len = res->html.len;
 	return ipc_send(sock, &dw_proto, DW_DONE, &d, sizeof(d), -1);
 }
 
@@ -547,7 +553,8 @@ struct dw_parent {
 	int			 final;		/* DW_FAILED or DW_DONE seen */
 };
 
-/* DW_TEXT: append a chunk to the report or the text to print. */
+/* DW_TEXT: append a chunk to the report, its page or the text to
+ * print. */
 static int
 p_text(void *ctx, struct ipc_msg *m)
 {
@@ -562,6 +569,8 @@ p_text(void *ctx, struct ipc_msg *m)
 		b = &p->res->report;
 	else if (t.stream == DW_STREAM_OUT)
 		b = &p->res->out;
+	else if (t.stream == DW_STREAM_HTML)
+		b = &p->res->html;
 	else
 		return -1;
 	return wbuf_put(b, t.data, t.len) == BUF_OK ? 0 : -1;
@@ -593,7 +602,8 @@ p_done(void *ctx, struct ipc_msg *m)
 
 	memcpy(&d, m->data, sizeof(d));
 	if (p->final || d.report_len != p->res->report.len ||
-	    d.out_len != p->res->out.len || d.wrote_output > 1 ||
+	    d.out_len != p->res->out.len || d.html_len != p->res->html.len ||
+	    d.wrote_output > 1 ||
 	    (d.wrote_output && !p->out_sent) ||
 	    (d.exit_code != EXIT_GATE_PASSED &&
 	    d.exit_code != EXIT_GATE_FAILED))

@@ -17,7 +17,8 @@
 #include "cli/deid-args.h"
 #include "common/buf.h"
 
-/* Most bytes of report JSON, and of text to print, a job may return. */
+/* Most bytes of report JSON, of its HTML page and of text to print a
+ * job may return. */
 #define DEID_RESULT_TEXT_MAX	(16u << 20)
 
 struct deid_result {
@@ -28,6 +29,8 @@ struct deid_result {
 	int			wrote_output;	/* the output fd holds the table */
 	struct wbuf		report;		/* the report JSON (anonymize) */
 	struct wbuf		out;		/* what to print on stdout */
+	struct wbuf		html;		/* the report's HTML page
+						   (anonymize --report-html) */
 };
 
 void	dres_init(struct deid_result *res);

@@ -194,6 +194,7 @@ anon_side(const struct deid_job *job, const struct deid_hist *h,
 	s->sample_uniques = h->c1;
 	if (c->pu || job->npopulation > 0) {	/* 0 with no sample unique */
 		s->has_pu = 1;
+		s->population = job->population[0];
 		deid_model_estimate(c->pu_model, h, job->population[0], &s->pu);
 	}
 	if (deid_residual_list(job->population, job->npopulation,
@@ -205,6 +206,7 @@ anon_side(const struct deid_job *job, const struct deid_hist *h,
 		    s->residual[i].bound, &s->residual[i]);
 	deid_attack_risk(h, job->npopulation ? job->population[0] : 0,
 	    &s->attack);
+	deid_summary_bins(h, s->bin_classes, s->bin_records);
 	return DEID_OK;
 }
 
@@ -227,6 +229,8 @@ anon_finish(const struct deid_job *job, struct deid_anon_report *rep,
 	rep->suppressed_records = ev.suppressed_records;
 	deid_quality_node(e, t, ws->classes, ws->supp->suppressed,
 	    DEID_WANT_LOSS | DEID_WANT_ENTROPY, ws->scratch, &rep->loss);
+	deid_quality_node_terms(e, t, ws->classes, ws->supp->suppressed,
+	    ws->scratch, rep->qi_loss, rep->qi_entropy);
 	deid_game_node(e, &job->sopts.crit.game, t->game, ws->classes,
 	    ws->supp->suppressed, &rep->payout);
 	rep->loss.payout = deid_game_loss(&rep->payout);

@@ -241,24 +241,35 @@ node_entropy_qi(const struct deid_engine *e,
 }
 
 void
+deid_quality_node_terms(const struct deid_engine *e,
+    const struct deid_quality_tables *t, const struct deid_classes *c,
+    const uint8_t *suppressed, uint64_t *scratch, double *loss,
+    double *entropy)
+{
+	size_t j;
+
+	if (loss != NULL)
+		node_loss(e, c, suppressed, loss);
+	for (j = 0; entropy != NULL && j < e->nqi; j++)
+		entropy[j] = node_entropy_qi(e, t, c, suppressed, j, scratch);
+}
+
+void
 deid_quality_node(const struct deid_engine *e,
     const struct deid_quality_tables *t, const struct deid_classes *c,
     const uint8_t *suppressed, int want, uint64_t *scratch,
     struct deid_loss *out)
 {
-	double terms[DEID_MAX_QI];
-	size_t j;
+	double loss[DEID_MAX_QI], entropy[DEID_MAX_QI];
 
 	out->geometric = out->arithmetic = out->entropy = NAN;
+	deid_quality_node_terms(e, t, c, suppressed, scratch,
+	    (want & DEID_WANT_LOSS) ? loss : NULL,
+	    (want & DEID_WANT_ENTROPY) ? entropy : NULL);
 	if (want & DEID_WANT_LOSS) {
-		node_loss(e, c, suppressed, terms);
-		out->geometric = deid_loss_combine_geometric(terms, e->nqi);
-		out->arithmetic = deid_loss_combine_mean(terms, e->nqi);
+		out->geometric = deid_loss_combine_geometric(loss, e->nqi);
+		out->arithmetic = deid_loss_combine_mean(loss, e->nqi);
 	}
-	if (want & DEID_WANT_ENTROPY) {
-		for (j = 0; j < e->nqi; j++)
-			terms[j] = node_entropy_qi(e, t, c, suppressed, j,
-			    scratch);
-		out->entropy = deid_loss_combine_mean(terms, e->nqi);
-	}
+	if (want & DEID_WANT_ENTROPY)
+		out->entropy = deid_loss_combine_mean(entropy, e->nqi);
 }

@@ -65,6 +65,14 @@ void	deid_quality_node(const struct deid_engine *e,
 	    const uint8_t *suppressed, int want, uint64_t *scratch,
 	    struct deid_loss *out);
 
+/* The per-QI terms the two losses combine (each in 0..1), for the
+ * report's quality per attribute; loss or entropy may be NULL.  The
+ * entropy needs c grouped from the bottom (c->has_of_bottom). */
+void	deid_quality_node_terms(const struct deid_engine *e,
+	    const struct deid_quality_tables *t, const struct deid_classes *c,
+	    const uint8_t *suppressed, uint64_t *scratch, double *loss,
+	    double *entropy);
+
 /* Domain share of a class's value of QI j (leaves under it / |D_j|). */
 static inline double
 deid_share(const struct deid_engine *e, size_t j, unsigned level,

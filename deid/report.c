@@ -6,8 +6,10 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "deid/dataset.h"
+#include "deid/explain.h"
 #include "deid/report.h"
 
 json_t *
@@ -101,6 +103,32 @@ report_residual(const struct deid_residual *rs)
 	return o;
 }
 
+/* [{min, max, classes, records, share}] by class size (max null: no
+ * upper end); share is of the side's records. */
+static json_t *
+report_bins(const struct deid_risk_side *s)
+{
+	json_t *a = json_array(), *b;
+	size_t i;
+
+	for (i = 0; i < DEID_SIZE_BINS; i++) {
+		b = json_object();
+		json_object_set_new(b, "min",
+		    json_integer((json_int_t)deid_size_bin_min[i]));
+		json_object_set_new(b, "max", i + 1 < DEID_SIZE_BINS ?
+		    json_integer((json_int_t)deid_size_bin_min[i + 1] - 1) :
+		    json_null());
+		json_object_set_new(b, "classes",
+		    json_integer((json_int_t)s->bin_classes[i]));
+		json_object_set_new(b, "records",
+		    json_integer((json_int_t)s->bin_records[i]));
+		json_object_set_new(b, "share", json_real(s->records ?
+		    (double)s->bin_records[i] / (double)s->records : 0));
+		json_array_append_new(a, b);
+	}
+	return a;
+}
+
 static json_t *
 report_side(const struct deid_risk_side *s)
 {
@@ -111,6 +139,8 @@ report_side(const struct deid_risk_side *s)
 	json_object_set_new(o, "classes", json_integer((json_int_t)s->classes));
 	json_object_set_new(o, "sample_uniques",
 	    json_integer((json_int_t)s->sample_uniques));
+	json_object_set_new(o, "population", s->has_pu ?
+	    json_real(s->population) : json_null());
 	if (s->has_pu) {
 		json_object_set_new(o, "pu_fraction", s->pu.status == DEID_OK ?
 		    deid_json_real(s->pu.fraction) : json_null());
@@ -133,6 +163,7 @@ report_side(const struct deid_risk_side *s)
 	    deid_json_real(s->attack.journalist));
 	json_object_set_new(atk, "marketer", json_real(s->attack.marketer));
 	json_object_set_new(o, "attack", atk);
+	json_object_set_new(o, "class_sizes", report_bins(s));
 	return o;
 }
 
@@ -206,6 +237,63 @@ report_transformation(const struct deid_anon_report *r)
 		json_object_set_new(o, e->ds->cols[e->qi[j].col].name,
 		    json_integer(r->res.levels[j]));
 	return o;
+}
+
+/* The leaf to show as an example: from the middle of the hierarchy on,
+ * the first whose label at the chosen level differs from its own. */
+static size_t
+report_example_leaf(const struct deid_hierarchy *h, unsigned level)
+{
+	size_t i, leaf;
+
+	for (i = 0; i < h->nleaves; i++) {
+		leaf = (h->nleaves / 2 + i) % h->nleaves;
+		if (strcmp(h->values[level][h->map[level][leaf]],
+		    h->values[0][h->map[0][leaf]]) != 0)
+			return leaf;
+	}
+	return h->nleaves / 2;
+}
+
+/* One QI's hierarchy in the report's words: at each level how many
+ * values it has and what one leaf (report_example_leaf) reads as there;
+ * the level chosen and the losses of the QI. */
+static json_t *
+report_generalization_qi(const struct deid_anon_report *r, size_t j)
+{
+	const struct deid_qi *q = &r->e->qi[j];
+	const struct deid_hierarchy *h = q->h;
+	json_t *o = json_object(), *lv = json_array();
+	size_t l, ex = report_example_leaf(h, r->res.found ?
+	    r->res.levels[j] : 0);
+
+	json_object_set_new(o, "attribute",
+	    json_string(r->ds->cols[q->col].name));
+	json_object_set_new(o, "level", r->res.found ?
+	    json_integer(r->res.levels[j]) : json_null());
+	json_object_set_new(o, "distinct_values",
+	    json_integer((json_int_t)r->ds->cols[q->col].ndict));
+	for (l = 0; h->nleaves > 0 && l < h->nlevels; l++)
+		json_array_append_new(lv, json_pack("{s:I, s:s}", "values",
+		    (json_int_t)h->ndomain[l], "example",
+		    h->values[l][h->map[l][ex]]));
+	json_object_set_new(o, "levels", lv);
+	json_object_set_new(o, "loss", r->res.found ?
+	    deid_json_real(r->qi_loss[j]) : json_null());
+	json_object_set_new(o, "nu_entropy", r->res.found ?
+	    deid_json_real(r->qi_entropy[j]) : json_null());
+	return o;
+}
+
+static json_t *
+report_generalization(const struct deid_anon_report *r)
+{
+	json_t *a = json_array();
+	size_t j;
+
+	for (j = 0; j < r->e->nqi; j++)
+		json_array_append_new(a, report_generalization_qi(r, j));
+	return a;
 }
 
 /* The information loss under each model (0: nothing lost). */
@@ -383,5 +471,8 @@ deid_report_anonymize(const struct deid_anon_report *r)
 	json_object_set_new(o, "verify_ms", json_real(r->verify_ms));
 	json_object_set_new(o, "output", r->output ? json_string(r->output) :
 	    json_null());
+	json_object_set_new(o, "generalization", report_generalization(r));
+	json_object_set_new(o, "explanation", deid_explain(o));
+	json_object_set_new(o, "summary", deid_explain_summary(o));
 	return o;
 }

@@ -22,6 +22,7 @@ json_t	*deid_report_estimate(const struct deid_estimate *est);
 json_t	*deid_report_population(const struct deid_hist *h, double N);
 
 struct deid_risk_side {
+	double			 population;	/* of pu; 0: none given */
 	uint64_t		 records;
 	uint64_t		 classes;
 	uint64_t		 sample_uniques;
@@ -30,6 +31,8 @@ struct deid_risk_side {
 	size_t			 nresidual;
 	struct deid_residual	*residual;
 	struct deid_attack_risk	 attack;
+	uint64_t		 bin_classes[DEID_SIZE_BINS];	/* summary.h */
+	uint64_t		 bin_records[DEID_SIZE_BINS];
 };
 
 #define DEID_MAX_REASONS	16
@@ -42,6 +45,8 @@ struct deid_anon_report {
 	struct deid_search_opts		 opts;
 	struct deid_search_result	 res;
 	struct deid_loss		 loss;	/* both objectives, final node */
+	double				 qi_loss[DEID_MAX_QI];	/* per QI, */
+	double				 qi_entropy[DEID_MAX_QI]; /* engine order */
 	struct deid_payout		 payout;	/* game.h, final node */
 	struct deid_risk_side		 before, after;
 	uint64_t			 suppressed_records;	/* as written */

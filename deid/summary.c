@@ -79,6 +79,25 @@ deid_residual_check(const struct deid_hist *h, enum deid_model m,
 	out->passed = out->ratio <= bound;
 }
 
+const uint64_t deid_size_bin_min[DEID_SIZE_BINS] = { 1, 2, 5, 10 };
+
+void
+deid_summary_bins(const struct deid_hist *h, uint64_t classes[DEID_SIZE_BINS],
+    uint64_t records[DEID_SIZE_BINS])
+{
+	size_t i, b;
+
+	memset(classes, 0, DEID_SIZE_BINS * sizeof(*classes));
+	memset(records, 0, DEID_SIZE_BINS * sizeof(*records));
+	for (i = 0; i < h->nsizes; i++) {
+		for (b = DEID_SIZE_BINS - 1; b > 0 &&
+		    h->size[i] < deid_size_bin_min[b]; b--)
+			;
+		classes[b] += h->count[i];
+		records[b] += h->count[i] * h->size[i];
+	}
+}
+
 void
 deid_attack_risk(const struct deid_hist *h, double population,
     struct deid_attack_risk *out)

@@ -46,6 +46,13 @@ int	deid_residual_list(const double *pop, size_t npop,
 void	deid_residual_check(const struct deid_hist *h, enum deid_model m,
 	    double population, double bound, struct deid_residual *out);
 
+/* Classes and records by class size, in the bins a report shows: 1
+ * (sample uniques), 2-4, 5-9 and 10 or more. */
+#define DEID_SIZE_BINS	4
+extern const uint64_t deid_size_bin_min[DEID_SIZE_BINS];
+void	deid_summary_bins(const struct deid_hist *h,
+	    uint64_t classes[DEID_SIZE_BINS], uint64_t records[DEID_SIZE_BINS]);
+
 struct deid_attack_risk {
 	double	prosecutor;	/* share of records unique in the sample */
 	double	prosecutor_max;	/* 1 / smallest class */

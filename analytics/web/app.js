@@ -2,7 +2,8 @@
 // load its CSV (/data/<id>) into perspective (engine in a Web Worker,
 // WebAssembly from /static), and offer the analyses a researcher needs:
 // the sortable/filterable table, counts by a column, a cross-tab and a
-// histogram.  The viewer's own settings panel offers everything else.
+// histogram, and the gate's verdict on the dataset (About this dataset).
+// The viewer's own settings panel offers everything else.
 import perspective from "/static/perspective/cdn/perspective.js";
 import "/static/perspective-viewer/cdn/perspective-viewer.js";
 import "/static/perspective-viewer-datagrid/cdn/perspective-viewer-datagrid.js";
@@ -35,24 +36,79 @@ function fillColumns(cols) {
 	if (cols.length > 1) $("split").value = cols[1];
 }
 
-// The viewer configuration for each of the quick views.
+// The viewer configuration for each of the quick views.  Counts are a
+// column named "count" (1 per record, summed), so axes and tooltips say
+// "count", not the grouped column's name.
 function config(view) {
 	const by = $("by").value, split = $("split").value;
 	const all = state.meta.columns;
+	const count = { expressions: { count: "1" }, columns: ["count"],
+		aggregates: { count: "count" } };
 	switch (view) {
 	case "counts":
 		return { plugin: "Datagrid", group_by: [by], split_by: [],
-			columns: [by], aggregates: { [by]: "count" } };
+			...count };
 	case "crosstab":
 		return { plugin: "Datagrid", group_by: [by], split_by: [split],
-			columns: [by], aggregates: { [by]: "count" } };
+			...count };
 	case "histogram":
 		return { plugin: "Y Bar", group_by: [by], split_by: [],
-			columns: [by], aggregates: { [by]: "count" } };
+			...count };
 	default:
 		return { plugin: "Datagrid", group_by: [], split_by: [],
-			columns: all, aggregates: {}, sort: [], filter: [] };
+			columns: all, aggregates: {}, expressions: {}, sort: [],
+			filter: [] };
 	}
+}
+
+// The gate's verdict for this dataset (meta.json "gate"), in the About
+// panel: what was generalized, how much was suppressed.  Text only.
+function fillAbout(meta) {
+	const g = meta.gate, lines = $("about-lines");
+	if (!g) {
+		$("about-verdict").textContent = "The gate's summary is not " +
+			"available for this dataset.";
+		lines.replaceChildren();
+		return;
+	}
+	const pct = (x) => `${(100 * x).toFixed(1)} %`;
+	const items = [...(g.generalization ?? [])];
+	if (g.suppressed_records != null)
+		items.push(`Suppressed: ${g.suppressed_records} of ${g.records} ` +
+			`records (${pct(g.suppressed_share ?? 0)}), shown as * in ` +
+			"every quasi-identifier.");
+	$("about-verdict").textContent = `Gate: ${g.verdict}. ${g.headline ?? ""}`;
+	lines.replaceChildren(...items.map((t) => {
+		const li = document.createElement("li");
+		li.textContent = t;
+		return li;
+	}));
+}
+
+function toggleAbout() {
+	const open = $("about").hidden;
+	$("about").hidden = !open;
+	$("about-btn").setAttribute("aria-expanded", String(open));
+}
+
+// In the datagrid a "*" cell (a value or a group) says it is suppressed.
+const SUPPRESSED = "* (suppressed)";
+async function labelSuppressed() {
+	const grid = await viewer.getPlugin("Datagrid");
+	const rt = grid && grid.regular_table;
+	if (!rt || rt.dataset.suppressedLabels) return;
+	rt.dataset.suppressedLabels = "1";
+	rt.addStyleListener(() => {
+		for (const c of rt.querySelectorAll("tbody td, tbody th")) {
+			const star = c.textContent === "*" ||
+				c.textContent === SUPPRESSED;
+			if (star) c.textContent = SUPPRESSED;
+			c.title = star ? "suppressed by the de-identification gate" :
+				"";
+			c.style.color = star ? "#6b7079" : "";
+		}
+	});
+	await viewer.flush();
 }
 
 async function show(view) {
@@ -62,6 +118,7 @@ async function show(view) {
 	if (!state.table) return;
 	await viewer.restore(config(view));
 	await viewer.flush();
+	if (view !== "histogram") await labelSuppressed();
 }
 
 async function load(meta) {
@@ -73,6 +130,7 @@ async function load(meta) {
 	const old = state.table;
 	state.table = await state.worker.table(csv);
 	state.meta = meta;
+	fillAbout(meta);
 	fillColumns(meta.columns);
 	await viewer.load(state.table);
 	await show(state.view);
@@ -133,6 +191,7 @@ async function main() {
 		b.addEventListener("click", () => show(b.dataset.view).catch(fail));
 	for (const id of ["by", "split"])
 		$(id).addEventListener("change", () => show(state.view).catch(fail));
+	$("about-btn").addEventListener("click", toggleAbout);
 	setInterval(() => follow().catch(() => {}), 5000);
 	if (!state.datasets.length) {
 		status("no dataset is mounted", "empty");

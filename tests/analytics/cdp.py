@@ -30,12 +30,14 @@ PROBE = r"""(() => {
   const yb = deep(document, 'perspective-viewer-d3fc-ybar')[0];
   const marks = yb ? deep(yb.shadowRoot || yb, 'path.bar, g.bar path, rect').length + deep(yb, 'path.bar, g.bar path').length : 0;
   const ticks = yb ? deep(yb.shadowRoot || yb, 'text').concat(deep(yb, 'text')).map((e) => e.textContent.trim()) : [];
+  const axes = yb ? deep(yb.shadowRoot || yb, '.x-label, .y-label').concat(deep(yb, '.x-label, .y-label')).map((e) => e.textContent.trim()) : [];
   return JSON.stringify({viewer: !!v, state: document.body.dataset.state,
     rows_loaded: +document.body.dataset.rows || 0, app_ms: +document.body.dataset.ms || 0,
     status: (document.getElementById('status') || {}).textContent,
+    about: (document.getElementById('about') || {}).textContent || '',
     plugin: v ? (v.querySelector('[slot]') || v.firstElementChild || {}).tagName || null : null,
     headers: ths.slice(0, 60), body_rows: rows, first_rows: cells, chart_marks: marks,
-    chart_labels: ticks.slice(0, 80)});
+    chart_labels: ticks.slice(0, 80), axis_titles: axes});
 })()"""
 
 # Filter and sort through the viewer's API (what its settings panel does).

@@ -70,16 +70,19 @@ mkdir -p "$MNT" "$TMP/gen"
 mount_ds() {
 	local d=$MNT/.tmp-$1
 	mkdir -p "$d" && cp "$2" "$d/data.csv" &&
-	python3 - "$2" "$1" "$d/meta.json" <<'PY'
+	python3 - "$2" "$1" "$d/meta.json" ${3:+"$3"} <<'PY'
 import csv, json, sys
 with open(sys.argv[1]) as f:
     r = csv.reader(f); cols = next(r); n = sum(1 for _ in r)
-json.dump({"name": sys.argv[2], "version": 1, "records": n, "columns": cols,
-           "mounted_at": "2026-11-25T10:00:00Z"}, open(sys.argv[3], "w"))
+meta = {"name": sys.argv[2], "version": 1, "records": n, "columns": cols,
+        "mounted_at": "2026-11-25T10:00:00Z"}
+if len(sys.argv) > 4:                   # the gate's summary, as the daemon adds it
+    meta["gate"] = json.load(open(sys.argv[4]))["summary"]
+json.dump(meta, open(sys.argv[3], "w"))
 PY
 	chmod -R a+rX "$d" && mv "$d" "$MNT/$1"
 }
-mount_ds patients "$TMP/deid.csv"
+mount_ds patients "$TMP/deid.csv" "$TMP/report.json"
 # what must never be listed or served
 mkdir -p "$MNT/.tmp-halfway" "$MNT/nometa" "$MNT/badmeta" "$TMP/outside"
 cp "$TMP/deid.csv" "$MNT/.tmp-halfway/data.csv"
@@ -271,12 +274,18 @@ else
 		[ "$(json "$J" '",".join(j["table"]["headers"])')" = "$(head -1 "$TMP/deid.csv")" ]
 	check "the datagrid shows rows ($(json "$J" 'j["table"]["body_rows"]'))" \
 		[ "$(json "$J" 'int(j["table"]["body_rows"] >= 10)')" = 1 ]
-	check "counts by age: one row per age band ($(json "$J" 'j["counts"]["body_rows"]'))" \
-		[ "$(json "$J" 'int(j["counts"]["body_rows"] >= 5 and "age" in j["counts"]["headers"])')" = 1 ]
+	check "counts by age: one row per age band, a column named count ($(json "$J" 'j["counts"]["body_rows"]'))" \
+		[ "$(json "$J" 'int(j["counts"]["body_rows"] >= 5 and "count" in j["counts"]["headers"])')" = 1 ]
+	check "  the suppressed records' group says it is suppressed ($(json "$J" 'j["counts"]["first_rows"][:2]'))" \
+		[ "$(json "$J" 'int(any("* (suppressed)" in r for r in j["counts"]["first_rows"]) and not any("*" in r for r in j["counts"]["first_rows"]))')" = 1 ]
 	check "cross-tab age x sex: F and M columns" \
 		[ "$(json "$J" 'int("F" in j["crosstab"]["headers"] and "M" in j["crosstab"]["headers"])')" = 1 ]
 	check "histogram: a Y bar chart with bars and the age bands on its axis" \
 		[ "$(json "$J" 'int(j["histogram"]["plugin"].endswith("YBAR") and j["histogram"]["chart_marks"] >= 5 and "60-69" in j["histogram"]["chart_labels"])')" = 1 ]
+	check "  its axes say age and count ($(json "$J" 'j["histogram"]["axis_titles"]'))" \
+		[ "$(json "$J" 'int(set(j["histogram"]["axis_titles"]) >= {"age", "count"})')" = 1 ]
+	check "About this dataset: the gate's verdict, generalization and suppressed share" \
+		[ "$(json "$J" 'int(all(s in j["table"]["about"] for s in ("Gate: passed", "age: level", "Suppressed: ")))')" = 1 ]
 	check "filter sex == F, sort by length_of_stay desc: only F, descending" \
 		[ "$(json "$J" 'int((lambda r: len(r) >= 5 and all(x[-2] == "F" for x in r) and [int(x[-1]) for x in r] == sorted([int(x[-1]) for x in r], reverse=True))(j["filter_sort"]["first_rows"]))')" = 1 ]
 	check "every request went to the backend (or data:/blob: of it)" \
