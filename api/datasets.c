@@ -155,8 +155,10 @@ report_reasons(json_t *report, char *out, size_t len)
 	    "reasons"), i, v) {
 		n = snprintf(out + o, len - o, "%s%s", i > 0 ? "; " : "",
 		    json_is_string(v) ? json_string_value(v) : "");
-		if (n < 0 || (size_t)n >= len - o)
+		if (n < 0 || (size_t)n >= len - o) {
+			out[o] = '\0';	/* whole reasons only */
 			break;
+		}
 		o += (size_t)n;
 	}
 }
@@ -177,10 +179,10 @@ verdict_of(int rc, const struct gate_said *gs, json_t *report, char *reason,
 		    "says it must not be released"), STORE_DATASET_FAILED;
 	}
 	if (rc == GATE_BAD_INPUT)
-		return snprintf(reason, len, "bad input: %.1000s", gs->text),
+		return snprintf(reason, len, "bad input: %s", gs->text),
 		    STORE_DATASET_FAILED;
-	snprintf(reason, len, "the gate could not decide (exit %d): %.200s",
-	    rc, gs->text);
+	snprintf(reason, len, "the gate could not decide (exit %d): %s", rc,
+	    gs->text);
 	return STORE_DATASET_ERROR;
 }
 
@@ -189,7 +191,7 @@ verdict_of(int rc, const struct gate_said *gs, json_t *report, char *reason,
 static int
 reply_bad_input(struct api_req *r, int64_t id, const struct gate_said *gs)
 {
-	char msg[2200];
+	char msg[sizeof(gs->text) + 48];
 
 	snprintf(msg, sizeof(msg), "%s (dataset %lld: a failed import)",
 	    gs->text, (long long)id);

@@ -349,7 +349,7 @@ source_name_ok(json_t *v)
 	const char *s = json_string_value(v);
 	size_t i, n;
 
-	if (s == NULL || (n = strlen(s)) == 0 || n > 1024)
+	if (s == NULL || (n = strlen(s)) == 0 || n > GATE_SOURCE_MAX)
 		return 0;
 	for (i = 0; i < n; i++)
 		if ((unsigned char)s[i] < 0x20 || s[i] == 0x7f)
@@ -374,20 +374,20 @@ gate_sources_check(json_t *sources, char *msg, size_t len)
 	    (json_object_get(sources, "hierarchies") != NULL &&
 	    !json_is_object(json_object_get(sources, "hierarchies"))))
 		return snprintf(msg, len, "field 'sources': {\"data\": NAME, "
-		    "\"hierarchies\": {ATTR: NAME}}, names of 1..1024 bytes "
-		    "without control bytes"), -1;
+		    "\"hierarchies\": {ATTR: NAME}}, names of 1..%d bytes "
+		    "without control bytes", GATE_SOURCE_MAX), -1;
 	json_object_foreach(json_object_get(sources, "hierarchies"), key, v)
 		if (!source_name_ok(v))
 			return snprintf(msg, len, "field 'sources': the name "
-			    "of hierarchy '%s' is not 1..1024 bytes without "
-			    "control bytes", key), -1;
+			    "of hierarchy '%s' is not 1..%d bytes without "
+			    "control bytes", key, GATE_SOURCE_MAX), -1;
 	return 0;
 }
 
 /* One upload of a job: its spool path and the custodian's name for it. */
 struct said_file {
 	char	path[4096 + 80];
-	char	name[1100];
+	char	name[GATE_SOURCE_MAX + 1];
 };
 
 /* The job's uploads (data first) with their names, into f; the count. */
@@ -421,28 +421,46 @@ said_files(const struct api_config *cfg, json_t *job, json_t *sources,
 	return n;
 }
 
-/* s into out with every spool path of f replaced by its name and
- * control bytes shown as \xHH; stops at a newline. */
+/* Bytes of the UTF-8 sequence at s, or 0 when it is not one. */
+static size_t
+utf8_len(const unsigned char *s)
+{
+	size_t n = s[0] < 0x80 ? 1 : s[0] >= 0xc2 && s[0] <= 0xdf ? 2 :
+	    s[0] >= 0xe0 && s[0] <= 0xef ? 3 : s[0] >= 0xf0 && s[0] <= 0xf4 ?
+	    4 : 0, i;
+
+	for (i = 1; i < n; i++)
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+	return n;
+}
+
+/* s into out with every spool path of f replaced by its name, control
+ * bytes and bytes that are not UTF-8 shown as \xHH (the reply is JSON);
+ * stops at a newline, and before what does not fit. */
 static void
 said_rename(const char *s, const struct said_file *f, size_t nf, char *out,
     size_t len)
 {
-	size_t o = 0, i, pl;
-	int n;
+	size_t o = 0, i, n, u;
+	int w;
 
-	for (; *s != '\0' && *s != '\n' && o + 1 < len; s++) {
+	for (; *s != '\0' && *s != '\n'; s += n) {
 		for (i = 0; i < nf; i++)
-			if (strncmp(s, f[i].path, pl = strlen(f[i].path)) == 0)
+			if (strncmp(s, f[i].path, strlen(f[i].path)) == 0)
 				break;
+		u = utf8_len((const unsigned char *)s);
 		if (i < nf)
-			n = snprintf(out + o, len - o, "%s", f[i].name), s += pl - 1;
-		else if ((unsigned char)*s < 0x20 || *s == 0x7f)
-			n = snprintf(out + o, len - o, "\\x%02x", (unsigned char)*s);
+			n = strlen(f[i].path), w = snprintf(out + o, len - o,
+			    "%s", f[i].name);
+		else if (u == 0 || (unsigned char)*s < 0x20 || *s == 0x7f)
+			n = 1, w = snprintf(out + o, len - o, "\\x%02x",
+			    (unsigned char)*s);
 		else
-			n = snprintf(out + o, len - o, "%c", *s);
-		if (n < 0 || (size_t)n >= len - o)
+			n = u, w = snprintf(out + o, len - o, "%.*s", (int)u, s);
+		if (w < 0 || (size_t)w >= len - o)
 			break;
-		o += (size_t)n;
+		o += (size_t)w;
 	}
 	out[o] = '\0';
 }
@@ -473,7 +491,7 @@ gate_said_parse(const struct api_config *cfg, json_t *job, json_t *sources,
 {
 	struct said_file *f = calloc(65, sizeof(*f));
 	json_t *j = said_json(said), *e = json_object_get(j, "error");
-	char msg[1024], where[1200] = "";
+	char msg[480], where[sizeof(out->file) + 48] = "";
 	size_t nf = f != NULL ? said_files(cfg, job, sources, f, 65) : 0;
 	const char *s;
 

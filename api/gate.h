@@ -37,14 +37,17 @@ int	gate_start(const struct api_config *cfg, json_t *job,
  * custodian's name of the file at fault ("" when none), line and column
  * 1-based (0 unknown), text "file:line:column: message" in one line.
  */
+#define GATE_SOURCE_MAX	400	/* bytes of a source's name */
+
 struct gate_said {
-	char		file[1024];
+	char		file[GATE_SOURCE_MAX + 1];
 	unsigned long	line, column;
-	char		text[2048];
+	char		text[960];	/* with a prefix, it fits a reason */
 };
 
 /* Check an import's sources ({"data": NAME, "hierarchies": {ATTR:
- * NAME}}: names of 1..1024 bytes without control bytes): 0 or -1 and a
+ * NAME}}: names of 1..GATE_SOURCE_MAX bytes without control bytes): 0
+ * or -1 and a
  * message naming the field. */
 int	gate_sources_check(json_t *sources, char *msg, size_t len);
 /* Read the gate's stderr (its --error-json line, else its first line of

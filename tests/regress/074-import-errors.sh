@@ -74,6 +74,13 @@ check "a value missing from its hierarchy: exit 2 (got $rc)" test "$rc" -eq 2
 check "  names data/age34.csv:7:2, column \"age\" and hier/hierarchy_age.csv ($(head -c 300 "$D/age34.err"))" \
 	said age34 'data/age34.csv:7:2: value "34" of column 2 "age" is not in its hierarchy hier/hierarchy_age.csv'
 
+# ... with a terminal escape in the value: shown, never obeyed.
+sed "7s/^\(V[0-9]*\),3[0-9],/\1,3$(printf '\033')[2J,/" data/visits.csv > data/esc.csv
+import esc data/esc.csv --qi age,zip $CLS --hierarchies hier --k 2
+check "a value with an escape byte: exit 2 (got $rc), shown as \\x1b ($(head -c 200 "$D/esc.err" | cat -v))" \
+	sh -c "[ $rc -eq 2 ] && grep -qF 'data/esc.csv:7:2: value \"3\\x1b[2J\" of column 2' '$D/esc.err' &&
+	    ! grep -q \"\$(printf '\\033')\" '$D/esc.err' '$D/esc.json'"
+
 # 3. A malformed hierarchy: a row with one level too few.
 cp -r hier hier2 && echo "10002;*" >> hier2/hierarchy_zip.csv
 import badhier data/visits.csv --qi age,zip $CLS --hierarchies hier2 --k 2
@@ -106,7 +113,7 @@ check "  stored as failed with the gate's reason" \
 
 check "no message names the daemon's spool or state directory" \
 	sh -c "! cat '$D'/*.err | grep -e spool -e '$D/state'"
-for n in short age34 badhier uncl typo; do
+for n in short age34 esc badhier uncl typo; do
 	check "$n is stored as a failed import whose reason names the custodian's file" \
 		test "$(sqlite3 "$D/state/store.db" "select state, reason like 'bad input: data/%' or reason like 'bad input: hier2/%' from datasets where name='$n'")" = "failed|1"
 done
@@ -120,7 +127,7 @@ check "dataset list shows each failed import as failed, with its reason" \
 check "dataset list --failed lists the failed imports only" python3 - "$D/failed.json" <<'PY'
 import json, sys
 names = sorted(d["name"] for d in json.load(open(sys.argv[1]))["datasets"])
-assert names == ["age34", "badhier", "short", "strict", "typo", "uncl"], names
+assert names == ["age34", "badhier", "esc", "short", "strict", "typo", "uncl"], names
 PY
 "$CDSGATE" dataset show "$(id_of age34)" > "$D/show" 2>&1
 check "dataset show gives the reason" \
