@@ -252,6 +252,7 @@ int	datasets_show(struct api_req *r);
 int	datasets_import(struct api_req *r);
 int	datasets_mount(struct api_req *r);
 int	datasets_unmount(struct api_req *r);
+int	datasets_remove(struct api_req *r);
 /* The gate runner's socket is readable: record that import's verdict
  * and answer its request (api/datasets.c). */
 void	datasets_gate_input(const struct api_config *cfg, struct store *st);

@@ -142,22 +142,70 @@ job_uploads_exist(struct api_req *r, json_t *job)
 	return 0;
 }
 
-/* The gate's exit status as a verdict, and why. */
-static enum store_dataset_state
-verdict_of(int rc, const char *said, char *reason, size_t len)
+/* The report's reasons for failing, joined with "; " into out. */
+static void
+report_reasons(json_t *report, char *out, size_t len)
 {
+	json_t *v;
+	size_t i, o = 0;
+	int n;
+
+	out[0] = '\0';
+	json_array_foreach(json_object_get(json_object_get(report, "gate"),
+	    "reasons"), i, v) {
+		n = snprintf(out + o, len - o, "%s%s", i > 0 ? "; " : "",
+		    json_is_string(v) ? json_string_value(v) : "");
+		if (n < 0 || (size_t)n >= len - o) {
+			out[o] = '\0';	/* whole reasons only */
+			break;
+		}
+		o += (size_t)n;
+	}
+}
+
+/* The gate's exit status as a verdict, and why: bad input and a failed
+ * gate are failed imports, anything else the gate could not decide. */
+static enum store_dataset_state
+verdict_of(int rc, const struct gate_said *gs, json_t *report, char *reason,
+    size_t len)
+{
+	json_t *headline;
+	char why[900];
+
 	if (rc == GATE_PASSED)
 		return snprintf(reason, len, "%s", ""), STORE_DATASET_PASSED;
-	if (rc == GATE_FAILED)
-		return snprintf(reason, len, "the report says it must not be "
-		    "released"), STORE_DATASET_FAILED;
-	if (rc == GATE_BAD_INPUT)	/* its message, one line */
-		return snprintf(reason, len, "the gate refused the input: "
-		    "%.*s", (int)strcspn(said, "\n") > 400 ? 400 :
-		    (int)strcspn(said, "\n"), said), STORE_DATASET_ERROR;
-	snprintf(reason, len, "the gate could not decide (exit %d): %.200s",
-	    rc, said);
+	if (rc == GATE_FAILED) {
+		headline = json_array_get(json_object_get(report,
+		    "explanation"), 0);	/* the why, in the verdict's words */
+		if (json_is_string(headline))
+			snprintf(why, sizeof(why), "%s",
+			    json_string_value(headline));
+		else
+			report_reasons(report, why, sizeof(why));
+		return snprintf(reason, len, "%s", why[0] ? why : "the report "
+		    "says it must not be released"), STORE_DATASET_FAILED;
+	}
+	if (rc == GATE_BAD_INPUT)
+		return snprintf(reason, len, "bad input: %s", gs->text),
+		    STORE_DATASET_FAILED;
+	snprintf(reason, len, "the gate could not decide (exit %d): %s", rc,
+	    gs->text);
 	return STORE_DATASET_ERROR;
+}
+
+/* 422 for an import the gate refused as bad input: where, in the
+ * custodian's names, and the dataset that records it. */
+static int
+reply_bad_input(struct api_req *r, int64_t id, const struct gate_said *gs)
+{
+	char msg[sizeof(gs->text) + 48];
+
+	snprintf(msg, sizeof(msg), "%s (dataset %lld: a failed import)",
+	    gs->text, (long long)id);
+	return api_reply(r, 422, json_pack("{s:{s:i, s:s, s:s, s:I, s:s, "
+	    "s:I, s:I}}", "error", "status", 422, "code", "input", "message",
+	    msg, "dataset", (json_int_t)id, "file", gs->file, "line",
+	    (json_int_t)gs->line, "column", (json_int_t)gs->column));
 }
 
 /* The report the gate wrote (bounded), or NULL. */
@@ -186,20 +234,18 @@ release_digest(json_t *report, const char *out, char sha[DIGEST_HEX_SIZE])
  * that file's digest. */
 static int
 import_finish(struct api_req *r, int64_t id, const char *dir, int rc,
-    const char *said)
+    const char *said, json_t *job, json_t *sources)
 {
-	char out[4096 + 16], reason[512], rsha[65] = "", osha[65] = "";
+	char out[4096 + 16], reason[1024], rsha[65] = "", osha[65] = "";
 	enum store_dataset_state v;
 	json_t *report, *verified;
+	struct gate_said gs;
 	char *text = NULL;
 	int st;
 
-	v = verdict_of(rc, said, reason, sizeof(reason));
+	gate_said_parse(r->cfg, job, sources, said, &gs);
 	report = report_load(dir);
-	if (v == STORE_DATASET_FAILED && json_is_string(json_array_get(
-	    json_object_get(report, "explanation"), 0)))	/* the why */
-		snprintf(reason, sizeof(reason), "%s", json_string_value(
-		    json_array_get(json_object_get(report, "explanation"), 0)));
+	v = verdict_of(rc, &gs, report, reason, sizeof(reason));
 	snprintf(out, sizeof(out), "%s/data.csv", dir);
 	if (v == STORE_DATASET_PASSED && release_digest(report, out, osha))
 		v = STORE_DATASET_ERROR;
@@ -222,9 +268,8 @@ import_finish(struct api_req *r, int64_t id, const char *dir, int rc,
 	json_decref(report);
 	if (st != STORE_OK)
 		return api_store_error(r, st, "recording the verdict");
-	if (rc == GATE_BAD_INPUT)	/* recorded as an error; refused */
-		return api_error(r, 422, "input", "dataset %lld: %s",
-		    (long long)id, reason);
+	if (rc == GATE_BAD_INPUT)	/* recorded as failed; refused */
+		return reply_bad_input(r, id, &gs);
 	return reply_dataset(r, id, 201);
 }
 
@@ -237,33 +282,46 @@ struct import_job {
 	struct api_req		*r;
 	int64_t			 id;
 	char			 dir[4096];
+	json_t			*job, *sources;	/* owned */
 	struct import_job	*next;
 };
+
+static void
+import_job_free(struct import_job *j)
+{
+	if (j == NULL)
+		return;
+	json_decref(j->job);
+	json_decref(j->sources);
+	free(j);
+}
 static struct import_job *jobs_head, **jobs_tail = &jobs_head;
 static unsigned njobs;
 
 /* Queue the gate for dataset id; the request waits for its verdict. */
 static void
-import_gate(struct api_req *r, int64_t id, json_t *job)
+import_gate(struct api_req *r, int64_t id, json_t *job, json_t *sources)
 {
 	struct import_job *j;
 	char said[2048];
 	int rc;
 
 	if ((j = calloc(1, sizeof(*j))) == NULL) {
-		import_finish(r, id, "", -1, "out of memory");
+		import_finish(r, id, "", -1, "out of memory", job, sources);
 		return;
 	}
+	j->job = json_incref(job);
+	j->sources = json_incref(sources);
 	snprintf(said, sizeof(said), "%lld", (long long)id);
 	if (api_path(j->dir, sizeof(j->dir), "released", said) != 0 ||
 	    (mkdir(j->dir, 0700) != 0 && errno != EEXIST)) {
-		import_finish(r, id, "", -1, strerror(errno));
-		free(j);
+		import_finish(r, id, "", -1, strerror(errno), job, sources);
+		import_job_free(j);
 		return;
 	}
 	if ((rc = gate_start(r->cfg, job, j->dir, said, sizeof(said))) != 0) {
-		import_finish(r, id, j->dir, rc, said);
-		free(j);
+		import_finish(r, id, j->dir, rc, said, job, sources);
+		import_job_free(j);
 		return;
 	}
 	j->r = r;
@@ -305,9 +363,10 @@ datasets_gate_input(const struct api_config *cfg, struct store *st)
 		    WEXITSTATUS(ws));
 	}
 	while ((j = jobs_pop()) != NULL) {
-		import_finish(j->r, j->id, j->dir, rc, said);
+		import_finish(j->r, j->id, j->dir, rc, said, j->job,
+		    j->sources);
 		api_resume(j->r);
-		free(j);
+		import_job_free(j);
 		if (!gone)
 			break;
 	}
@@ -323,7 +382,7 @@ datasets_abandon(void)
 		    "dataset %lld stays 'importing' until the next start "
 		    "records it as an error", (long long)j->id);
 		api_resume(j->r);
-		free(j);
+		import_job_free(j);
 	}
 }
 
@@ -331,8 +390,8 @@ int
 datasets_import(struct api_req *r)
 {
 	char name[64], msg[512], job_sha[65], *canon;
+	json_t *job, *sources;
 	const char *raw;
-	json_t *job;
 	int64_t id = 0;
 	int st;
 
@@ -341,27 +400,35 @@ datasets_import(struct api_req *r)
 	if (!name_ok(name))
 		return api_error(r, 422, "invalid", "field 'name': "
 		    "[a-z][a-z0-9_]{0,39}");
+	/* the job is what the gate runs; name and sources only label it */
 	job = json_deep_copy(r->body);
 	json_object_del(job, "name");
-	if (gate_job_check(job, msg, sizeof(msg)) != 0) {
+	sources = json_incref(json_object_get(job, "sources"));
+	json_object_del(job, "sources");
+	if (gate_sources_check(sources, msg, sizeof(msg)) != 0 ||
+	    gate_job_check(job, msg, sizeof(msg)) != 0) {
 		json_decref(job);
+		json_decref(sources);
 		return api_error(r, 400, "job", "%s", msg);
 	}
 	if (njobs >= IMPORTS_MAX) {
 		json_decref(job);
+		json_decref(sources);
 		return api_error(r, 503, "busy", "%u imports are waiting for "
 		    "the gate; try again later", njobs);
 	}
 	if (job_uploads_exist(r, job) != 0) {
 		json_decref(job);
+		json_decref(sources);
 		return -1;
 	}
 	canon = json_dumps(job, JSON_COMPACT | JSON_SORT_KEYS);
 	digest_buf_hex(canon, strlen(canon), job_sha);
 	raw = json_string_value(json_object_get(job, "data"));
-	if (api_audit(r, "dataset.import", json_pack("{s:s, s:s, s:s, s:O}",
-	    "name", name, "raw_sha256", raw, "job_sha256", job_sha, "job",
-	    job)) != 0)
+	if (api_audit(r, "dataset.import", json_pack("{s:s, s:s, s:s, s:O, "
+	    "s:O}", "name", name, "raw_sha256", raw, "job_sha256", job_sha,
+	    "job", job, "sources", sources != NULL ? sources : json_null())) !=
+	    0)
 		goto out;
 	st = store_dataset_begin(r->store, name, raw, job_sha, canon,
 	    (int64_t)time(NULL), &id);
@@ -370,10 +437,11 @@ datasets_import(struct api_req *r)
 		api_store_error(r, st, "starting the import");
 		goto out;
 	}
-	import_gate(r, id, job);
+	import_gate(r, id, job, sources);
 out:
 	free(canon);
 	json_decref(job);
+	json_decref(sources);
 	return 0;
 }
 
@@ -546,6 +614,91 @@ datasets_unmount(struct api_req *r)
 		goto out;
 	}
 	reply_dataset(r, id, 200);
+out:
+	store_dataset_clear(&d);
+	return 0;
+}
+
+/* Remove path (a file, or the directory when dir) unless it is gone
+ * already; else its name and why into why: 0 or -1. */
+static int
+remove_gone(const char *path, int dir, char *why, size_t len)
+{
+	if ((dir ? rmdir(path) : unlink(path)) == 0 || errno == ENOENT)
+		return 0;
+	return snprintf(why, len, "%s: %s", path, strerror(errno)), -1;
+}
+
+/* An upload of a removed import, unless another dataset names it. */
+static int
+remove_upload(struct api_req *r, const char *sha, char *why, size_t len)
+{
+	char p[4096 + 80];
+
+	if (sha == NULL || store_dataset_uses(r->store, sha) != 0 ||
+	    api_path(p, sizeof(p), "spool", sha) != 0)
+		return 0;
+	return remove_gone(p, 0, why, len);
+}
+
+/* A removed import's files: what the gate wrote and each upload no
+ * other dataset names.  0, or -1 with what is left in why. */
+static int
+remove_files(struct api_req *r, const struct store_dataset *d, char *why,
+    size_t len)
+{
+	json_t *job = json_loads(d->job_spec, 0, NULL), *v;
+	char id[32], dir[4096], p[4096 + 32];
+	const char *key;
+	int rc = 0;
+
+	snprintf(id, sizeof(id), "%lld", (long long)d->id);
+	if (api_path(dir, sizeof(dir), "released", id) == 0) {
+		snprintf(p, sizeof(p), "%s/data.csv", dir);
+		rc |= remove_gone(p, 0, why, len);
+		snprintf(p, sizeof(p), "%s/report.json", dir);
+		rc |= remove_gone(p, 0, why, len);
+		rc |= remove_gone(dir, 1, why, len);
+	}
+	rc |= remove_upload(r, d->raw_sha256, why, len);
+	json_object_foreach(json_object_get(job, "hierarchies"), key, v)
+		rc |= remove_upload(r, json_string_value(v), why, len);
+	json_decref(job);
+	return rc;
+}
+
+int
+datasets_remove(struct api_req *r)
+{
+	struct store_dataset d = { 0 };
+	int64_t id = param_id(r);
+	char why[4200];
+	int st;
+
+	if (id == 0)
+		return -1;
+	if ((st = store_dataset_get(r->store, id, &d)) != STORE_OK)
+		return api_store_error(r, st, "dataset");
+	if (api_audit(r, "dataset.remove", json_pack("{s:I, s:s, s:s, s:s}",
+	    "id", (json_int_t)id, "name", d.name, "state",
+	    store_dataset_state_name(d.state), "reason", d.reason)) != 0)
+		goto out;
+	if ((st = store_dataset_remove(r->store, id)) != STORE_OK) {
+		api_audit_refused(r, "dataset.remove", st);
+		if (st == STORE_ESTATE)
+			api_error(r, 409, "state", "dataset %lld is %s: only a "
+			    "failed import can be removed", (long long)id,
+			    store_dataset_state_name(d.state));
+		else
+			api_store_error(r, st, "removing");
+		goto out;
+	}
+	if (remove_files(r, &d, why, sizeof(why)) != 0)
+		api_error(r, 500, "files", "dataset %lld is removed from the "
+		    "store, but not all its files: %s", (long long)id, why);
+	else
+		api_reply(r, 200, json_pack("{s:I, s:s}", "removed",
+		    (json_int_t)id, "name", d.name));
 out:
 	store_dataset_clear(&d);
 	return 0;

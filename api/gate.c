@@ -314,6 +314,7 @@ gate_start(const struct api_config *cfg, json_t *job, const char *out_dir,
 	arg(b, "%s", cfg->cdsgate);
 	arg(b, "deid");
 	arg(b, "anonymize");
+	arg(b, "--error-json");	/* read back by gate_said_parse() */
 	arg(b, "--data");
 	arg(b, "%s/%s", spool, json_string_value(json_object_get(job, "data")));
 	if (arg_strings(b, job, spool) != 0 || arg_lists(b, job) != 0 ||
@@ -339,4 +340,185 @@ gate_start(const struct api_config *cfg, json_t *job, const char *out_dir,
 	rc = gaterunner_send(cfg->gate, b->argv, err, errlen);
 	free(b);
 	return rc;
+}
+
+/* An import's source names: what the custodian called each upload. */
+static int
+source_name_ok(json_t *v)
+{
+	const char *s = json_string_value(v);
+	size_t i, n;
+
+	if (s == NULL || (n = strlen(s)) == 0 || n > GATE_SOURCE_MAX)
+		return 0;
+	for (i = 0; i < n; i++)
+		if ((unsigned char)s[i] < 0x20 || s[i] == 0x7f)
+			return 0;
+	return 1;
+}
+
+int
+gate_sources_check(json_t *sources, char *msg, size_t len)
+{
+	const char *key;
+	json_t *v;
+
+	if (sources == NULL)
+		return 0;
+	json_object_foreach(sources, key, v)
+		if (strcmp(key, "data") != 0 && strcmp(key, "hierarchies") != 0)
+			return snprintf(msg, len, "field 'sources': unknown "
+			    "field '%s'", key), -1;
+	if (!json_is_object(sources) || (json_object_get(sources, "data") &&
+	    !source_name_ok(json_object_get(sources, "data"))) ||
+	    (json_object_get(sources, "hierarchies") != NULL &&
+	    !json_is_object(json_object_get(sources, "hierarchies"))))
+		return snprintf(msg, len, "field 'sources': {\"data\": NAME, "
+		    "\"hierarchies\": {ATTR: NAME}}, names of 1..%d bytes "
+		    "without control bytes", GATE_SOURCE_MAX), -1;
+	json_object_foreach(json_object_get(sources, "hierarchies"), key, v)
+		if (!source_name_ok(v))
+			return snprintf(msg, len, "field 'sources': the name "
+			    "of hierarchy '%s' is not 1..%d bytes without "
+			    "control bytes", key, GATE_SOURCE_MAX), -1;
+	return 0;
+}
+
+/* One upload of a job: its spool path and the custodian's name for it. */
+struct said_file {
+	char	path[4096 + 80];
+	char	name[GATE_SOURCE_MAX + 1];
+};
+
+/* The job's uploads (data first) with their names, into f; the count. */
+static size_t
+said_files(const struct api_config *cfg, json_t *job, json_t *sources,
+    struct said_file *f, size_t max)
+{
+	json_t *hs = json_object_get(sources, "hierarchies"), *v;
+	const char *key, *name;
+	size_t n = 0;
+
+	snprintf(f[n].path, sizeof(f[n].path), "%s/spool/%s", cfg->state_dir,
+	    json_string_value(json_object_get(job, "data")));
+	name = json_string_value(json_object_get(sources, "data"));
+	snprintf(f[n].name, sizeof(f[n].name), "%s", name != NULL ? name :
+	    "the uploaded data file");
+	n++;
+	json_object_foreach(json_object_get(job, "hierarchies"), key, v) {
+		if (n == max)
+			break;
+		snprintf(f[n].path, sizeof(f[n].path), "%s/spool/%s",
+		    cfg->state_dir, json_string_value(v));
+		name = json_string_value(json_object_get(hs, key));
+		if (name != NULL)
+			snprintf(f[n].name, sizeof(f[n].name), "%s", name);
+		else
+			snprintf(f[n].name, sizeof(f[n].name), "the uploaded "
+			    "hierarchy of %.128s", key);
+		n++;
+	}
+	return n;
+}
+
+/* Bytes of the UTF-8 sequence at s, or 0 when it is not one. */
+static size_t
+utf8_len(const unsigned char *s)
+{
+	size_t n = s[0] < 0x80 ? 1 : s[0] >= 0xc2 && s[0] <= 0xdf ? 2 :
+	    s[0] >= 0xe0 && s[0] <= 0xef ? 3 : s[0] >= 0xf0 && s[0] <= 0xf4 ?
+	    4 : 0, i;
+
+	for (i = 1; i < n; i++)
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+	return n;
+}
+
+/* s into out with every spool path of f replaced by its name, control
+ * bytes and bytes that are not UTF-8 shown as \xHH (the reply is JSON);
+ * stops at a newline, and before what does not fit. */
+static void
+said_rename(const char *s, const struct said_file *f, size_t nf, char *out,
+    size_t len)
+{
+	size_t o = 0, i, n, u;
+	int w;
+
+	for (; *s != '\0' && *s != '\n'; s += n) {
+		for (i = 0; i < nf; i++)
+			if (strncmp(s, f[i].path, strlen(f[i].path)) == 0)
+				break;
+		u = utf8_len((const unsigned char *)s);
+		if (i < nf)
+			n = strlen(f[i].path), w = snprintf(out + o, len - o,
+			    "%s", f[i].name);
+		else if (u == 0 || (unsigned char)*s < 0x20 || *s == 0x7f)
+			n = 1, w = snprintf(out + o, len - o, "\\x%02x",
+			    (unsigned char)*s);
+		else
+			n = u, w = snprintf(out + o, len - o, "%.*s", (int)u, s);
+		if (w < 0 || (size_t)w >= len - o)
+			break;
+		o += (size_t)w;
+	}
+	out[o] = '\0';
+}
+
+/* The first line of said that is the gate's {"error": ...}, or NULL. */
+static json_t *
+said_json(const char *said)
+{
+	const char *p;
+	json_t *j, *e;
+
+	for (p = said; p != NULL && *p != '\0'; p = strchr(p, '\n'),
+	    p = p != NULL ? p + 1 : NULL) {
+		if (*p != '{' || (j = json_loadb(p, strcspn(p, "\n"), 0,
+		    NULL)) == NULL)
+			continue;
+		if (json_is_object(e = json_object_get(j, "error")) &&
+		    json_is_string(json_object_get(e, "message")))
+			return j;
+		json_decref(j);
+	}
+	return NULL;
+}
+
+void
+gate_said_parse(const struct api_config *cfg, json_t *job, json_t *sources,
+    const char *said, struct gate_said *out)
+{
+	struct said_file *f = calloc(65, sizeof(*f));
+	json_t *j = said_json(said), *e = json_object_get(j, "error");
+	char msg[480], where[sizeof(out->file) + 48] = "";
+	size_t nf = f != NULL ? said_files(cfg, job, sources, f, 65) : 0;
+	const char *s;
+
+	memset(out, 0, sizeof(*out));
+	if (e == NULL) {	/* not ours: its first line, as text */
+		s = strncmp(said, "cdsgate: ", 9) == 0 ? said + 9 : said;
+		said_rename(s, f, nf, out->text, sizeof(out->text));
+		goto out;
+	}
+	said_rename(json_string_value(json_object_get(e, "file")) ?
+	    json_string_value(json_object_get(e, "file")) : "", f, nf,
+	    out->file, sizeof(out->file));
+	said_rename(json_string_value(json_object_get(e, "message")), f, nf,
+	    msg, sizeof(msg));
+	out->line = (unsigned long)json_integer_value(json_object_get(e,
+	    "line"));
+	out->column = (unsigned long)json_integer_value(json_object_get(e,
+	    "column"));
+	if (out->file[0] != '\0' && out->line == 0)
+		snprintf(where, sizeof(where), "%s: ", out->file);
+	else if (out->file[0] != '\0' && out->column == 0)
+		snprintf(where, sizeof(where), "%s:%lu: ", out->file, out->line);
+	else if (out->file[0] != '\0')
+		snprintf(where, sizeof(where), "%s:%lu:%lu: ", out->file,
+		    out->line, out->column);
+	snprintf(out->text, sizeof(out->text), "%s%s", where, msg);
+out:
+	json_decref(j);
+	free(f);
 }

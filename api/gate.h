@@ -30,4 +30,29 @@ int	gate_job_check(json_t *job, char *msg, size_t len);
 int	gate_start(const struct api_config *cfg, json_t *job,
 	    const char *out_dir, char *err, size_t errlen);
 
+/*
+ * What the gate said about an input it refused, in the custodian's
+ * names: sources ({"data": NAME, "hierarchies": {ATTR: NAME}}, from the
+ * import; may be NULL) names the uploads the job runs on.  file is the
+ * custodian's name of the file at fault ("" when none), line and column
+ * 1-based (0 unknown), text "file:line:column: message" in one line.
+ */
+#define GATE_SOURCE_MAX	400	/* bytes of a source's name */
+
+struct gate_said {
+	char		file[GATE_SOURCE_MAX + 1];
+	unsigned long	line, column;
+	char		text[960];	/* with a prefix, it fits a reason */
+};
+
+/* Check an import's sources ({"data": NAME, "hierarchies": {ATTR:
+ * NAME}}: names of 1..GATE_SOURCE_MAX bytes without control bytes): 0
+ * or -1 and a
+ * message naming the field. */
+int	gate_sources_check(json_t *sources, char *msg, size_t len);
+/* Read the gate's stderr (its --error-json line, else its first line of
+ * text) into out, every spool path in it replaced by the source's name. */
+void	gate_said_parse(const struct api_config *cfg, json_t *job,
+	    json_t *sources, const char *said, struct gate_said *out);
+
 #endif

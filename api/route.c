@@ -45,6 +45,8 @@ static const struct route routes[] = {
 	    datasets_mount, BODY_OPTIONAL },
 	{ "POST", "/v1/datasets/{id}/unmount", API_ROLE_CUSTODIAN,
 	    datasets_unmount, 0 },
+	{ "POST", "/v1/datasets/{id}/remove", API_ROLE_CUSTODIAN,
+	    datasets_remove, 0 },
 	{ "GET",  "/v1/sessions", API_ROLE_AUDITOR, sessions_list, 0 },
 	{ "POST", "/v1/sessions", API_ROLE_CUSTODIAN, sessions_create, 1 },
 	{ "GET",  "/v1/sessions/{id}", API_ROLE_AUDITOR, sessions_show, 0 },

@@ -622,10 +622,10 @@ create_refusal(struct api_req *r, const struct store_session *ss, int st,
 		    "de-identification gate", id);
 	else if (st == STORE_EGATE && d.state == STORE_DATASET_FAILED)
 		snprintf(why, len, "dataset %lld failed the de-identification "
-		    "gate: %s", id, d.reason);
+		    "gate: %.400s", id, d.reason);
 	else if (st == STORE_EGATE && d.state == STORE_DATASET_ERROR)
 		snprintf(why, len, "the de-identification gate could not "
-		    "decide on dataset %lld: %s", id, d.reason);
+		    "decide on dataset %lld: %.400s", id, d.reason);
 	else
 		snprintf(why, len, "creating the session: %s",
 		    store_strerror(st));

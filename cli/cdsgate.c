@@ -30,6 +30,7 @@ static const struct cmd_entry *const cmd_table[] = {
 	&cmd_dataset_import_entry,
 	&cmd_dataset_mount_entry,
 	&cmd_dataset_unmount_entry,
+	&cmd_dataset_remove_entry,
 	&cmd_session_create_entry,
 	&cmd_session_list_entry,
 	&cmd_session_show_entry,

@@ -40,6 +40,7 @@ extern const struct cmd_entry cmd_session_revoke_entry;
 extern const struct cmd_entry cmd_session_report_entry;
 extern const struct cmd_entry cmd_dataset_list_entry;
 extern const struct cmd_entry cmd_dataset_show_entry;
+extern const struct cmd_entry cmd_dataset_remove_entry;
 extern const struct cmd_entry cmd_dataset_import_entry;
 extern const struct cmd_entry cmd_dataset_mount_entry;
 extern const struct cmd_entry cmd_dataset_unmount_entry;

@@ -6,6 +6,7 @@
  */
 #include "config.h"
 
+#include <errno.h>
 #include <glob.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,7 +19,8 @@
 #include "deid/html.h"
 #include "deid/output.h"
 
-#define USAGE_LIST	"dataset list [--json] [--socket PATH]"
+#define USAGE_LIST	"dataset list [--failed] [--json] [--socket PATH]"
+#define USAGE_REMOVE	"dataset remove ID [--json] [--socket PATH]"
 #define USAGE_SHOW	"dataset show ID [--html FILE] [--json] [--socket PATH]"
 #define USAGE_MOUNT	"dataset mount ID [--backend embedded|postgres] [--json] [--socket PATH]"
 #define USAGE_UNMOUNT	"dataset unmount ID [--json] [--socket PATH]"
@@ -40,13 +42,26 @@ str(json_t *o, const char *k)
 	return s != NULL ? s : "";
 }
 
+/* A failed import: the gate failed it or refused its input ("failed"),
+ * or could not decide ("error").  Only these can be removed. */
+static int
+is_failed(json_t *d)
+{
+	return strcmp(str(d, "state"), "failed") == 0 ||
+	    strcmp(str(d, "state"), "error") == 0;
+}
+
+/* One dataset; a failed import with its reason, in full. */
 static void
 print_row(json_t *d)
 {
-	printf("%5lld %-10s v%-3lld %.12s  %s\n", (long long)json_integer_value(
+	printf("%5lld %-10s v%-3lld %.12s  %s", (long long)json_integer_value(
 	    json_object_get(d, "id")), str(d, "state"),
 	    (long long)json_integer_value(json_object_get(d, "mount_version")),
 	    str(d, "raw_sha256"), str(d, "name"));
+	if (is_failed(d) && str(d, "reason")[0] != '\0')
+		printf("  (%s)", str(d, "reason"));
+	putchar('\n');
 }
 
 static void
@@ -108,11 +123,58 @@ print_one(json_t *d)
 		    "report"), "release_sha256"));
 }
 
+/* Keep only the failed imports of a list reply. */
+static void
+keep_failed(json_t *j)
+{
+	json_t *a = json_object_get(j, "datasets");
+	size_t i = 0;
+
+	while (i < json_array_size(a))
+		if (is_failed(json_array_get(a, i)))
+			i++;
+		else
+			json_array_remove(a, i);
+}
+
 static int
 cmd_list(int argc, char **argv)
 {
-	return apiclient_get_cmd(argc, argv, USAGE_LIST, "/v1/datasets",
-	    print_list);
+	struct apiclient_opts o;
+	struct apiclient_reply r;
+	char err[512], *args[64];
+	int i, n = 0, failed = 0, rc;
+
+	for (i = 0; i < argc && n < 63; i++)
+		if (strcmp(argv[i], "--failed") == 0)
+			failed = 1;
+		else
+			args[n++] = argv[i];
+	args[n] = NULL;
+	if ((rc = apiclient_opts(n, args, USAGE_LIST, NULL, NULL, &o)) != 0)
+		return rc;
+	if (o.npos != 0)
+		return cli_usage_error(USAGE_LIST, "no arguments expected");
+	rc = apiclient_call(o.socket, "GET", "/v1/datasets", NULL, &r, err,
+	    sizeof(err));
+	if (rc == 0 && failed && r.status == 200)
+		keep_failed(r.json);
+	return apiclient_finish(rc, &r, err, o.json, print_list);
+}
+
+/* After a removal: which dataset went. */
+static void
+print_removed(json_t *j)
+{
+	printf("removed dataset %lld (%s) and its files\n", (long long)
+	    json_integer_value(json_object_get(j, "removed")), str(j, "name"));
+}
+
+static int
+cmd_remove(int argc, char **argv)
+{
+	return apiclient_id_cmd(argc, argv, USAGE_REMOVE, "POST",
+	    "/v1/datasets/", "/remove", print_removed);
 }
 
 /* The dataset's report as an HTML page (deid/html.h) at path,
@@ -177,9 +239,12 @@ cmd_show(int argc, char **argv)
 }
 
 const struct cmd_entry cmd_dataset_list_entry = { "dataset", "list",
-    USAGE_LIST, "list datasets and their gate verdicts", cmd_list };
+    USAGE_LIST, "list datasets and their gate verdicts (--failed: the "
+    "failed imports, with why)", cmd_list };
 const struct cmd_entry cmd_dataset_show_entry = { "dataset", "show",
     USAGE_SHOW, "show a dataset with its job and report", cmd_show };
+const struct cmd_entry cmd_dataset_remove_entry = { "dataset", "remove",
+    USAGE_REMOVE, "remove a failed import and its files", cmd_remove };
 
 /* POST /v1/datasets/ID/<verb>: mount (--backend: its body) and unmount. */
 static int
@@ -225,6 +290,7 @@ struct import_args {
 	const char	*hier[64];	/* "A=FILE" */
 	size_t		 nhier;
 	json_t		*job;
+	json_t		*sources;	/* the custodian's names of the files */
 	int		 json;
 };
 
@@ -342,26 +408,49 @@ import_parse(int argc, char **argv, struct import_args *ia)
 	return 0;
 }
 
-/* Upload one file; its sha into the job at key (or hierarchies.attr). */
+/* obj[key] as an object, made when missing. */
+static json_t *
+object_at(json_t *obj, const char *key)
+{
+	if (json_object_get(obj, key) == NULL)
+		json_object_set_new(obj, key, json_object());
+	return json_object_get(obj, key);
+}
+
+/* Upload one file; its sha into the job at "data" (or hierarchies.attr),
+ * its path as given into the sources: the gate's errors name it so.
+ * EXIT_BAD_INPUT when it cannot be read, EXIT_INTERNAL when the upload
+ * fails. */
 static int
 import_upload(struct import_args *ia, const char *path, const char *attr)
 {
 	char sha[65], err[512];
+	FILE *f;
 
+	if ((f = fopen(path, "re")) == NULL) {
+		fprintf(stderr, "cdsgate: %s: %s\n", path, strerror(errno));
+		return EXIT_BAD_INPUT;
+	}
+	fclose(f);
 	if (apiclient_upload(ia->socket, path, sha, err, sizeof(err)) != 0) {
 		fprintf(stderr, "cdsgate: %s\n", err);
-		return -1;
+		return EXIT_INTERNAL;
 	}
-	if (attr == NULL)
-		return json_object_set_new(ia->job, "data", json_string(sha)), 0;
-	if (json_object_get(ia->job, "hierarchies") == NULL)
-		json_object_set_new(ia->job, "hierarchies", json_object());
-	json_object_set_new(json_object_get(ia->job, "hierarchies"), attr,
+	if (attr == NULL) {
+		json_object_set_new(ia->job, "data", json_string(sha));
+		json_object_set_new(ia->sources, "data", json_string(path));
+		return 0;
+	}
+	json_object_set_new(object_at(ia->job, "hierarchies"), attr,
 	    json_string(sha));
+	json_object_set_new(object_at(ia->sources, "hierarchies"), attr,
+	    json_string(path));
 	return 0;
 }
 
-/* DIR/\*hierarchy_<attr>.csv for each QI, as `deid anonymize` finds them. */
+/* DIR/\*hierarchy_<attr>.csv for each QI, as `deid anonymize` finds
+ * them.  A QI without one is left to the gate, which says whether the
+ * column exists at all and names it. */
 static int
 import_hierarchy_dir(struct import_args *ia)
 {
@@ -369,41 +458,43 @@ import_hierarchy_dir(struct import_args *ia)
 	char pat[4096];
 	glob_t g;
 	size_t i;
-	int rc;
+	int rc = 0, grc;
 
 	json_array_foreach(qi, i, v) {
 		snprintf(pat, sizeof(pat), "%s/*hierarchy_%s.csv", ia->hdir,
 		    json_string_value(v));
-		if (glob(pat, 0, NULL, &g) != 0 || g.gl_pathc != 1) {
-			fprintf(stderr, "cdsgate: %s: %s *hierarchy_%s.csv\n",
-			    ia->hdir, g.gl_pathc > 1 ? "several files match" :
-			    "no file matches", json_string_value(v));
-			globfree(&g);
-			return -1;
-		}
-		rc = import_upload(ia, g.gl_pathv[0], json_string_value(v));
+		if ((grc = glob(pat, 0, NULL, &g)) == 0 && g.gl_pathc > 1) {
+			fprintf(stderr, "cdsgate: %s: several files match "
+			    "*hierarchy_%s.csv\n", ia->hdir,
+			    json_string_value(v));
+			rc = EXIT_BAD_INPUT;
+		} else if (grc == 0)
+			rc = import_upload(ia, g.gl_pathv[0],
+			    json_string_value(v));
 		globfree(&g);
 		if (rc != 0)
-			return -1;
+			return rc;
 	}
 	return 0;
 }
 
+/* Every file to the daemon's spool: 0 or an exit code. */
 static int
 import_uploads(struct import_args *ia)
 {
 	char attr[256];
 	size_t i, n;
+	int rc;
 
-	if (import_upload(ia, ia->file, NULL) != 0)
-		return -1;
-	if (ia->hdir != NULL && import_hierarchy_dir(ia) != 0)
-		return -1;
+	if ((rc = import_upload(ia, ia->file, NULL)) != 0)
+		return rc;
+	if (ia->hdir != NULL && (rc = import_hierarchy_dir(ia)) != 0)
+		return rc;
 	for (i = 0; i < ia->nhier; i++) {
 		n = (size_t)(strchr(ia->hier[i], '=') - ia->hier[i]);
 		snprintf(attr, sizeof(attr), "%.*s", (int)n, ia->hier[i]);
-		if (import_upload(ia, ia->hier[i] + n + 1, attr) != 0)
-			return -1;
+		if ((rc = import_upload(ia, ia->hier[i] + n + 1, attr)) != 0)
+			return rc;
 	}
 	return 0;
 }
@@ -417,10 +508,12 @@ cmd_import(int argc, char **argv)
 	int rc;
 
 	ia.job = json_object();
+	ia.sources = json_object();
 	if ((rc = import_parse(argc, argv, &ia)) != 0 ||
-	    (rc = import_uploads(&ia) != 0 ? EXIT_INTERNAL : 0) != 0)
+	    (rc = import_uploads(&ia)) != 0)
 		goto out;
 	json_object_set_new(ia.job, "name", json_string(ia.name));
+	json_object_set(ia.job, "sources", ia.sources);
 	if (!ia.json)
 		fprintf(stderr, "  running the de-identification gate...\n");
 	rc = apiclient_call(ia.socket, "POST", "/v1/datasets", ia.job, &r, err,
@@ -429,17 +522,20 @@ cmd_import(int argc, char **argv)
 		snprintf(state, sizeof(state), "%s", json_string_value(
 		    json_object_get(r.json, "state")));
 	rc = apiclient_finish(rc, &r, err, ia.json, print_one);
-	/* Scripts: 0 passed, 3 failed the gate (as `deid anonymize`). */
+	/* Scripts: 0 passed, 2 bad input (the API's 4xx: the gate's 422
+	 * names file:line:column), 3 failed the gate, as `deid anonymize`. */
 	if (rc == 0 && strcmp(state, "passed") != 0)
 		rc = strcmp(state, "failed") == 0 ? EXIT_GATE_FAILED :
 		    EXIT_INTERNAL;
 out:
 	json_decref(ia.job);
+	json_decref(ia.sources);
 	return rc;
 }
 
 const struct cmd_entry cmd_dataset_import_entry = { "dataset", "import",
-    USAGE_IMPORT, "import a dataset through the de-identification gate",
+    USAGE_IMPORT, "import a dataset through the de-identification gate "
+    "(exit 0 passed, 2 bad input naming FILE:LINE:COLUMN, 3 failed)",
     cmd_import };
 const struct cmd_entry cmd_dataset_mount_entry = { "dataset", "mount",
     USAGE_MOUNT, "mount a dataset that passed into the analytics backend",

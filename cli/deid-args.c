@@ -15,6 +15,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <jansson.h>
+
 #include "cli/cli.h"
 #include "cli/deid-args.h"
 #include "deid/anonymize.h"
@@ -30,8 +32,13 @@ enum {
 	OPT_SEP, OPT_POP, OPT_JSON, OPT_OUTPUT, OPT_REPORT, OPT_PUT,
 	OPT_PUMODEL, OPT_K, OPT_SUPP, OPT_QUALITY, OPT_RESID, OPT_THREADS,
 	OPT_IN_PROCESS, OPT_SANDBOX_DEBUG, OPT_GAME, OPT_GCOST, OPT_GGAIN,
-	OPT_GLOSS, OPT_GBENEFIT, OPT_INSENS, OPT_WARNSUPP, OPT_REPORT_HTML
+	OPT_GLOSS, OPT_GBENEFIT, OPT_INSENS, OPT_WARNSUPP, OPT_REPORT_HTML,
+	OPT_ERRJSON
 };
+
+/* --error-json: dargs_error() writes one JSON object, for a program that
+ * runs the command and names the files its own way (the api's gate). */
+static int error_json;
 
 static const struct option deid_longopts[] = {
 	{ "data", required_argument, NULL, OPT_DATA },
@@ -60,6 +67,7 @@ static const struct option deid_longopts[] = {
 	{ "game-gain", required_argument, NULL, OPT_GGAIN },
 	{ "game-loss", required_argument, NULL, OPT_GLOSS },
 	{ "game-benefit", required_argument, NULL, OPT_GBENEFIT },
+	{ "error-json", no_argument, NULL, OPT_ERRJSON },
 	/* hidden, for debugging: parse in the CLI process itself, or make a
 	   seccomp violation report the syscall instead of killing */
 	{ "in-process", no_argument, NULL, OPT_IN_PROCESS },
@@ -171,6 +179,7 @@ args_named(struct deid_args *a, int opt, char *arg)
 	case OPT_HIER:	return args_hierarchy(a, arg);
 	case OPT_RESID:	return args_residual(a, arg);
 	case OPT_JSON:	a->json = 1; break;
+	case OPT_ERRJSON: error_json = 1; break;
 	case OPT_OUTPUT: a->output = arg; break;
 	case OPT_REPORT: a->report = arg; break;
 	case OPT_REPORT_HTML: a->report_html = arg; break;
@@ -277,6 +286,25 @@ dargs_put_safe(FILE *f, const char *s, size_t n, int keep_lines)
 	}
 }
 
+/* The error as one line of JSON on stderr: {"error": {"status", "file",
+ * "line", "column", "message"}} (0 and "" where unknown); 0, or -1 when
+ * it is not UTF-8 (the caller prints it as text). */
+static int
+error_put_json(int r, const struct deid_error *err)
+{
+	json_t *j = json_pack("{s:{s:s, s:s, s:I, s:I, s:s}}", "error",
+	    "status", deid_strerror(r), "file", err->file, "line",
+	    (json_int_t)err->line, "column", (json_int_t)err->column,
+	    "message", err->msg[0] != '\0' ? err->msg : deid_strerror(r));
+
+	if (j == NULL)
+		return -1;
+	json_dumpf(j, stderr, JSON_COMPACT | JSON_ENSURE_ASCII);
+	putc('\n', stderr);
+	json_decref(j);
+	return 0;
+}
+
 /* Print a library error as "cdsgate: file:line: msg"; map to exit code. */
 int
 dargs_error(int r, const struct deid_error *err, int reading)
@@ -287,9 +315,11 @@ dargs_error(int r, const struct deid_error *err, int reading)
 		deid_error_format(err, msg, sizeof(msg));
 	else
 		snprintf(msg, sizeof(msg), "%s", deid_strerror(r));
-	fputs("cdsgate: ", stderr);
-	dargs_put_safe(stderr, msg, strlen(msg), 0);
-	putc('\n', stderr);
+	if (!error_json || error_put_json(r, err) != 0) {
+		fputs("cdsgate: ", stderr);
+		dargs_put_safe(stderr, msg, strlen(msg), 0);
+		putc('\n', stderr);
+	}
 	if (r == DEID_EINPUT || r == DEID_ELIMIT || (reading && r == DEID_EIO))
 		return EXIT_BAD_INPUT;
 	return EXIT_INTERNAL;

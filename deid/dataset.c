@@ -251,10 +251,16 @@ load_record(void *ctx, const char *const *f, size_t nf, unsigned long line,
 
 	if (ds->cols == NULL)
 		return load_header(lc, f, nf, line, err);
-	if (nf != ds->ncols)
-		return deid_error_set(err, DEID_EINPUT, lc->name, line, 0,
-		    "record has %zu fields, the header has %zu", nf,
-		    ds->ncols);
+	if (nf < ds->ncols)	/* at the first column it lacks */
+		return deid_error_set(err, DEID_EINPUT, lc->name, line, nf + 1,
+		    "record has %zu fields, the header has %zu: no value for "
+		    "column %zu \"%s\"", nf, ds->ncols, nf + 1,
+		    ds->cols[nf].name);
+	if (nf > ds->ncols)	/* at the first field too many */
+		return deid_error_set(err, DEID_EINPUT, lc->name, line,
+		    ds->ncols + 1, "record has %zu fields, the header has %zu "
+		    "(the last is column %zu \"%s\")", nf, ds->ncols,
+		    ds->ncols, ds->cols[ds->ncols - 1].name);
 	if (ds->nrows == lc->rowcap && (r = load_grow(lc)) != DEID_OK)
 		return r;
 	for (i = 0; i < nf; i++) {
@@ -393,9 +399,10 @@ deid_dataset_bind(struct deid_dataset *ds, size_t col,
 	for (i = 0; i < c->ndict; i++) {
 		if (deid_hierarchy_lookup(h, c->dict[i], &leaf) != DEID_OK) {
 			r = deid_error_set(err, DEID_EINPUT, ds->path,
-			    c->first_line[i], 0, "value \"%.200s\" of column "
-			    "\"%s\" is not in its hierarchy", c->dict[i],
-			    c->name);
+			    c->first_line[i], col + 1, "value \"%.200s\" of "
+			    "column %zu \"%s\" is not in its hierarchy%s%s",
+			    c->dict[i], col + 1, c->name, h->name != NULL ?
+			    " " : "", h->name != NULL ? h->name : "");
 			goto out;
 		}
 		tr[i] = leaf;

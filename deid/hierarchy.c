@@ -528,6 +528,13 @@ deid_hierarchy_parse(const void *data, size_t len, const char *name,
 	r = deid_csv_parse(data, len, name, &o, hload_row, &hl, NULL, err);
 	if (r == DEID_OK)
 		r = hier_build(&hl, 0, out, err);
+	if (r == DEID_OK && name != NULL &&
+	    ((*out)->name = strdup(name)) == NULL) {
+		deid_hierarchy_free(*out);
+		*out = NULL;
+		r = deid_error_set(err, DEID_ENOMEM, name, 0, 0,
+		    "out of memory");
+	}
 	hload_free(&hl);
 	return r;
 }
@@ -578,6 +585,7 @@ deid_hierarchy_free(struct deid_hierarchy *h)
 	free(h->warnings);
 	free(h->ndomain);
 	free(h->attribute);
+	free(h->name);
 	free(h);
 }
 

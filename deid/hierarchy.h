@@ -22,6 +22,8 @@ struct deid_hierarchy_table;	/* private string -> code table */
 
 struct deid_hierarchy {
 	char		*attribute;	/* may be NULL; malloc'd, freed by _free */
+	char		*name;		/* the file it was read from, for
+					   errors; NULL for a flat one */
 	size_t		 nleaves;	/* distinct leaves = |D| (level 0) */
 	size_t		 nlevels;	/* columns = height incl. level 0 */
 	size_t		*ndomain;	/* [nlevels] distinct values per level */

@@ -4,8 +4,10 @@
  *
  *   importing --finish--> passed | failed | error
  *   passed --mount--> mounted --unmount--> passed
+ *   failed | error --remove--> (gone)
  *
- * failed and error are final (a new attempt is a new import).  A mount
+ * failed and error are final (a new attempt is a new import); such an
+ * import can be removed, a pass never is.  A mount
  * must name the raw file digest and job digest its verdict was for, so
  * a changed file or a changed job can never ride on an old pass.  The
  * schema's triggers (store/schema.c) enforce the same rules underneath.
@@ -220,6 +222,28 @@ store_dataset_unmount(struct store *s, int64_t id, int64_t now)
 	sqlite3_bind_int64(st, 1, id);
 	sqlite3_bind_int64(st, 2, now);
 	return dataset_update(s, st, id);
+}
+
+int
+store_dataset_remove(struct store *s, int64_t id)
+{
+	sqlite3_stmt *st;
+	int rc;
+
+	if ((rc = store_prepare(s, "DELETE FROM datasets WHERE id = ?1 AND"
+	    " state IN ('failed', 'error');", &st)) != STORE_OK)
+		return rc;
+	sqlite3_bind_int64(st, 1, id);
+	return dataset_update(s, st, id);
+}
+
+int64_t
+store_dataset_uses(struct store *s, const char *sha256)
+{
+	if (!sha256_hex_valid(sha256))
+		return -1;
+	return store_count(s, "SELECT count(*) FROM datasets WHERE"
+	    " raw_sha256 = ?1 OR instr(job_spec, ?1) > 0;", sha256, 0);
 }
 
 /* Fill d from a DATASET_COLS row; STORE_EIO when a copy fails. */

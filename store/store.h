@@ -105,7 +105,7 @@ struct store_dataset {
 	int64_t		mount_version;	/* bumped by each mount; 0 = never */
 	char		mount_backend[16];	/* "embedded"|"postgres"; "" */
 	char		output_path[512];	/* the de-identified file */
-	char		reason[256];	/* why failed/error/refused */
+	char		reason[1024];	/* why failed/error/refused */
 	char		*job_spec;	/* JSON; owned, see _clear */
 	char		*report;	/* JSON or NULL; owned */
 };
@@ -136,6 +136,12 @@ int	store_dataset_mount_on(struct store *s, int64_t id,
 	    const char *backend, int64_t now, int64_t *version);
 /* mounted -> passed (its live sessions are the caller's business). */
 int	store_dataset_unmount(struct store *s, int64_t id, int64_t now);
+/* Forget a failed import (failed or error; STORE_ESTATE otherwise): the
+ * caller removes its files.  A verdict that passed is never removed. */
+int	store_dataset_remove(struct store *s, int64_t id);
+/* How many datasets name the upload sha256 (raw file or hierarchy):
+ * a removal keeps an upload another dataset still names; -1 on error. */
+int64_t	store_dataset_uses(struct store *s, const char *sha256);
 int	store_dataset_get(struct store *s, int64_t id,
 	    struct store_dataset *d);
 int	store_dataset_list(struct store *s,

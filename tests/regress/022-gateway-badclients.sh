@@ -110,7 +110,7 @@ PY
 chk() { python3 "$TMP/chk.py" "$@"; }
 loglines() { wc -l < "$LOG"; }
 rss_kb() { awk '/^VmRSS:/ { print $2 }' "/proc/$1/status" 2>/dev/null || echo 0; }
-bad() { timeout 120 python3 "$BAD" "$VHOST" "$VPORT" "$TMP/pw" "$@"; }
+bad() { "${BADC[@]}" "$@"; }	# BADC: below, once the session listens
 
 # The legitimate client types a fresh word; it must reach the page.
 n_typed=0
@@ -161,6 +161,9 @@ fi
 ADDR=$(sed -n 's/^ready //p' "$TMP/gw.out")
 VHOST=${ADDR%:*}
 VPORT=${ADDR##*:}
+# The bad client as a command (not a function): in the background its $!
+# is timeout's pid, and timeout passes the cleanup's SIGTERM on to python.
+BADC=(timeout 120 python3 "$BAD" "$VHOST" "$VPORT" "$TMP/pw")
 WORKER=$(chk pid "$LOG" worker)
 check "the session is ready at $ADDR, worker pid ${WORKER:-?}" test -n "$WORKER"
 check "the backend page loaded" chk loaded "$EV" 20
@@ -186,7 +189,7 @@ after_scenario garbage
 # ---- truncated: held past the handshake limit ------------------------------------
 m=$(loglines)
 mkfifo "$TMP/hold"
-bad truncated < "$TMP/hold" > "$TMP/trunc.out" 2>&1 &
+"${BADC[@]}" truncated < "$TMP/hold" > "$TMP/trunc.out" 2>&1 &
 tr_pid=$!
 HOLD_PIDS="$tr_pid"
 exec 7> "$TMP/hold"	# keeps its stdin open
@@ -247,7 +250,7 @@ after_scenario extclip
 
 # ---- noread: asks for frames, never reads ---------------------------------------------
 m=$(loglines)
-bad noread < "$TMP/hold" > "$TMP/noread.out" 2>&1 &
+"${BADC[@]}" noread < "$TMP/hold" > "$TMP/noread.out" 2>&1 &
 nr_pid=$!
 HOLD_PIDS="$nr_pid"
 exec 7> "$TMP/hold"
@@ -286,7 +289,7 @@ after_scenario badauth
 
 # ---- floodconnect: 10,000 connections, the real client working meanwhile --------------
 m=$(loglines)
-bad floodconnect "$FLOOD_N" > "$TMP/flood.out" 2>&1 &
+"${BADC[@]}" floodconnect "$FLOOD_N" > "$TMP/flood.out" 2>&1 &
 fl_pid=$!
 HOLD_PIDS="$fl_pid"
 sleep 1

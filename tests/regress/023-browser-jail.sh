@@ -44,7 +44,7 @@ cleanup() {
 			"$ARTIFACTS"/ 2>/dev/null
 		echo "# failed: logs kept in $ARTIFACTS"
 	fi
-	for p in $GW_PID $BE_PID $DECOY_PID; do
+	for p in $GW_PID $BE_PID $DECOY_PID $NS6; do
 		kill -TERM "$p" 2>/dev/null || continue
 		for _ in $(seq 50); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
 		kill -KILL "$p" 2>/dev/null
@@ -308,7 +308,9 @@ python3 "$BACKEND" --port 0 --record "$EV" > "$TMP/backend.out" 2> "$TMP/backend
 BE_PID=$!
 wait_line "$TMP/backend.out" '^ready ' 10 "$BE_PID" || skip_all "the test backend did not start"
 BPORT=$(sed -n 's/^ready .*:\([0-9]*\)$/\1/p' "$TMP/backend.out")
-host decoy "$TMP/decoy.hits" > "$TMP/decoy.out" 2> "$TMP/decoy.err" &
+# python3 itself in the background (not the host function: $! would be
+# its subshell's pid, and the listener would outlive the cleanup)
+python3 "$TMP/host.py" decoy "$TMP/decoy.hits" > "$TMP/decoy.out" 2> "$TMP/decoy.err" &
 DECOY_PID=$!
 wait_line "$TMP/decoy.out" '^ready ' 10 "$DECOY_PID" || skip_all "the decoy listener did not start"
 DPORT=$(sed -n 's/^ready //p' "$TMP/decoy.out")
@@ -524,6 +526,7 @@ ip addr add 192.0.2.10/32 dev lo
 mount --bind "$TMP/hosts6" /etc/hosts
 python3 "$BACKEND" --bind 192.0.2.10 --port 0 --record "$EV6" > "$TMP/be6.out" 2> "$TMP/be6.err" &
 be=\$!
+trap 'kill \$be 2>/dev/null' EXIT	# also when the test's cleanup stops us
 for _ in \$(seq 100); do grep -q '^ready ' "$TMP/be6.out" && break; sleep 0.1; done
 port=\$(sed -n 's/^ready .*:\([0-9]*\)\$/\1/p' "$TMP/be6.out")
 echo "\$port" > "$TMP/port6"

@@ -59,15 +59,17 @@ fi
 diag "PostgreSQL $("$PGBIN/postgres" --version | awk '{print $3}') on 127.0.0.1:$PORT and $SOCK, as $PG_OS_USER"
 
 # psql as the superuser over the socket; sql DB SQL prints the rows.
+# (As arrays too: a background job runs psql itself, so its $! is psql's.)
+SU_PSQL=(psql -X -q -At -v ON_ERROR_STOP=1 -h "$SOCK" -p "$PORT" -U postgres)
 sql() {
 	local db=$1; shift
-	psql -X -q -At -v ON_ERROR_STOP=1 -h "$SOCK" -p "$PORT" -U postgres \
-		-d "$db" -c "$*" 2>&1
+	"${SU_PSQL[@]}" -d "$db" -c "$*" 2>&1
 }
 # The BI tool's view: the reader role over TCP with its password.
+READER_PSQL=(psql -X -q -At -v ON_ERROR_STOP=1
+	"host=127.0.0.1 port=$PORT dbname=analytics user=bi_reader")
 reader_sql() {
-	PGPASSWORD=$READER_PW psql -X -q -At -v ON_ERROR_STOP=1 \
-		"host=127.0.0.1 port=$PORT dbname=analytics user=bi_reader" -c "$*" 2>&1
+	PGPASSWORD=$READER_PW "${READER_PSQL[@]}" -c "$*" 2>&1
 }
 ADMIN="host=$SOCK port=$PORT dbname=analytics user=custodian application_name=cdsgate-mount"
 pgm() { "$PGMOUNT" "$1" -c "$ADMIN" "${@:2}"; }
@@ -228,7 +230,8 @@ check "after all those failures version 1 is still served" \
 # swapped, and all of it is rolled back.
 "$CDSGATE" sample generate --out "$TMP/big" --records 200000 --seed 4 >/dev/null
 N2=200000
-PGAPPNAME=bi-hold reader_sql 'SELECT count(*) FROM cdsgate_patients.patients; SELECT pg_sleep(60)' >/dev/null &
+PGAPPNAME=bi-hold PGPASSWORD=$READER_PW "${READER_PSQL[@]}" \
+	-c 'SELECT count(*) FROM cdsgate_patients.patients; SELECT pg_sleep(60)' >/dev/null 2>&1 &
 HOLD=$!
 wait_backend bi-hold "wait_event = 'PgSleep'"
 out=$(pgm mount -r bi_reader -d patients -v 2 -f "$TMP/big/patients.csv" -t 500 2>&1); rc=$?
@@ -243,7 +246,7 @@ check "after the lock timeout version 1 is still served" \
 # ---- a connection killed in the middle of COPY ----
 # The killer runs inside the server: it polls pg_stat_activity every
 # 10 ms and terminates the mount's backend the moment it is in COPY.
-PGAPPNAME=cdsgate-killer sql analytics "DO \$\$ DECLARE n int := 0; BEGIN
+PGAPPNAME=cdsgate-killer "${SU_PSQL[@]}" -d analytics -c "DO \$\$ DECLARE n int := 0; BEGIN
 	FOR i IN 1..3000 LOOP
 		PERFORM pg_stat_clear_snapshot();
 		SELECT count(*) INTO n FROM (SELECT pg_terminate_backend(pid)

@@ -120,8 +120,8 @@ CLS="--identifying patient_id,name --sensitive diagnosis --insensitive length_of
 check "an import leaving a column unclassified is refused (exit $rc: 2, HTTP 422), naming it" \
 	sh -c "[ $rc -eq 2 ] && grep -q 'column \"diagnosis\" is not classified.*HTTP 422' '$D/uncl.err'"
 UNCL=$(sqlite3 "$D/state/store.db" "select id from datasets where name='unclassified'")
-check "  recorded as an error with that reason" \
-	test "$(sqlite3 "$D/state/store.db" "select state from datasets where id=$UNCL and reason like '%diagnosis%not classified%'")" = error
+check "  recorded as a failed import with that reason" \
+	test "$(sqlite3 "$D/state/store.db" "select state from datasets where id=$UNCL and reason like '%diagnosis%not classified%'")" = failed
 "$CDSGATE" dataset mount "$UNCL" > /dev/null 2>&1; rc=$?
 check "  and it cannot be mounted (exit $rc)" test "$rc" -ne 0 -a "$(ls -A "$D/mnt")" = patients
 # Dates kept as they are (a one-column hierarchy) with k = 5 and no

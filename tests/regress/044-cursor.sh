@@ -316,7 +316,8 @@ fi
 # page, which then sets a new 128x128 cursor every 250 ms); TigerVNC
 # watches as the view-only observer, as an auditor or a second screen would.
 if session big 'size=128&count=100000&period=250' --observer; then
-	vnctest --cursor-log "$TMP/big.cur" move 640 480 sleep 1 \
+	"$VNCTEST" --port "$VPORT" --password-file "$TMP/pw" --timeout 60 \
+		--cursor-log "$TMP/big.cur" move 640 480 sleep 1 \
 		snapshot "$TMP/big-1.ppm" sleep 0.7 snapshot "$TMP/big-2.ppm" \
 		sleep 0.7 snapshot "$TMP/big-3.ppm" hold 30 > "$TMP/vt3.out" 2> "$TMP/vt3.err" &
 	VT_PID=$!

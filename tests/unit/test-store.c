@@ -190,6 +190,40 @@ test_dataset_gate(struct store *s)
 	    "", 1) == STORE_ENOTFOUND, "a verdict for an unknown id: ENOTFOUND");
 }
 
+/* Only a failed import can be removed; what other datasets name stays. */
+static void
+test_dataset_remove(struct store *s)
+{
+	static const char raw3[] = "3333333333333333333333333333333333333333"
+	    "333333333333333333333333";
+	int64_t failed, error, passed, mounted, v = 0, uses;
+
+	failed = imported(s, raw3, STORE_DATASET_FAILED);
+	error = imported(s, raw3, STORE_DATASET_ERROR);
+	passed = imported(s, raw3, STORE_DATASET_PASSED);
+	store_dataset_begin(s, "other", raw3, JOB, "{}", 300, &mounted);
+	store_dataset_finish(s, mounted, STORE_DATASET_PASSED, "{}", "/o.csv",
+	    "", 300);
+	tap_ok(store_dataset_mount(s, mounted, raw3, JOB, 301, &v) == STORE_OK,
+	    "(a fourth import of the file is mounted)");
+	tap_ok(store_dataset_uses(s, raw3) == 4, "four datasets name the file");
+	tap_ok(store_dataset_remove(s, passed) == STORE_ESTATE &&
+	    store_dataset_remove(s, mounted) == STORE_ESTATE,
+	    "a pass, mounted or not, cannot be removed: ESTATE");
+	tap_ok(store_dataset_remove(s, failed) == STORE_OK &&
+	    store_dataset_remove(s, error) == STORE_OK,
+	    "a failed import and one the gate could not decide are removed");
+	uses = store_dataset_uses(s, raw3);
+	tap_ok(uses == 2, "the file is still named by the two passes (%lld)",
+	    (long long)uses);
+	tap_ok(store_dataset_remove(s, failed) == STORE_ENOTFOUND,
+	    "removing it again: ENOTFOUND");
+	tap_ok(store_dataset_uses(s, JOB) == 0 &&
+	    store_dataset_uses(s, "x") == -1, "a digest nobody names: 0; not "
+	    "a digest: -1");
+	store_dataset_unmount(s, mounted, 302);
+}
+
 static int
 count_cb(const struct store_session *ss, void *arg)
 {
@@ -362,6 +396,7 @@ main(void)
 	s = open_or_die();
 	test_recipients(s);
 	test_dataset_gate(s);
+	test_dataset_remove(s);
 	test_sessions(s);
 	test_recover(s);
 	store_close(s);
