@@ -96,6 +96,7 @@ struct api_serve_args {
 	const char	*state_dir, *mount_dir, *cdsgate;
 	int		 listen_fd;	/* from api_bind() */
 	int		 parent_fd;	/* -1: standalone `cdsgated api` */
+	pid_t		 parent_pid;	/* the parent that forked us; 0: none */
 	const char	*sessiond_path;	/* serve --sessiond: connect there */
 	unsigned long	 expires_default, expires_max;
 	unsigned long	 memory_limit_max;	/* the default too */

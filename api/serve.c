@@ -274,7 +274,8 @@ api_serve_bound(const struct api_serve_args *a)
 	/* The parent is our only way to sessions (split: it is what the
 	   helper's socket sees go away): die with it. */
 	if ((a->parent_fd >= 0 || a->sessiond_path != NULL) &&
-	    (prctl(PR_SET_PDEATHSIG, SIGTERM) != 0 || getppid() == 1)) {
+	    (prctl(PR_SET_PDEATHSIG, SIGTERM) != 0 ||
+	    getppid() != a->parent_pid)) {	/* gone before the signal was set */
 		keyholder_stop(&kh);
 		return 1;
 	}

@@ -228,7 +228,7 @@ session_argv(const struct parent *p, const struct pipc_start *m,
 
 /* The supervisor: a fresh signal mask, then session_run() (root). */
 static void
-supervisor_child(struct parent *p, const struct pipc_start *m,
+supervisor_child(struct parent *p, pid_t parent, const struct pipc_start *m,
     unsigned port, int out)
 {
 	static char bufs[32][CONFIG_STR_MAX + 2 * STORE_ID_MAX];
@@ -244,7 +244,7 @@ supervisor_child(struct parent *p, const struct pipc_start *m,
 	signal(SIGPIPE, SIG_DFL);
 	/* the parent gone: this session goes too */
 	if (prctl(PR_SET_PDEATHSIG, SIGTERM, 0, 0, 0) != 0 ||
-	    getppid() == 1)
+	    getppid() != parent)	/* it went before the signal was set */
 		_exit(SESSION_EXIT_FAILED);
 	close(p->ipc);
 	close(p->sigfd);
@@ -278,6 +278,8 @@ static int
 session_fork(struct parent *p, struct psession *ps,
     const struct pipc_start *m)
 {
+	pid_t parent = getpid();	/* compared after the fork, not pid 1:
+					   a subreaper may adopt the child */
 	int pfd[2];
 
 	if (pipe2(pfd, O_CLOEXEC) != 0)
@@ -290,7 +292,7 @@ session_fork(struct parent *p, struct psession *ps,
 	}
 	if (ps->pid == 0) {
 		close(pfd[0]);
-		supervisor_child(p, m, ps->port, pfd[1]);
+		supervisor_child(p, parent, m, ps->port, pfd[1]);
 	}
 	close(pfd[1]);
 	ps->ready_fd = pfd[0];

@@ -173,6 +173,7 @@ parent_spawn_api(struct parent *p, const sigset_t *old)
 		close(lfd);
 		return -1;
 	}
+	tcp.parent_pid = getpid();	/* before the fork: see api_serve_bound */
 	if ((p->api_pid = fork()) < 0) {
 		log_warn("fork");
 		close(lfd);
