@@ -40,6 +40,9 @@ struct pipc_start {
 	char		secret[PIPC_SECRET_MAX];	/* never logged */
 	uint32_t	memory_limit_mb;	/* at most the config's
 						   session_memory_limit_mb */
+	int64_t		dataset;		/* the store's id: the one
+						   dataset the session's grant
+						   names (common/grant.h) */
 };
 
 struct pipc_stop {

@@ -542,6 +542,7 @@ start_send(int fd, const struct store_session *ss, const char *secret,
 	m.expires = ss->expires;
 	snprintf(m.secret, sizeof(m.secret), "%s", secret);
 	m.memory_limit_mb = (uint32_t)memory_limit_mb;
+	m.dataset = ss->dataset;
 	rc = ipc_send(fd, &pipc_proto, PIPC_SESSION_START, &m, sizeof(m), -1);
 	explicit_bzero(&m, sizeof(m));
 	return rc == IPC_OK ? 0 : -1;

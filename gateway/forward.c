@@ -44,8 +44,9 @@ struct pipebuf {
 	uint64_t	 total;
 };
 
-_Static_assert(FORWARD_BUF >= HTTP_HEAD_MAX + HTTP_INSERT_MAX,
-    "a whole HTTP head and the CSP line must fit in one buffer");
+_Static_assert(FORWARD_BUF >= HTTP_HEAD_MAX + HTTP_INSERT_MAX &&
+    FORWARD_BUF >= HTTP_HEAD_MAX + HTTP_REQ_INSERT_MAX,
+    "a whole HTTP head and the line added to it must fit in one buffer");
 
 struct conn {
 	int		 used;
@@ -211,6 +212,9 @@ netlog_exchange(struct fwd *f, const struct conn *c,
 	    "total_ms", why == NULL ?
 	    json_integer(x->t_end_ms - x->t_req_ms) : json_null(),
 	    "csp_added", x->csp_added);
+	if (o != NULL && x->grant_dropped > 0)
+		json_object_set_new(o, "grant_dropped",
+		    json_integer((json_int_t)x->grant_dropped));
 	if (o != NULL && x->target_truncated)
 		json_object_set_new(o, "target_truncated", json_true());
 	if (o != NULL && why != NULL)
@@ -286,7 +290,11 @@ fwd_accept(struct fwd *f)
 			close(cfd);
 			continue;
 		}
-		if (f->cfg->http && (hc = http_conn_alloc()) == NULL) {
+		if (f->cfg->http && ((hc = http_conn_alloc()) == NULL ||
+		    (f->cfg->grant_line != NULL &&
+		    http_conn_request_line(hc, f->cfg->grant_line) != 0))) {
+			http_conn_free(hc);
+			hc = NULL;
 			slog_event("net_refused", json_pack("{s:s}", "why",
 			    "out of memory"));
 			close(cfd);
@@ -390,23 +398,18 @@ conn_drain(struct fwd *f, struct conn *c, int up)
 }
 
 /* Copy a step's bytes from in to the end of out (compacted): a head
- * with its insert.  Returns the bytes added to out. */
+ * with its insert and without its dropped lines.  Returns the bytes
+ * added to out. */
 static size_t
 step_copy(struct pipebuf *in, struct pipebuf *out, const struct http_step *st)
 {
-	unsigned char *dst = out->d + out->len;
-	const unsigned char *src = in->d + in->off;
-	size_t at = st->action == HTTP_HEAD ? st->insert_at : st->consume;
+	size_t n = http_step_output(st, in->d + in->off, out->d + out->len);
 
-	memcpy(dst, src, at);
-	if (st->insert != NULL)
-		memcpy(dst + at, st->insert, st->insert_len);
-	memcpy(dst + at + st->insert_len, src + at, st->consume - at);
-	out->len += st->consume + st->insert_len;
+	out->len += n;
 	in->off += st->consume;
 	if ((in->len -= st->consume) == 0)
 		in->off = 0;
-	return st->consume + st->insert_len;
+	return n;
 }
 
 /* Move one side's read bytes on as far as its framing and the output's
