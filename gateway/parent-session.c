@@ -132,7 +132,7 @@ static void
 session_files_remove(const struct parent *p, const char *id)
 {
 	static const char *const names[] = { "password", "ws-token",
-	    "credentials", "grant" };
+	    "credentials", "grant", "postgres" };
 	char path[CONFIG_STR_MAX + 2 * STORE_ID_MAX];
 	size_t i;
 
@@ -170,6 +170,14 @@ session_files(const struct parent *p, const struct pipc_start *m,
 	session_path(p, m->id, "ws-token", path, sizeof(path));
 	if (write_secret(path, token) != 0)
 		goto out;
+	/* the session's PostgreSQL reader role, libpq conninfo keywords */
+	if (m->pg_role[0] != '\0') {
+		snprintf(line, sizeof(line), "user=%s password=%s", m->pg_role,
+		    m->pg_password);
+		session_path(p, m->id, "postgres", path, sizeof(path));
+		if (write_secret(path, line) != 0)
+			goto out;
+	}
 	if (tls) {
 		if (creds_hash(secret, strlen(secret), hash, sizeof(hash),
 		    &e) != POLICY_OK)
@@ -355,7 +363,15 @@ parent_session_start(struct parent *p, const struct pipc_start *m0)
 	    ipc_str_get(m.recipient, sizeof(m.recipient), m0->recipient,
 	    sizeof(m0->recipient)) != 0 ||
 	    ipc_str_get(secret, sizeof(secret), m0->secret,
-	    sizeof(m0->secret)) != 0 || !store_id_valid(m.id) ||
+	    sizeof(m0->secret)) != 0 || ipc_str_get(m.pg_role,
+	    sizeof(m.pg_role), m0->pg_role, sizeof(m0->pg_role)) != 0 ||
+	    ipc_str_get(m.pg_password, sizeof(m.pg_password),
+	    m0->pg_password, sizeof(m0->pg_password)) != 0 ||
+	    strspn(m.pg_role, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstu"
+	    "vwxyz0123456789._-") != strlen(m.pg_role) ||
+	    strspn(m.pg_password, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopq"
+	    "rstuvwxyz0123456789-_") != strlen(m.pg_password) ||
+	    !store_id_valid(m.id) ||
 	    !store_id_valid(m.recipient) || strlen(secret) < 8 ||
 	    m.dataset <= 0)
 		return -1;	/* a protocol violation: fatal */

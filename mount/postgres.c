@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "common/buf.h"
 #include "mount/pg-int.h"
@@ -556,4 +557,154 @@ pg_mounted_version(const struct pg_target *t, const char *dataset,
 	    PGM_OK && rows != NULL)
 		r = view_rows(c, &n, rows, err, errlen);
 	return close_dataset(c, &n, r);
+}
+
+/* ---- a reader role per session ---- */
+
+/* "cdsgate_<session>": a session id is 1-55 of [A-Za-z0-9._-]. */
+static int
+session_role_name(const char *session, char *role, size_t len)
+{
+	size_t n = strspn(session, "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+	    "abcdefghijklmnopqrstuvwxyz0123456789._-");
+
+	if (n == 0 || session[n] != '\0' || n > PGM_NAME_MAX - 8)
+		return -1;
+	snprintf(role, len, "cdsgate_%s", session);
+	return 0;
+}
+
+/* One query's single value into out ("" if none); PGM_OK or why not. */
+static int
+query_value(PGconn *c, const char *sql, const char *param, const char *step,
+    char *out, size_t outlen, char *err, size_t errlen)
+{
+	const char *params[1] = { param };
+	PGresult *res;
+	int r = PGM_OK;
+
+	res = PQexecParams(c, sql, param != NULL ? 1 : 0, NULL, params, NULL,
+	    NULL, 0);
+	out[0] = '\0';
+	if (PQresultStatus(res) != PGRES_TUPLES_OK)
+		r = pgm_fail_pq(c, res, step, err, errlen);
+	else if (PQntuples(res) == 1)
+		snprintf(out, outlen, "%s", PQgetvalue(res, 0, 0));
+	PQclear(res);
+	return r;
+}
+
+/* Why: the role's grants, and nothing else: CONNECT on this database,
+ * USAGE on the dataset's schema, SELECT on its view (the view reads its
+ * table as its owner); read-only by default; valid until the session's
+ * backstop.  The password reaches the server only as a SCRAM verifier.
+ * The admin role becomes a member so that it may DROP OWNED later. */
+static int
+role_create_tx(PGconn *c, const struct names *n, const char *qrole,
+    const char *role, const char *pw, int64_t until, char *err,
+    size_t errlen)
+{
+	char db[PGM_NAME_MAX + 1], *qdb = NULL, *verifier = NULL, *lit = NULL;
+	char exists[8], when[40];
+	time_t tu = (time_t)until;
+	struct tm tm;
+	int r;
+
+	/* ISO 8601 in UTC: read alike under every DateStyle */
+	if (gmtime_r(&tu, &tm) == NULL || strftime(when, sizeof(when),
+	    "%Y-%m-%d %H:%M:%S+00", &tm) == 0)
+		return pgm_fail(err, errlen, PGM_EINPUT, "bad expiry");
+
+	if ((r = query_value(c, "SELECT current_database()", NULL, "database",
+	    db, sizeof(db), err, errlen)) != PGM_OK ||
+	    (r = query_value(c, "SELECT 1 FROM pg_roles WHERE rolname = $1",
+	    role, "role lookup", exists, sizeof(exists), err, errlen)) !=
+	    PGM_OK)
+		return r;
+	if (exists[0] != '\0')
+		return pgm_fail(err, errlen, PGM_EEXIST, "role %s exists", qrole);
+	if ((qdb = PQescapeIdentifier(c, db, strlen(db))) == NULL ||
+	    (verifier = PQencryptPasswordConn(c, pw, role, "scram-sha-256"))
+	    == NULL || (lit = PQescapeLiteral(c, verifier, strlen(verifier)))
+	    == NULL) {
+		r = pgm_fail_pq(c, NULL, "session role", err, errlen);
+		goto out;
+	}
+	r = exec_fmt(c, "session role", err, errlen,
+	    "CREATE ROLE %s LOGIN NOINHERIT CONNECTION LIMIT 4 PASSWORD %s "
+	    "VALID UNTIL '%s'"
+	    "; GRANT %s TO CURRENT_USER"
+	    "; ALTER ROLE %s SET default_transaction_read_only = on"
+	    "; GRANT CONNECT ON DATABASE %s TO %s"
+	    "; GRANT USAGE ON SCHEMA %s TO %s"
+	    "; GRANT SELECT ON %s.%s TO %s",
+	    qrole, lit, when, qrole, qrole, qdb, qrole, n->schema, qrole,
+	    n->schema, n->view, qrole);
+out:
+	PQfreemem(qdb);
+	PQfreemem(verifier);
+	PQfreemem(lit);
+	return r;
+}
+
+int
+pg_session_role_create(const struct pg_target *t, const char *session,
+    const char *dataset, int64_t valid_until, const char *password,
+    char *role, size_t rolelen, char *err, size_t errlen)
+{
+	struct names n = { 0 };
+	PGconn *c = NULL;
+	char *qrole = NULL;
+	int r;
+
+	if (session_role_name(session, role, rolelen) != 0 ||
+	    strlen(role) >= rolelen || valid_until < 1 || password == NULL ||
+	    strlen(password) < 16)
+		return pgm_fail(err, errlen, PGM_EINPUT, "bad session id, "
+		    "expiry or password");
+	if ((r = open_dataset(t, dataset, &c, &n, err, errlen)) != PGM_OK)
+		return close_dataset(c, &n, r);
+	if ((qrole = PQescapeIdentifier(c, role, strlen(role))) == NULL)
+		r = pgm_fail_pq(c, NULL, "quote identifier", err, errlen);
+	else if ((r = begin_tx(c, &n, t->lock_timeout_ms, err, errlen)) ==
+	    PGM_OK && (r = schema_exists(c, &n, err, errlen)) == PGM_OK &&
+	    (r = role_create_tx(c, &n, qrole, role, password, valid_until, err,
+	    errlen)) == PGM_OK)
+		r = commit_tx(c, err, errlen);
+	PQfreemem(qrole);
+	return close_dataset(c, &n, r);
+}
+
+int
+pg_session_role_drop(const struct pg_target *t, const char *session,
+    char *err, size_t errlen)
+{
+	char role[PGM_NAME_MAX + 1], exists[8], *qrole = NULL;
+	PGconn *c = NULL;
+	int r;
+
+	if (session_role_name(session, role, sizeof(role)) != 0)
+		return pgm_fail(err, errlen, PGM_EINPUT, "bad session id");
+	if ((r = connect_db(t, &c, err, errlen)) != PGM_OK)
+		return r;
+	if ((qrole = PQescapeIdentifier(c, role, strlen(role))) == NULL)
+		r = pgm_fail_pq(c, NULL, "quote identifier", err, errlen);
+	else if ((r = exec_cmd(c, "BEGIN", "BEGIN", err, errlen)) == PGM_OK &&
+	    (r = query_value(c, "SELECT 1 FROM pg_roles WHERE rolname = $1",
+	    role, "role lookup", exists, sizeof(exists), err, errlen)) ==
+	    PGM_OK) {
+		if (exists[0] == '\0')
+			r = pgm_fail(err, errlen, PGM_ENOTMOUNTED,
+			    "no role %s", qrole);
+		else if ((r = exec_fmt(c, "drop session role", err, errlen,
+		    "DROP OWNED BY %s; DROP ROLE %s", qrole, qrole)) ==
+		    PGM_OK)
+			r = commit_tx(c, err, errlen);
+	}
+	if (r != PGM_OK && PQstatus(c) == CONNECTION_OK &&
+	    PQtransactionStatus(c) != PQTRANS_IDLE)
+		PQclear(PQexec(c, "ROLLBACK"));
+	PQfreemem(qrole);
+	PQfinish(c);
+	return r;
 }

@@ -66,4 +66,21 @@ int	pg_unmount(const struct pg_target *t, const char *dataset, char *err,
 int	pg_mounted_version(const struct pg_target *t, const char *dataset,
 	    int64_t *version, int64_t *rows, char *err, size_t errlen);
 
+/*
+ * A login role of one session, "cdsgate_<session>": CONNECT on the
+ * database, USAGE on the dataset's schema and SELECT on its view, and
+ * nothing else (no other dataset, no table of a version); read-only by
+ * default; its password (at least 16 bytes) valid until valid_until
+ * (unix time); at most 4 connections.  The role's name into role.  An
+ * existing role is PGM_EEXIST; an unmounted dataset PGM_ENOTMOUNTED.
+ * The admin role needs CREATEROLE.
+ */
+int	pg_session_role_create(const struct pg_target *t, const char *session,
+	    const char *dataset, int64_t valid_until, const char *password,
+	    char *role, size_t rolelen, char *err, size_t errlen);
+/* The session's role and every privilege it holds, gone (DROP OWNED BY,
+ * DROP ROLE); PGM_ENOTMOUNTED when there is no such role. */
+int	pg_session_role_drop(const struct pg_target *t, const char *session,
+	    char *err, size_t errlen);
+
 #endif

@@ -17,11 +17,21 @@
 #     and each refusal; the session log's session_start names the grant;
 #   - the kiosk's picture: the app shows the first dataset, and its
 #     picker, opened, lists nothing else (OCR when tesseract is here).
+# The same with PostgreSQL (031's throwaway server, when installed): two
+# datasets mounted there, a session for the first gets a login role of
+# its own; as that role the first view is readable, the second view, the
+# first's version table and writes are refused; the role is gone, and
+# its login refused, once the session ends; both steps are audited.
 # Parts that cannot run here SKIP with the reason.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib-serve.sh"
 
 serve_prereqs
+HAVE_PG=
+if ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 && command -v psql >/dev/null; then
+	HAVE_PG=1
+	. "$(dirname "$0")/lib-pg.sh"
+fi
 ANALYTICS=$top_builddir/cdsgate-analytics
 STATIC=$top_builddir/analytics/static
 [ -x "$ANALYTICS" ] || skip_all "cdsgate-analytics not built"
@@ -33,7 +43,13 @@ getent passwd cdsgate-analytics >/dev/null || skip_all "user cdsgate-analytics m
 
 serve_dirs
 AN_PID=
-trap 'kill $SRV_PID $AN_PID 2>/dev/null; sleep 1; rm -rf "$TMP"' EXIT
+trap 'kill $SRV_PID $AN_PID 2>/dev/null; [ -z "$HAVE_PG" ] || pg_stop; sleep 1; rm -rf "$TMP"' EXIT
+PGCONF=
+if [ -n "$HAVE_PG" ]; then
+	pg_start
+	check "PostgreSQL: the analytics database, its admin (CREATEROLE) and reader roles" pg_analytics
+	PGCONF="\"pg_conninfo\": \"$PG_ADMIN\", \"pg_reader_role\": \"bi_reader\""
+fi
 chown cdsgate-api:cdsgate-analytics "$D/mnt" && chmod 0750 "$D/mnt"
 KEY=$D/grant.key
 (umask 077 && openssl rand -hex 32 > "$KEY")
@@ -53,7 +69,7 @@ check "a grant key others may read is refused (exit $rc)" \
 chmod 0600 "$KEY"
 
 BACKEND_URL=http://$AN/
-serve_config
+serve_config "$PGCONF"
 check "cdsgated serve starts" serve_start
 
 # ---- two datasets through the gate, both mounted ----
@@ -222,4 +238,51 @@ else
 fi
 
 "$CDSGATE" session revoke "$SID" > /dev/null 2>&1
+
+# ---- PostgreSQL: a reader role per session ----
+if [ -z "$HAVE_PG" ]; then
+	for _ in 1 2 3 4 5; do skip "no PostgreSQL server here (/usr/lib/postgresql/*/bin/initdb, psql)"; done
+	done_testing
+	exit
+fi
+import_passed pg_alpha 13 1200; PA=$DS
+"$CDSGATE" dataset mount "$PA" --backend postgres > /dev/null 2> "$D/pa.err"; rca=$?
+import_passed pg_beta 14 900; PB=$DS
+"$CDSGATE" dataset mount "$PB" --backend postgres > /dev/null 2> "$D/pb.err"; rcb=$?
+check "two datasets mounted in PostgreSQL ($PA: $rca, $PB: $rcb $(cat "$D/pa.err" "$D/pb.err" | head -c 200))" \
+	sh -c "[ $rca -eq 0 ] && [ $rcb -eq 0 ]"
+"$CDSGATE" session create --recipient alice --dataset "$PA" --expires-in 600 --json \
+	> "$D/p.json" 2> "$D/p.err"; rc=$?
+PSID=$(json "$D/p.json" 'j["id"]' 2>/dev/null)
+ROLE=cdsgate_$PSID
+LOGIN=$(sql analytics "SELECT rolcanlogin FROM pg_roles WHERE rolname = '$ROLE'")
+check "a session for $PA (exit $rc: $(head -c 200 "$D/p.err")); its login role $ROLE exists ($LOGIN)" \
+	sh -c "[ $rc -eq 0 ] && [ '$LOGIN' = t ]"
+PCRED=$D/secrets/$PSID/postgres
+check "its credentials are root's, 0600, beside the session's other secrets" \
+	sh -c "[ \"\$(stat -c '%U %a' '$PCRED')\" = 'root 600' ] && grep -q '^user=$ROLE password=' '$PCRED'"
+# as_role SQL: the session's connection, over TCP with the role's password
+as_role() {
+	PGPASSWORD=$(sed 's/.* password=//' "$PCRED") psql -X -q -At -v ON_ERROR_STOP=1 \
+		"host=127.0.0.1 port=$PGPORT dbname=analytics user=$ROLE" -c "$1" 2>&1
+}
+RA=$(as_role 'SELECT count(*) FROM cdsgate_pg_alpha.pg_alpha')
+RB=$(as_role 'SELECT count(*) FROM cdsgate_pg_beta.pg_beta')
+RT=$(as_role 'SELECT count(*) FROM cdsgate_pg_alpha.pg_alpha_v1')
+RW=$(as_role 'CREATE TEMP TABLE t (a int)')
+diag "as $ROLE: alpha '$RA'; beta '$(echo "$RB" | head -1)'; alpha_v1 '$(echo "$RT" | head -1)'; write '$(echo "$RW" | head -1)'"
+check "the session's role reads its view ($RA rows) and not the other's, nor the version table, nor writes" \
+	sh -c "[ '$RA' -gt 0 ] 2>/dev/null && echo '$RB' | grep -q 'permission denied' &&
+	echo '$RT' | grep -q 'permission denied' && echo '$RW' | grep -qi 'permission denied\|read-only'"
+"$CDSGATE" session revoke "$PSID" > /dev/null 2>&1
+for _ in $(seq 50); do
+	[ -z "$(sql analytics "SELECT 1 FROM pg_roles WHERE rolname = '$ROLE'")" ] && break
+	sleep 0.1
+done
+LEFT=$(sql analytics "SELECT 1 FROM pg_roles WHERE rolname = '$ROLE'")
+check "after the session ends the role is gone and its login refused; both steps audited" \
+	sh -c "[ -z '$LEFT' ] &&
+	! PGPASSWORD=x psql -X -q -At -c 'SELECT 1' 'host=127.0.0.1 port=$PGPORT dbname=analytics user=$ROLE' >/dev/null 2>&1 &&
+	grep -q '\"session.pg_role\"' '$D/audit/audit.log' && grep -q '\"session.pg_role_drop\"' '$D/audit/audit.log' &&
+	[ ! -e '$PCRED' ]"
 done_testing
