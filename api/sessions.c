@@ -254,6 +254,20 @@ record_json(const struct pipc_record *m)
 	return d;
 }
 
+/* The dataset the session was granted, beside its recording's digest:
+ * the chain then ties the network log's /data requests to it. */
+static void
+record_dataset(struct store *st, const char *id, json_t *d)
+{
+	struct store_session ss;
+
+	memset(&ss, 0, sizeof(ss));
+	if (d != NULL && store_session_get(st, id, &ss) == STORE_OK)
+		json_object_set_new(d, "dataset", json_integer(
+		    (json_int_t)ss.dataset));
+	store_session_clear(&ss);
+}
+
 /*
  * RECORD_CLOSED: the recording's digest enters the audit chain first,
  * then the store's index of recordings (the index never names a digest
@@ -276,6 +290,7 @@ answer_record_closed(void *ctx, struct ipc_msg *msg)
 	    strcmp(sr.sha256, m.sha256) == 0)
 		return 0;	/* recovered, but it was chained already */
 	d = record_json(&m);
+	record_dataset(c->st, m.id, d);
 	rc = keyholder_append(c->audit, "record_closed", d, NULL, err,
 	    sizeof(err));
 	json_decref(d);

@@ -15,6 +15,8 @@
 #   - the session's network log names each dataset request with its
 #     status and the removed header; the backend's log says dataset_open
 #     and each refusal; the session log's session_start names the grant;
+#     the audit log's record_closed names the dataset beside the network
+#     log's digest;
 #   - the kiosk's picture: the app shows the first dataset, and its
 #     picker, opened, lists nothing else (OCR when tesseract is here).
 # The same with PostgreSQL (031's throwaway server, when installed): two
@@ -238,6 +240,19 @@ else
 fi
 
 "$CDSGATE" session revoke "$SID" > /dev/null 2>&1
+for _ in $(seq 50); do grep -q "\"record_closed\".*$SID\|$SID.*\"record_closed\"" "$D/audit/audit.log" && break; sleep 0.1; done
+check "the audit log's record_closed names the granted dataset beside the network log's digest" \
+	python3 - "$D/audit/audit.log" "$SID" "$A" <<'PY'
+import json, sys
+for l in open(sys.argv[1]):
+    r = json.loads(l)
+    if r.get("type") == "record_closed" and r["data"]["session"] == sys.argv[2]:
+        assert r["data"]["dataset"] == int(sys.argv[3]), r["data"]
+        assert r["data"]["network"]["sha256"], r["data"]
+        break
+else:
+    sys.exit("no record_closed for " + sys.argv[2])
+PY
 
 # ---- PostgreSQL: a reader role per session ----
 if [ -z "$HAVE_PG" ]; then
