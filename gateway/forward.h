@@ -30,6 +30,9 @@
 /* per direction, per connection; an HTTP head (16 KiB) and the line
    the forwarder adds must fit in one */
 #define FORWARD_BUF		(16384 + 256)
+/* request heads with the grant, framed but not yet sent, per connection
+   (the capture masks their MACs); more wait */
+#define FORWARD_MACS		64
 
 struct forward_config {
 	int			 listen_fd;	/* in the jail's netns */

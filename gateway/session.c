@@ -260,6 +260,10 @@ child_main(struct session *s, enum role r, int errfd, pid_t parent)
 	   order; and a browser's whole group can be killed at once. */
 	if (setsid() < 0)
 		child_fail(errfd, "setsid", errno);
+	/* The grant is the forwarder's alone (it names only this session's
+	   dataset, but no other process needs it). */
+	if (r != ROLE_FORWARD && s->grant_line != NULL)
+		explicit_bzero(s->grant_line, strlen(s->grant_line));
 	/* Into the session's memory cgroup before anything is allocated. */
 	if (re->data_limit && membound_join(&s->mem) != 0)
 		child_fail(errfd, "memory cgroup", errno);

@@ -12,6 +12,8 @@
 #     here with the key) changes nothing;
 #   - the backend itself refuses a request without a grant, with a forged
 #     or expired one, or with two (direct, not through the forwarder);
+#   - the capture (pcapng) has the grant on every request, its MAC
+#     masked;
 #   - the session's network log names each dataset request with its
 #     status and the removed header; the backend's log says dataset_open
 #     and each refusal; the session log's session_start names the grant;
@@ -71,7 +73,10 @@ check "a grant key others may read is refused (exit $rc)" \
 chmod 0600 "$KEY"
 
 BACKEND_URL=http://$AN/
-serve_config "$PGCONF"
+# the sessions capture their network traffic too (the grant's MAC masked)
+echo '{"network_capture": "pcapng"}' > "$D/policy.json"
+chmod 0644 "$D/policy.json"
+serve_config "\"session_policy\": \"$D/policy.json\"${PGCONF:+, $PGCONF}"
 check "cdsgated serve starts" serve_start
 
 # ---- two datasets through the gate, both mounted ----
@@ -190,8 +195,18 @@ PY
 SLOG=$(ls "$D"/rec/"$SID".*log* 2>/dev/null | head -1)
 check "the session's start names its grant: session, dataset $A, added" \
 	sh -c "grep -h '\"session_start\"' '$D/err' $D/rec/* 2>/dev/null | grep -q '\"grant\": *{[^}]*\"dataset\": *$A'" 
-check "the grant's value is in no log" \
-	sh -c "! grep -rqF '$(echo "$GOOD" | cut -d: -f5)' '$D/err' '$D/out' '$D/an.err' '$D/audit' '$NETLOG'"
+check "the grant's MAC is in no log, nor in the capture" \
+	sh -c "! grep -rqF '$(echo "$GOOD" | cut -d: -f5)' '$D/err' '$D/out' '$D/an.err' '$D/audit' '$NETLOG' '$D/rec'"
+check "the capture has the session's grant line on each request, its MAC as x's" \
+	python3 - "$D/rec/$SID.pcapng" "$(echo "$GOOD" | cut -d: -f1-4)" <<'PY'
+import re, sys
+d = open(sys.argv[1], "rb").read()
+line = re.escape(("Cdsgate-Grant: " + sys.argv[2] + ":").encode() + b"x" * 64 + b"\r\n")
+reqs = re.findall(rb"(?:GET|HEAD|POST) /\S* HTTP/1\.[01]\r\n", d)
+withg = re.findall(rb"(?:GET|HEAD|POST) /\S* HTTP/1\.[01]\r\n" + line, d)
+print("# %d request lines in the capture, %d followed by the masked grant" % (len(reqs), len(withg)))
+assert len(reqs) >= 10 and len(withg) == len(reqs)
+PY
 
 # ---- the picture: the app on dataset A, its picker lists nothing else ----
 sleep 4
