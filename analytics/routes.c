@@ -123,6 +123,17 @@ static_file(struct an_req *r)
 	return send_static(r, r->param);
 }
 
+/* The request's path as logged: untrusted (unescaped) bytes, so only a
+ * plain one is shown. */
+static const char *
+path_shown(const char *p)
+{
+	size_t n = strspn(p, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+	    "0123456789._/-");
+
+	return p[n] == '\0' && n <= 200 ? p : "(a path with other bytes)";
+}
+
 /*
  * The session behind a data request: its grant, verified.  Unscoped:
  * g->dataset 0 (every dataset).  Else exactly one Cdsgate-Grant header
@@ -140,7 +151,8 @@ request_grant(struct an_req *r, struct grant *g)
 	if (r->ngrant == 1 && (st = grant_verify(r->dirs->grant_key, r->grant,
 	    strlen(r->grant), time(NULL), g)) == GRANT_OK)
 		return 0;
-	an_log("refused %s %.200s: %s", r->method, r->path, r->ngrant == 0 ?
+	an_log("refused %s %s: %s", r->method, path_shown(r->path),
+	    r->ngrant == 0 ?
 	    "no " GRANT_HEADER " header" : r->ngrant > 1 ? "more than one "
 	    GRANT_HEADER " header" : grant_strerror(st));
 	an_reply_error(r, 403, "no valid dataset grant for this session");
