@@ -36,9 +36,10 @@ enum { PR_MOUNT = 1, PR_UNMOUNT = 2, PR_DONE = 3, PR_ROLE = 4,
     PR_UNROLE = 5, PR_ROLE_DONE = 6 };
 
 struct pr_req {
-	char		dataset[PGM_DATASET_MAX + 1];
+	char		dataset[PGM_DATASET_MAX + 1];	/* its name */
 	int64_t		version;	/* MOUNT only */
-	int64_t		id;		/* MOUNT: <released_dir>/<id>/data.csv */
+	int64_t		id;		/* its schema; MOUNT:
+					   <released_dir>/<id>/data.csv */
 };
 
 struct pr_done {
@@ -50,6 +51,7 @@ struct pr_done {
 struct pr_role {
 	char		session[PGRUNNER_SESSION_MAX];
 	char		dataset[PGM_DATASET_MAX + 1];	/* ROLE only */
+	int64_t		id;				/* ROLE only */
 	int64_t		until;				/* ROLE only */
 };
 
@@ -86,7 +88,7 @@ pr_fields(const struct ipc_msg *m, char *ds)
 	if (ipc_str_get(ds, PGM_DATASET_MAX + 1, q->dataset,
 	    sizeof(q->dataset)) != 0 || !pgm_dataset_valid(ds))
 		return -1;
-	if (m->t->type == PR_MOUNT && (q->version < 1 || q->id < 1))
+	if (q->id < 1 || (m->t->type == PR_MOUNT && q->version < 1))
 		return -1;
 	return 0;
 }
@@ -99,18 +101,19 @@ pr_on_req(void *ctx, struct ipc_msg *m)
 	struct pr_state *st = ctx;
 	struct pg_target t = { st->conf->conninfo, st->conf->reader_role, 0 };
 	const struct pr_req *q = (const struct pr_req *)m->data;
-	char ds[PGM_DATASET_MAX + 1], path[PATH_MAX];
+	char name[PGM_DATASET_MAX + 1], path[PATH_MAX];
+	struct pgm_ds ds = { q->id, name };
 
-	if (pr_fields(m, ds) != 0)
+	if (pr_fields(m, name) != 0)
 		return -1;
 	memset(&d, 0, sizeof(d));
 	if (m->t->type == PR_UNMOUNT)
-		d.status = pg_unmount(&t, ds, d.err, sizeof(d.err));
+		d.status = pg_unmount(&t, &ds, d.err, sizeof(d.err));
 	else if (snprintf(path, sizeof(path), "%s/%lld/data.csv",
 	    st->conf->released_dir, (long long)q->id) >= (int)sizeof(path))
 		d.status = PGM_EINPUT;
 	else
-		d.status = pg_mount(&t, ds, q->version, path, NULL, 0, d.err,
+		d.status = pg_mount(&t, &ds, q->version, path, NULL, 0, d.err,
 		    sizeof(d.err));
 	return ipc_send(st->sock, &pr_proto, PR_DONE, &d, sizeof(d), -1) ==
 	    IPC_OK ? 0 : -1;
@@ -125,13 +128,14 @@ pr_on_role(void *ctx, struct ipc_msg *m)
 	struct pr_state *st = ctx;
 	struct pg_target t = { st->conf->conninfo, st->conf->reader_role, 0 };
 	const struct pr_role *q = (const struct pr_role *)m->data;
-	char session[PGRUNNER_SESSION_MAX], ds[PGM_DATASET_MAX + 1];
+	char session[PGRUNNER_SESSION_MAX], name[PGM_DATASET_MAX + 1];
+	struct pgm_ds ds = { q->id, name };
 	int rc;
 
 	if (ipc_str_get(session, sizeof(session), q->session,
 	    sizeof(q->session)) != 0 || (m->t->type == PR_ROLE &&
-	    (ipc_str_get(ds, sizeof(ds), q->dataset, sizeof(q->dataset)) != 0
-	    || !pgm_dataset_valid(ds) || q->until < 1)))
+	    (ipc_str_get(name, sizeof(name), q->dataset, sizeof(q->dataset))
+	    != 0 || !pgm_ds_valid(&ds) || q->until < 1)))
 		return -1;
 	memset(&d, 0, sizeof(d));
 	if (m->t->type == PR_UNROLE)
@@ -140,7 +144,7 @@ pr_on_role(void *ctx, struct ipc_msg *m)
 	else if (secret_text(d.password, 32) != 0)
 		d.status = PGM_ENOMEM;
 	else
-		d.status = pg_session_role_create(&t, session, ds, q->until,
+		d.status = pg_session_role_create(&t, session, &ds, q->until,
 		    d.password, d.role, sizeof(d.role), d.err, sizeof(d.err));
 	if (d.status != PGM_OK)
 		explicit_bzero(d.password, sizeof(d.password));
@@ -278,8 +282,8 @@ pgrunner_mount(struct pgrunner *pr, const char *dataset, int64_t id,
 }
 
 int
-pgrunner_unmount(struct pgrunner *pr, const char *dataset, char *err,
-    size_t errlen)
+pgrunner_unmount(struct pgrunner *pr, const char *dataset, int64_t id,
+    char *err, size_t errlen)
 {
 	struct pr_req q;
 
@@ -287,6 +291,7 @@ pgrunner_unmount(struct pgrunner *pr, const char *dataset, char *err,
 	if (strlen(dataset) >= sizeof(q.dataset))
 		return snprintf(err, errlen, "name too long"), PGM_EINPUT;
 	memcpy(q.dataset, dataset, strlen(dataset));
+	q.id = id;
 	return pr_call(pr, PR_UNMOUNT, &q, err, errlen);
 }
 
@@ -315,7 +320,7 @@ pr_role_call(struct pgrunner *pr, uint32_t type, const struct pr_role *q,
 
 int
 pgrunner_session_role(struct pgrunner *pr, const char *session,
-    const char *dataset, int64_t until, char *role, size_t rolelen,
+    const char *dataset, int64_t id, int64_t until, char *role, size_t rolelen,
     char *password, size_t pwlen, char *err, size_t errlen)
 {
 	static struct pr_role_done d;
@@ -328,6 +333,7 @@ pgrunner_session_role(struct pgrunner *pr, const char *session,
 		return snprintf(err, errlen, "name too long"), PGM_EINPUT;
 	memcpy(q.session, session, strlen(session));
 	memcpy(q.dataset, dataset, strlen(dataset));
+	q.id = id;
 	q.until = until;
 	rc = pr_role_call(pr, PR_ROLE, &q, &d, err, errlen);
 	if (rc == PGM_OK && (strlen(d.role) >= rolelen ||

@@ -796,8 +796,8 @@ pg_role_make(struct api_req *r, const struct store_session *ss, char *role,
 		create_failed(r, ss, "its dataset is mounted in PostgreSQL, "
 		    "which is not configured (pg_conninfo)");
 		rc = -1;
-	} else if (pgrunner_session_role(r->cfg->pg, ss->id, d.name, (int64_t)
-	    time(NULL) + (int64_t)r->cfg->expires_max + 60, role,
+	} else if (pgrunner_session_role(r->cfg->pg, ss->id, d.name, d.id,
+	    (int64_t)time(NULL) + (int64_t)r->cfg->expires_max + 60, role,
 	    PIPC_PG_ROLE_MAX, pw, pwlen, err, sizeof(err)) != PGM_OK) {
 		snprintf(why, sizeof(why), "postgres: %s", err);
 		create_failed(r, ss, why);

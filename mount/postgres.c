@@ -28,9 +28,9 @@
 
 /* The quoted names one mount touches. */
 struct names {
-	char	*schema;	/* "cdsgate_<dataset>" */
-	char	*table;		/* "<dataset>_v<version>" */
-	char	*view;		/* "<dataset>" */
+	char	*schema;	/* "cdsgate_<id>" */
+	char	*table;		/* "<name>_v<version>" */
+	char	*view;		/* "<name>" */
 	char	*reader;	/* the reader role */
 	char	 schema_raw[PGM_NAME_MAX + 1];
 };
@@ -54,6 +54,12 @@ pgm_strerror(int status)
 	    sizeof(pgm_errors[0]) || pgm_errors[status] == NULL)
 		return "unknown status";
 	return pgm_errors[status];
+}
+
+int
+pgm_ds_valid(const struct pgm_ds *ds)
+{
+	return ds != NULL && ds->id >= 1 && pgm_dataset_valid(ds->name);
 }
 
 int
@@ -185,20 +191,23 @@ names_free(struct names *n)
 	memset(n, 0, sizeof(*n));
 }
 
-/* Why: derive every identifier from the validated dataset name in one
- * place, each quoted by libpq. */
+/* Why: derive every identifier from the validated dataset in one place,
+ * each quoted by libpq: the schema by the store's id (two datasets of
+ * one name never share it), the view and tables by the name (a label
+ * the BI tool shows). */
 static int
-names_make(PGconn *c, const char *dataset, int64_t version,
+names_make(PGconn *c, const struct pgm_ds *ds, int64_t version,
     const char *reader, struct names *n, char *err, size_t errlen)
 {
 	char table[PGM_NAME_MAX + 1];
 
 	memset(n, 0, sizeof(*n));
-	snprintf(n->schema_raw, sizeof(n->schema_raw), "cdsgate_%s", dataset);
-	snprintf(table, sizeof(table), "%s_v%" PRId64, dataset, version);
+	snprintf(n->schema_raw, sizeof(n->schema_raw), "cdsgate_%" PRId64,
+	    ds->id);
+	snprintf(table, sizeof(table), "%s_v%" PRId64, ds->name, version);
 	n->schema = PQescapeIdentifier(c, n->schema_raw, strlen(n->schema_raw));
 	n->table = PQescapeIdentifier(c, table, strlen(table));
-	n->view = PQescapeIdentifier(c, dataset, strlen(dataset));
+	n->view = PQescapeIdentifier(c, ds->name, strlen(ds->name));
 	if (reader != NULL)
 		n->reader = PQescapeIdentifier(c, reader, strlen(reader));
 	if (n->schema == NULL || n->table == NULL || n->view == NULL ||
@@ -368,16 +377,17 @@ point_view(PGconn *c, const struct names *n, char *err, size_t errlen)
 /* Why: unmount and inspect start alike: a valid name, a connection and
  * the dataset's quoted names. */
 static int
-open_dataset(const struct pg_target *t, const char *dataset, PGconn **c,
+open_dataset(const struct pg_target *t, const struct pgm_ds *ds, PGconn **c,
     struct names *n, char *err, size_t errlen)
 {
 	int r;
 
-	if (!pgm_dataset_valid(dataset))
-		return pgm_fail(err, errlen, PGM_EINPUT, "bad dataset name");
+	if (!pgm_ds_valid(ds))
+		return pgm_fail(err, errlen, PGM_EINPUT, "bad dataset id or "
+		    "name");
 	if ((r = connect_db(t, c, err, errlen)) != PGM_OK)
 		return r;
-	return names_make(*c, dataset, 1, NULL, n, err, errlen);
+	return names_make(*c, ds, 1, NULL, n, err, errlen);
 }
 
 /* Why: every entry point ends alike: a failed transaction is rolled
@@ -395,16 +405,17 @@ close_dataset(PGconn *c, struct names *n, int r)
 
 /* Why: reject bad arguments before anything touches the database. */
 static int
-mount_args(const struct pg_target *t, const char *dataset, int64_t version,
-    char *err, size_t errlen)
+mount_args(const struct pg_target *t, const struct pgm_ds *ds,
+    int64_t version, char *err, size_t errlen)
 {
 	if (t == NULL || t->conninfo == NULL || t->reader_role == NULL ||
 	    *t->reader_role == '\0' || strlen(t->reader_role) > PGM_NAME_MAX)
 		return pgm_fail(err, errlen, PGM_EINPUT,
 		    "target needs a conninfo and a reader role");
-	if (!pgm_dataset_valid(dataset))
-		return pgm_fail(err, errlen, PGM_EINPUT, "dataset name must be "
-		    "1-%d characters of [a-z0-9_]", PGM_DATASET_MAX);
+	if (!pgm_ds_valid(ds))
+		return pgm_fail(err, errlen, PGM_EINPUT, "a dataset needs an id "
+		    ">= 1 and a name of 1-%d characters of [a-z0-9_]",
+		    PGM_DATASET_MAX);
 	if (version < 1)
 		return pgm_fail(err, errlen, PGM_EINPUT,
 		    "version must be >= 1");
@@ -431,7 +442,7 @@ mount_tx(PGconn *c, const struct pg_target *t, const struct names *n,
 }
 
 int
-pg_mount(const struct pg_target *t, const char *dataset, int64_t version,
+pg_mount(const struct pg_target *t, const struct pgm_ds *ds, int64_t version,
     const char *csv_path, const char *const *columns, size_t ncols,
     char *err, size_t errlen)
 {
@@ -440,11 +451,11 @@ pg_mount(const struct pg_target *t, const char *dataset, int64_t version,
 	PGconn *c = NULL;
 	int r;
 
-	if ((r = mount_args(t, dataset, version, err, errlen)) != PGM_OK ||
+	if ((r = mount_args(t, ds, version, err, errlen)) != PGM_OK ||
 	    (r = pgm_csv_open(&csv, csv_path, columns, ncols, err, errlen))
 	    != PGM_OK ||
 	    (r = connect_db(t, &c, err, errlen)) != PGM_OK ||
-	    (r = names_make(c, dataset, version, t->reader_role, &n, err,
+	    (r = names_make(c, ds, version, t->reader_role, &n, err,
 	    errlen)) != PGM_OK)
 		goto out;
 	r = mount_tx(c, t, &n, &csv, err, errlen);
@@ -473,14 +484,14 @@ schema_exists(PGconn *c, const struct names *n, char *err, size_t errlen)
 }
 
 int
-pg_unmount(const struct pg_target *t, const char *dataset, char *err,
+pg_unmount(const struct pg_target *t, const struct pgm_ds *ds, char *err,
     size_t errlen)
 {
 	struct names n = { 0 };
 	PGconn *c = NULL;
 	int r;
 
-	if ((r = open_dataset(t, dataset, &c, &n, err, errlen)) == PGM_OK &&
+	if ((r = open_dataset(t, ds, &c, &n, err, errlen)) == PGM_OK &&
 	    (r = begin_tx(c, &n, t->lock_timeout_ms, err, errlen)) ==
 	    PGM_OK &&
 	    (r = schema_exists(c, &n, err, errlen)) == PGM_OK &&
@@ -541,7 +552,7 @@ view_rows(PGconn *c, const struct names *n, int64_t *rows, char *err,
 }
 
 int
-pg_mounted_version(const struct pg_target *t, const char *dataset,
+pg_mounted_version(const struct pg_target *t, const struct pgm_ds *ds,
     int64_t *version, int64_t *rows, char *err, size_t errlen)
 {
 	struct names n = { 0 };
@@ -549,11 +560,11 @@ pg_mounted_version(const struct pg_target *t, const char *dataset,
 	int r;
 
 	*version = 0;
-	if ((r = open_dataset(t, dataset, &c, &n, err, errlen)) == PGM_OK &&
+	if ((r = open_dataset(t, ds, &c, &n, err, errlen)) == PGM_OK &&
 	    (r = exec_cmd(c, "BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY",
 	    "BEGIN", err, errlen)) == PGM_OK &&
 	    (r = schema_exists(c, &n, err, errlen)) == PGM_OK &&
-	    (r = view_version(c, dataset, &n, version, err, errlen)) ==
+	    (r = view_version(c, ds->name, &n, version, err, errlen)) ==
 	    PGM_OK && rows != NULL)
 		r = view_rows(c, &n, rows, err, errlen);
 	return close_dataset(c, &n, r);
@@ -649,7 +660,7 @@ out:
 
 int
 pg_session_role_create(const struct pg_target *t, const char *session,
-    const char *dataset, int64_t valid_until, const char *password,
+    const struct pgm_ds *ds, int64_t valid_until, const char *password,
     char *role, size_t rolelen, char *err, size_t errlen)
 {
 	struct names n = { 0 };
@@ -662,7 +673,7 @@ pg_session_role_create(const struct pg_target *t, const char *session,
 	    strlen(password) < 16)
 		return pgm_fail(err, errlen, PGM_EINPUT, "bad session id, "
 		    "expiry or password");
-	if ((r = open_dataset(t, dataset, &c, &n, err, errlen)) != PGM_OK)
+	if ((r = open_dataset(t, ds, &c, &n, err, errlen)) != PGM_OK)
 		return close_dataset(c, &n, r);
 	if ((qrole = PQescapeIdentifier(c, role, strlen(role))) == NULL)
 		r = pgm_fail_pq(c, NULL, "quote identifier", err, errlen);

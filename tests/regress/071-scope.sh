@@ -87,7 +87,7 @@ import_passed cohort_beta 12 1500; B=$DS
 "$CDSGATE" dataset mount "$B" > /dev/null 2>&1; rcb=$?
 check "two datasets passed and mounted ($A: $rca, $B: $rcb)" \
 	sh -c "[ $rca -eq 0 ] && [ $rcb -eq 0 ] && [ '$A' != '$B' ]"
-DIRA=cohort_alpha; DIRB=cohort_beta
+DIRA=$A; DIRB=$B	# the mount dir names datasets by id
 check "the backend serves both to a client that names no session: no (403 each)" \
 	sh -c "[ \"\$(curl -s -o /dev/null -w '%{http_code}' http://$AN/api/datasets)\" = 403 ] &&
 	[ \"\$(curl -s -o /dev/null -w '%{http_code}' http://$AN/data/$DIRA)\" = 403 ]"
@@ -296,9 +296,9 @@ as_role() {
 	PGPASSWORD=$(sed 's/.* password=//' "$PCRED") psql -X -q -At -v ON_ERROR_STOP=1 \
 		"host=127.0.0.1 port=$PGPORT dbname=analytics user=$ROLE" -c "$1" 2>&1
 }
-RA=$(as_role 'SELECT count(*) FROM cdsgate_pg_alpha.pg_alpha')
-RB=$(as_role 'SELECT count(*) FROM cdsgate_pg_beta.pg_beta')
-RT=$(as_role 'SELECT count(*) FROM cdsgate_pg_alpha.pg_alpha_v1')
+RA=$(as_role "SELECT count(*) FROM cdsgate_$PA.pg_alpha")
+RB=$(as_role "SELECT count(*) FROM cdsgate_$PB.pg_beta")
+RT=$(as_role "SELECT count(*) FROM cdsgate_$PA.pg_alpha_v1")
 RW=$(as_role 'CREATE TEMP TABLE t (a int)')
 diag "as $ROLE: alpha '$RA'; beta '$(echo "$RB" | head -1)'; alpha_v1 '$(echo "$RT" | head -1)'; write '$(echo "$RW" | head -1)'"
 check "the session's role reads its view ($RA rows) and not the other's, nor the version table, nor writes" \
