@@ -20,9 +20,12 @@
 #define ANALYTICS_ANALYTICS_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #include <jansson.h>
+
+#include "common/grant.h"
 
 #define AN_USER			"cdsgate-analytics"
 #define AN_MAX_CONNECTIONS	64
@@ -31,10 +34,13 @@
 #define AN_MAX_DATASETS		256		/* listed per scan */
 #define AN_MAX_NAME		64		/* a dataset directory name */
 
-/* The two directories, held open for the process's life. */
+/* The two directories, held open for the process's life, and the key
+ * the sessions' dataset grants are verified with. */
 struct an_dirs {
 	int	static_fd;	/* the front end (index.html, perspective) */
 	int	mount_fd;	/* <mount-dir>/<name>/{data.csv,meta.json} */
+	int	scoped;		/* 0: --unscoped, every dataset to anyone */
+	uint8_t	grant_key[GRANT_KEY_LEN];
 };
 
 /* One request as a handler sees it, and the reply it sets. */
@@ -44,6 +50,8 @@ struct an_req {
 	const char		*path;
 	const char		*param;	/* the rest after a prefix route */
 	const char		*body;	/* POST body (body_len bytes, no NUL) or NULL */
+	const char		*grant;	/* the Cdsgate-Grant value, or NULL */
+	unsigned		 ngrant; /* how many such headers came */
 	size_t			 body_len;
 	/* the reply */
 	unsigned		 status;
@@ -84,10 +92,14 @@ const char	*an_content_type(const char *name);
 int	an_name_ok(const char *s);
 
 /* ---- mounts.c ---- */
-/* {"datasets":[meta + "id"...]} for the complete datasets now mounted. */
-json_t	*an_mounts_list(int mount_fd);
-/* The data.csv of the complete dataset `id`: fd, or -1 with errno. */
-int	an_mounts_open_csv(int mount_fd, const char *id, off_t *size);
+/* {"datasets":[meta + "id"...]} for the complete datasets now mounted
+ * whose meta.json names the store's dataset `only` (0: all of them). */
+json_t	*an_mounts_list(int mount_fd, int64_t only);
+/* The data.csv of the complete dataset `id`: fd, or -1 with errno
+ * (EPERM: its meta.json names another store dataset than `only`, which
+ * 0 allows all). */
+int	an_mounts_open_csv(int mount_fd, const char *id, int64_t only,
+	    off_t *size);
 
 /* ---- confine.c ---- */
 struct an_confine {

@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/select.h>
 #include <sys/signalfd.h>
 #include <unistd.h>
@@ -170,6 +171,21 @@ conn_begin(const char *url, const char *method)
 	return h;
 }
 
+/* Count the request's grant headers and keep the (last) value. */
+static enum MHD_Result
+grant_header(void *cls, enum MHD_ValueKind kind, const char *key,
+    const char *value)
+{
+	struct an_req *r = cls;
+
+	(void)kind;
+	if (key != NULL && strcasecmp(key, GRANT_HEADER) == 0) {
+		r->grant = value != NULL ? value : "";
+		r->ngrant++;
+	}
+	return MHD_YES;
+}
+
 /* libmicrohttpd's request callback: begin, collect the body (bounded),
  * then dispatch and queue the reply. */
 static enum MHD_Result
@@ -179,9 +195,13 @@ on_request(void *cls, struct MHD_Connection *c, const char *url,
 {
 	struct an_conn *h = *con_cls;
 
-	if (h == NULL)
-		return (*con_cls = conn_begin(url, method)) != NULL ?
-		    MHD_YES : MHD_NO;
+	if (h == NULL) {
+		if ((h = *con_cls = conn_begin(url, method)) == NULL)
+			return MHD_NO;
+		MHD_get_connection_values(c, MHD_HEADER_KIND, grant_header,
+		    &h->req);
+		return MHD_YES;
+	}
 	if (*data_size != 0) {
 		if (!h->too_large && wbuf_put(&h->body, data, *data_size)
 		    != BUF_OK)

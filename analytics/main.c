@@ -8,6 +8,7 @@
  */
 #include "config.h"
 
+#include <errno.h>
 #include <getopt.h>
 #include <netdb.h>
 #include <stdio.h>
@@ -21,7 +22,8 @@
 
 static const char usage[] =
     "usage: cdsgate-analytics --listen ADDR:PORT --mount-dir DIR "
-    "--static-dir DIR [--sandbox-debug]\n";
+    "--static-dir DIR\n"
+    "           (--grant-key FILE | --unscoped) [--sandbox-debug]\n";
 
 /* Split "ADDR:PORT" or "[V6]:PORT" into host and port strings. */
 static int
@@ -98,17 +100,41 @@ test_violate(void)
 static void test_violate(void) { }
 #endif
 
+/* The grant key, read while we may (root), and one HMAC made so that
+ * OpenSSL has loaded what it needs before the filter.  0 or -1. */
+static int
+grant_key_ready(const char *path, struct an_dirs *dirs)
+{
+	struct grant g = { "warm-up", 1, 1 };
+	char v[GRANT_VALUE_MAX];
+
+	if (grant_key_load(path, 0, dirs->grant_key) != GRANT_OK) {
+		fprintf(stderr, "cdsgate-analytics: %s: %s (%s)\n", path,
+		    grant_strerror(GRANT_EKEY), strerror(errno));
+		return -1;
+	}
+	if (grant_sign(dirs->grant_key, &g, v) != GRANT_OK) {
+		fprintf(stderr, "cdsgate-analytics: %s\n",
+		    grant_strerror(GRANT_ECRYPTO));
+		return -1;
+	}
+	dirs->scoped = 1;
+	return 0;
+}
+
 /* The command line into c and *listen_spec: -1 to go on, else the
  * exit status (0 for --help, 2 for a usage error). */
 static int
 parse_args(int argc, char **argv, struct an_confine *c,
-    const char **listen_spec)
+    const char **listen_spec, const char **grant_key, int *unscoped)
 {
 	static const struct option lo[] = {
 		{ "listen", required_argument, NULL, 'l' },
 		{ "mount-dir", required_argument, NULL, 'm' },
 		{ "static-dir", required_argument, NULL, 's' },
 		{ "sandbox-debug", no_argument, NULL, 'd' },
+		{ "grant-key", required_argument, NULL, 'g' },
+		{ "unscoped", no_argument, NULL, 'u' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
@@ -120,12 +146,15 @@ parse_args(int argc, char **argv, struct an_confine *c,
 		case 'm': c->mount_dir = optarg; break;
 		case 's': c->static_dir = optarg; break;
 		case 'd': c->sandbox_debug = 1; break;
+		case 'g': *grant_key = optarg; break;
+		case 'u': *unscoped = 1; break;
 		case 'h': fputs(usage, stdout); return 0;
 		default: fputs(usage, stderr); return 2;
 		}
 	}
+	/* one or the other: serving every dataset is never a default */
 	if (optind != argc || *listen_spec == NULL || c->mount_dir == NULL ||
-	    c->static_dir == NULL) {
+	    c->static_dir == NULL || (*grant_key == NULL) == !*unscoped) {
 		fputs(usage, stderr);
 		return 2;
 	}
@@ -136,13 +165,17 @@ int
 main(int argc, char **argv)
 {
 	struct an_confine c = { NULL, NULL, 0 };
-	const char *listen_spec = NULL;
+	const char *listen_spec = NULL, *grant_key = NULL;
 	struct an_dirs dirs;
 	char desc[160], err[512];
-	int fd, sigfd, rc;
+	int fd, sigfd, rc, unscoped = 0;
 
-	if ((rc = parse_args(argc, argv, &c, &listen_spec)) >= 0)
+	if ((rc = parse_args(argc, argv, &c, &listen_spec, &grant_key,
+	    &unscoped)) >= 0)
 		return rc;
+	memset(&dirs, 0, sizeof(dirs));
+	if (grant_key != NULL && grant_key_ready(grant_key, &dirs) != 0)
+		return 1;
 	if ((fd = listen_on(listen_spec, desc, sizeof(desc))) < 0) {
 		fprintf(stderr, "cdsgate-analytics: cannot listen on %s "
 		    "(want a numeric ADDR:PORT)\n", listen_spec);
@@ -158,6 +191,9 @@ main(int argc, char **argv)
 		return 1;
 	}
 	test_violate();
+	an_log(dirs.scoped ? "scoped: each request sees only the dataset "
+	    "its " GRANT_HEADER " names" : "unscoped: every dataset to every "
+	    "client (--unscoped)");
 	printf("ready %s\n", desc);
 	fflush(stdout);
 	rc = an_serve(fd, sigfd, &dirs);

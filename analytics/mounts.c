@@ -87,9 +87,21 @@ meta_load(int mount_fd, const char *id)
 	return m;
 }
 
-/* Is `id` a complete dataset: a valid meta.json beside a data.csv? */
+/* Is meta the store's dataset `only` (0: any)?  A meta.json without
+ * an integer "dataset" is no store dataset: never granted. */
+static int
+meta_is(const json_t *m, int64_t only)
+{
+	const json_t *d = json_object_get(m, "dataset");
+
+	return only == 0 || (json_is_integer(d) &&
+	    (int64_t)json_integer_value(d) == only);
+}
+
+/* Is `id` a complete dataset (a valid meta.json beside a data.csv), and
+ * the store's dataset `only` (0: any)? */
 static json_t *
-dataset_entry(int mount_fd, const char *id)
+dataset_entry(int mount_fd, const char *id, int64_t only)
 {
 	char rel[AN_MAX_NAME + 16];
 	json_t *m;
@@ -104,6 +116,10 @@ dataset_entry(int mount_fd, const char *id)
 	close(fd);
 	if ((m = meta_load(mount_fd, id)) == NULL)
 		return NULL;
+	if (!meta_is(m, only)) {
+		json_decref(m);
+		return NULL;
+	}
 	json_object_set_new(m, "id", json_string(id));
 	json_object_set_new(m, "bytes", json_integer((json_int_t)size));
 	return m;
@@ -117,7 +133,7 @@ by_id(const void *a, const void *b)
 }
 
 json_t *
-an_mounts_list(int mount_fd)
+an_mounts_list(int mount_fd, int64_t only)
 {
 	char *ids[AN_MAX_DATASETS];
 	size_t n = 0, i;
@@ -140,7 +156,7 @@ an_mounts_list(int mount_fd)
 	closedir(d);
 	qsort(ids, n, sizeof(ids[0]), by_id);
 	for (i = 0; i < n; i++) {
-		if ((e = dataset_entry(mount_fd, ids[i])) != NULL)
+		if ((e = dataset_entry(mount_fd, ids[i], only)) != NULL)
 			json_array_append_new(list, e);
 		free(ids[i]);
 	}
@@ -148,7 +164,7 @@ an_mounts_list(int mount_fd)
 }
 
 int
-an_mounts_open_csv(int mount_fd, const char *id, off_t *size)
+an_mounts_open_csv(int mount_fd, const char *id, int64_t only, off_t *size)
 {
 	char rel[AN_MAX_NAME + 16];
 	json_t *m;
@@ -159,6 +175,11 @@ an_mounts_open_csv(int mount_fd, const char *id, off_t *size)
 	}
 	if ((m = meta_load(mount_fd, id)) == NULL) {
 		errno = ENOENT;
+		return -1;
+	}
+	if (!meta_is(m, only)) {
+		json_decref(m);
+		errno = EPERM;
 		return -1;
 	}
 	json_decref(m);

@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "analytics/analytics.h"
 
@@ -122,12 +123,51 @@ static_file(struct an_req *r)
 	return send_static(r, r->param);
 }
 
+/* The request's path as logged: untrusted (unescaped) bytes, so only a
+ * plain one is shown. */
+static const char *
+path_shown(const char *p)
+{
+	size_t n = strspn(p, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+	    "0123456789._/-");
+
+	return p[n] == '\0' && n <= 200 ? p : "(a path with other bytes)";
+}
+
+/*
+ * The session behind a data request: its grant, verified.  Unscoped:
+ * g->dataset 0 (every dataset).  Else exactly one Cdsgate-Grant header
+ * (the forwarder's) whose MAC is ours and which has not expired; any
+ * other request gets 403, logged.  0 to go on, -1 when replied.
+ */
+static int
+request_grant(struct an_req *r, struct grant *g)
+{
+	int st = GRANT_EMALFORMED;
+
+	memset(g, 0, sizeof(*g));
+	if (!r->dirs->scoped)
+		return 0;
+	if (r->ngrant == 1 && (st = grant_verify(r->dirs->grant_key, r->grant,
+	    strlen(r->grant), time(NULL), g)) == GRANT_OK)
+		return 0;
+	an_log("refused %s %s: %s", r->method, path_shown(r->path),
+	    r->ngrant == 0 ?
+	    "no " GRANT_HEADER " header" : r->ngrant > 1 ? "more than one "
+	    GRANT_HEADER " header" : grant_strerror(st));
+	an_reply_error(r, 403, "no valid dataset grant for this session");
+	return -1;
+}
+
 static int
 datasets_list(struct an_req *r)
 {
-	json_t *list = an_mounts_list(r->dirs->mount_fd);
+	struct grant g;
+	json_t *list;
 
-	if (list == NULL)
+	if (request_grant(r, &g) != 0)
+		return 0;
+	if ((list = an_mounts_list(r->dirs->mount_fd, g.dataset)) == NULL)
 		return an_reply_error(r, 503, "the mount dir cannot be read");
 	return an_reply_json(r, 200, list);
 }
@@ -135,12 +175,27 @@ datasets_list(struct an_req *r)
 static int
 dataset_csv(struct an_req *r)
 {
+	struct grant g;
 	off_t size;
 	int fd;
 
-	if ((fd = an_mounts_open_csv(r->dirs->mount_fd, r->param, &size)) < 0)
+	if (request_grant(r, &g) != 0)
+		return 0;
+	fd = an_mounts_open_csv(r->dirs->mount_fd, r->param, g.dataset, &size);
+	if (fd < 0 && errno == EPERM) {
+		an_log("refused %s /data/%.64s: session %s is granted dataset "
+		    "%lld only", r->method, r->param, g.session,
+		    (long long)g.dataset);
+		return an_reply_error(r, 403, "this session may not open "
+		    "that dataset");
+	}
+	if (fd < 0)
 		return an_reply_error(r, errno == EACCES ? 403 : 404,
 		    "no such dataset");
+	if (r->dirs->scoped)
+		an_log("dataset_open session=%s dataset=%lld dir=%.64s "
+		    "bytes=%lld method=%s", g.session, (long long)g.dataset,
+		    r->param, (long long)size, r->method);
 	return an_reply_fd(r, fd, size, "text/csv; charset=utf-8");
 }
 

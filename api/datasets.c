@@ -535,14 +535,15 @@ unmount_backend(struct api_req *r, const struct store_dataset *d)
 	if (d->state != STORE_DATASET_MOUNTED)
 		return 0;
 	if (strcmp(d->mount_backend, "postgres") == 0) {
-		rc = pgrunner_unmount(r->cfg->pg, d->name, err, sizeof(err));
+		rc = pgrunner_unmount(r->cfg->pg, d->name, d->id, err,
+		    sizeof(err));
 		if (rc == PGM_OK || rc == PGM_ENOTMOUNTED)
 			return 0;
 		return api_error(r, 502, "postgres", "PostgreSQL: %s: %s",
 		    rc < 0 ? "no mounter" : pgm_strerror(rc), err), -1;
 	}
 	if (r->cfg->mount_dir != NULL && unmount_embedded(r->cfg->mount_dir,
-	    d->name, d->id, err, sizeof(err)) != 0)
+	    d->id, err, sizeof(err)) != 0)
 		return api_error(r, 507, "mount", "%s", err), -1;
 	return 0;
 }
@@ -566,13 +567,6 @@ datasets_mount(struct api_req *r)
 		goto out;
 	st = store_dataset_mount_on(r->store, id, d.raw_sha256, d.job_sha256,
 	    backend, (int64_t)time(NULL), &v);
-	if (st == STORE_ENAMEMOUNTED) {
-		api_audit_refused(r, "dataset.mount", st);
-		api_error(r, 409, "name_mounted", "dataset %lld: another "
-		    "dataset named %s is mounted; unmount it first (a backend "
-		    "knows mounted datasets by name)", (long long)id, d.name);
-		goto out;
-	}
 	if (st != STORE_OK) {
 		api_audit_refused(r, "dataset.mount", st);
 		api_error(r, 409, st == STORE_EGATE ? "gate" : "state",

@@ -195,7 +195,6 @@ api_store_error_msg(struct api_req *r, int st, const char *msg)
 		{ STORE_ELIMIT, 409, "limit" },
 		{ STORE_ENOTMOUNTED, 409, "not_mounted" },
 		{ STORE_EDISABLED, 409, "disabled" },
-		{ STORE_ENAMEMOUNTED, 409, "name_mounted" },
 	};
 	size_t i;
 

@@ -159,9 +159,12 @@ mount_embedded(const char *mount_dir, const struct mount_info *mi,
 	long lines;
 	int have_old;
 
-	snprintf(tmp, sizeof(tmp), "%s/.mount-%s-XXXXXX", mount_dir, mi->name);
-	snprintf(dst, sizeof(dst), "%s/%s", mount_dir, mi->name);
-	snprintf(old, sizeof(old), "%s/.old-%s", mount_dir, mi->name);
+	/* by the store's id: a dataset of the same name has another dir */
+	snprintf(tmp, sizeof(tmp), "%s/.mount-%lld-XXXXXX", mount_dir,
+	    (long long)mi->dataset);
+	snprintf(dst, sizeof(dst), "%s/%lld", mount_dir, (long long)mi->dataset);
+	snprintf(old, sizeof(old), "%s/.old-%lld", mount_dir,
+	    (long long)mi->dataset);
 	/* World-readable inside: the mount dir itself (0750, group
 	   cdsgate-analytics, the operator's) is what keeps others out;
 	   the analytics user is not in the writer's group. */
@@ -211,14 +214,15 @@ meta_dataset(const char *dir)
 }
 
 int
-unmount_embedded(const char *mount_dir, const char *name, int64_t dataset,
-    char *err, size_t errlen)
+unmount_embedded(const char *mount_dir, int64_t dataset, char *err,
+    size_t errlen)
 {
 	char dst[PATH_MAX], gone[PATH_MAX];
 	int64_t owner;
 
-	snprintf(dst, sizeof(dst), "%s/%s", mount_dir, name);
-	snprintf(gone, sizeof(gone), "%s/.gone-%s", mount_dir, name);
+	snprintf(dst, sizeof(dst), "%s/%lld", mount_dir, (long long)dataset);
+	snprintf(gone, sizeof(gone), "%s/.gone-%lld", mount_dir,
+	    (long long)dataset);
 	/* Another dataset's files under this name are not ours to remove. */
 	if ((owner = meta_dataset(dst)) >= 0 && owner != dataset)
 		return snprintf(err, errlen, "%s holds dataset %lld, not %lld: "

@@ -9,9 +9,9 @@
 #include <stdint.h>
 
 struct mount_info {
-	const char	*name;		/* the dataset's name: the dir name */
+	const char	*name;		/* the dataset's name (meta.json) */
 	int64_t		 version;	/* the store's mount version */
-	int64_t		 dataset;	/* the store's dataset id */
+	int64_t		 dataset;	/* the store's dataset id: the dir */
 	const char	*raw_sha256;
 	const char	*released;	/* the gate's output file */
 	long		 records;	/* from the report; -1: count lines */
@@ -19,13 +19,13 @@ struct mount_info {
 					   "summary" goes to meta.json */
 };
 
-/* Replace <mount_dir>/<name> atomically.  0, or -1 and a message (the
- * previous version, if any, is still there). */
+/* Replace <mount_dir>/<dataset id> atomically.  0, or -1 and a message
+ * (the previous version, if any, is still there). */
 int	mount_embedded(const char *mount_dir, const struct mount_info *mi,
 	    char *err, size_t errlen);
-/* Take <mount_dir>/<name> away in one rename; absent is fine; one whose
- * meta.json names another dataset is refused and left alone. */
-int	unmount_embedded(const char *mount_dir, const char *name,
-	    int64_t dataset, char *err, size_t errlen);
+/* Take <mount_dir>/<dataset id> away in one rename; absent is fine; one
+ * whose meta.json names another dataset is refused and left alone. */
+int	unmount_embedded(const char *mount_dir, int64_t dataset, char *err,
+	    size_t errlen);
 
 #endif

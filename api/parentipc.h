@@ -33,6 +33,8 @@ enum pipc_type {
 #define PIPC_REASON_MAX		256
 #define PIPC_TOKEN_MAX		64
 
+#define PIPC_PG_ROLE_MAX	72	/* "cdsgate_<session>", its NUL */
+
 struct pipc_start {
 	char		id[STORE_ID_MAX];
 	char		recipient[STORE_ID_MAX];
@@ -40,6 +42,11 @@ struct pipc_start {
 	char		secret[PIPC_SECRET_MAX];	/* never logged */
 	uint32_t	memory_limit_mb;	/* at most the config's
 						   session_memory_limit_mb */
+	int64_t		dataset;		/* the store's id: the one
+						   dataset the session's grant
+						   names (common/grant.h) */
+	char		pg_role[PIPC_PG_ROLE_MAX];	/* "" = none */
+	char		pg_password[PIPC_SECRET_MAX];	/* never logged */
 };
 
 struct pipc_stop {

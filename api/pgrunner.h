@@ -13,6 +13,8 @@
 #include <sys/types.h>
 
 #define PGRUNNER_ERR_MAX	1024
+#define PGRUNNER_SESSION_MAX	64	/* a session id, with its NUL */
+#define PGRUNNER_PASSWORD_MAX	64	/* a session role's, with its NUL */
 
 struct pgrunner {
 	pid_t	pid;
@@ -30,13 +32,23 @@ struct pgrunner_conf {
 /* Fork the mounter (as the api's user, before the api's filter). */
 int	pgrunner_start(const struct pgrunner_conf *conf, struct pgrunner *pr,
 	    char *err, size_t errlen);
-/* Mount <released_dir>/<id>/data.csv as version v of dataset (the
- * store's name); a PGM_* status (mount/postgres.h), or -1 when there is
- * no mounter; err says why either way. */
+/* Mount <released_dir>/<id>/data.csv as version v of dataset id (its
+ * schema) named `dataset` (its view); a PGM_* status (mount/postgres.h),
+ * or -1 when there is no mounter; err says why either way. */
 int	pgrunner_mount(struct pgrunner *pr, const char *dataset, int64_t id,
 	    int64_t v, char *err, size_t errlen);
-int	pgrunner_unmount(struct pgrunner *pr, const char *dataset, char *err,
-	    size_t errlen);
+int	pgrunner_unmount(struct pgrunner *pr, const char *dataset, int64_t id,
+	    char *err, size_t errlen);
+/* The session's reader role (mount/postgres.h pg_session_role_create)
+ * on the mounted dataset, valid until `until`; its name and a fresh
+ * password (made by the mounter) into role and password.  A PGM_*
+ * status, or -1 when there is no mounter. */
+int	pgrunner_session_role(struct pgrunner *pr, const char *session,
+	    const char *dataset, int64_t id, int64_t until, char *role, size_t rolelen,
+	    char *password, size_t pwlen, char *err, size_t errlen);
+/* Drop it (PGM_ENOTMOUNTED: there was none). */
+int	pgrunner_session_unrole(struct pgrunner *pr, const char *session,
+	    char *err, size_t errlen);
 void	pgrunner_stop(struct pgrunner *pr);
 
 #endif

@@ -23,6 +23,8 @@
 
 #include "api/api.h"
 #include "api/parentipc.h"
+#include "api/pgrunner.h"
+#include "mount/postgres.h"
 #include "common/secret.h"
 #include "policy/creds.h"
 
@@ -53,6 +55,7 @@ struct pctx {
 	struct store		*st;
 	int			 fd;
 	struct keyholder	*audit;
+	struct pgrunner		*pg;
 };
 
 static void	start_finish(struct start_wait *, int);
@@ -140,6 +143,31 @@ answer_failed(void *ctx, struct ipc_msg *m)
 	return 0;
 }
 
+/* A session's PostgreSQL reader role goes with it (if it had one: the
+ * mounter says PGM_ENOTMOUNTED otherwise); audited once it is gone. */
+static void
+pg_role_drop(struct pgrunner *pg, struct keyholder *audit, const char *id)
+{
+	char err[PGRUNNER_ERR_MAX], aerr[256];
+	json_t *rec;
+	int rc;
+
+	if (pg == NULL)
+		return;
+	if ((rc = pgrunner_session_unrole(pg, id, err, sizeof(err))) ==
+	    PGM_ENOTMOUNTED)
+		return;
+	rec = rc == PGM_OK ? json_pack("{s:s}", "id", id) :
+	    json_pack("{s:s, s:s}", "id", id, "error", err);
+	if (rc != PGM_OK)
+		fprintf(stderr, "cdsgated api: session %s: its PostgreSQL role "
+		    "was not dropped: %s\n", id, err);
+	if (keyholder_append(audit, rc == PGM_OK ? "session.pg_role_drop" :
+	    "session.pg_role_drop.failed", rec, NULL, aerr, sizeof(aerr)) != 0)
+		fprintf(stderr, "cdsgated api: %s\n", aerr);
+	json_decref(rec);
+}
+
 /* SESSION_ENDED: the supervisor exited; record it unless already over. */
 static int
 answer_ended(void *ctx, struct ipc_msg *m)
@@ -157,6 +185,7 @@ answer_ended(void *ctx, struct ipc_msg *m)
 	/* revoked/expired stay so (STORE_ESTATE) */
 	store_session_end(c->st, id, STORE_SESSION_ENDED, why,
 	    (int64_t)time(NULL));
+	pg_role_drop(c->pg, c->audit, id);
 	return 0;
 }
 
@@ -225,6 +254,20 @@ record_json(const struct pipc_record *m)
 	return d;
 }
 
+/* The dataset the session was granted, beside its recording's digest:
+ * the chain then ties the network log's /data requests to it. */
+static void
+record_dataset(struct store *st, const char *id, json_t *d)
+{
+	struct store_session ss;
+
+	memset(&ss, 0, sizeof(ss));
+	if (d != NULL && store_session_get(st, id, &ss) == STORE_OK)
+		json_object_set_new(d, "dataset", json_integer(
+		    (json_int_t)ss.dataset));
+	store_session_clear(&ss);
+}
+
 /*
  * RECORD_CLOSED: the recording's digest enters the audit chain first,
  * then the store's index of recordings (the index never names a digest
@@ -247,6 +290,7 @@ answer_record_closed(void *ctx, struct ipc_msg *msg)
 	    strcmp(sr.sha256, m.sha256) == 0)
 		return 0;	/* recovered, but it was chained already */
 	d = record_json(&m);
+	record_dataset(c->st, m.id, d);
 	rc = keyholder_append(c->audit, "record_closed", d, NULL, err,
 	    sizeof(err));
 	json_decref(d);
@@ -321,7 +365,7 @@ parent_dispatch(struct pctx *c)
 int
 api_parent_input(const struct api_config *cfg, struct store *st)
 {
-	struct pctx c = { st, cfg->parent_fd, cfg->audit };
+	struct pctx c = { st, cfg->parent_fd, cfg->audit, cfg->pg };
 
 	return parent_dispatch(&c);
 }
@@ -531,7 +575,8 @@ sessions_recording(struct api_req *r)
 /* Send SESSION_START; the answer comes through api_parent_input(). */
 static int
 start_send(int fd, const struct store_session *ss, const char *secret,
-    unsigned long memory_limit_mb)
+    unsigned long memory_limit_mb, const char *pg_role,
+    const char *pg_password)
 {
 	struct pipc_start m;
 	int rc;
@@ -542,6 +587,9 @@ start_send(int fd, const struct store_session *ss, const char *secret,
 	m.expires = ss->expires;
 	snprintf(m.secret, sizeof(m.secret), "%s", secret);
 	m.memory_limit_mb = (uint32_t)memory_limit_mb;
+	m.dataset = ss->dataset;
+	snprintf(m.pg_role, sizeof(m.pg_role), "%s", pg_role);
+	snprintf(m.pg_password, sizeof(m.pg_password), "%s", pg_password);
 	rc = ipc_send(fd, &pipc_proto, PIPC_SESSION_START, &m, sizeof(m), -1);
 	explicit_bzero(&m, sizeof(m));
 	return rc == IPC_OK ? 0 : -1;
@@ -663,6 +711,7 @@ create_failed(struct api_req *r, const struct store_session *ss,
 	    ss->id, "reason", why));
 	store_session_end(r->store, ss->id, STORE_SESSION_REVOKED, reason,
 	    (int64_t)time(NULL));
+	pg_role_drop(r->cfg->pg, r->cfg->audit, ss->id);
 	return api_error(r, 503, "session_failed", "the session did not "
 	    "start: %s", why);
 }
@@ -721,6 +770,45 @@ sessions_abandon(void)
 	}
 }
 
+/* A session on a dataset mounted in PostgreSQL gets a reader role of
+ * its own, on that dataset's view only, audited first; valid as long as
+ * the supervisor's backstop.  0 (role "" for other backends), or -1
+ * when replied (the session is recorded as not started). */
+static int
+pg_role_make(struct api_req *r, const struct store_session *ss, char *role,
+    char *pw, size_t pwlen)
+{
+	struct store_dataset d = { 0 };
+	char err[PGRUNNER_ERR_MAX], why[PGRUNNER_ERR_MAX + 32];
+	int rc = 0;
+
+	role[0] = pw[0] = '\0';
+	if (store_dataset_get(r->store, ss->dataset, &d) != STORE_OK ||
+	    strcmp(d.mount_backend, "postgres") != 0)
+		goto out;
+	if (api_audit(r, "session.pg_role", json_pack("{s:s, s:I, s:s}", "id",
+	    ss->id, "dataset", (json_int_t)ss->dataset, "view",
+	    d.name)) != 0) {
+		rc = -1;
+		goto out;
+	}
+	if (r->cfg->pg == NULL) {
+		create_failed(r, ss, "its dataset is mounted in PostgreSQL, "
+		    "which is not configured (pg_conninfo)");
+		rc = -1;
+	} else if (pgrunner_session_role(r->cfg->pg, ss->id, d.name, d.id,
+	    (int64_t)time(NULL) + (int64_t)r->cfg->expires_max + 60, role,
+	    PIPC_PG_ROLE_MAX, pw, pwlen, err, sizeof(err)) != PGM_OK) {
+		snprintf(why, sizeof(why), "postgres: %s", err);
+		create_failed(r, ss, why);
+		role[0] = '\0';
+		rc = -1;
+	}
+out:
+	store_dataset_clear(&d);
+	return rc;
+}
+
 /* Record the session (audited first), ask the parent, wait suspended. */
 int
 sessions_create(struct api_req *r)
@@ -728,6 +816,7 @@ sessions_create(struct api_req *r)
 	struct start_wait *w;
 	struct policy_error e;
 	char why[PIPC_REASON_MAX], refusal[512];
+	char pg_role[PIPC_PG_ROLE_MAX] = "", pg_pw[PIPC_SECRET_MAX] = "";
 	json_t *pol;
 	int st;
 
@@ -775,11 +864,14 @@ sessions_create(struct api_req *r)
 		goto out;
 	}
 	store_session_clear(&w->ss);
+	if (pg_role_make(r, &w->ss, pg_role, pg_pw, sizeof(pg_pw)) != 0)
+		goto out;
 	if (start_send(r->cfg->parent_fd, &w->ss, w->secret,
-	    w->memory_limit_mb) != 0) {
+	    w->memory_limit_mb, pg_role, pg_pw) != 0) {
 		create_failed(r, &w->ss, "the parent is gone");
 		goto out;
 	}
+	explicit_bzero(pg_pw, sizeof(pg_pw));
 	w->r = r;
 	clock_gettime(CLOCK_MONOTONIC, &w->since);
 	w->next = starts;
@@ -787,6 +879,7 @@ sessions_create(struct api_req *r)
 	api_suspend(r);
 	return 0;
 out:
+	explicit_bzero(pg_pw, sizeof(pg_pw));
 	store_session_clear(&w->ss);
 	explicit_bzero(w, sizeof(*w));
 	free(w);

@@ -26,11 +26,12 @@
 static const char *const known_types[] = {
 	"checkpoint",
 	"dataset.import", "dataset.verdict", "dataset.mount",
-	"dataset.unmount",
+	"dataset.unmount", "dataset.remove",
 	"recipient.add", "recipient.disable", "recipient.hours",
 	"record_closed", "record_expired",
 	"session.create", "session.end", "session.expire", "session.extend",
-	"session.failed", "session.revoke",
+	"session.failed", "session.revoke", "session.pg_role",
+	"session.pg_role_drop", "session.pg_role_drop.failed",
 	"upload",
 	NULL
 };

@@ -73,8 +73,10 @@ chown cdsgate-api: "$D/state"
 chown cdsgate-api:cdsgate-analytics "$D/mnt" && chmod 0750 "$D/mnt"
 
 say "starting the embedded analytics backend"
+# the key the sessions' dataset grants are signed with (serve's grant_key)
+(umask 077 && openssl rand -hex 32 > "$D/grant.key")
 "$BUILD/cdsgate-analytics" --listen 127.0.0.1:0 --mount-dir "$D/mnt" \
-	--static-dir "$BUILD/analytics/static" > "$D/analytics.out" 2> "$D/analytics.err" &
+	--grant-key "$D/grant.key" --static-dir "$BUILD/analytics/static" > "$D/analytics.out" 2> "$D/analytics.err" &
 pids+=($!)
 BACKEND=$(wait_ready "$D/analytics.out" "${pids[-1]}")
 
@@ -106,6 +108,7 @@ cat > "$D/serve.json" <<JSON
   "audit_key": "$D/audit/key.pem",
   "cdsgate": "$CDSGATE",
   "secrets_dir": "$D/secrets",
+  "grant_key": "$D/grant.key",
   "record_dir": "$D/recordings",
   "backend_url": "http://$BACKEND/",
   "session_address": "127.0.0.1",

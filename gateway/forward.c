@@ -44,8 +44,9 @@ struct pipebuf {
 	uint64_t	 total;
 };
 
-_Static_assert(FORWARD_BUF >= HTTP_HEAD_MAX + HTTP_INSERT_MAX,
-    "a whole HTTP head and the CSP line must fit in one buffer");
+_Static_assert(FORWARD_BUF >= HTTP_HEAD_MAX + HTTP_INSERT_MAX &&
+    FORWARD_BUF >= HTTP_HEAD_MAX + HTTP_REQ_INSERT_MAX,
+    "a whole HTTP head and the line added to it must fit in one buffer");
 
 struct conn {
 	int		 used;
@@ -59,6 +60,11 @@ struct conn {
 	struct pipebuf	 upin, downin;	/* HTTP: read, not yet framed */
 	struct pcapng_flow flow;	/* its synthetic TCP in the capture */
 	long		 start_ms;
+	/* the capture: where in the up stream each added grant's MAC is,
+	   to be written as 'x's (oldest first) */
+	uint64_t	 up_sent;
+	uint64_t	 mac_at[FORWARD_MACS];
+	unsigned	 nmac;
 };
 
 struct fwd {
@@ -71,6 +77,9 @@ struct fwd {
 	int		 stop;
 	int		 failed;	/* stopped: evidence not writable */
 };
+
+/* The grant's MAC: the last 64 characters of its line, before CRLF. */
+#define GRANT_MAC_LEN	64
 
 /* ~4 MiB of buffers: static, not on the stack. */
 static struct fwd fwd_state;
@@ -211,6 +220,9 @@ netlog_exchange(struct fwd *f, const struct conn *c,
 	    "total_ms", why == NULL ?
 	    json_integer(x->t_end_ms - x->t_req_ms) : json_null(),
 	    "csp_added", x->csp_added);
+	if (o != NULL && x->grant_dropped > 0)
+		json_object_set_new(o, "grant_dropped",
+		    json_integer((json_int_t)x->grant_dropped));
 	if (o != NULL && x->target_truncated)
 		json_object_set_new(o, "target_truncated", json_true());
 	if (o != NULL && why != NULL)
@@ -286,7 +298,11 @@ fwd_accept(struct fwd *f)
 			close(cfd);
 			continue;
 		}
-		if (f->cfg->http && (hc = http_conn_alloc()) == NULL) {
+		if (f->cfg->http && ((hc = http_conn_alloc()) == NULL ||
+		    (f->cfg->grant_line != NULL &&
+		    http_conn_request_line(hc, f->cfg->grant_line) != 0))) {
+			http_conn_free(hc);
+			hc = NULL;
 			slog_event("net_refused", json_pack("{s:s}", "why",
 			    "out of memory"));
 			close(cfd);
@@ -367,8 +383,36 @@ pipe_drain(struct pipebuf *p, int to)
 	return n;
 }
 
+/* The bytes d[0..n) sent up from stream offset c->up_sent, for the
+ * capture: a copy with every added grant's MAC written as 'x's (the
+ * capture is evidence; a live grant is not). */
+static const unsigned char *
+capture_masked(struct conn *c, const unsigned char *d, size_t n)
+{
+	static unsigned char copy[FORWARD_BUF];
+	uint64_t end = c->up_sent + n, a, b, i;
+	unsigned k;
+
+	if (c->nmac == 0 || c->mac_at[0] >= end)
+		return d;
+	memcpy(copy, d, n);
+	for (k = 0; k < c->nmac && c->mac_at[k] < end; k++) {
+		a = c->mac_at[k] > c->up_sent ? c->mac_at[k] : c->up_sent;
+		b = c->mac_at[k] + GRANT_MAC_LEN < end ?
+		    c->mac_at[k] + GRANT_MAC_LEN : end;
+		for (i = a; i < b; i++)
+			copy[i - c->up_sent] = 'x';
+	}
+	for (k = 0; k < c->nmac && c->mac_at[k] + GRANT_MAC_LEN <= end; k++)
+		;
+	memmove(c->mac_at, c->mac_at + k, (c->nmac - k) * sizeof(uint64_t));
+	c->nmac -= k;
+	return copy;
+}
+
 /* Send what one direction holds (up: to the backend); the capture gets
- * exactly the bytes sent, and the FIN when one is passed on. */
+ * exactly the bytes sent (an added grant's MAC masked), and the FIN when
+ * one is passed on. */
 static ssize_t
 conn_drain(struct fwd *f, struct conn *c, int up)
 {
@@ -381,8 +425,11 @@ conn_drain(struct fwd *f, struct conn *c, int up)
 	if (f->pcap == NULL)
 		return n;
 	if (n > 0)
-		pcapng_data(f->pcap, &c->flow, side, p->d + off, (size_t)n,
+		pcapng_data(f->pcap, &c->flow, side, up ? capture_masked(c,
+		    p->d + off, (size_t)n) : p->d + off, (size_t)n,
 		    fwd_wall_us());
+	if (up && n > 0)
+		c->up_sent += (uint64_t)n;
 	if (!shut && p->shut)
 		pcapng_fin(f->pcap, &c->flow, side, fwd_wall_us());
 	capture_check(f);
@@ -390,23 +437,25 @@ conn_drain(struct fwd *f, struct conn *c, int up)
 }
 
 /* Copy a step's bytes from in to the end of out (compacted): a head
- * with its insert.  Returns the bytes added to out. */
+ * with its insert and without its dropped lines.  Returns the bytes
+ * added to out.  With a capture, an added grant's place is noted. */
 static size_t
-step_copy(struct pipebuf *in, struct pipebuf *out, const struct http_step *st)
+step_copy(struct fwd *f, struct conn *c, struct pipebuf *in,
+    struct pipebuf *out, const struct http_step *st)
 {
-	unsigned char *dst = out->d + out->len;
-	const unsigned char *src = in->d + in->off;
-	size_t at = st->action == HTTP_HEAD ? st->insert_at : st->consume;
+	size_t n;
 
-	memcpy(dst, src, at);
-	if (st->insert != NULL)
-		memcpy(dst + at, st->insert, st->insert_len);
-	memcpy(dst + at + st->insert_len, src + at, st->consume - at);
-	out->len += st->consume + st->insert_len;
+	if (f->pcap != NULL && out == &c->up && st->insert != NULL &&
+	    st->insert == f->cfg->grant_line && c->nmac < FORWARD_MACS)
+		c->mac_at[c->nmac++] = c->up_sent + out->len + st->insert_at +
+		    st->insert_len - 2 - GRANT_MAC_LEN;
+	n = http_step_output(st, in->d + in->off, out->d + out->len);
+
+	out->len += n;
 	in->off += st->consume;
 	if ((in->len -= st->consume) == 0)
 		in->off = 0;
-	return st->consume + st->insert_len;
+	return n;
 }
 
 /* Move one side's read bytes on as far as its framing and the output's
@@ -424,6 +473,9 @@ http_pump(struct fwd *f, struct conn *c, enum http_side side,
 		if (out->off > 0 && out->len > 0)
 			memmove(out->d, out->d + out->off, out->len);
 		out->off = 0;
+		/* a grant whose place could not be noted is not sent */
+		if (side == HTTP_REQ && c->nmac == FORWARD_MACS)
+			return moved;
 		http_step(c->http, side, in->d + in->off, in->len, in->eof,
 		    sizeof(out->d) - out->len, fwd_now_ms(), st);
 		if (st->done != NULL)
@@ -431,7 +483,7 @@ http_pump(struct fwd *f, struct conn *c, enum http_side side,
 		switch (st->action) {
 		case HTTP_HEAD:
 		case HTTP_PASS:
-			moved += (long)step_copy(in, out, st);
+			moved += (long)step_copy(f, c, in, out, st);
 			break;
 		case HTTP_EOF:
 			out->eof = 1;

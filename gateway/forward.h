@@ -13,7 +13,9 @@
  * follows HTTP/1.1 framing (gateway/http.h): every response gets
  * Cache-Control: no-store and, unless its type is one Chromium never
  * renders as a document, a Content-Security-Policy sandbox line; a
- * service-worker script request is refused; every exchange gets a line
+ * service-worker script request is refused; every request loses any
+ * Cdsgate-Grant line the browser sent and gets the session's own (the
+ * dataset grant the backend checks); every exchange gets a line
  * in the network log; an https:// backend stays an opaque relay with
  * connection-level lines only.
  * Untrusted input: the bytes of the browser's connections (parsed only
@@ -28,6 +30,9 @@
 /* per direction, per connection; an HTTP head (16 KiB) and the line
    the forwarder adds must fit in one */
 #define FORWARD_BUF		(16384 + 256)
+/* request heads with the grant, framed but not yet sent, per connection
+   (the capture masks their MACs); more wait */
+#define FORWARD_MACS		64
 
 struct forward_config {
 	int			 listen_fd;	/* in the jail's netns */
@@ -38,6 +43,9 @@ struct forward_config {
 	int			 http;		/* http:// backend: parse */
 	int			 netlog_fd;	/* network.jsonl, or -1 */
 	int			 pcap_fd;	/* <id>.pcapng, or -1 */
+	/* http: "Cdsgate-Grant: VALUE\r\n" added to every request
+	   (common/grant.h), or NULL; any the browser sends is removed */
+	const char		*grant_line;
 };
 
 /*

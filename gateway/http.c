@@ -14,6 +14,7 @@
 #include <strings.h>
 
 #include "common/buf.h"
+#include "common/grant.h"
 #include "gateway/http.h"
 
 enum http_state {
@@ -48,6 +49,7 @@ struct http_conn {
 					   last queued exchange */
 	int		 opaque;
 	struct http_exchange last;	/* what st->done points to */
+	const char	*req_line;	/* added to every request head */
 };
 
 /* What a head says about framing and content. */
@@ -61,6 +63,9 @@ struct head {
 	int		 ntype, type_doc;
 	int		 csp;		/* a response that gets the CSP */
 	int		 sw_script;	/* a request with Service-Worker: */
+	int		 grant;		/* this line is a Cdsgate-Grant */
+	unsigned	 ndrop;		/* grant lines: where they are */
+	size_t		 drop_off[HTTP_DROP_MAX], drop_len[HTTP_DROP_MAX];
 };
 
 #define CL_MAX		(UINT64_C(1) << 62)
@@ -105,6 +110,40 @@ http_conn_free(struct http_conn *hc)
 }
 
 int
+http_conn_request_line(struct http_conn *hc, const char *line)
+{
+	if (strlen(line) > HTTP_REQ_INSERT_MAX)
+		return -1;
+	hc->req_line = line;
+	return 0;
+}
+
+size_t
+http_step_output(const struct http_step *st, const uint8_t *in,
+    uint8_t *out)
+{
+	size_t at = st->action == HTTP_HEAD ? st->insert_at : st->consume;
+	size_t n, from, i;
+
+	memcpy(out, in, at);
+	n = at;
+	if (st->insert != NULL) {
+		memcpy(out + n, st->insert, st->insert_len);
+		n += st->insert_len;
+	}
+	for (from = at, i = 0; i < st->ndrop; i++) {	/* sorted, >= at */
+		if (st->drop[i].off < from ||
+		    st->drop[i].off + st->drop[i].len > st->consume)
+			continue;
+		memcpy(out + n, in + from, st->drop[i].off - from);
+		n += st->drop[i].off - from;
+		from = st->drop[i].off + st->drop[i].len;
+	}
+	memcpy(out + n, in + from, st->consume - from);
+	return n + st->consume - from;
+}
+
+int
 http_opaque(const struct http_conn *hc)
 {
 	return hc->opaque;
@@ -133,6 +172,7 @@ http_strerror(enum http_status s)
 		[HTTP_ETRUNCATED] = "closed inside a message",
 		[HTTP_ENOMEM] = "out of memory",
 		[HTTP_ESWSCRIPT] = "service worker script refused",
+		[HTTP_EGRANT] = "too many " GRANT_HEADER " lines",
 	};
 
 	if ((unsigned)s >= sizeof(msg) / sizeof(msg[0]) || msg[s] == NULL)
@@ -470,6 +510,8 @@ parse_header(struct buf *l, struct head *h)
 		h->has_upgrade = 1;
 	else if (tok_is(name, n, "service-worker"))
 		h->sw_script = 1;
+	else if (tok_is(name, n, GRANT_HEADER))
+		h->grant = 1;
 	else if (tok_is(name, n, "content-type")) {
 		h->ntype++;
 		h->type_doc |= http_type_is_document((const char *)val, vn);
@@ -496,12 +538,21 @@ parse_head(enum http_side side, const uint8_t *d, size_t len,
 	if (s != HTTP_OK)
 		return s;
 	for (;;) {
+		size_t at = b.off;
+
 		if (head_line(&b, &l) != 0)
 			return HTTP_EMALFORMED;
 		if (buf_eof(&l))
 			break;		/* the empty line: the end */
+		h->grant = 0;
 		if ((s = parse_header(&l, h)) != HTTP_OK)
 			return s;
+		if (h->grant && side == HTTP_REQ) {	/* never passed on */
+			if (h->ndrop == HTTP_DROP_MAX)
+				return HTTP_EGRANT;
+			h->drop_off[h->ndrop] = at;
+			h->drop_len[h->ndrop++] = b.off - at;
+		}
 	}
 	if (h->te && h->have_cl)
 		return HTTP_ELENGTH;	/* both: a smuggling attempt */
@@ -570,6 +621,7 @@ request_head(struct http_conn *hc, const struct head *h,
 	x->t_first_ms = -1;
 	x->is_head = strcmp(x->method, "HEAD") == 0;
 	x->upgrade = h->conn_upgrade && h->has_upgrade;
+	x->grant_dropped = h->ndrop;
 	hc->q[(hc->qhead + hc->qlen) % HTTP_PIPELINE_MAX] = *x;
 	hc->qlen++;
 	hc->req_live = 1;
@@ -619,6 +671,26 @@ response_head(struct http_conn *hc, const struct head *h,
 
 static const char *const side_name[] = { "request", "response" };
 
+/* A request head loses every grant line it came with and gets the
+ * connection's own after its request line. */
+static void
+request_edits(struct http_conn *hc, const struct head *h,
+    struct http_step *st)
+{
+	unsigned i;
+
+	for (i = 0; i < h->ndrop; i++) {
+		st->drop[i].off = h->drop_off[i];
+		st->drop[i].len = h->drop_len[i];
+	}
+	st->ndrop = h->ndrop;
+	if (hc->req_line != NULL) {
+		st->insert = hc->req_line;
+		st->insert_len = strlen(hc->req_line);
+		st->insert_at = h->first_len;
+	}
+}
+
 /* ST_HEAD: wait for the whole head, parse it, pass it on (a final
  * response with Cache-Control: no-store, and the CSP line unless its type
  * is one Chromium never renders, after its status line). */
@@ -666,6 +738,8 @@ head_step(struct http_conn *hc, enum http_side side, const uint8_t *in,
 		st->insert_len = strlen(st->insert);
 		st->insert_at = h.first_len;
 	}
+	if (side == HTTP_REQ)
+		request_edits(hc, &h, st);
 	if (room < end + st->insert_len) {
 		st->insert = NULL;
 		st->insert_len = 0;

@@ -25,7 +25,11 @@
  *     then both directions are an opaque relay;
  *   - a request with a Service-Worker header (Chromium's fetch of a
  *     service worker's script) is refused: a service worker could answer
- *     the app's navigations with documents that never pass here.
+ *     the app's navigations with documents that never pass here;
+ *   - every Cdsgate-Grant line of a request head (common/grant.h) is
+ *     removed, whoever sent it, and the connection's own grant line, if
+ *     it has one, is added after the request line: the page can neither
+ *     forge nor remove the session's identity.
  */
 #ifndef GATEWAY_HTTP_H
 #define GATEWAY_HTTP_H
@@ -52,6 +56,10 @@
 #define HTTP_NOSTORE_LINE	"Cache-Control: no-store\r\n"
 #define HTTP_DOC_LINES	HTTP_NOSTORE_LINE HTTP_CSP_LINE
 #define HTTP_INSERT_MAX	(sizeof(HTTP_DOC_LINES) - 1)
+/* The grant line added to every request head (with its CRLF). */
+#define HTTP_REQ_INSERT_MAX	256
+/* Client-sent grant lines removed from one request head; more: refused. */
+#define HTTP_DROP_MAX		4
 
 enum http_side { HTTP_REQ = 0, HTTP_RESP = 1 };
 
@@ -67,8 +75,9 @@ enum http_status {
 				   without an Upgrade request */
 	HTTP_ETRUNCATED,	/* the side closed inside a message */
 	HTTP_ENOMEM,
-	HTTP_ESWSCRIPT		/* a request with a Service-Worker header:
+	HTTP_ESWSCRIPT,		/* a request with a Service-Worker header:
 				   Chromium fetching a service worker */
+	HTTP_EGRANT		/* over HTTP_DROP_MAX grant lines */
 };
 
 enum http_action {
@@ -76,7 +85,8 @@ enum http_action {
 			   other side's progress */
 	HTTP_PASS,	/* copy `consume` input bytes as they are */
 	HTTP_HEAD,	/* copy `consume` input bytes, with `insert` put
-			   after the first `insert_at` of them */
+			   after the first `insert_at` of them and the
+			   `ndrop` ranges `drop` left out */
 	HTTP_EOF,	/* input ended at a message boundary: pass FIN on */
 	HTTP_FAIL	/* status and detail say why; close the connection */
 };
@@ -96,6 +106,7 @@ struct http_exchange {
 	int		 csp_added;
 	int		 is_head;	/* HEAD: the response has no body */
 	int		 upgrade;	/* Connection: upgrade + Upgrade */
+	unsigned	 grant_dropped;	/* client-sent grant lines removed */
 };
 
 struct http_step {
@@ -104,6 +115,10 @@ struct http_step {
 	size_t		 insert_at;
 	const char	*insert;	/* NULL: nothing to add */
 	size_t		 insert_len;
+	struct {
+		size_t	 off, len;	/* in the head, after insert_at */
+	}		 drop[HTTP_DROP_MAX];
+	unsigned	 ndrop;
 	/* An exchange whose response ended with this step (valid until the
 	   next call), or NULL. */
 	const struct http_exchange *done;
@@ -115,6 +130,10 @@ struct http_conn;
 
 struct http_conn *http_conn_alloc(void);
 void	 http_conn_free(struct http_conn *hc);	/* NULL: no-op */
+/* The line (a whole header line with its CRLF, at most
+ * HTTP_REQ_INSERT_MAX bytes; kept by pointer) added after the request
+ * line of every request head from now on.  0, or -1 if too long. */
+int	 http_conn_request_line(struct http_conn *hc, const char *line);
 
 /*
  * One step of side `side` over its unconsumed input in[0..len) (eof: the
@@ -126,6 +145,12 @@ void	 http_conn_free(struct http_conn *hc);	/* NULL: no-op */
 enum http_action http_step(struct http_conn *hc, enum http_side side,
 	    const uint8_t *in, size_t len, int eof, size_t room, long now_ms,
 	    struct http_step *st);
+
+/* The bytes a PASS or HEAD step sends on: in[0..st->consume) with the
+ * insert put in and the dropped lines left out, written to out (room
+ * for st->consume + st->insert_len).  Returns the bytes written. */
+size_t	 http_step_output(const struct http_step *st, const uint8_t *in,
+	    uint8_t *out);
 
 /* 1 after a 101: both sides are an opaque relay from now on. */
 int	 http_opaque(const struct http_conn *hc);

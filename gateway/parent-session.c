@@ -27,6 +27,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/grant.h"
 #include "common/secret.h"
 #include "gateway/parent.h"
 #include "gateway/session.h"
@@ -131,7 +132,7 @@ static void
 session_files_remove(const struct parent *p, const char *id)
 {
 	static const char *const names[] = { "password", "ws-token",
-	    "credentials" };
+	    "credentials", "grant", "postgres" };
 	char path[CONFIG_STR_MAX + 2 * STORE_ID_MAX];
 	size_t i;
 
@@ -169,6 +170,14 @@ session_files(const struct parent *p, const struct pipc_start *m,
 	session_path(p, m->id, "ws-token", path, sizeof(path));
 	if (write_secret(path, token) != 0)
 		goto out;
+	/* the session's PostgreSQL reader role, libpq conninfo keywords */
+	if (m->pg_role[0] != '\0') {
+		snprintf(line, sizeof(line), "user=%s password=%s", m->pg_role,
+		    m->pg_password);
+		session_path(p, m->id, "postgres", path, sizeof(path));
+		if (write_secret(path, line) != 0)
+			goto out;
+	}
 	if (tls) {
 		if (creds_hash(secret, strlen(secret), hash, sizeof(hash),
 		    &e) != POLICY_OK)
@@ -183,6 +192,36 @@ out:
 	explicit_bzero(pw, sizeof(pw));
 	explicit_bzero(line, sizeof(line));
 	return r;
+}
+
+/* The session's dataset grant (common/grant.h), signed with the
+ * config's grant_key (made on first use), valid as long as the
+ * supervisor's backstop.  NULL, or why not. */
+static const char *
+session_grant_file(const struct parent *p, const struct pipc_start *m)
+{
+	char path[CONFIG_STR_MAX + 2 * STORE_ID_MAX], v[GRANT_VALUE_MAX];
+	uint8_t key[GRANT_KEY_LEN];
+	struct grant g;
+	const char *why = NULL;
+
+	memset(&g, 0, sizeof(g));
+	snprintf(g.session, sizeof(g.session), "%s", m->id);
+	g.dataset = m->dataset;
+	g.expires = (int64_t)time(NULL) + (int64_t)p->cfg.session_expires_max +
+	    60;
+	if (grant_key_load(p->cfg.grant_key, 1, key) != GRANT_OK)
+		why = "grant_key cannot be read or made (a regular file of "
+		    "root's, 0600, 64 hex digits)";
+	else if (grant_sign(key, &g, v) != GRANT_OK)
+		why = "the session's dataset grant cannot be signed";
+	else {
+		session_path(p, m->id, "grant", path, sizeof(path));
+		if (write_secret(path, v) != 0)
+			why = "cannot write the session's grant file";
+	}
+	explicit_bzero(key, sizeof(key));
+	return why;
 }
 
 /* argv for spec_from_args(): the config plus this request. */
@@ -204,6 +243,7 @@ session_argv(const struct parent *p, const struct pipc_start *m,
 	ARG("--ws-token-file", "%s/%s/ws-token", c->secrets_dir,
 	    m->id);
 	ARG("--recipient", "%s", m->recipient);
+	ARG("--grant-file", "%s/%s/grant", c->secrets_dir, m->id);
 	ARG("--idle-timeout", "%lu", c->session_idle_timeout);
 	/* the api's (at most the config's), or the config's */
 	ARG("--memory-limit-mb", "%lu", m->memory_limit_mb != 0 ?
@@ -231,10 +271,10 @@ static void
 supervisor_child(struct parent *p, pid_t parent, const struct pipc_start *m,
     unsigned port, int out)
 {
-	static char bufs[32][CONFIG_STR_MAX + 2 * STORE_ID_MAX];
+	static char bufs[40][CONFIG_STR_MAX + 2 * STORE_ID_MAX];
 	struct session_spec s;
 	struct policy_error e;
-	char *argv[32], err[256];
+	char *argv[40], err[256];
 	sigset_t none;
 	FILE *f;
 	int argc, r, i;
@@ -325,8 +365,17 @@ parent_session_start(struct parent *p, const struct pipc_start *m0)
 	    ipc_str_get(m.recipient, sizeof(m.recipient), m0->recipient,
 	    sizeof(m0->recipient)) != 0 ||
 	    ipc_str_get(secret, sizeof(secret), m0->secret,
-	    sizeof(m0->secret)) != 0 || !store_id_valid(m.id) ||
-	    !store_id_valid(m.recipient) || strlen(secret) < 8)
+	    sizeof(m0->secret)) != 0 || ipc_str_get(m.pg_role,
+	    sizeof(m.pg_role), m0->pg_role, sizeof(m0->pg_role)) != 0 ||
+	    ipc_str_get(m.pg_password, sizeof(m.pg_password),
+	    m0->pg_password, sizeof(m0->pg_password)) != 0 ||
+	    strspn(m.pg_role, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstu"
+	    "vwxyz0123456789._-") != strlen(m.pg_role) ||
+	    strspn(m.pg_password, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopq"
+	    "rstuvwxyz0123456789-_") != strlen(m.pg_password) ||
+	    !store_id_valid(m.id) ||
+	    !store_id_valid(m.recipient) || strlen(secret) < 8 ||
+	    m.dataset <= 0)
 		return -1;	/* a protocol violation: fatal */
 	if (session_find(p, m.id) != NULL)
 		why = "a session with this id is running";
@@ -344,7 +393,9 @@ parent_session_start(struct parent *p, const struct pipc_start *m0)
 	else if (session_files(p, &m, secret, ps->ws_token) != 0) {
 		why = "cannot write the session's secret files";
 		session_files_remove(p, m.id);
-	} else {
+	} else if ((why = session_grant_file(p, &m)) != NULL)
+		session_files_remove(p, m.id);
+	else {
 		snprintf(ps->id, sizeof(ps->id), "%s", m.id);
 		ps->linelen = 0;
 		ps->stopping = 0;

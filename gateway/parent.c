@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "api/api.h"
+#include "common/grant.h"
 #include "gateway/parent.h"
 #include "gateway/session.h"
 #include "policy/paths.h"
@@ -343,12 +344,23 @@ serve_parse(int argc, char **argv, const char **path, int *check,
 }
 
 /* The sessions' secret files: a root-only directory (0700), its
- * parent made 0755 if missing (/run/cdsgate). */
+ * parent made 0755 if missing (/run/cdsgate); and the grant key, made
+ * now if missing, so the analytics backend can be started with it. */
 int
 parent_dirs(const struct gw_config *c)
 {
 	char d[CONFIG_STR_MAX], *slash;
+	uint8_t key[GRANT_KEY_LEN];
 	struct stat st;
+	int r;
+
+	r = grant_key_load(c->grant_key, 1, key);
+	explicit_bzero(key, sizeof(key));
+	if (r != GRANT_OK) {
+		log_warn("serve: grant_key %s: %s", c->grant_key,
+		    grant_strerror(r));
+		return -1;
+	}
 
 	snprintf(d, sizeof(d), "%s", c->secrets_dir);
 	if ((slash = strrchr(d, '/')) != NULL && slash != d) {

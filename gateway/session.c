@@ -43,6 +43,7 @@
 #include "gateway/browser.h"
 #include "gateway/childproc.h"
 #include "gateway/evidence.h"
+#include "common/grant.h"
 #include "gateway/forward.h"
 #include "gateway/membound.h"
 #include "gateway/notify.h"
@@ -86,6 +87,8 @@ struct session {
 
 	struct privdrop_user worker_user, browser_user;
 	char		*password, *ws_token;
+	char		*grant_line;	/* "Cdsgate-Grant: V\r\n" or NULL */
+	struct grant	 grant;		/* its fields, as logged */
 	char		*tls_cert, *tls_key;	/* PEM; the key wiped after
 						   the worker started */
 	size_t		 tls_cert_len, tls_key_len;
@@ -260,6 +263,10 @@ child_main(struct session *s, enum role r, int errfd, pid_t parent)
 	   order; and a browser's whole group can be killed at once. */
 	if (setsid() < 0)
 		child_fail(errfd, "setsid", errno);
+	/* The grant is the forwarder's alone (it names only this session's
+	   dataset, but no other process needs it). */
+	if (r != ROLE_FORWARD && s->grant_line != NULL)
+		explicit_bzero(s->grant_line, strlen(s->grant_line));
 	/* Into the session's memory cgroup before anything is allocated. */
 	if (re->data_limit && membound_join(&s->mem) != 0)
 		child_fail(errfd, "memory cgroup", errno);
@@ -662,6 +669,33 @@ setup_check_tls(struct session *s)
 	return 0;
 }
 
+/* The dataset grant the forwarder adds to every request: read whole,
+ * its form checked (the backend checks its MAC). */
+static int
+setup_check_grant(struct session *s)
+{
+	struct policy_error e;
+	char *v = NULL;
+	int r = -1;
+
+	if (s->spec->grant_file == NULL)
+		return 0;
+	if (spec_read_secret(s->spec->grant_file, "grant", 1,
+	    GRANT_VALUE_MAX - 1, GRANT_CHARSET, &v, &e) != POLICY_OK) {
+		log_warnx("%s", e.msg);
+		return -1;
+	}
+	if (grant_parse(v, strlen(v), &s->grant) != GRANT_OK)
+		log_warnx("%s: %s", s->spec->grant_file,
+		    grant_strerror(GRANT_EMALFORMED));
+	else if (asprintf(&s->grant_line, GRANT_HEADER ": %s\r\n", v) < 0)
+		s->grant_line = NULL;
+	else
+		r = 0;
+	free(v);
+	return r;
+}
+
 /* Users, binaries, secrets: what "bad configuration" means. */
 static int
 setup_check(struct session *s)
@@ -692,7 +726,7 @@ setup_check(struct session *s)
 		log_warnx("%s", e.msg);
 		return -1;
 	}
-	return setup_check_tls(s);
+	return setup_check_grant(s) != 0 ? -1 : setup_check_tls(s);
 }
 
 /* Signals through a signalfd; children are reparented to us. */
@@ -860,6 +894,8 @@ setup_jail_net(struct session *s)
 	/* https: TLS stays end to end, the forwarder cannot frame it */
 	s->fcfg.http = strncasecmp(s->spec->backend, "http://", 7) == 0;
 	s->fcfg.netlog_fd = s->fcfg.pcap_fd = -1;
+	/* https: the grant cannot be added (logged in session_start) */
+	s->fcfg.grant_line = s->fcfg.http ? s->grant_line : NULL;
 	slog_event("browser_net", json_pack("{s:s, s:i}", "backend",
 	    s->bnet.desc, "max_conns", FORWARD_MAX_CONNS));
 	return 0;
@@ -901,6 +937,19 @@ setup_files(struct session *s)
 	return r;
 }
 
+/* What session_start says of the grant: whose, which dataset, and
+ * whether the forwarder can add it (not to an https:// backend). */
+static json_t *
+log_grant(const struct session *s)
+{
+	if (s->grant_line == NULL)
+		return json_null();
+	return json_pack("{s:s, s:I, s:I, s:b}", "session", s->grant.session,
+	    "dataset", (json_int_t)s->grant.dataset, "expires",
+	    (json_int_t)s->grant.expires, "added",
+	    strncasecmp(s->spec->backend, "http://", 7) == 0);
+}
+
 static void
 log_session_start(struct session *s)
 {
@@ -911,7 +960,7 @@ log_session_start(struct session *s)
 	snprintf(geo, sizeof(geo), "%ux%u", sp->width, sp->height);
 	o = json_pack(
 	    "{s:s?, s:s, s:s, s:s, s:b, s:b, s:i, s:i, s:i, s:s?, s:s, s:b, s:b,"
-	    " s:b, s:o}",
+	    " s:b, s:o, s:o}",
 	    "recipient", sp->recipient, "backend", sp->backend,
 	    "geometry", geo, "listen", s->listen_desc,
 	    "observer", sp->observer, "websocket", s->ws_token != NULL,
@@ -923,7 +972,7 @@ log_session_start(struct session *s)
 	    spec_allow_plain(sp), "watermark", !sp->watermark ? json_false() :
 	    json_pack("{s:s, s:f, s:s}", "text", sp->watermark_text,
 	    "opacity", sp->watermark_opacity, "layout",
-	    sp->watermark_layout));
+	    sp->watermark_layout), "grant", log_grant(s));
 	/* the run directory's and cgroup's name, when the session has
 	 * serve's id: the one place both ids meet */
 	json_object_set_new(o, "run_id", json_string(s->id));
@@ -1450,6 +1499,7 @@ session_free(struct session *s)
 		explicit_bzero(s->ws_token, strlen(s->ws_token));
 		free(s->ws_token);
 	}
+	free(s->grant_line);
 	if (s->tls_key != NULL) {
 		explicit_bzero(s->tls_key, s->tls_key_len);
 		free(s->tls_key);

@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "common/buf.h"
 #include "mount/pg-int.h"
@@ -27,9 +28,9 @@
 
 /* The quoted names one mount touches. */
 struct names {
-	char	*schema;	/* "cdsgate_<dataset>" */
-	char	*table;		/* "<dataset>_v<version>" */
-	char	*view;		/* "<dataset>" */
+	char	*schema;	/* "cdsgate_<id>" */
+	char	*table;		/* "<name>_v<version>" */
+	char	*view;		/* "<name>" */
 	char	*reader;	/* the reader role */
 	char	 schema_raw[PGM_NAME_MAX + 1];
 };
@@ -53,6 +54,12 @@ pgm_strerror(int status)
 	    sizeof(pgm_errors[0]) || pgm_errors[status] == NULL)
 		return "unknown status";
 	return pgm_errors[status];
+}
+
+int
+pgm_ds_valid(const struct pgm_ds *ds)
+{
+	return ds != NULL && ds->id >= 1 && pgm_dataset_valid(ds->name);
 }
 
 int
@@ -184,20 +191,23 @@ names_free(struct names *n)
 	memset(n, 0, sizeof(*n));
 }
 
-/* Why: derive every identifier from the validated dataset name in one
- * place, each quoted by libpq. */
+/* Why: derive every identifier from the validated dataset in one place,
+ * each quoted by libpq: the schema by the store's id (two datasets of
+ * one name never share it), the view and tables by the name (a label
+ * the BI tool shows). */
 static int
-names_make(PGconn *c, const char *dataset, int64_t version,
+names_make(PGconn *c, const struct pgm_ds *ds, int64_t version,
     const char *reader, struct names *n, char *err, size_t errlen)
 {
 	char table[PGM_NAME_MAX + 1];
 
 	memset(n, 0, sizeof(*n));
-	snprintf(n->schema_raw, sizeof(n->schema_raw), "cdsgate_%s", dataset);
-	snprintf(table, sizeof(table), "%s_v%" PRId64, dataset, version);
+	snprintf(n->schema_raw, sizeof(n->schema_raw), "cdsgate_%" PRId64,
+	    ds->id);
+	snprintf(table, sizeof(table), "%s_v%" PRId64, ds->name, version);
 	n->schema = PQescapeIdentifier(c, n->schema_raw, strlen(n->schema_raw));
 	n->table = PQescapeIdentifier(c, table, strlen(table));
-	n->view = PQescapeIdentifier(c, dataset, strlen(dataset));
+	n->view = PQescapeIdentifier(c, ds->name, strlen(ds->name));
 	if (reader != NULL)
 		n->reader = PQescapeIdentifier(c, reader, strlen(reader));
 	if (n->schema == NULL || n->table == NULL || n->view == NULL ||
@@ -367,16 +377,17 @@ point_view(PGconn *c, const struct names *n, char *err, size_t errlen)
 /* Why: unmount and inspect start alike: a valid name, a connection and
  * the dataset's quoted names. */
 static int
-open_dataset(const struct pg_target *t, const char *dataset, PGconn **c,
+open_dataset(const struct pg_target *t, const struct pgm_ds *ds, PGconn **c,
     struct names *n, char *err, size_t errlen)
 {
 	int r;
 
-	if (!pgm_dataset_valid(dataset))
-		return pgm_fail(err, errlen, PGM_EINPUT, "bad dataset name");
+	if (!pgm_ds_valid(ds))
+		return pgm_fail(err, errlen, PGM_EINPUT, "bad dataset id or "
+		    "name");
 	if ((r = connect_db(t, c, err, errlen)) != PGM_OK)
 		return r;
-	return names_make(*c, dataset, 1, NULL, n, err, errlen);
+	return names_make(*c, ds, 1, NULL, n, err, errlen);
 }
 
 /* Why: every entry point ends alike: a failed transaction is rolled
@@ -394,16 +405,17 @@ close_dataset(PGconn *c, struct names *n, int r)
 
 /* Why: reject bad arguments before anything touches the database. */
 static int
-mount_args(const struct pg_target *t, const char *dataset, int64_t version,
-    char *err, size_t errlen)
+mount_args(const struct pg_target *t, const struct pgm_ds *ds,
+    int64_t version, char *err, size_t errlen)
 {
 	if (t == NULL || t->conninfo == NULL || t->reader_role == NULL ||
 	    *t->reader_role == '\0' || strlen(t->reader_role) > PGM_NAME_MAX)
 		return pgm_fail(err, errlen, PGM_EINPUT,
 		    "target needs a conninfo and a reader role");
-	if (!pgm_dataset_valid(dataset))
-		return pgm_fail(err, errlen, PGM_EINPUT, "dataset name must be "
-		    "1-%d characters of [a-z0-9_]", PGM_DATASET_MAX);
+	if (!pgm_ds_valid(ds))
+		return pgm_fail(err, errlen, PGM_EINPUT, "a dataset needs an id "
+		    ">= 1 and a name of 1-%d characters of [a-z0-9_]",
+		    PGM_DATASET_MAX);
 	if (version < 1)
 		return pgm_fail(err, errlen, PGM_EINPUT,
 		    "version must be >= 1");
@@ -430,7 +442,7 @@ mount_tx(PGconn *c, const struct pg_target *t, const struct names *n,
 }
 
 int
-pg_mount(const struct pg_target *t, const char *dataset, int64_t version,
+pg_mount(const struct pg_target *t, const struct pgm_ds *ds, int64_t version,
     const char *csv_path, const char *const *columns, size_t ncols,
     char *err, size_t errlen)
 {
@@ -439,11 +451,11 @@ pg_mount(const struct pg_target *t, const char *dataset, int64_t version,
 	PGconn *c = NULL;
 	int r;
 
-	if ((r = mount_args(t, dataset, version, err, errlen)) != PGM_OK ||
+	if ((r = mount_args(t, ds, version, err, errlen)) != PGM_OK ||
 	    (r = pgm_csv_open(&csv, csv_path, columns, ncols, err, errlen))
 	    != PGM_OK ||
 	    (r = connect_db(t, &c, err, errlen)) != PGM_OK ||
-	    (r = names_make(c, dataset, version, t->reader_role, &n, err,
+	    (r = names_make(c, ds, version, t->reader_role, &n, err,
 	    errlen)) != PGM_OK)
 		goto out;
 	r = mount_tx(c, t, &n, &csv, err, errlen);
@@ -472,14 +484,14 @@ schema_exists(PGconn *c, const struct names *n, char *err, size_t errlen)
 }
 
 int
-pg_unmount(const struct pg_target *t, const char *dataset, char *err,
+pg_unmount(const struct pg_target *t, const struct pgm_ds *ds, char *err,
     size_t errlen)
 {
 	struct names n = { 0 };
 	PGconn *c = NULL;
 	int r;
 
-	if ((r = open_dataset(t, dataset, &c, &n, err, errlen)) == PGM_OK &&
+	if ((r = open_dataset(t, ds, &c, &n, err, errlen)) == PGM_OK &&
 	    (r = begin_tx(c, &n, t->lock_timeout_ms, err, errlen)) ==
 	    PGM_OK &&
 	    (r = schema_exists(c, &n, err, errlen)) == PGM_OK &&
@@ -540,7 +552,7 @@ view_rows(PGconn *c, const struct names *n, int64_t *rows, char *err,
 }
 
 int
-pg_mounted_version(const struct pg_target *t, const char *dataset,
+pg_mounted_version(const struct pg_target *t, const struct pgm_ds *ds,
     int64_t *version, int64_t *rows, char *err, size_t errlen)
 {
 	struct names n = { 0 };
@@ -548,12 +560,162 @@ pg_mounted_version(const struct pg_target *t, const char *dataset,
 	int r;
 
 	*version = 0;
-	if ((r = open_dataset(t, dataset, &c, &n, err, errlen)) == PGM_OK &&
+	if ((r = open_dataset(t, ds, &c, &n, err, errlen)) == PGM_OK &&
 	    (r = exec_cmd(c, "BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY",
 	    "BEGIN", err, errlen)) == PGM_OK &&
 	    (r = schema_exists(c, &n, err, errlen)) == PGM_OK &&
-	    (r = view_version(c, dataset, &n, version, err, errlen)) ==
+	    (r = view_version(c, ds->name, &n, version, err, errlen)) ==
 	    PGM_OK && rows != NULL)
 		r = view_rows(c, &n, rows, err, errlen);
 	return close_dataset(c, &n, r);
+}
+
+/* ---- a reader role per session ---- */
+
+/* "cdsgate_<session>": a session id is 1-55 of [A-Za-z0-9._-]. */
+static int
+session_role_name(const char *session, char *role, size_t len)
+{
+	size_t n = strspn(session, "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+	    "abcdefghijklmnopqrstuvwxyz0123456789._-");
+
+	if (n == 0 || session[n] != '\0' || n > PGM_NAME_MAX - 8)
+		return -1;
+	snprintf(role, len, "cdsgate_%s", session);
+	return 0;
+}
+
+/* One query's single value into out ("" if none); PGM_OK or why not. */
+static int
+query_value(PGconn *c, const char *sql, const char *param, const char *step,
+    char *out, size_t outlen, char *err, size_t errlen)
+{
+	const char *params[1] = { param };
+	PGresult *res;
+	int r = PGM_OK;
+
+	res = PQexecParams(c, sql, param != NULL ? 1 : 0, NULL, params, NULL,
+	    NULL, 0);
+	out[0] = '\0';
+	if (PQresultStatus(res) != PGRES_TUPLES_OK)
+		r = pgm_fail_pq(c, res, step, err, errlen);
+	else if (PQntuples(res) == 1)
+		snprintf(out, outlen, "%s", PQgetvalue(res, 0, 0));
+	PQclear(res);
+	return r;
+}
+
+/* Why: the role's grants, and nothing else: CONNECT on this database,
+ * USAGE on the dataset's schema, SELECT on its view (the view reads its
+ * table as its owner); read-only by default; valid until the session's
+ * backstop.  The password reaches the server only as a SCRAM verifier.
+ * The admin role becomes a member so that it may DROP OWNED later. */
+static int
+role_create_tx(PGconn *c, const struct names *n, const char *qrole,
+    const char *role, const char *pw, int64_t until, char *err,
+    size_t errlen)
+{
+	char db[PGM_NAME_MAX + 1], *qdb = NULL, *verifier = NULL, *lit = NULL;
+	char exists[8], when[40];
+	time_t tu = (time_t)until;
+	struct tm tm;
+	int r;
+
+	/* ISO 8601 in UTC: read alike under every DateStyle */
+	if (gmtime_r(&tu, &tm) == NULL || strftime(when, sizeof(when),
+	    "%Y-%m-%d %H:%M:%S+00", &tm) == 0)
+		return pgm_fail(err, errlen, PGM_EINPUT, "bad expiry");
+
+	if ((r = query_value(c, "SELECT current_database()", NULL, "database",
+	    db, sizeof(db), err, errlen)) != PGM_OK ||
+	    (r = query_value(c, "SELECT 1 FROM pg_roles WHERE rolname = $1",
+	    role, "role lookup", exists, sizeof(exists), err, errlen)) !=
+	    PGM_OK)
+		return r;
+	if (exists[0] != '\0')
+		return pgm_fail(err, errlen, PGM_EEXIST, "role %s exists", qrole);
+	if ((qdb = PQescapeIdentifier(c, db, strlen(db))) == NULL ||
+	    (verifier = PQencryptPasswordConn(c, pw, role, "scram-sha-256"))
+	    == NULL || (lit = PQescapeLiteral(c, verifier, strlen(verifier)))
+	    == NULL) {
+		r = pgm_fail_pq(c, NULL, "session role", err, errlen);
+		goto out;
+	}
+	r = exec_fmt(c, "session role", err, errlen,
+	    "CREATE ROLE %s LOGIN NOINHERIT CONNECTION LIMIT 4 PASSWORD %s "
+	    "VALID UNTIL '%s'"
+	    "; GRANT %s TO CURRENT_USER"
+	    "; ALTER ROLE %s SET default_transaction_read_only = on"
+	    "; GRANT CONNECT ON DATABASE %s TO %s"
+	    "; GRANT USAGE ON SCHEMA %s TO %s"
+	    "; GRANT SELECT ON %s.%s TO %s",
+	    qrole, lit, when, qrole, qrole, qdb, qrole, n->schema, qrole,
+	    n->schema, n->view, qrole);
+out:
+	PQfreemem(qdb);
+	PQfreemem(verifier);
+	PQfreemem(lit);
+	return r;
+}
+
+int
+pg_session_role_create(const struct pg_target *t, const char *session,
+    const struct pgm_ds *ds, int64_t valid_until, const char *password,
+    char *role, size_t rolelen, char *err, size_t errlen)
+{
+	struct names n = { 0 };
+	PGconn *c = NULL;
+	char *qrole = NULL;
+	int r;
+
+	if (session_role_name(session, role, rolelen) != 0 ||
+	    strlen(role) >= rolelen || valid_until < 1 || password == NULL ||
+	    strlen(password) < 16)
+		return pgm_fail(err, errlen, PGM_EINPUT, "bad session id, "
+		    "expiry or password");
+	if ((r = open_dataset(t, ds, &c, &n, err, errlen)) != PGM_OK)
+		return close_dataset(c, &n, r);
+	if ((qrole = PQescapeIdentifier(c, role, strlen(role))) == NULL)
+		r = pgm_fail_pq(c, NULL, "quote identifier", err, errlen);
+	else if ((r = begin_tx(c, &n, t->lock_timeout_ms, err, errlen)) ==
+	    PGM_OK && (r = schema_exists(c, &n, err, errlen)) == PGM_OK &&
+	    (r = role_create_tx(c, &n, qrole, role, password, valid_until, err,
+	    errlen)) == PGM_OK)
+		r = commit_tx(c, err, errlen);
+	PQfreemem(qrole);
+	return close_dataset(c, &n, r);
+}
+
+int
+pg_session_role_drop(const struct pg_target *t, const char *session,
+    char *err, size_t errlen)
+{
+	char role[PGM_NAME_MAX + 1], exists[8], *qrole = NULL;
+	PGconn *c = NULL;
+	int r;
+
+	if (session_role_name(session, role, sizeof(role)) != 0)
+		return pgm_fail(err, errlen, PGM_EINPUT, "bad session id");
+	if ((r = connect_db(t, &c, err, errlen)) != PGM_OK)
+		return r;
+	if ((qrole = PQescapeIdentifier(c, role, strlen(role))) == NULL)
+		r = pgm_fail_pq(c, NULL, "quote identifier", err, errlen);
+	else if ((r = exec_cmd(c, "BEGIN", "BEGIN", err, errlen)) == PGM_OK &&
+	    (r = query_value(c, "SELECT 1 FROM pg_roles WHERE rolname = $1",
+	    role, "role lookup", exists, sizeof(exists), err, errlen)) ==
+	    PGM_OK) {
+		if (exists[0] == '\0')
+			r = pgm_fail(err, errlen, PGM_ENOTMOUNTED,
+			    "no role %s", qrole);
+		else if ((r = exec_fmt(c, "drop session role", err, errlen,
+		    "DROP OWNED BY %s; DROP ROLE %s", qrole, qrole)) ==
+		    PGM_OK)
+			r = commit_tx(c, err, errlen);
+	}
+	if (r != PGM_OK && PQstatus(c) == CONNECTION_OK &&
+	    PQtransactionStatus(c) != PQTRANS_IDLE)
+		PQclear(PQexec(c, "ROLLBACK"));
+	PQfreemem(qrole);
+	PQfinish(c);
+	return r;
 }

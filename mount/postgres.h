@@ -9,8 +9,8 @@
  * but parses it as untrusted bytes all the same (deid/csv.h).
  *
  * What a mount is, in SQL (docs/postgres-backend.md has the details):
- * schema cdsgate_<dataset>, one table <dataset>_v<version> per version
- * (all columns TEXT), a view <dataset> over the newest version, and
+ * schema cdsgate_<id> (the store's dataset id), one table <name>_v<version>
+ * per version (all columns TEXT), a view <name> over the newest version, and
  * USAGE + SELECT granted to the reader role only — all in one
  * transaction, so a failure anywhere leaves the previous state.
  */
@@ -40,7 +40,18 @@ struct pg_target {
 	unsigned	 lock_timeout_ms; /* wait for BI queries; 0 = 30 s */
 };
 
+/* A dataset: the store's id names its schema (cdsgate_<id>), so two
+ * datasets of one name never share one; its name (a label) names the
+ * view and the version tables. */
+struct pgm_ds {
+	int64_t		 id;	/* >= 1 */
+	const char	*name;	/* [a-z0-9_]{1,40} */
+};
+
 const char	*pgm_strerror(int status);
+
+/* Nonzero if ds has an id >= 1 and a valid name. */
+int	pgm_ds_valid(const struct pgm_ds *ds);
 
 /* Nonzero if name is a valid dataset name ([a-z0-9_], 1..40 bytes). */
 int	pgm_dataset_valid(const char *name);
@@ -53,17 +64,34 @@ int	pgm_dataset_valid(const char *name);
  * Older versions stay (for the custodian) but the reader loses them.
  * A dataset mounted for another reader role is PGM_EROLE: unmount it.
  */
-int	pg_mount(const struct pg_target *t, const char *dataset,
+int	pg_mount(const struct pg_target *t, const struct pgm_ds *ds,
 	    int64_t version, const char *csv_path, const char *const *columns,
 	    size_t ncols, char *err, size_t errlen);
 
 /* Drop the dataset's schema, every version and the view, atomically. */
-int	pg_unmount(const struct pg_target *t, const char *dataset, char *err,
+int	pg_unmount(const struct pg_target *t, const struct pgm_ds *ds, char *err,
 	    size_t errlen);
 
 /* The version the dataset's view serves now (PGM_ENOTMOUNTED if none),
  * and optionally its row count (rows may be NULL). */
-int	pg_mounted_version(const struct pg_target *t, const char *dataset,
+int	pg_mounted_version(const struct pg_target *t, const struct pgm_ds *ds,
 	    int64_t *version, int64_t *rows, char *err, size_t errlen);
+
+/*
+ * A login role of one session, "cdsgate_<session>": CONNECT on the
+ * database, USAGE on the dataset's schema and SELECT on its view, and
+ * nothing else (no other dataset, no table of a version); read-only by
+ * default; its password (at least 16 bytes) valid until valid_until
+ * (unix time); at most 4 connections.  The role's name into role.  An
+ * existing role is PGM_EEXIST; an unmounted dataset PGM_ENOTMOUNTED.
+ * The admin role needs CREATEROLE.
+ */
+int	pg_session_role_create(const struct pg_target *t, const char *session,
+	    const struct pgm_ds *ds, int64_t valid_until, const char *password,
+	    char *role, size_t rolelen, char *err, size_t errlen);
+/* The session's role and every privilege it holds, gone (DROP OWNED BY,
+ * DROP ROLE); PGM_ENOTMOUNTED when there is no such role. */
+int	pg_session_role_drop(const struct pg_target *t, const char *session,
+	    char *err, size_t errlen);
 
 #endif

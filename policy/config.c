@@ -57,6 +57,10 @@ const struct config_option config_options[] = {
 	{ "secrets_dir", CONFIG_PATH, 0, 0, "/run/cdsgate/secrets", 0,
 	  OFF(secrets_dir), "root's 0700 directory of the sessions' password "
 	  "files (never under the api user's state_dir)" },
+	{ "grant_key", CONFIG_PATH, 0, 0, "/var/lib/cdsgate/grant.key", 0,
+	  OFF(grant_key), "the key the sessions' dataset grants are signed "
+	  "with (root's, 0600; made on first use); cdsgate-analytics "
+	  "--grant-key verifies them with it" },
 	{ "session_policy", CONFIG_PATH, 0, 0, NULL, 1,
 	  OFF(session_policy), "session policy file (cdsgated options)" },
 	{ "session_expires_default", CONFIG_UINT, 1, 604800, "3600", 0,

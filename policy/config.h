@@ -58,6 +58,7 @@ struct gw_config {
 	char		tls_key[CONFIG_STR_MAX];
 	char		session_policy[CONFIG_STR_MAX];	/* a --policy file */
 	char		secrets_dir[CONFIG_STR_MAX];	/* root's, 0700 */
+	char		grant_key[CONFIG_STR_MAX];	/* root's, 0600 */
 	char		mount_backend[CONFIG_STR_MAX];	/* embedded|postgres */
 	char		pg_conninfo[CONFIG_STR_MAX];	/* "": no PostgreSQL */
 	char		pg_reader_role[CONFIG_STR_MAX];

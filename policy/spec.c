@@ -61,6 +61,11 @@ const struct spec_option spec_options[] = {
 	  OFF(ws_token_file), "FILE", NULL,
 	  "first line: the token websocket clients must present (16 to 256 "
 	  "of A-Z a-z 0-9 - . _ ~); without it websockets are refused" },
+	{ "grant_file", SPEC_PATH, SPEC_CLI, 0, 0, NULL, OFF(grant_file),
+	  "FILE", NULL,
+	  "first line: the session's dataset grant (v1:SESSION:DATASET:"
+	  "EXPIRES:MAC); the forwarder adds it as Cdsgate-Grant to every "
+	  "request to an http:// backend and removes any the browser sends" },
 	{ "log", SPEC_PATH, SPEC_CLI, 0, 0, NULL, OFF(log), "FILE", NULL,
 	  "append the JSON-lines session log here (default: stderr)" },
 	{ "policy", SPEC_PATH, SPEC_CLI, 0, 0, NULL, OFF(policy), "FILE",

@@ -88,6 +88,7 @@ struct session_spec {
 	char		*listen;	/* "ADDR:PORT", numeric */
 	char		*password_file;
 	char		*ws_token_file;
+	char		*grant_file;
 	char		*log;		/* JSON-lines session log; NULL = stderr */
 	char		*policy;	/* the policy file that was read */
 	char		*recipient;	/* who the session is for (logs) */

@@ -151,7 +151,6 @@ static int
 mount_refusal(struct store *s, int64_t id, const char *raw, const char *job)
 {
 	struct store_dataset d = { 0 };
-	int64_t same;
 	int rc;
 
 	if ((rc = store_dataset_get(s, id, &d)) != STORE_OK)
@@ -161,12 +160,6 @@ mount_refusal(struct store *s, int64_t id, const char *raw, const char *job)
 	else if (d.state != STORE_DATASET_PASSED ||
 	    strcmp(d.raw_sha256, raw) != 0 || strcmp(d.job_sha256, job) != 0)
 		rc = STORE_EGATE;
-	/* A backend knows a dataset by its name (the directory, the
-	   schema): one mounted dataset per name, so no mount or unmount of
-	   one can touch another's files. */
-	else if ((same = store_count(s, "SELECT count(*) FROM datasets WHERE"
-	    " name = ?1 AND state = 'mounted' AND id != ?2;", d.name, id)) != 0)
-		rc = same < 0 ? STORE_EIO : STORE_ENAMEMOUNTED;
 	store_dataset_clear(&d);
 	return rc;
 }

@@ -31,7 +31,6 @@ static const char *const status_names[] = {
 	[STORE_EIO] = "database error",
 	[STORE_ENOTMOUNTED] = "the dataset passed the gate but is not mounted",
 	[STORE_EDISABLED] = "the recipient is disabled",
-	[STORE_ENAMEMOUNTED] = "another dataset of that name is mounted",
 };
 
 const char *

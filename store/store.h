@@ -33,8 +33,7 @@ enum store_status {
 	STORE_ESCHEMA,		/* database from a newer cdsgate, or broken */
 	STORE_EIO,		/* SQLite/disk error (full disk, locked, ...) */
 	STORE_ENOTMOUNTED,	/* the dataset passed the gate, is not mounted */
-	STORE_EDISABLED,	/* the recipient is disabled */
-	STORE_ENAMEMOUNTED	/* another dataset of that name is mounted */
+	STORE_EDISABLED		/* the recipient is disabled */
 };
 
 const char	*store_strerror(int status);

@@ -105,7 +105,7 @@ fuzz_meta(const uint8_t *data, size_t size)
 	if (size > 0 && fwrite(data, 1, size, f) != size)
 		abort();
 	fclose(f);
-	if ((l = an_mounts_list(mount_fd)) == NULL ||
+	if ((l = an_mounts_list(mount_fd, 0)) == NULL ||
 	    !json_is_array(json_object_get(l, "datasets")) ||
 	    json_array_size(json_object_get(l, "datasets")) > 1)
 		abort();

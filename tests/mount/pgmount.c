@@ -3,10 +3,11 @@
  * scenarios (tests/regress/031-postgres-mount.sh) can mount, unmount and
  * inspect datasets in a real PostgreSQL server.  Not installed.
  *
- *   pgmount mount   -c CONNINFO -r READER -d DATASET -v N -f CSV [-C a,b]
- *                   [-t LOCK_TIMEOUT_MS]
- *   pgmount unmount -c CONNINFO -d DATASET
- *   pgmount version -c CONNINFO -d DATASET   -> "version N rows M"
+ *   pgmount mount   -c CONNINFO -r READER -i ID -d NAME -v N -f CSV
+ *                   [-C a,b] [-t LOCK_TIMEOUT_MS]
+ *   pgmount unmount -c CONNINFO -i ID -d NAME
+ *   pgmount version -c CONNINFO -i ID -d NAME   -> "version N rows M"
+ * (ID: the dataset's id, its schema cdsgate_<ID>; NAME: its view)
  *
  * Exit: 0 done, 1 failed, 2 usage, 3 not mounted / version exists.
  */
@@ -24,7 +25,8 @@
 
 struct args {
 	struct pg_target	 t;
-	const char		*dataset, *csv;
+	struct pgm_ds		 ds;
+	const char		*csv;
 	char			*columns;
 	int64_t			 version;
 };
@@ -33,7 +35,7 @@ static int
 usage(void)
 {
 	fprintf(stderr, "usage: pgmount mount|unmount|version -c CONNINFO "
-	    "-d DATASET [-r READER -v N -f CSV [-C col,col...] [-t MS]]\n");
+	    "-i ID -d NAME [-r READER -v N -f CSV [-C col,col...] [-t MS]]\n");
 	return 2;
 }
 
@@ -57,11 +59,16 @@ parse(int argc, char **argv, struct args *a)
 	int o;
 
 	memset(a, 0, sizeof(*a));
-	while ((o = getopt(argc, argv, "c:r:d:v:f:C:t:")) != -1) {
+	while ((o = getopt(argc, argv, "c:r:i:d:v:f:C:t:")) != -1) {
 		switch (o) {
 		case 'c': a->t.conninfo = optarg; break;
 		case 'r': a->t.reader_role = optarg; break;
-		case 'd': a->dataset = optarg; break;
+		case 'd': a->ds.name = optarg; break;
+		case 'i':
+			a->ds.id = strtoll(optarg, &end, 10);
+			if (*optarg == '\0' || *end != '\0')
+				return -1;
+			break;
 		case 'f': a->csv = optarg; break;
 		case 'C': a->columns = optarg; break;
 		case 't':
@@ -78,7 +85,8 @@ parse(int argc, char **argv, struct args *a)
 		default: return -1;
 		}
 	}
-	return a->t.conninfo != NULL && a->dataset != NULL ? 0 : -1;
+	return a->t.conninfo != NULL && a->ds.name != NULL && a->ds.id != 0 ?
+	    0 : -1;
 }
 
 static int
@@ -100,7 +108,7 @@ do_mount(struct args *a, char *err, size_t errlen)
 		return usage();
 	if (a->columns != NULL)
 		n = split_columns(a->columns, cols);
-	return report(pg_mount(&a->t, a->dataset, a->version, a->csv,
+	return report(pg_mount(&a->t, &a->ds, a->version, a->csv,
 	    a->columns != NULL ? cols : NULL, n, err, errlen), err);
 }
 
@@ -117,11 +125,11 @@ main(int argc, char **argv)
 	if (strcmp(argv[1], "mount") == 0)
 		return do_mount(&a, err, sizeof(err));
 	if (strcmp(argv[1], "unmount") == 0)
-		return report(pg_unmount(&a.t, a.dataset, err, sizeof(err)),
+		return report(pg_unmount(&a.t, &a.ds, err, sizeof(err)),
 		    err);
 	if (strcmp(argv[1], "version") != 0)
 		return usage();
-	if ((r = pg_mounted_version(&a.t, a.dataset, &v, &rows, err,
+	if ((r = pg_mounted_version(&a.t, &a.ds, &v, &rows, err,
 	    sizeof(err))) == PGM_OK)
 		printf("version %" PRId64 " rows %" PRId64 "\n", v, rows);
 	return report(r, err);

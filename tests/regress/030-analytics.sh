@@ -105,14 +105,18 @@ start() {
 	local port
 	port=$(free_port)
 	"$ANALYTICS" --listen "127.0.0.1:$port" --mount-dir "$MNT" \
-		--static-dir "$ST" "$@" > "$TMP/an.out" 2> "$TMP/an.err" &
+		--static-dir "$ST" --unscoped "$@" > "$TMP/an.out" 2> "$TMP/an.err" &
 	AN_PID=$!
 	wait_line "$TMP/an.out" '^ready 127\.0\.0\.1:[0-9]+$' 10 "$AN_PID"
 }
 check "bad options: no --mount-dir is a usage error (exit 2)" \
 	sh -c '"$1" --listen 127.0.0.1:0 --static-dir "$2" >/dev/null 2>&1; [ $? -eq 2 ]' _ "$ANALYTICS" "$ST"
+check "neither --grant-key nor --unscoped is a usage error (exit 2)" \
+	sh -c '"$1" --listen 127.0.0.1:0 --static-dir "$2" --mount-dir "$3" >/dev/null 2>&1; [ $? -eq 2 ]' _ "$ANALYTICS" "$ST" "$MNT"
+check "both --grant-key and --unscoped is a usage error (exit 2)" \
+	sh -c '"$1" --listen 127.0.0.1:0 --static-dir "$2" --mount-dir "$3" --unscoped --grant-key /dev/null >/dev/null 2>&1; [ $? -eq 2 ]' _ "$ANALYTICS" "$ST" "$MNT"
 check "a missing mount dir: exit 1 with a message naming it" \
-	sh -c '"$1" --listen 127.0.0.1:0 --static-dir "$2" --mount-dir /nonexistent-mnt 2>&1 >/dev/null |
+	sh -c '"$1" --listen 127.0.0.1:0 --static-dir "$2" --mount-dir /nonexistent-mnt --unscoped 2>&1 >/dev/null |
 	grep -q nonexistent-mnt' _ "$ANALYTICS" "$ST"
 start || { cat "$TMP/an.err" >&2; skip_all "cdsgate-analytics did not start"; }
 ok "ready $(sed -n 's/^ready //p' "$TMP/an.out")"
@@ -238,7 +242,7 @@ fi
 # expanding would run the EXIT trap)
 VPORT=$(free_port)
 CDSGATE_TEST_VIOLATE=socket "$ANALYTICS" --listen "127.0.0.1:$VPORT" --mount-dir "$MNT" \
-	--static-dir "$ST" > "$TMP/viol.out" 2> "$TMP/viol.err" &
+	--static-dir "$ST" --unscoped > "$TMP/viol.out" 2> "$TMP/viol.err" &
 VPID=$!
 for _ in $(seq 50); do kill -0 "$VPID" 2>/dev/null || break; sleep 0.1; done
 if kill -0 "$VPID" 2>/dev/null; then
@@ -337,7 +341,7 @@ else
 	SPORT=$(free_port)
 	setpriv --bounding-set=-all,"$caps" --inh-caps=-all --no-new-privs \
 		"$ANALYTICS" --listen "127.0.0.1:$SPORT" --mount-dir "$MNT" --static-dir "$ST" \
-		> "$TMP/unit.out" 2> "$TMP/unit.err" &
+		--unscoped > "$TMP/unit.out" 2> "$TMP/unit.err" &
 	UPID=$!
 	if wait_line "$TMP/unit.out" '^ready ' 10 "$UPID"; then
 		req unitcsv "http://127.0.0.1:$SPORT/data/patients"

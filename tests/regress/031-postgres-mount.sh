@@ -72,7 +72,14 @@ reader_sql() {
 	PGPASSWORD=$READER_PW "${READER_PSQL[@]}" -c "$*" 2>&1
 }
 ADMIN="host=$SOCK port=$PORT dbname=analytics user=custodian application_name=cdsgate-mount"
-pgm() { "$PGMOUNT" "$1" -c "$ADMIN" "${@:2}"; }
+# pgm CMD ARGS...: the driver with the admin conninfo and the dataset's
+# id (its schema cdsgate_<id>) for the name after -d
+idof() { case $1 in patients) echo 1 ;; quoted) echo 2 ;; fresh) echo 3 ;; *) echo 9 ;; esac; }
+pgm() {
+	local a prev= id=9
+	for a in "${@:2}"; do [ "$prev" = -d ] && id=$(idof "$a"); prev=$a; done
+	"$PGMOUNT" "$1" -c "$ADMIN" -i "$id" "${@:2}"
+}
 mount_ds() { pgm mount -r bi_reader -d "$1" -v "$2" -f "$3"; }
 version_of() { pgm version -d "$1" 2>/dev/null; }
 # wait_backend APPNAME CONDITION: until a backend of APPNAME matches (10 s).
@@ -124,10 +131,10 @@ diag "mount of $N1 rows: $(python3 -c "import time; print('%.3f' % (time.time() 
 check "mounted version is 1 with $N1 rows" \
 	test "$(version_of patients)" = "version 1 rows $N1"
 cols=$(sql analytics "SELECT string_agg(column_name::text, ',' ORDER BY ordinal_position)
-	FROM information_schema.columns WHERE table_schema = 'cdsgate_patients' AND table_name = 'patients'")
+	FROM information_schema.columns WHERE table_schema = 'cdsgate_1' AND table_name = 'patients'")
 check "view columns equal the CSV header ($cols)" test "$cols" = "$(csv_header "$TMP/released.csv")"
 check "table patients_v1 holds $N1 rows" \
-	test "$(sql analytics 'SELECT count(*) FROM cdsgate_patients.patients_v1')" = "$N1"
+	test "$(sql analytics 'SELECT count(*) FROM cdsgate_1.patients_v1')" = "$N1"
 same=$(python3 - "$TMP/released.csv" <<'EOF'
 import csv, sys
 rows = list(csv.reader(open(sys.argv[1], newline="")))[1:]
@@ -135,29 +142,29 @@ print(sum(1 for r in rows if r[0] == "60-79"))
 EOF
 )
 check "values survive: $same rows with age 60-79 in both" \
-	test "$(sql analytics "SELECT count(*) FROM cdsgate_patients.patients WHERE age = '60-79'")" = "$same"
+	test "$(sql analytics "SELECT count(*) FROM cdsgate_1.patients WHERE age = '60-79'")" = "$same"
 
 # ---- what the reader role (the BI tool) may and may not do ----
 check "reader SELECTs the view over TCP with its password ($N1 rows)" \
-	test "$(reader_sql 'SELECT count(*) FROM cdsgate_patients.patients')" = "$N1"
-diag "a BI tool connects as: postgresql://bi_reader:***@127.0.0.1:$PORT/analytics, schema cdsgate_patients, table patients"
+	test "$(reader_sql 'SELECT count(*) FROM cdsgate_1.patients')" = "$N1"
+diag "a BI tool connects as: postgresql://bi_reader:***@127.0.0.1:$PORT/analytics, schema cdsgate_1, table patients"
 check "reader can group and count (what a dashboard does)" \
-	test "$(reader_sql 'SELECT count(DISTINCT sex) FROM cdsgate_patients.patients')" -ge 2
+	test "$(reader_sql 'SELECT count(DISTINCT sex) FROM cdsgate_1.patients')" -ge 2
 out=$(PGPASSWORD=wrong psql -X -At "host=127.0.0.1 port=$PORT dbname=analytics user=bi_reader" -c 'SELECT 1' 2>&1)
 check "a wrong password is refused" grep -q 'password authentication failed' <<<"$out"
 denied() { grep -q 'permission denied' <<<"$1"; }
-check "reader cannot INSERT" denied "$(reader_sql "INSERT INTO cdsgate_patients.patients_v1 (age) VALUES ('1')")"
-check "reader cannot UPDATE" denied "$(reader_sql "UPDATE cdsgate_patients.patients_v1 SET age = 'x'")"
-check "reader cannot DELETE" denied "$(reader_sql "DELETE FROM cdsgate_patients.patients_v1")"
-check "reader cannot TRUNCATE" denied "$(reader_sql "TRUNCATE cdsgate_patients.patients_v1")"
+check "reader cannot INSERT" denied "$(reader_sql "INSERT INTO cdsgate_1.patients_v1 (age) VALUES ('1')")"
+check "reader cannot UPDATE" denied "$(reader_sql "UPDATE cdsgate_1.patients_v1 SET age = 'x'")"
+check "reader cannot DELETE" denied "$(reader_sql "DELETE FROM cdsgate_1.patients_v1")"
+check "reader cannot TRUNCATE" denied "$(reader_sql "TRUNCATE cdsgate_1.patients_v1")"
 check "reader cannot CREATE TABLE in the dataset's schema" \
-	denied "$(reader_sql 'CREATE TABLE cdsgate_patients.mine (x int)')"
+	denied "$(reader_sql 'CREATE TABLE cdsgate_1.mine (x int)')"
 check "reader cannot CREATE SCHEMA" denied "$(reader_sql 'CREATE SCHEMA mine')"
 check "reader cannot CREATE TABLE in public" denied "$(reader_sql 'CREATE TABLE public.mine (x int)')"
 check "reader cannot read the custodian's private table" \
 	denied "$(reader_sql 'SELECT * FROM private.raw_patients')"
 check "reader cannot DROP the view" \
-	grep -q 'must be owner' <<<"$(reader_sql 'DROP VIEW cdsgate_patients.patients')"
+	grep -q 'must be owner' <<<"$(reader_sql 'DROP VIEW cdsgate_1.patients')"
 
 # ---- RFC 4180 quoting round-trips ----
 printf 'id,text,quote,empty\r\n1,"a,b","say ""hi""",""\r\n2,"line1\nline2",plain,\r\n' > "$TMP/quoted.csv"
@@ -165,13 +172,13 @@ printf 'id,text,quote,empty\r\n1,"a,b","say ""hi""",""\r\n2,"line1\nline2",plain
 printf '3,\\.,NULL,"\\N"\r\n4," lead, trail ","tab\there","cr\r\nlf"\r\n5,é ü 中文,back\\slash,"""\r\n"""\r\n' >> "$TMP/quoted.csv"
 check "mount a CSV with quoted comma, newline and quotes" quiet mount_ds quoted 1 "$TMP/quoted.csv"
 check "quoted comma, quotes and empty string round-trip" test "$(sql analytics \
-	"SELECT count(*) FROM cdsgate_quoted.quoted WHERE id = '1' AND text = 'a,b'
+	"SELECT count(*) FROM cdsgate_2.quoted WHERE id = '1' AND text = 'a,b'
 	 AND quote = 'say \"hi\"' AND empty = ''")" = 1
 check "quoted newline round-trips" test "$(sql analytics \
-	"SELECT count(*) FROM cdsgate_quoted.quoted WHERE id = '2'
+	"SELECT count(*) FROM cdsgate_2.quoted WHERE id = '2'
 	 AND text = E'line1\\nline2' AND quote = 'plain' AND empty = ''")" = 1
 check "no NULLs: every value is the file's string" \
-	test "$(sql analytics 'SELECT count(*) FROM cdsgate_quoted.quoted WHERE empty IS NULL')" = 0
+	test "$(sql analytics 'SELECT count(*) FROM cdsgate_2.quoted WHERE empty IS NULL')" = 0
 # same_rows CSV SQL-RELATION: the relation's rows, exported by the server
 # as CSV, equal the file's data rows (as a multiset of lists of strings).
 same_rows() {
@@ -184,9 +191,9 @@ sys.exit(0 if a == b and len(a) > 0 else 1)
 EOF
 }
 check "every value of the hostile CSV round-trips (\\., NULL, \\N, CRLF, UTF-8, spaces)" \
-	same_rows "$TMP/quoted.csv" cdsgate_quoted.quoted
+	same_rows "$TMP/quoted.csv" cdsgate_2.quoted
 check "every value of the released CSV round-trips" \
-	same_rows "$TMP/released.csv" cdsgate_patients.patients
+	same_rows "$TMP/released.csv" cdsgate_1.patients
 
 # ---- failures leave nothing half-mounted ----
 before=$(catalog)
@@ -231,7 +238,7 @@ check "after all those failures version 1 is still served" \
 "$CDSGATE" sample generate --out "$TMP/big" --records 200000 --seed 4 >/dev/null
 N2=200000
 PGAPPNAME=bi-hold PGPASSWORD=$READER_PW "${READER_PSQL[@]}" \
-	-c 'SELECT count(*) FROM cdsgate_patients.patients; SELECT pg_sleep(60)' >/dev/null 2>&1 &
+	-c 'SELECT count(*) FROM cdsgate_1.patients; SELECT pg_sleep(60)' >/dev/null 2>&1 &
 HOLD=$!
 wait_backend bi-hold "wait_event = 'PgSleep'"
 out=$(pgm mount -r bi_reader -d patients -v 2 -f "$TMP/big/patients.csv" -t 500 2>&1); rc=$?
@@ -260,7 +267,7 @@ END \$\$" > "$TMP/killer.out" 2>&1 &
 KILLER=$!
 wait_backend cdsgate-killer "state = 'active'"
 out=$("$PGMOUNT" mount -c "${ADMIN/cdsgate-mount/cdsgate-kill}" -r bi_reader \
-	-d patients -v 2 -f "$TMP/big/patients.csv" 2>&1); rc=$?
+	-i 1 -d patients -v 2 -f "$TMP/big/patients.csv" 2>&1); rc=$?
 wait "$KILLER"
 check "the killer terminated the mount's backend during COPY" grep -q 'killed 1' "$TMP/killer.out"
 check "the killed mount fails ($out)" test $rc -eq 1
@@ -268,7 +275,7 @@ check "after the kill nothing changed in the catalog" test "$(catalog)" = "$befo
 check "after the kill version 1 is still served" \
 	test "$(version_of patients)" = "version 1 rows $N1"
 check "after the kill the reader still sees $N1 rows" \
-	test "$(reader_sql 'SELECT count(*) FROM cdsgate_patients.patients')" = "$N1"
+	test "$(reader_sql 'SELECT count(*) FROM cdsgate_1.patients')" = "$N1"
 
 # ---- version 2 switches the view ----
 t0=$(date +%s.%N)
@@ -276,32 +283,32 @@ check "mount patients v2 ($N2 rows, other columns)" quiet mount_ds patients 2 "$
 diag "mount of $N2 rows ($(du -k "$TMP/big/patients.csv" | cut -f1) KiB): $(python3 -c "import time; print('%.2f' % (time.time() - $t0))") s"
 check "mounted version is 2 with $N2 rows" test "$(version_of patients)" = "version 2 rows $N2"
 check "the reader sees version 2 through the view" \
-	test "$(reader_sql 'SELECT count(*) FROM cdsgate_patients.patients')" = "$N2"
+	test "$(reader_sql 'SELECT count(*) FROM cdsgate_1.patients')" = "$N2"
 check "the view has version 2's columns" test "$(reader_sql \
 	"SELECT string_agg(column_name::text, ',' ORDER BY ordinal_position) FROM information_schema.columns
-	 WHERE table_schema = 'cdsgate_patients' AND table_name = 'patients'")" = "$(csv_header "$TMP/big/patients.csv")"
+	 WHERE table_schema = 'cdsgate_1' AND table_name = 'patients'")" = "$(csv_header "$TMP/big/patients.csv")"
 check "version 1's table is kept for the custodian" \
-	test "$(sql analytics 'SELECT count(*) FROM cdsgate_patients.patients_v1')" = "$N1"
+	test "$(sql analytics 'SELECT count(*) FROM cdsgate_1.patients_v1')" = "$N1"
 check "but the reader has lost version 1" \
-	denied "$(reader_sql 'SELECT count(*) FROM cdsgate_patients.patients_v1')"
+	denied "$(reader_sql 'SELECT count(*) FROM cdsgate_1.patients_v1')"
 check "no grant on version 1 remains for the reader or PUBLIC" test "$(sql analytics \
 	"SELECT count(*) FROM information_schema.role_table_grants WHERE grantee IN ('bi_reader', 'PUBLIC') AND table_name = 'patients_v1'")" = 0
 check "reader still cannot write version 2" \
-	denied "$(reader_sql "DELETE FROM cdsgate_patients.patients_v2")"
+	denied "$(reader_sql "DELETE FROM cdsgate_1.patients_v2")"
 
 # ---- unmount ----
 check "unmount patients" quiet pgm unmount -d patients
-check "the schema is gone" test "$(sql analytics "SELECT to_regnamespace('cdsgate_patients') IS NULL")" = t
+check "the schema is gone" test "$(sql analytics "SELECT to_regnamespace('cdsgate_1') IS NULL")" = t
 pgm version -d patients >/dev/null 2>&1; rc=$?
 check "version of an unmounted dataset says not mounted (exit 3)" test $rc -eq 3
 pgm unmount -d patients >/dev/null 2>&1; rc=$?
 check "unmounting again says not mounted (exit 3)" test $rc -eq 3
-check "the reader can no longer read it" grep -q 'does not exist' <<<"$(reader_sql 'SELECT count(*) FROM cdsgate_patients.patients')"
+check "the reader can no longer read it" grep -q 'does not exist' <<<"$(reader_sql 'SELECT count(*) FROM cdsgate_1.patients')"
 check "unmount left the other dataset alone" \
-	test "$(reader_sql 'SELECT count(*) FROM cdsgate_quoted.quoted')" = 5
+	test "$(reader_sql 'SELECT count(*) FROM cdsgate_2.quoted')" = 5
 check "the custodian's private table is untouched" \
 	test "$(sql analytics 'SELECT count(*) FROM private.raw_patients')" = 1
-out=$("$PGMOUNT" version -c "host=$SOCK port=1 dbname=analytics user=custodian" -d patients 2>&1); rc=$?
+out=$("$PGMOUNT" version -c "host=$SOCK port=1 dbname=analytics user=custodian" -i 1 -d patients 2>&1); rc=$?
 check "a server that is not there is a clear error ($out)" \
 	eval '[ $rc -eq 1 ] && grep -q "cannot connect" <<<"$out"'
 

@@ -68,13 +68,13 @@ check "mount succeeds (exit $rc)" test "$rc" -eq 0
 check "the store says mounted, version 1" \
 	test "$(json "$D/mnt.json" 'j["state"], j["mount_version"]')" = "('mounted', 1)"
 check "the mount dir has data.csv and meta.json, nothing half-written" \
-	test "$(ls -A "$D/mnt")" = patients -a -f "$D/mnt/patients/data.csv" -a -f "$D/mnt/patients/meta.json"
+	test "$(ls -A "$D/mnt")" = "$ID" -a -f "$D/mnt/$ID/data.csv" -a -f "$D/mnt/$ID/meta.json"
 check "the analytics backend's user can read what was mounted" \
 	quiet setpriv --reuid=cdsgate-analytics --regid=cdsgate-analytics --init-groups \
-	cat "$D/mnt/patients/meta.json" "$D/mnt/patients/data.csv"
+	cat "$D/mnt/$ID/meta.json" "$D/mnt/$ID/data.csv"
 check "the mounted data is the gate's output: no identifying column" \
-	sh -c '! head -1 "$0" | grep -q "patient_id\|,name,"' "$D/mnt/patients/data.csv"
-check "meta.json has the columns and the record count of the report" python3 - "$D/mnt/patients/meta.json" "$D/imp.json" <<'PY'
+	sh -c '! head -1 "$0" | grep -q "patient_id\|,name,"' "$D/mnt/$ID/data.csv"
+check "meta.json has the columns and the record count of the report" python3 - "$D/mnt/$ID/meta.json" "$D/imp.json" <<'PY'
 import json, sys
 m = json.load(open(sys.argv[1])); d = json.load(open(sys.argv[2]))
 assert m["name"] == "patients" and m["version"] == 1, m
@@ -95,7 +95,7 @@ check "it is stored as failed with its report" \
 "$CDSGATE" dataset mount "$BAD" > /dev/null 2> "$D/badmount.err"; rc=$?
 check "mounting it is refused (exit $rc) and the API says why" \
 	sh -c "[ $rc -eq 2 ] && grep -q 'failed.*only a dataset that passed the de-identification gate' '$D/badmount.err'"
-check "it never reached the mount dir" test "$(ls -A "$D/mnt")" = patients
+check "it never reached the mount dir" test "$(ls -A "$D/mnt")" = "$ID"
 
 # The game-theoretic model as the gate's criterion (No-Attack = k >= 76).
 "$CDSGATE" dataset import "$D/in/patients.csv" --name game --qi "$QI" \
@@ -123,7 +123,7 @@ UNCL=$(sqlite3 "$D/state/store.db" "select id from datasets where name='unclassi
 check "  recorded as a failed import with that reason" \
 	test "$(sqlite3 "$D/state/store.db" "select state from datasets where id=$UNCL and reason like '%diagnosis%not classified%'")" = failed
 "$CDSGATE" dataset mount "$UNCL" > /dev/null 2>&1; rc=$?
-check "  and it cannot be mounted (exit $rc)" test "$rc" -ne 0 -a "$(ls -A "$D/mnt")" = patients
+check "  and it cannot be mounted (exit $rc)" test "$rc" -ne 0 -a "$(ls -A "$D/mnt")" = "$ID"
 # Dates kept as they are (a one-column hierarchy) with k = 5 and no
 # suppression: the top of the lattice is no way out any more.
 mkdir -p "$D/flat"; cp "$D/in"/hierarchy_*.csv "$D/flat/"
@@ -138,7 +138,7 @@ assert sys.argv[2] == "3" and j["state"] == "failed", j["state"]
 assert "no transformation reaches k = 5" in j["report"]["gate"]["reasons"][0], j["report"]["gate"]
 PY
 "$CDSGATE" dataset mount "$(json "$D/flat.json" 'j["id"]')" > /dev/null 2>&1; rc=$?
-check "  and it cannot be mounted (exit $rc)" test "$rc" -eq 2 -a "$(ls -A "$D/mnt")" = patients
+check "  and it cannot be mounted (exit $rc)" test "$rc" -eq 2 -a "$(ls -A "$D/mnt")" = "$ID"
 # A passed release changed after the gate verified it is never mounted.
 "$CDSGATE" dataset import "$D/in/patients.csv" --name tampered --qi "$QI" $CLS \
 	--hierarchies "$D/in" --k 5 --json > "$D/tam.json" 2>/dev/null
@@ -151,23 +151,25 @@ echo '1,m,1234*,w,2022-01-01,A41 Other sepsis,1' >> "$OUT"
 check "its released file altered afterwards: mount refused (exit $rc), saying so" \
 	sh -c "[ $rc -eq 2 ] && grep -q 'not the one the de-identification gate verified' '$D/tam.err'"
 check "  nothing of it reached the mount dir, the store still says passed" \
-	test "$(ls -A "$D/mnt")" = patients -a \
+	test "$(ls -A "$D/mnt")" = "$ID" -a \
 	"$(sqlite3 "$D/state/store.db" "select state from datasets where id=$TAM")" = passed
 
-# Two datasets of one name: the second cannot replace or remove the first.
+# Two datasets of one name: each its own directory (by id), neither can
+# replace or remove the other's files.
 "$CDSGATE" dataset import "$D/in/patients.csv" --name patients --qi "$QI" \
 	$CLS --hierarchies "$D/in" --k 10 \
 	--json > "$D/twin.json" 2>/dev/null
 TWIN=$(json "$D/twin.json" 'j["id"]')
-sum0=$(cat "$D/mnt/patients/data.csv" "$D/mnt/patients/meta.json" | sha256sum)
+sum0=$(cat "$D/mnt/$ID/data.csv" "$D/mnt/$ID/meta.json" | sha256sum)
 "$CDSGATE" dataset mount "$TWIN" > /dev/null 2> "$D/twin.err"; rc=$?
-check "mounting a second dataset named patients is refused while the first is mounted (exit $rc: $(head -c 200 "$D/twin.err"))" \
-	sh -c "[ $rc -eq 2 ] && grep -q 'another dataset named patients is mounted' '$D/twin.err'"
+check "a second dataset named patients is mounted beside the first, in its own directory (exit $rc: $(head -c 200 "$D/twin.err"))" \
+	sh -c "[ $rc -eq 0 ] && [ \"\$(ls -A '$D/mnt' | sort -n | tr '\n' ' ')\" = '$ID $TWIN ' ] && grep -q '\"dataset\": $TWIN' '$D/mnt/$TWIN/meta.json'"
 check "the first one's files are untouched, still its own" \
-	sh -c "[ \"\$(cat '$D/mnt/patients/data.csv' '$D/mnt/patients/meta.json' | sha256sum)\" = '$sum0' ] && grep -q '\"dataset\": $ID' '$D/mnt/patients/meta.json'"
+	sh -c "[ \"\$(cat '$D/mnt/$ID/data.csv' '$D/mnt/$ID/meta.json' | sha256sum)\" = '$sum0' ] && grep -q '\"dataset\": $ID' '$D/mnt/$ID/meta.json'"
 "$CDSGATE" dataset unmount "$TWIN" > /dev/null 2>&1
-check "unmounting the second (never mounted) leaves the first's files" test -f "$D/mnt/patients/data.csv"
-check "the store still says the first is mounted, the second passed" \
+check "unmounting the second leaves the first's files" \
+	sh -c "[ ! -e '$D/mnt/$TWIN' ] && [ \"\$(cat '$D/mnt/$ID/data.csv' '$D/mnt/$ID/meta.json' | sha256sum)\" = '$sum0' ]"
+check "the store says the first is mounted, the second passed" \
 	test "$(sqlite3 "$D/state/store.db" "select state from datasets where id in ($ID, $TWIN) order by id" | tr '\n' ' ')" = "mounted passed "
 
 # Bad jobs: refused before anything is stored.
@@ -216,7 +218,7 @@ check "the interrupted import is an error, never a pass ($BIG)" \
 	diag "datasets: $(sqlite3 "$D/state/store.db" 'select id, name, state, reason, created, updated from datasets' | tr '\n' '|')"
 	diag "api: $(tail -n 5 "$D/err" | tr '\n' '|')"
 }
-check "and nothing of it is mounted" test "$(ls -A "$D/mnt")" = patients
+check "and nothing of it is mounted" test "$(ls -A "$D/mnt")" = "$ID"
 check "the store is consistent" test "$(sqlite3 "$D/state/store.db" 'PRAGMA integrity_check')" = ok
 
 kill -TERM $API_PID; wait $API_PID
@@ -229,7 +231,7 @@ for t in ["upload", "dataset.import", "dataset.verdict", "dataset.mount",
     assert t in types, (t, sorted(set(types)))
 PY
 check "the verdict records carry the verified figures and the release's sha256" \
-	python3 - "$D/audit.json" "$D/imp.json" "$D/mnt2.json" "$D/mnt/patients/data.csv" <<'PY'
+	python3 - "$D/audit.json" "$D/imp.json" "$D/mnt2.json" "$D/mnt/$ID/data.csv" <<'PY'
 import hashlib, json, sys
 recs = [json.loads(l) for l in open(sys.argv[1])]
 imp = json.load(open(sys.argv[2]))

@@ -91,16 +91,16 @@ def hdr(t, n, v=V): return struct.pack(">III", v, t, n)
 def start(id_=b"s1", rcpt=b"alice", nul=True):
     f = lambda s, n: s.ljust(n, b"\0") if nul else s * n
     # struct pipc_start: id, recipient, expires, secret, memory_limit_mb
-    # (0: the config's), padding to 8
+    # (0: the config's), padding to 8, dataset, pg_role, pg_password
     p = f(id_, 64)[:64] + f(rcpt, 64)[:64] + struct.pack("<q", 0) + f(b"secretsecret", 64)[:64] \
-        + struct.pack("<I", 0) + b"\0" * 4
-    assert len(p) == 208
-    return hdr(START, 208) + p
+        + struct.pack("<I", 0) + b"\0" * 4 + struct.pack("<q", 1) + b"\0" * 72 + b"\0" * 64
+    assert len(p) == 352
+    return hdr(START, 352) + p
 msgs = {
     "connect": None,
     "garbage": b"hello",
     "oversized": hdr(START, 65536) + b"A" * 65536,
-    "version": start()[:0] + hdr(START, 208, v=99) + start()[12:],
+    "version": start()[:0] + hdr(START, 352, v=99) + start()[12:],
     "notpermitted": hdr(STARTED, 132) + b"\0" * 132,
     "size": hdr(STOP, 10) + b"\0" * 10,
     "nonul": start(nul=False),

@@ -52,7 +52,7 @@ write_config() {
 {
   "socket": "$SOCK", "store": "$D/state/store.db", "state_dir": "$D/state",
   "mount_dir": "$D/mnt", "audit_log": "$LOG", "audit_key": "$D/audit/key.pem",
-  "cdsgate": "$CDSGATE", "secrets_dir": "$D/secrets",
+  "cdsgate": "$CDSGATE", "secrets_dir": "$D/secrets", "grant_key": "$D/grant.key",
   "backend_url": "$BACKEND_URL", "session_address": "127.0.0.1",
   "session_ports": "$PORT0-$((PORT0 + 20))", "record_dir": "$1"${2:+, $2}
 }

@@ -56,20 +56,20 @@ check "the store says mounted in postgres" \
 	test "$(sqlite3 "$D/state/store.db" "select state || ' ' || mount_backend from datasets where id=$DS")" = "mounted postgres"
 check "the embedded mount dir stayed empty" test -z "$(ls -A "$D/mnt")"
 check "the reader role SELECTs the view: $ROWS rows" \
-	test "$(reader_sql 'SELECT count(*) FROM cdsgate_patients.patients')" = "$ROWS"
+	test "$(reader_sql "SELECT count(*) FROM cdsgate_$DS.patients")" = "$ROWS"
 check "with the released columns, not the identifying ones" \
-	sh -c "cols=\$(PGPASSWORD='$READER_PW' psql -X -At 'host=127.0.0.1 port=$PGPORT dbname=analytics user=bi_reader' -c \"SELECT string_agg(column_name, ',') FROM information_schema.columns WHERE table_schema='cdsgate_patients' AND table_name='patients'\"); echo \"# columns: \$cols\"; echo \"\$cols\" | grep -q age && ! echo \"\$cols\" | grep -qE 'patient_id|(^|,)name(,|$)'"
-out=$(reader_sql "INSERT INTO cdsgate_patients.patients (age) VALUES ('1')")
+	sh -c "cols=\$(PGPASSWORD='$READER_PW' psql -X -At 'host=127.0.0.1 port=$PGPORT dbname=analytics user=bi_reader' -c \"SELECT string_agg(column_name, ',') FROM information_schema.columns WHERE table_schema='cdsgate_$DS' AND table_name='patients'\"); echo \"# columns: \$cols\"; echo \"\$cols\" | grep -q age && ! echo \"\$cols\" | grep -qE 'patient_id|(^|,)name(,|$)'"
+out=$(reader_sql "INSERT INTO cdsgate_$DS.patients (age) VALUES ('1')")
 check "the reader cannot INSERT ($out)" sh -c "echo \"\$0\" | grep -q 'permission denied'" "$out"
-out=$(reader_sql "DELETE FROM cdsgate_patients.patients_v1")
+out=$(reader_sql "DELETE FROM cdsgate_$DS.patients_v1")
 check "the reader cannot DELETE ($out)" sh -c "echo \"\$0\" | grep -q 'permission denied'" "$out"
-out=$(reader_sql "CREATE TABLE cdsgate_patients.x (a int)")
+out=$(reader_sql "CREATE TABLE cdsgate_$DS.x (a int)")
 check "the reader cannot CREATE in the schema ($out)" sh -c "echo \"\$0\" | grep -q 'permission denied'" "$out"
 out=$(reader_sql "SELECT pg_read_file('$D/in/patients.csv')")
 check "the reader cannot read the raw file ($out)" sh -c "echo \"\$0\" | grep -q 'permission denied'" "$out"
 NAME1=$(python3 -c 'import csv,sys; r=csv.DictReader(open(sys.argv[1])); print(next(r)["name"])' "$D/in/patients.csv")
 check "no raw name ('$NAME1') in anything the reader can read" \
-	test "$(reader_sql "SELECT count(*) FROM cdsgate_patients.patients p WHERE p::text LIKE '%$NAME1%'")" = 0
+	test "$(reader_sql "SELECT count(*) FROM cdsgate_$DS.patients p WHERE p::text LIKE '%$NAME1%'")" = 0
 check "the audit log: dataset.mount with backend postgres" \
 	sh -c "grep 'dataset.mount' '$D/audit/audit.log' | grep -q '\"backend\":\"postgres\"'"
 
@@ -99,7 +99,7 @@ check "POST mount {backend: postgres} of it -> 409 gate, saying why ($(head -c 2
 "$CDSGATE" dataset mount "$BAD" --backend postgres > /dev/null 2> "$D/bm.err"; rc=$?
 check "cdsgate dataset mount --backend postgres refuses it too (exit $rc)" \
 	sh -c "[ $rc -ne 0 ] && grep -q 'only a dataset that passed' '$D/bm.err'"
-check "no schema for it in the database" test "$(sql analytics "SELECT count(*) FROM pg_namespace WHERE nspname = 'cdsgate_tight'")" = 0
+check "no schema for it in the database" test "$(sql analytics "SELECT count(*) FROM pg_namespace WHERE nspname = 'cdsgate_$BAD'")" = 0
 check "the audit log has dataset.mount.refused for it" \
 	sh -c "grep 'dataset.mount.refused' '$D/audit/audit.log' | grep -q '\"id\":$BAD\\|gate'"
 
@@ -107,8 +107,8 @@ check "the audit log has dataset.mount.refused for it" \
 "$CDSGATE" dataset unmount "$DS" > /dev/null 2> "$D/u.err"; rc=$?
 check "cdsgate dataset unmount (exit $rc: $(head -c 160 "$D/u.err"))" test "$rc" -eq 0
 check "the schema is gone from the database" \
-	test "$(sql analytics "SELECT count(*) FROM pg_namespace WHERE nspname = 'cdsgate_patients'")" = 0
-out=$(reader_sql 'SELECT count(*) FROM cdsgate_patients.patients')
+	test "$(sql analytics "SELECT count(*) FROM pg_namespace WHERE nspname = 'cdsgate_$DS'")" = 0
+out=$(reader_sql "SELECT count(*) FROM cdsgate_$DS.patients")
 check "the reader's SELECT fails now ($out)" sh -c "echo \"\$0\" | grep -q 'does not exist'" "$out"
 check "the store says passed, no backend" \
 	test "$(sqlite3 "$D/state/store.db" "select state || '|' || mount_backend from datasets where id=$DS")" = "passed|"
@@ -118,9 +118,9 @@ check "the audit log: dataset.unmount with backend postgres" \
 # ---- --backend embedded overrides the default ----
 "$CDSGATE" dataset mount "$DS" --backend embedded > /dev/null 2> "$D/e.err"; rc=$?
 check "cdsgate dataset mount --backend embedded (exit $rc)" \
-	sh -c "[ $rc -eq 0 ] && [ -f '$D/mnt/patients/data.csv' ]"
+	sh -c "[ $rc -eq 0 ] && [ -f '$D/mnt/$DS/data.csv' ]"
 check "and nothing went to PostgreSQL" \
-	test "$(sql analytics "SELECT count(*) FROM pg_namespace WHERE nspname = 'cdsgate_patients'")" = 0
+	test "$(sql analytics "SELECT count(*) FROM pg_namespace WHERE nspname = 'cdsgate_$DS'")" = 0
 "$CDSGATE" dataset unmount "$DS" > /dev/null 2>&1
 
 # ---- the mounter over TCP with a password, under its seccomp filter ----
@@ -132,7 +132,7 @@ check "cdsgated serve restarts with a TCP conninfo (default backend: embedded)" 
 check "the mounter runs under its filter (profile pgmount)" wait_line "$D/err" 'postgres mounter: .*profile pgmount' 10
 "$CDSGATE" dataset mount "$DS" --backend postgres > /dev/null 2> "$D/t.err"; rc=$?
 check "mount --backend postgres over TCP (exit $rc: $(head -c 160 "$D/t.err"))" \
-	sh -c "[ $rc -eq 0 ] && [ \"\$(PGPASSWORD='$READER_PW' psql -X -At 'host=127.0.0.1 port=$PGPORT dbname=analytics user=bi_reader' -c 'SELECT count(*) FROM cdsgate_patients.patients')\" = $ROWS ]"
+	sh -c "[ $rc -eq 0 ] && [ \"\$(PGPASSWORD='$READER_PW' psql -X -At 'host=127.0.0.1 port=$PGPORT dbname=analytics user=bi_reader' -c 'SELECT count(*) FROM cdsgate_$DS.patients')\" = $ROWS ]"
 "$CDSGATE" dataset unmount "$DS" > /dev/null 2>&1; rc=$?
 check "and unmount over TCP (exit $rc)" sh -c "[ $rc -eq 0 ] && [ \"\$(sqlite3 '$D/state/store.db' 'select state from datasets where id=$DS')\" = passed ]"
 check "the mounter was not killed by its filter" sh -c "! grep -q 'does not allow syscall\|Bad system call' '$D/err'"

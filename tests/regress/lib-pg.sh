@@ -7,7 +7,7 @@
 #   pg_stop      stop it (immediate)
 #   sql DB SQL   psql as the superuser over the socket; prints the rows
 #   reader_sql   the BI tool's view: bi_reader over TCP with its password
-#   pg_analytics the roles custodian (admin) and bi_reader, the database
+#   pg_analytics the roles custodian (admin, CREATEROLE) and bi_reader, the database
 #                analytics owned by custodian; $PG_ADMIN is its conninfo
 
 PGBIN=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1)
@@ -59,7 +59,8 @@ reader_sql() {
 }
 
 pg_analytics() {
-	sql postgres "CREATE ROLE custodian LOGIN; CREATE ROLE bi_reader LOGIN PASSWORD '$READER_PW'" >/dev/null &&
+	# CREATEROLE: the sessions' own reader roles (pg_session_role_create)
+	sql postgres "CREATE ROLE custodian LOGIN CREATEROLE; CREATE ROLE bi_reader LOGIN PASSWORD '$READER_PW'" >/dev/null &&
 	sql postgres "CREATE DATABASE analytics OWNER custodian" >/dev/null &&
 	sql analytics "REVOKE ALL ON DATABASE analytics FROM PUBLIC;
 		GRANT CONNECT ON DATABASE analytics TO custodian, bi_reader" >/dev/null || return 1

@@ -45,9 +45,10 @@ api() {
 
 dump() { sqlite3 "$D/state/store.db" .dump; }
 
-# import_passed [NAME]: sample data through the gate (k=5: passes); $DS its id.
+# import_passed [NAME [SEED [RECORDS]]]: sample data (seed 11, 2000
+# records) through the gate (k=5: passes); $DS its id.
 import_passed() {
-	"$CDSGATE" sample generate --out "$D/in" --records 2000 --seed 11 > /dev/null
+	"$CDSGATE" sample generate --out "$D/in" --records "${3:-2000}" --seed "${2:-11}" > /dev/null
 	chmod -R go-rwx "$D/in"
 	"$CDSGATE" dataset import "$D/in/patients.csv" --name "${1:-patients}" \
 		--qi age,sex,zip,race,admission_date --identifying patient_id,name \

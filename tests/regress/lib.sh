@@ -220,6 +220,7 @@ write_config() {
   "audit_key": "$D/audit/key.pem",
   "cdsgate": "$CDSGATE",
   "secrets_dir": "$D/secrets",
+  "grant_key": "$D/grant.key",
   "record_dir": "$D/rec",
   "backend_url": "${BACKEND_URL:-http://127.0.0.1:9/}",
   "session_address": "127.0.0.1",

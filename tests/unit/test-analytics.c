@@ -109,7 +109,7 @@ files(int fd)
 static void
 mounts(int fd)
 {
-	json_t *l = an_mounts_list(fd), *ds;
+	json_t *l = an_mounts_list(fd, 0), *ds;
 	char *s;
 	int err, f;
 	off_t size;
@@ -125,20 +125,20 @@ mounts(int fd)
 	tap_ok(json_integer_value(json_object_get(json_array_get(ds, 0),
 	    "bytes")) == 8, "an entry carries its CSV's size");
 	json_decref(l);
-	f = an_mounts_open_csv(fd, "m1", &size);
+	f = an_mounts_open_csv(fd, "m1", 0, &size);
 	tap_ok(f >= 0 && size == 8, "m1's data.csv opens");
 	if (f >= 0)
 		close(f);
-	f = an_mounts_open_csv(fd, ".tmp-m3", &size);
+	f = an_mounts_open_csv(fd, ".tmp-m3", 0, &size);
 	err = errno;
 	tap_ok(f < 0 && err == EACCES, "a temp dir is refused");
-	tap_ok(an_mounts_open_csv(fd, "nometa", &size) < 0 && errno == ENOENT,
+	tap_ok(an_mounts_open_csv(fd, "nometa", 0, &size) < 0 && errno == ENOENT,
 	    "a dataset without meta.json is not there");
-	tap_ok(an_mounts_open_csv(fd, "badmeta", &size) < 0,
+	tap_ok(an_mounts_open_csv(fd, "badmeta", 0, &size) < 0,
 	    "a dataset with a malformed meta.json is not there");
-	tap_ok(an_mounts_open_csv(fd, "evil", &size) < 0,
+	tap_ok(an_mounts_open_csv(fd, "evil", 0, &size) < 0,
 	    "a symlinked dataset is not there");
-	tap_ok(an_mounts_open_csv(fd, "csvlink", &size) < 0,
+	tap_ok(an_mounts_open_csv(fd, "csvlink", 0, &size) < 0,
 	    "a dataset whose data.csv is a symlink is not there");
 }
 

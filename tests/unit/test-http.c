@@ -73,21 +73,9 @@ pump(struct run *r, enum http_side side)
 			pump(r, HTTP_REQ);	/* as the forwarder does */
 		switch (st.action) {
 		case HTTP_HEAD:
-			memcpy(p->out + p->outlen, p->d + p->off, st.insert_at);
-			p->outlen += st.insert_at;
-			if (st.insert != NULL) {
-				memcpy(p->out + p->outlen, st.insert,
-				    st.insert_len);
-				p->outlen += st.insert_len;
-			}
-			memcpy(p->out + p->outlen, p->d + p->off + st.insert_at,
-			    st.consume - st.insert_at);
-			p->outlen += st.consume - st.insert_at;
-			p->off += st.consume;
-			break;
 		case HTTP_PASS:
-			memcpy(p->out + p->outlen, p->d + p->off, st.consume);
-			p->outlen += st.consume;
+			p->outlen += http_step_output(&st, p->d + p->off,
+			    p->out + p->outlen);
 			p->off += st.consume;
 			break;
 		case HTTP_FAIL:
@@ -414,6 +402,64 @@ test_service_worker(void)
 	tap_ok(!R.s[HTTP_REQ].failed, "other Service-Worker-* headers pass");
 }
 
+/* Every request loses the grant lines it came with, in any case and
+ * position, and gets the connection's own after its request line; its
+ * body is untouched; more than HTTP_DROP_MAX of them: refused. */
+static void
+test_grant(void)
+{
+	static const char line[] = "Cdsgate-Grant: v1:s-1:7:99:abc\r\n";
+	static const char req[] = "GET /data/2 HTTP/1.1\r\n"
+	    "cdsgate-grant: v1:s-9:2:99:forged\r\nHost: h\r\n"
+	    "CDSGATE-GRANT:v1:s-9:2:99:again\r\n\r\n"
+	    "POST /api/event HTTP/1.1\r\nContent-Length: 22\r\n\r\n"
+	    "Cdsgate-Grant: in body"
+	    "GET / HTTP/1.0\r\nCdsgate-Grant: x\r\n\r\n";
+	static const char want[] = "GET /data/2 HTTP/1.1\r\n"
+	    "Cdsgate-Grant: v1:s-1:7:99:abc\r\nHost: h\r\n\r\n"
+	    "POST /api/event HTTP/1.1\r\n"
+	    "Cdsgate-Grant: v1:s-1:7:99:abc\r\nContent-Length: 22\r\n\r\n"
+	    "Cdsgate-Grant: in body"
+	    "GET / HTTP/1.0\r\nCdsgate-Grant: v1:s-1:7:99:abc\r\n\r\n";
+	static const char five[] = "GET / HTTP/1.1\r\nCdsgate-Grant: 1\r\n"
+	    "Cdsgate-Grant: 2\r\nCdsgate-Grant: 3\r\nCdsgate-Grant: 4\r\n"
+	    "Cdsgate-Grant: 5\r\n\r\n";
+	static const char resp[] = "HTTP/1.1 204 No\r\n\r\n"
+	    "HTTP/1.1 204 No\r\n\r\nHTTP/1.1 204 No\r\n\r\n";
+	struct side *q = &R.s[HTTP_REQ];
+
+	run_init(&R, req, sizeof(req) - 1, resp, sizeof(resp) - 1);
+	tap_ok(http_conn_request_line(R.hc, line) == 0, "grant line set");
+	run_split(&R, sizeof(req) - 1, sizeof(resp) - 1);
+	tap_ok(!q->failed && q->outlen == sizeof(want) - 1 &&
+	    memcmp(q->out, want, q->outlen) == 0, "three requests: forged "
+	    "grant lines removed, the connection's added, the body as sent");
+	tap_ok(R.ndone == 3 && R.done[0].grant_dropped == 2 &&
+	    R.done[1].grant_dropped == 0 && R.done[2].grant_dropped == 1,
+	    "each exchange says how many lines it lost (%u %u %u)",
+	    R.done[0].grant_dropped, R.done[1].grant_dropped,
+	    R.done[2].grant_dropped);
+	run_all(&R, req, resp);		/* no grant of its own */
+	tap_ok(!q->failed && strstr((const char *)q->out, "forged") == NULL &&
+	    strstr((const char *)q->out, "again") == NULL &&
+	    strstr((const char *)q->out, "Grant: x") == NULL,
+	    "without a grant line the browser's are still removed");
+	run_all(&R, five, "");
+	tap_ok(q->failed && q->status == HTTP_EGRANT && q->outlen == 0,
+	    "five grant lines: refused, nothing passed (%s)", q->detail);
+	run_all(&R, "GET / HTTP/1.1\r\nX-Cdsgate-Grant: y\r\n"
+	    "Cdsgate-Grants: z\r\n\r\n", "");
+	tap_ok(!q->failed && strstr((const char *)q->out, "X-Cdsgate-Grant: y")
+	    != NULL && strstr((const char *)q->out, "Grants: z") != NULL,
+	    "other header names that contain it pass");
+	tap_ok(http_conn_request_line(R.hc, "Cdsgate-Grant: "
+	    "0123456789012345678901234567890123456789012345678901234567890123"
+	    "0123456789012345678901234567890123456789012345678901234567890123"
+	    "0123456789012345678901234567890123456789012345678901234567890123"
+	    "0123456789012345678901234567890123456789012345678901234567890123"
+	    "\r\n") != 0, "a line over HTTP_REQ_INSERT_MAX is refused");
+}
+
 static void
 test_upgrade(void)
 {
@@ -641,6 +687,7 @@ main(void)
 	test_room();
 	test_types();
 	test_service_worker();
+	test_grant();
 	test_upgrade();
 	test_hostile();
 	test_limits();
