@@ -122,7 +122,7 @@ done
 "$CDSGATE" dataset list > "$D/list" 2>&1
 check "dataset list shows each failed import as failed, with its reason" \
 	sh -c "grep -E '^ *$(id_of short) failed .*short +\(bad input: data/short.csv:5:4: ' '$D/list' >/dev/null &&
-	    grep -E '^ *$(id_of strict) failed .*strict +\(no transformation' '$D/list' >/dev/null"
+	    grep -E '^ *$(id_of strict) failed .*strict +\(Failed, nothing is written: no transformation' '$D/list' >/dev/null"
 "$CDSGATE" dataset list --failed --json > "$D/failed.json"
 check "dataset list --failed lists the failed imports only" python3 - "$D/failed.json" <<'PY'
 import json, sys

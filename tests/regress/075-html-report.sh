@@ -224,7 +224,7 @@ rc=0
 check "dataset show --html of no dataset: an error, no file (exit $rc)" test "$rc" -ne 0 -a ! -e "$D/none.html"
 "$CDSGATE" dataset mount 1 > /dev/null 2>&1
 check "the mount's meta.json carries the verdict summary for the researcher" \
-	python3 - "$D/mnt/patients/meta.json" <<'PY'
+	python3 - "$D/mnt/1/meta.json" <<'PY'
 import json, sys
 g = json.load(open(sys.argv[1]))["gate"]
 assert g["verdict"] == "passed" and g["headline"].startswith("Passed: "), g
