@@ -22,6 +22,13 @@
  *   TIPC_INNER     worker  tipc_slot        the library's peer (plaintext)
  *   TIPC_REFUSE    worker  tipc_refuse      -
  *   TIPC_CLOSED    tls     tipc_slot        -
+ *   TIPC_WS_OK     worker  tipc_slot        -
+ *
+ * wss takes two TIPC_WANTs: the first (no user, the HTTP request) asks
+ * the worker to check the token and Origin before any login; TIPC_WS_OK
+ * (or TIPC_REFUSE) answers it, the slot stays pre-authentication, and
+ * the tls process runs the websocket and the VeNCrypt Plain login
+ * inside it; the second (the user, no request) asks for the library.
  *
  * A slot names one connection (0 .. VNC_MAX_FRONT-1), chosen by the
  * worker.  Each side checks every slot against its own table: a message
@@ -41,7 +48,8 @@ enum tipc_type {
 	TIPC_WANT,
 	TIPC_INNER,
 	TIPC_REFUSE,
-	TIPC_CLOSED
+	TIPC_CLOSED,
+	TIPC_WS_OK
 };
 
 #define TIPC_ADDR_MAX		64
@@ -58,7 +66,8 @@ struct tipc_client {
 	char		 addr[TIPC_ADDR_MAX];	/* "ip:port", for the log */
 };
 
-/* Logged in (RFB) or TLS up and a whole HTTP request read (wss). */
+/* Logged in (user set), or wss: TLS up and a whole HTTP request read
+ * (request set, user ""). */
 struct tipc_want {
 	uint32_t	 slot;
 	uint32_t	 encrypted;		/* 0: plain VncAuth relayed */
