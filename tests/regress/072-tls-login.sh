@@ -89,11 +89,6 @@ SPKI=$(openssl x509 -in "$D/cert.pem" -pubkey -noout |
 diag "certificate SHA-256 fingerprint: $(openssl x509 -in "$D/cert.pem" -noout -fingerprint -sha256 | cut -d= -f2)"
 write_config "$CONF" "\"tls_cert\": \"$D/cert.pem\", \"tls_key\": \"$D/key.pem\", \"session_policy\": \"$D/policy.json\""
 
-# session_create FILE: a session for alice on $DS, the reply in FILE.
-session_create() {
-	"$CDSGATE" session create --recipient alice --dataset "$DS" --json > "$1" 2> "$1.err"
-}
-
 # ---- noVNC in headless Chromium ------------------------------------------
 # novnc URL USER SECRET: the test page (tests/gateway/backend.py) connects
 # noVNC's RFB object to URL and reports; Chromium runs as $VIEWER_USER with
@@ -149,13 +144,15 @@ check "cdsgated serve starts with tls_cert, tls_key and a session policy" start_
 "$CDSGATE" recipient add alice --name "Alice" > /dev/null
 mount_patients; rc=$?	# lib.sh: $DS
 check "a dataset is imported through the gate and mounted (exit $rc)" test "$rc" -eq 0
-session_create "$D/s1.json"; rc=$?
-check "a session for alice over TLS (exit $rc: $(head -c 160 "$D/s1.json.err"))" test "$rc" -eq 0
-SECRET=$(json "$D/s1.json" 'j["secret"]')
-VADDR=$(json "$D/s1.json" 'j["vnc"]')
-NPATH=$(json "$D/s1.json" 'j["novnc"]')
-check "the API hands out a 24-character secret, the address and the noVNC path" \
+# What the custodian reads and hands on: `cdsgate session create` as text.
+"$CDSGATE" session create --recipient alice --dataset "$DS" > "$D/s1.txt" 2> "$D/s1.err"; rc=$?
+check "a session for alice over TLS (exit $rc: $(head -c 160 "$D/s1.err"))" test "$rc" -eq 0
+sed 's/^secret .*/secret  (not shown here)/; s/^/# /' "$D/s1.txt"
+field() { awk -v k="$1" '$1 == k { print $2 }' "$D/s1.txt"; }
+SECRET=$(field secret) VADDR=$(field vnc) NPATH=$(field novnc)
+check "it shows a 24-character secret, the address and the noVNC path" \
 	sh -c "[ \${#1} -eq 24 ] && [ -n '$VADDR' ] && case '$NPATH' in /websockify?token=*) true;; *) false;; esac" - "$SECRET"
+check "... and the user name to log in with: the recipient id" test "$(field user)" = alice
 INTPW=$(cat "$D"/secrets/*/password)
 HOST=${VADDR%:*} PORT=${VADDR##*:}
 sleep 2	# the kiosk loads its page
@@ -221,18 +218,20 @@ r=$(try_novnc "wss://$HOST:$PORT$NPATH" alice "$INTPW" "$TMP/nope.png")
 check "noVNC with the session's internal VNC password is refused ($r)" \
 	sh -c "case '$r' in 'refused securityfailure'*) true;; *) false;; esac"
 check "the internal VNC password appears in no reply and no log" \
-	sh -c "! grep -qrF -- \"\$1\" '$D/err' '$D/out' '$D/s1.json'" - "$INTPW"
+	sh -c "! grep -qrF -- \"\$1\" '$D/err' '$D/out' '$D/s1.txt'" - "$INTPW"
 kill -TERM "$SRV_PID"; wait "$SRV_PID"; SRV_PID=
 
 # =========================== without TLS: plain ws ===========================
 write_config "$CONF" "\"session_policy\": \"$D/policy.json\""
 check "cdsgated serve starts without TLS" start_serve
-session_create "$D/s2.json"; rc=$?
+"$CDSGATE" session create --recipient alice --dataset "$DS" --json > "$D/s2.json"; rc=$?
 SECRET=$(json "$D/s2.json" 'j["secret"]')
 VADDR=$(json "$D/s2.json" 'j["vnc"]')
 NPATH=$(json "$D/s2.json" 'j["novnc"]')
 check "a session for alice without TLS: an 8-character secret (exit $rc)" \
 	sh -c "[ $rc -eq 0 ] && [ \${#1} -eq 8 ]" - "$SECRET"
+check "... and no user name (tls: false)" \
+	test "$(json "$D/s2.json" 'str(j["user"]) + " " + str(j["tls"])')" = "None False"
 sleep 2
 r=$(try_novnc "ws://$VADDR$NPATH" "" "$SECRET" "$TMP/novnc-ws.png")
 check "noVNC over ws:// with the API's secret logs in ($r)" test "${r%% *}" = connected

@@ -162,7 +162,7 @@ novnc_verdict() {
 import base64, json, sys, time
 path, since, end = sys.argv[1], int(sys.argv[2]), time.time() + float(sys.argv[3])
 png = sys.argv[4] if len(sys.argv) > 4 else None
-evs = []
+evs, gone = [], None
 while time.time() < end:
     evs = []
     for line in open(path, encoding='utf-8'):
@@ -181,9 +181,15 @@ while time.time() < end:
         print('connected %s' % ','.join(map(str, px[-1]['rgb'])))
         sys.exit(0)
     for e in evs:
-        if e['state'] in ('securityfailure', 'credentialsrequired', 'error') or \
-                (e['state'] == 'disconnected' and 'connected' not in states):
+        if e['state'] in ('securityfailure', 'credentialsrequired', 'error'):
             print('refused %s %s' % (e['state'], e.get('reason') or e.get('err') or ''))
+            sys.exit(0)
+    # The page reports each event with its own request: a security failure
+    # may arrive after the disconnect that follows it.
+    if 'disconnected' in states and 'connected' not in states:
+        gone = gone or time.time()
+        if time.time() - gone > 1.5:
+            print('refused disconnected')
             sys.exit(0)
     time.sleep(0.2)
 print('timeout %s' % ' '.join(sorted(set(e['state'] for e in evs))))
