@@ -192,7 +192,7 @@ tf_answer_client(void *ctx, struct ipc_msg *msg)
 	uint64_t now = tf_clock();
 
 	memcpy(&m, msg->data, sizeof(m));
-	if (tf_slot(tf, m.slot, 0, 0) != 0 || m.mode > TIPC_MODE_WSS ||
+	if (tf_slot(tf, m.slot, 0, 0) != 0 || m.mode > TIPC_MODE_WS ||
 	    ipc_str_get(addr, sizeof(addr), m.addr, sizeof(m.addr)) != 0) {
 		tf->fatal = "bad client message from the worker";
 		close(msg->fd);
@@ -200,13 +200,14 @@ tf_answer_client(void *ctx, struct ipc_msg *msg)
 	}
 	if (tf_backed_off(tf, addr, now) ||
 	    vencrypt_alloc(&tf->conn[m.slot].c, msg->fd, addr,
-	    m.mode == TIPC_MODE_WSS ? VENCRYPT_MODE_WSS : VENCRYPT_MODE_RFB,
+	    m.mode == TIPC_MODE_WSS ? VENCRYPT_MODE_WSS :
+	    m.mode == TIPC_MODE_WS ? VENCRYPT_MODE_WS : VENCRYPT_MODE_RFB,
 	    &prm, now) != 0) {
 		close(msg->fd);
 		tf_drop(tf, m.slot);
 		return 0;
 	}
-	tf->conn[m.slot].wss = m.mode == TIPC_MODE_WSS;
+	tf->conn[m.slot].wss = m.mode != TIPC_MODE_RFB;	/* ws or wss */
 	tf_event(tf, m.slot, vencrypt_handle(tf->conn[m.slot].c, now));
 	return 0;
 }

@@ -4,7 +4,8 @@
  *
  * The worker accepts every connection and sniffs it (gateway/vnc.c); a
  * connection that needs TLS (a native RFB client on a TLS listener, or a
- * TLS ClientHello for wss) is handed over, descriptor and all.  The tls
+ * TLS ClientHello for wss) or the credentials (a ws:// request where
+ * plain VNC is allowed beside TLS) is handed over, descriptor and all.  The tls
  * process (gateway/tlsfront.c) runs the RFB version + VeNCrypt + TLS +
  * Plain part (or terminates wss) and, once the user has logged in, asks
  * the worker for a plaintext way into LibVNCServer; the worker answers
@@ -58,7 +59,9 @@ enum tipc_type {
 #define TIPC_REASON_MAX		128
 #define TIPC_SLOTS		18	/* >= VNC_MAX_FRONT (checked in vnc.c) */
 
-enum tipc_mode { TIPC_MODE_RFB = 0, TIPC_MODE_WSS = 1 };
+/* WS: a plain ws:// request on a listener with TLS where plain VNC is
+ * allowed (loopback): the same login as wss, without the TLS. */
+enum tipc_mode { TIPC_MODE_RFB = 0, TIPC_MODE_WSS = 1, TIPC_MODE_WS = 2 };
 
 struct tipc_client {
 	uint32_t	 slot;

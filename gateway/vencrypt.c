@@ -245,7 +245,8 @@ vc_read_room(const struct vencrypt *c)
 		return c->up.len < c->up.max ? c->wsin.max - c->wsin.len : 0;
 	if (c->tls == NULL && c->state <= VC_VC_SUBTYPE)
 		return msg[c->state] > c->up.len ? msg[c->state] - c->up.len : 0;
-	if (c->tls == NULL && c->state != VC_RELAY)
+	if (c->tls == NULL && c->state != VC_RELAY &&
+	    c->state != VC_WS_REQUEST)
 		return 0;	/* plain VncAuth: nothing before the relay */
 	if (c->up.len >= c->up.max)
 		return 0;
@@ -933,6 +934,8 @@ vencrypt_alloc(struct vencrypt **cp, int fd, const char *addr,
 	wbuf_init(&c->wsout, VENCRYPT_WS_OUT_MAX);
 	if (mode == VENCRYPT_MODE_WSS)
 		c->state = VC_TLS_START;
+	else if (mode == VENCRYPT_MODE_WS)
+		c->state = VC_WS_REQUEST;	/* no TLS: the request first */
 	else {
 		c->state = VC_CLIENT_VERSION;
 		(void)wbuf_put(&c->down, "RFB 003.008\n", RFB_VERSION_LEN);

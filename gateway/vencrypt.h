@@ -57,7 +57,9 @@
 
 enum vencrypt_mode {
 	VENCRYPT_MODE_RFB,	/* a native client: we speak RFB first */
-	VENCRYPT_MODE_WSS	/* a TLS ClientHello: https + websocket */
+	VENCRYPT_MODE_WSS,	/* a TLS ClientHello: https + websocket */
+	VENCRYPT_MODE_WS	/* ws:// where plain VNC is allowed: the
+				   same as wss without the TLS */
 };
 
 /* What the caller must do after vencrypt_handle/vencrypt_tick. */

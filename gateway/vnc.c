@@ -512,7 +512,9 @@ vnc_handover(struct vnc *v, struct vnc_door *d)
 /* ---- the TLS front door: handed to the tls process -------------------- */
 
 /*
- * A connection that must speak TLS goes, descriptor and all, to the tls
+ * A connection that must speak TLS (or, a ws:// request on a TLS session
+ * where plain VNC is allowed, log in with the credentials) goes,
+ * descriptor and all, to the tls
  * process (gateway/tlsfront.c, the protocol in gateway/tlsipc.h), which
  * holds the key and the credentials; this process never does.  It asks
  * back when a wss request is complete (we check the token and Origin,
@@ -559,7 +561,7 @@ vnc_front_take(struct vnc *v, struct vnc_door *d, enum tipc_mode mode)
 		return;
 	}
 	v->front[i].state = FRONT_TLS;
-	v->front[i].wss = mode == TIPC_MODE_WSS;
+	v->front[i].wss = mode != TIPC_MODE_RFB;	/* ws or wss */
 	snprintf(v->front[i].addr, sizeof(v->front[i].addr), "%s", d->addr);
 	v->front[i].src = d->src;
 	v->front[i].preauth_id = d->preauth_id;	/* still pre-auth there */
@@ -816,7 +818,10 @@ vnc_door_check(struct vnc *v, struct vnc_door *d, uint64_t now)
 	} else if (!v->prm.allow_plain)
 		why = "websocket without TLS refused on this listener (use wss)";
 	else if ((why = vnc_ws_check(v, buf)) == NULL) {
-		vnc_handover(v, d);
+		if (v->prm.tls_ipc >= 0)	/* the same login as wss */
+			vnc_front_take(v, d, TIPC_MODE_WS);
+		else
+			vnc_handover(v, d);
 		return;
 	}
 	vnc_refused(v, d->addr, why);

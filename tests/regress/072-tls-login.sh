@@ -7,7 +7,8 @@
 #      that Xvfb shows the kiosk's page
 #   b. noVNC (the Debian package) in sandboxed headless Chromium logs in
 #      over wss:// (VeNCrypt Plain inside the websocket) with the API's
-#      noVNC path; its canvas, saved as a PNG, shows the page
+#      noVNC path; its canvas, saved as a PNG, shows the page; and over
+#      plain ws:// too (the session is on loopback, where plain is allowed)
 #   c. a wrong secret is refused on both (noVNC: securityfailure with the
 #      reason; TigerVNC: no page, auth_fail user=alice in the log)
 #   d. without TLS (the 8-character secret is the VNC password), noVNC
@@ -184,6 +185,19 @@ shot novnc-wss.png "$TMP/novnc-wss.png"
 check "... logged as a websocket connect over TLS as alice" python3 - "$D/err" <<'PY'
 import json, sys
 sys.exit(not any(e.get('event') == 'connect' and e.get('user') == 'alice' and e.get('tls') is True
+                 and e.get('websocket') is True
+                 for l in open(sys.argv[1], errors='replace') if l.startswith('{')
+                 for e in [json.loads(l)]))
+PY
+sleep 1
+# On loopback plain VNC is allowed beside TLS: ws:// runs the same login.
+r=$(try_novnc "ws://$HOST:$PORT$NPATH" alice "$SECRET" "$TMP/novnc-ws-tls.png")
+check "on this loopback session noVNC over plain ws:// logs in with the same user and secret ($r)" \
+	test "${r%% *}" = connected
+check "... its canvas shows the page" page "$TMP/novnc-ws-tls.png"
+check "... logged as a websocket connect without TLS as alice" python3 - "$D/err" <<'PY'
+import json, sys
+sys.exit(not any(e.get('event') == 'connect' and e.get('user') == 'alice' and e.get('tls') is False
                  and e.get('websocket') is True
                  for l in open(sys.argv[1], errors='replace') if l.startswith('{')
                  for e in [json.loads(l)]))
