@@ -234,6 +234,8 @@ check "noVNC with the session's internal VNC password is refused ($r)" \
 check "the internal VNC password appears in no reply and no log" \
 	sh -c "! grep -qrF -- \"\$1\" '$D/err' '$D/out' '$D/s1.txt'" - "$INTPW"
 kill -TERM "$SRV_PID"; wait "$SRV_PID"; SRV_PID=
+check "no sanitizer or runtime error was reported (the sessions' stderr)" \
+	sh -c "! grep -qE 'Sanitizer|runtime error' '$D/err'"
 
 # =========================== without TLS: plain ws ===========================
 write_config "$CONF" "\"session_policy\": \"$D/policy.json\""
@@ -257,5 +259,7 @@ check "noVNC over ws:// with a wrong secret is refused ($r)" \
 kill -TERM "$SRV_PID"; wait "$SRV_PID"
 check "serve exits 0 on SIGTERM" test $? -eq 0
 SRV_PID=
+check "... and no sanitizer or runtime error was reported" \
+	sh -c "! grep -qE 'Sanitizer|runtime error' '$D/err'"
 
 done_testing
