@@ -680,7 +680,9 @@ create_refusal(struct api_req *r, const struct store_session *ss, int st,
 	store_dataset_clear(&d);
 }
 
-/* The 201 body: the secret shown this once, where to connect. */
+/* The 201 body: the secret shown this once, where to connect, and with
+ * TLS the user name to log in with (the recipient id: the credentials
+ * line the parent writes). */
 static json_t *
 created_json(struct api_req *r, const struct store_session *ss,
     const char *secret, const struct start_wait *w)
@@ -691,11 +693,12 @@ created_json(struct api_req *r, const struct store_session *ss,
 	snprintf(vnc, sizeof(vnc), strchr(a, ':') != NULL ? "[%s]:%u" :
 	    "%s:%u", a, w->port);
 	snprintf(novnc, sizeof(novnc), "/websockify?token=%s", w->token);
-	return json_pack("{s:s, s:s, s:I, s:s, s:I, s:s, s:s, s:s}", "id",
-	    ss->id, "recipient", ss->recipient, "dataset",
+	return json_pack("{s:s, s:s, s:I, s:s, s:I, s:s, s:s, s:s, s:b, s:s?}",
+	    "id", ss->id, "recipient", ss->recipient, "dataset",
 	    (json_int_t)ss->dataset, "state", "running", "expires",
 	    (json_int_t)ss->expires, "secret", secret, "vnc", vnc, "novnc",
-	    novnc);
+	    novnc, "tls", r->cfg->session_tls != 0, "user",
+	    r->cfg->session_tls ? ss->recipient : NULL);
 }
 
 /* The parent could not start it: it never ran, so the store's word is

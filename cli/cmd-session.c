@@ -69,8 +69,12 @@ print_created(json_t *s)
 	    str(s, "id"), str(s, "recipient"), (long long)json_integer_value(
 	    json_object_get(s, "dataset")), (long long)json_integer_value(
 	    json_object_get(s, "expires")));
-	printf("vnc     %s\nnovnc   %s\nsecret  %s   (shown once; it is not "
-	    "stored)\n", str(s, "vnc"), str(s, "novnc"), str(s, "secret"));
+	printf("vnc     %s\nnovnc   %s\n", str(s, "vnc"), str(s, "novnc"));
+	if (json_is_string(json_object_get(s, "user")))
+		printf("user    %s   (TLS: the user name for VNC and noVNC)\n",
+		    str(s, "user"));
+	printf("secret  %s   (shown once; it is not stored)\n",
+	    str(s, "secret"));
 }
 
 /* "123" -> 123 into body[key]; -1 (usage error) when not a number. */

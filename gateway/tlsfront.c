@@ -87,9 +87,10 @@ tf_drop(struct tlsfront *tf, uint32_t slot)
 	tf_send(tf, TIPC_CLOSED, &m, sizeof(m));
 }
 
-/* Logged in (or wss request read): ask the worker for the library. */
+/* Logged in: ask the worker for the library; or (wss, before any
+ * login) ask it to check the request's token and Origin. */
 static void
-tf_want(struct tlsfront *tf, uint32_t slot)
+tf_want(struct tlsfront *tf, uint32_t slot, int ws_request)
 {
 	struct vencrypt *c = tf->conn[slot].c;
 	struct tipc_want *m;
@@ -101,7 +102,7 @@ tf_want(struct tlsfront *tf, uint32_t slot)
 	m->slot = slot;
 	m->encrypted = (uint32_t)vencrypt_encrypted(c);
 	snprintf(m->user, sizeof(m->user), "%s", vencrypt_user(c));
-	if (tf->conn[slot].wss && (req = vencrypt_request(c)) == NULL) {
+	if (ws_request && (req = vencrypt_request(c)) == NULL) {
 		vencrypt_refuse(c, "bad websocket request", tf_clock());
 		return;
 	}
@@ -128,7 +129,7 @@ tf_event(struct tlsfront *tf, uint32_t slot, enum vencrypt_event ev)
 			tf_drop(tf, slot);
 			return;
 		}
-		tf_want(tf, slot);
+		tf_want(tf, slot, ev == VENCRYPT_WS_REQUEST);
 		if (tf->conn[slot].want)
 			return;		/* the worker answers */
 		ev = vencrypt_handle(c, tf_clock());
@@ -191,7 +192,7 @@ tf_answer_client(void *ctx, struct ipc_msg *msg)
 	uint64_t now = tf_clock();
 
 	memcpy(&m, msg->data, sizeof(m));
-	if (tf_slot(tf, m.slot, 0, 0) != 0 || m.mode > TIPC_MODE_WSS ||
+	if (tf_slot(tf, m.slot, 0, 0) != 0 || m.mode > TIPC_MODE_WS ||
 	    ipc_str_get(addr, sizeof(addr), m.addr, sizeof(m.addr)) != 0) {
 		tf->fatal = "bad client message from the worker";
 		close(msg->fd);
@@ -199,15 +200,31 @@ tf_answer_client(void *ctx, struct ipc_msg *msg)
 	}
 	if (tf_backed_off(tf, addr, now) ||
 	    vencrypt_alloc(&tf->conn[m.slot].c, msg->fd, addr,
-	    m.mode == TIPC_MODE_WSS ? VENCRYPT_MODE_WSS : VENCRYPT_MODE_RFB,
+	    m.mode == TIPC_MODE_WSS ? VENCRYPT_MODE_WSS :
+	    m.mode == TIPC_MODE_WS ? VENCRYPT_MODE_WS : VENCRYPT_MODE_RFB,
 	    &prm, now) != 0) {
 		close(msg->fd);
 		tf_drop(tf, m.slot);
 		return 0;
 	}
-	tf->conn[m.slot].wss = m.mode == TIPC_MODE_WSS;
+	tf->conn[m.slot].wss = m.mode != TIPC_MODE_RFB;	/* ws or wss */
 	tf_event(tf, m.slot, vencrypt_handle(tf->conn[m.slot].c, now));
 	return 0;
+}
+
+/* The worker's answer to our TIPC_WANT on a slot: the connection, its
+ * wait over; NULL (a violation) if we asked nothing there. */
+static struct vencrypt *
+tf_answered(struct tlsfront *tf, const struct ipc_msg *msg, uint32_t *slot)
+{
+	struct tipc_slot m;
+
+	memcpy(&m, msg->data, sizeof(m));
+	if (tf_slot(tf, m.slot, 1, 1) != 0)
+		return NULL;
+	tf->conn[m.slot].want = 0;
+	*slot = m.slot;
+	return tf->conn[m.slot].c;
 }
 
 /* TIPC_INNER: the library's end; relay from now on. */
@@ -215,22 +232,40 @@ static int
 tf_answer_inner(void *ctx, struct ipc_msg *msg)
 {
 	struct tlsfront *tf = ctx;
-	struct tipc_slot m;
 	struct vencrypt *c;
+	uint32_t slot;
 	uint64_t now = tf_clock();
 
-	memcpy(&m, msg->data, sizeof(m));
-	if (tf_slot(tf, m.slot, 1, 1) != 0) {
+	if ((c = tf_answered(tf, msg, &slot)) == NULL) {
 		close(msg->fd);
 		return -1;
 	}
-	c = tf->conn[m.slot].c;
-	tf->conn[m.slot].want = 0;
 	if (vencrypt_attach(c, msg->fd) != 0) {
 		close(msg->fd);
 		vencrypt_refuse(c, "the session's socket failed", now);
 	}
-	tf_event(tf, m.slot, vencrypt_handle(c, now));
+	tf_event(tf, slot, vencrypt_handle(c, now));
+	return 0;
+}
+
+/* TIPC_WS_OK: the wss request's token and Origin are good: answer the
+ * websocket handshake; the login runs inside it. */
+static int
+tf_answer_ws_ok(void *ctx, struct ipc_msg *msg)
+{
+	struct tlsfront *tf = ctx;
+	struct vencrypt *c;
+	uint32_t slot;
+	uint64_t now = tf_clock();
+
+	if ((c = tf_answered(tf, msg, &slot)) == NULL)
+		return -1;
+	if (!tf->conn[slot].wss) {
+		tf->fatal = "worker accepted a websocket request never sent";
+		return -1;
+	}
+	vencrypt_ws_accept(c, now);
+	tf_event(tf, slot, vencrypt_handle(c, now));
 	return 0;
 }
 
@@ -267,6 +302,7 @@ static const struct ipc_handler tf_permit[] = {
 	{ TIPC_CLIENT, tf_answer_client },
 	{ TIPC_INNER, tf_answer_inner },
 	{ TIPC_REFUSE, tf_answer_refuse },
+	{ TIPC_WS_OK, tf_answer_ws_ok },
 };
 
 /* One message from the worker; anything wrong ends us. */

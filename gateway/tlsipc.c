@@ -12,6 +12,7 @@ static const struct ipc_type tipc_types[] = {
 	{ TIPC_INNER, sizeof(struct tipc_slot), IPC_F_FD, "inner" },
 	{ TIPC_REFUSE, sizeof(struct tipc_refuse), 0, "refuse" },
 	{ TIPC_CLOSED, sizeof(struct tipc_slot), 0, "closed" },
+	{ TIPC_WS_OK, sizeof(struct tipc_slot), 0, "websocket ok" },
 };
 
 const struct ipc_proto tipc_proto = {

@@ -4,7 +4,8 @@
  *
  * The worker accepts every connection and sniffs it (gateway/vnc.c); a
  * connection that needs TLS (a native RFB client on a TLS listener, or a
- * TLS ClientHello for wss) is handed over, descriptor and all.  The tls
+ * TLS ClientHello for wss) or the credentials (a ws:// request where
+ * plain VNC is allowed beside TLS) is handed over, descriptor and all.  The tls
  * process (gateway/tlsfront.c) runs the RFB version + VeNCrypt + TLS +
  * Plain part (or terminates wss) and, once the user has logged in, asks
  * the worker for a plaintext way into LibVNCServer; the worker answers
@@ -22,6 +23,13 @@
  *   TIPC_INNER     worker  tipc_slot        the library's peer (plaintext)
  *   TIPC_REFUSE    worker  tipc_refuse      -
  *   TIPC_CLOSED    tls     tipc_slot        -
+ *   TIPC_WS_OK     worker  tipc_slot        -
+ *
+ * wss takes two TIPC_WANTs: the first (no user, the HTTP request) asks
+ * the worker to check the token and Origin before any login; TIPC_WS_OK
+ * (or TIPC_REFUSE) answers it, the slot stays pre-authentication, and
+ * the tls process runs the websocket and the VeNCrypt Plain login
+ * inside it; the second (the user, no request) asks for the library.
  *
  * A slot names one connection (0 .. VNC_MAX_FRONT-1), chosen by the
  * worker.  Each side checks every slot against its own table: a message
@@ -41,7 +49,8 @@ enum tipc_type {
 	TIPC_WANT,
 	TIPC_INNER,
 	TIPC_REFUSE,
-	TIPC_CLOSED
+	TIPC_CLOSED,
+	TIPC_WS_OK
 };
 
 #define TIPC_ADDR_MAX		64
@@ -50,7 +59,9 @@ enum tipc_type {
 #define TIPC_REASON_MAX		128
 #define TIPC_SLOTS		18	/* >= VNC_MAX_FRONT (checked in vnc.c) */
 
-enum tipc_mode { TIPC_MODE_RFB = 0, TIPC_MODE_WSS = 1 };
+/* WS: a plain ws:// request on a listener with TLS where plain VNC is
+ * allowed (loopback): the same login as wss, without the TLS. */
+enum tipc_mode { TIPC_MODE_RFB = 0, TIPC_MODE_WSS = 1, TIPC_MODE_WS = 2 };
 
 struct tipc_client {
 	uint32_t	 slot;
@@ -58,7 +69,8 @@ struct tipc_client {
 	char		 addr[TIPC_ADDR_MAX];	/* "ip:port", for the log */
 };
 
-/* Logged in (RFB) or TLS up and a whole HTTP request read (wss). */
+/* Logged in (user set), or wss: TLS up and a whole HTTP request read
+ * (request set, user ""). */
 struct tipc_want {
 	uint32_t	 slot;
 	uint32_t	 encrypted;		/* 0: plain VncAuth relayed */

@@ -22,6 +22,7 @@
 #include "common/buf.h"
 #include "gateway/slog.h"
 #include "gateway/vencrypt.h"
+#include "gateway/websocket.h"
 
 #define VC_IO_CHUNK		16384
 #define VC_PUMP_ROUNDS		32
@@ -37,6 +38,7 @@ enum vc_state {
 	VC_TLS,			/* handshaking */
 	VC_PLAIN,		/* waiting for user name and password */
 	VC_WS_REQUEST,		/* wss: waiting for the HTTP request */
+	VC_WS_CHECK,		/* wss: the worker checks token, Origin */
 	VC_WANT_INNER,		/* caller opens the library side */
 	VC_INNER_VERSION,	/* library side: its version */
 	VC_INNER_TYPES,
@@ -73,6 +75,10 @@ struct vencrypt {
 	uint64_t		 relayed_up;	/* bytes client -> library */
 	uint64_t		 relayed_down;	/* bytes library -> client */
 	uint64_t		 relay_t0;
+	int			 ws;		/* wss: RFB inside frames */
+	struct ws_decoder	 wsd;
+	struct wbuf		 wsin;		/* client frames, raw */
+	struct wbuf		 wsout;		/* frames to the client */
 };
 
 /* ---- small helpers -------------------------------------------------- */
@@ -233,15 +239,37 @@ vc_read_room(const struct vencrypt *c)
 	};
 
 	if (c->client_eof || c->state == VC_TLS_START || c->state == VC_TLS ||
-	    c->state >= VC_CLOSING)
+	    c->state == VC_WS_CHECK || c->state >= VC_CLOSING)
 		return 0;
+	if (c->ws)	/* frames: read while their payload has room */
+		return c->up.len < c->up.max ? c->wsin.max - c->wsin.len : 0;
 	if (c->tls == NULL && c->state <= VC_VC_SUBTYPE)
 		return msg[c->state] > c->up.len ? msg[c->state] - c->up.len : 0;
-	if (c->tls == NULL && c->state != VC_RELAY)
+	if (c->tls == NULL && c->state != VC_RELAY &&
+	    c->state != VC_WS_REQUEST)
 		return 0;	/* plain VncAuth: nothing before the relay */
 	if (c->up.len >= c->up.max)
 		return 0;
 	return c->up.max - c->up.len;
+}
+
+/* wss: unwrap the client's frames into up (pings answered). */
+static int
+vc_ws_in(struct vencrypt *c)
+{
+	enum ws_status st;
+	size_t used = 0;
+
+	if (!c->ws || c->wsin.len == 0 || c->client_eof)
+		return 0;
+	st = ws_decode(&c->wsd, c->wsin.d, c->wsin.len, &c->up, &c->wsout,
+	    &used);
+	vc_consume(&c->wsin, used);
+	if (st == WS_EBAD && c->state != VC_RELAY)
+		vc_log(c, "client_refused", c->wsd.why);
+	if (st != WS_OK)
+		c->client_eof = 1;	/* a close frame, or a bad one */
+	return used > 0 || st != WS_OK;
 }
 
 static int
@@ -249,15 +277,16 @@ vc_client_in(struct vencrypt *c)
 {
 	uint8_t b[VC_IO_CHUNK];
 	size_t room = vc_read_room(c), got;
-	int st;
+	int st, moved = vc_ws_in(c);
 
 	if (room == 0)
-		return 0;
+		return moved;
 	st = vc_cread(c, b, room < sizeof(b) ? room : sizeof(b), &got);
 	c->block_r = st;
 	if (st == TLS_OK) {
-		(void)wbuf_put(&c->up, b, got);
+		(void)wbuf_put(c->ws ? &c->wsin : &c->up, b, got);
 		explicit_bzero(b, got);
+		(void)vc_ws_in(c);
 		return 1;
 	}
 	if (st == TLS_EOF || st == TLS_ERROR) {
@@ -267,22 +296,48 @@ vc_client_in(struct vencrypt *c)
 			    tls_error(c->tls) : "connection error");
 		return 1;
 	}
-	return 0;
+	return moved;
+}
+
+/* wss: wrap what goes to the client in binary frames (whole frames
+ * only, so a pong may follow any of them). */
+static int
+vc_ws_frame(struct vencrypt *c)
+{
+	size_t n;
+	int moved = 0;
+
+	while (c->ws && c->down.len > 0 &&
+	    (n = ws_encode(c->down.d, c->down.len, &c->wsout)) > 0) {
+		if (c->state == VC_RELAY)
+			c->relayed_down += n;
+		vc_consume(&c->down, n);
+		moved = 1;
+	}
+	return moved;
+}
+
+/* Bytes still to go to the client. */
+static size_t
+vc_out_pending(const struct vencrypt *c)
+{
+	return c->down.len + c->wsout.len;
 }
 
 static int
 vc_client_out(struct vencrypt *c)
 {
+	struct wbuf *out = c->ws || c->wsout.len > 0 ? &c->wsout : &c->down;
 	size_t put;
-	int st;
+	int st, moved = vc_ws_frame(c);
 
-	if (c->down.len == 0 || c->state == VC_TLS || c->client_eof)
-		return 0;
-	st = vc_cwrite(c, c->down.d, c->down.len, &put);
+	if (out->len == 0 || c->state == VC_TLS || c->client_eof)
+		return moved;
+	st = vc_cwrite(c, out->d, out->len, &put);
 	c->block_w = st;
 	if (st == TLS_OK) {
-		vc_consume(&c->down, put);
-		if (c->state == VC_RELAY)
+		vc_consume(out, put);
+		if (c->state == VC_RELAY && out == &c->down)
 			c->relayed_down += put;
 		return 1;
 	}
@@ -290,7 +345,7 @@ vc_client_out(struct vencrypt *c)
 		c->client_eof = 1;
 		return 1;
 	}
-	return 0;
+	return moved;
 }
 
 /* ---- library side I/O ------------------------------------------------ */
@@ -347,6 +402,15 @@ vc_inner_out(struct vencrypt *c)
 
 /* ---- the client-facing handshake ----------------------------------- */
 
+/* VncAuth is offered where plain VNC is allowed, and never inside wss:
+ * its password would be the session's internal one, which nobody is
+ * given (noVNC prefers VncAuth when it is offered). */
+static int
+vc_plain_offered(const struct vencrypt *c)
+{
+	return c->prm.allow_plain && !c->ws;
+}
+
 /* "RFB 003.00x\n": 3.7 and 3.8 (VeNCrypt needs a security-type list). */
 static int
 vc_client_version(struct vencrypt *c, uint64_t now)
@@ -371,9 +435,9 @@ vc_client_version(struct vencrypt *c, uint64_t now)
 		return 1;
 	}
 	c->minor = minor >= 8 ? 8 : 7;
-	(void)wbuf_put_u8(&c->down, c->prm.allow_plain ? 2 : 1);
+	(void)wbuf_put_u8(&c->down, vc_plain_offered(c) ? 2 : 1);
 	(void)wbuf_put_u8(&c->down, RFB_SEC_VENCRYPT);
-	if (c->prm.allow_plain)
+	if (vc_plain_offered(c))
 		(void)wbuf_put_u8(&c->down, RFB_SEC_VNCAUTH);
 	c->state = VC_SECTYPE;
 	return 1;
@@ -391,7 +455,7 @@ vc_sectype(struct vencrypt *c, uint64_t now)
 		c->state = VC_VC_VERSION;
 		return VENCRYPT_CONTINUE;
 	}
-	if (t == RFB_SEC_VNCAUTH && c->prm.allow_plain) {
+	if (t == RFB_SEC_VNCAUTH && vc_plain_offered(c)) {
 		c->plain = 1;
 		c->state = VC_WANT_INNER;
 		return VENCRYPT_NEED_INNER;
@@ -416,8 +480,8 @@ vc_vc_version(struct vencrypt *c, uint64_t now)
 		c->close_at = now + VENCRYPT_CLOSE_US;
 		return;
 	}
-	(void)wbuf_put_u8(&c->down, 1);
-	vc_put_u32(&c->down, VENCRYPT_X509PLAIN);
+	(void)wbuf_put_u8(&c->down, 1);	/* inside wss, TLS is already up */
+	vc_put_u32(&c->down, c->ws ? VENCRYPT_PLAIN : VENCRYPT_X509PLAIN);
 	c->state = VC_VC_SUBTYPE;
 }
 
@@ -430,7 +494,11 @@ vc_vc_subtype(struct vencrypt *c, uint64_t now)
 	buf_init(&b, c->up.d, c->up.len);
 	(void)buf_get_u32(&b, &st);
 	vc_consume(&c->up, 4);
-	if (st != VENCRYPT_X509PLAIN) {
+	if (c->ws && st == VENCRYPT_PLAIN) {
+		c->state = VC_PLAIN;	/* Plain has no acknowledgement */
+		return;
+	}
+	if (c->ws || st != VENCRYPT_X509PLAIN) {
 		(void)wbuf_put_u8(&c->down, 0);
 		vc_log(c, "auth_fail", "VeNCrypt subtype not offered");
 		c->state = VC_CLOSING;
@@ -575,7 +643,7 @@ vc_ws_request(struct vencrypt *c)
 		return VENCRYPT_CONTINUE;
 	}
 	if (strstr(s, "\r\n\r\n") != NULL) {
-		c->state = VC_WANT_INNER;
+		c->state = VC_WS_CHECK;
 		return VENCRYPT_WS_REQUEST;
 	}
 	if (c->up.len >= VENCRYPT_REQUEST_MAX) {
@@ -752,11 +820,11 @@ vc_finished(struct vencrypt *c, uint64_t now)
 	if (c->state == VC_DEAD || c->client_eof)
 		return 1;	/* nobody to talk to (or relay for) */
 	if (c->state == VC_CLOSING)
-		return c->down.len == 0;
+		return vc_out_pending(c) == 0;
 	if (c->state == VC_RELAY && c->ifd < 0) {
 		if (c->close_at == 0)	/* a client that never reads */
 			c->close_at = now + VENCRYPT_CLOSE_US;
-		return c->down.len == 0;	/* flushed what it said */
+		return vc_out_pending(c) == 0;	/* flushed what it said */
 	}
 	if (c->state >= VC_INNER_VERSION && c->ifd < 0) {
 		vc_log(c, "client_refused", "the session closed the "
@@ -791,6 +859,7 @@ vc_timeout_reason(enum vc_state s)
 	case VC_PLAIN:		return "handshake timeout (user name and "
 				    "password)";
 	case VC_WS_REQUEST:	return "handshake timeout (websocket request)";
+	case VC_WS_CHECK:	return "handshake timeout (websocket check)";
 	default:		return "handshake timeout (session)";
 	}
 }
@@ -861,8 +930,12 @@ vencrypt_alloc(struct vencrypt **cp, int fd, const char *addr,
 	wbuf_init(&c->down, VENCRYPT_DOWN_MAX);
 	wbuf_init(&c->iin, 4096);
 	wbuf_init(&c->iout, 64);
+	wbuf_init(&c->wsin, VENCRYPT_UP_MAX);
+	wbuf_init(&c->wsout, VENCRYPT_WS_OUT_MAX);
 	if (mode == VENCRYPT_MODE_WSS)
 		c->state = VC_TLS_START;
+	else if (mode == VENCRYPT_MODE_WS)
+		c->state = VC_WS_REQUEST;	/* no TLS: the request first */
 	else {
 		c->state = VC_CLIENT_VERSION;
 		(void)wbuf_put(&c->down, "RFB 003.008\n", RFB_VERSION_LEN);
@@ -898,6 +971,8 @@ vencrypt_free(struct vencrypt *c)
 	wbuf_free(&c->down);
 	wbuf_free(&c->iin);
 	wbuf_free(&c->iout);
+	wbuf_free(&c->wsin);
+	wbuf_free(&c->wsout);
 	explicit_bzero(c, sizeof(*c));
 	free(c);
 }
@@ -914,7 +989,7 @@ vc_client_events(const struct vencrypt *c)
 		return c->block_r == TLS_WANT_WRITE ? POLLOUT : POLLIN;
 	if (vc_read_room(c) > 0)
 		ev |= c->block_r == TLS_WANT_WRITE ? POLLOUT : POLLIN;
-	if (c->down.len > 0 || c->state == VC_TLS_START)
+	if (vc_out_pending(c) > 0 || c->state == VC_TLS_START)
 		ev |= c->block_w == TLS_WANT_READ ? POLLIN : POLLOUT;
 	return ev;
 }
@@ -974,33 +1049,52 @@ vencrypt_tick(struct vencrypt *c, uint64_t now)
 int
 vencrypt_attach(struct vencrypt *c, int fd)
 {
-	struct wbuf *first = c->mode == VENCRYPT_MODE_WSS ? &c->up : &c->iout;
 	ssize_t n;
 
 	c->ifd = fd;
-	if (c->mode == VENCRYPT_MODE_WSS) {
-		/* token and Origin were checked by the caller */
-		c->state = VC_RELAY;
-		c->relay_t0 = c->prm.clock();
-	} else {
-		(void)wbuf_put(&c->iout, "RFB 003.008\n", RFB_VERSION_LEN);
-		c->state = VC_INNER_VERSION;
-	}
-	n = send(fd, first->d, first->len, MSG_DONTWAIT | MSG_NOSIGNAL);
-	if (n < 0 || (size_t)n != first->len) {
+	(void)wbuf_put(&c->iout, "RFB 003.008\n", RFB_VERSION_LEN);
+	c->state = VC_INNER_VERSION;
+	n = send(fd, c->iout.d, c->iout.len, MSG_DONTWAIT | MSG_NOSIGNAL);
+	if (n < 0 || (size_t)n != c->iout.len) {
 		c->ifd = -1;		/* still the caller's */
 		c->state = VC_WANT_INNER;
+		wbuf_reset(&c->iout);
 		return -1;
 	}
-	vc_consume(first, (size_t)n);
+	vc_consume(&c->iout, (size_t)n);
 	return 0;
+}
+
+void
+vencrypt_ws_accept(struct vencrypt *c, uint64_t now)
+{
+	static const char bad[] = "HTTP/1.1 400 Bad Request\r\n"
+	    "Connection: close\r\n\r\n";
+	char resp[WS_RESPONSE_MAX];
+	const char *req, *why = "bad websocket request";
+
+	if (c->state == VC_WS_CHECK && wbuf_cstr(&c->up, &req) == BUF_OK)
+		why = ws_response(req, resp, sizeof(resp));
+	vc_consume(&c->up, c->up.len);
+	if (why != NULL) {
+		vc_log(c, "client_refused", why);
+		(void)wbuf_put(&c->down, bad, sizeof(bad) - 1);
+		c->state = VC_CLOSING;
+		c->close_at = now + VENCRYPT_CLOSE_US;
+		return;
+	}
+	(void)wbuf_put(&c->wsout, resp, strlen(resp));
+	c->ws = 1;
+	c->state = VC_CLIENT_VERSION;	/* RFB, in frames from now on */
+	(void)wbuf_put(&c->down, "RFB 003.008\n", RFB_VERSION_LEN);
 }
 
 void
 vencrypt_refuse(struct vencrypt *c, const char *reason, uint64_t now)
 {
 	vc_log(c, "client_refused", reason);
-	if (c->mode == VENCRYPT_MODE_RFB && !c->plain && c->ifd < 0)
+	if ((c->mode == VENCRYPT_MODE_RFB || c->ws) && !c->plain &&
+	    c->ifd < 0)
 		vc_fail(c, reason, now);	/* SecurityResult + reason */
 	else
 		c->state = VC_DEAD;
@@ -1011,7 +1105,7 @@ vencrypt_request(struct vencrypt *c)
 {
 	const char *s;
 
-	if (wbuf_cstr(&c->up, &s) != BUF_OK)
+	if (c->state != VC_WS_CHECK || wbuf_cstr(&c->up, &s) != BUF_OK)
 		return NULL;
 	return (char *)c->up.d;
 }

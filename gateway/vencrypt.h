@@ -15,10 +15,13 @@
  * forwards the library's verdict (a busy session, say) as the
  * SecurityResult, and from then on relays bytes both ways (ClientInit,
  * ServerInit and everything after pass through untouched).  For wss
- * (noVNC over https) the door terminates TLS, reads the HTTP request so
- * that the caller can check the token and Origin, and relays the
- * plaintext websocket to the library, which does the websocket part.
- * A client that picks VncAuth where plain VNC is off gets a
+ * (noVNC over https) the door terminates TLS and reads the HTTP request
+ * so that the caller can check the token and Origin; once it has, the
+ * door answers the websocket handshake itself (gateway/websocket.h) and
+ * runs the same RFB start inside the frames, with VeNCrypt subtype Plain
+ * (256: the TLS is the wss connection's) — so noVNC logs in with the
+ * same user name and password as a native client, and the library sees
+ * plain RFB.  A client that picks VncAuth where plain VNC is off gets a
  * SecurityResult failure with the reason, and the attempt is logged.
  * Trust: unprivileged; everything the client sends is untrusted.
  */
@@ -43,23 +46,28 @@
 #define VENCRYPT_UP_MAX		(64 * 1024)	/* client -> server buffer */
 #define VENCRYPT_DOWN_MAX	(256 * 1024)	/* server -> client buffer */
 #define VENCRYPT_REQUEST_MAX	4096	/* a wss HTTP request */
+#define VENCRYPT_WS_OUT_MAX	(128 * 1024)	/* frames to a wss client */
 
 #define RFB_SEC_NONE		1
 #define RFB_SEC_VNCAUTH		2
 #define RFB_SEC_VENCRYPT	19
+#define VENCRYPT_PLAIN		256	/* only inside wss (TLS below) */
 #define VENCRYPT_X509PLAIN	262
 #define VENCRYPT_TLSPLAIN	259	/* anonymous TLS: never offered */
 
 enum vencrypt_mode {
 	VENCRYPT_MODE_RFB,	/* a native client: we speak RFB first */
-	VENCRYPT_MODE_WSS	/* a TLS ClientHello: https + websocket */
+	VENCRYPT_MODE_WSS,	/* a TLS ClientHello: https + websocket */
+	VENCRYPT_MODE_WS	/* ws:// where plain VNC is allowed: the
+				   same as wss without the TLS */
 };
 
 /* What the caller must do after vencrypt_handle/vencrypt_tick. */
 enum vencrypt_event {
 	VENCRYPT_CONTINUE = 0,
 	VENCRYPT_NEED_INNER,	/* authenticated: open the library side */
-	VENCRYPT_WS_REQUEST,	/* check vencrypt_request(), then attach */
+	VENCRYPT_WS_REQUEST,	/* check vencrypt_request(), then
+				   vencrypt_ws_accept (or refuse) */
 	VENCRYPT_CLOSED		/* done (logged): vencrypt_free it */
 };
 
@@ -96,10 +104,12 @@ enum vencrypt_event vencrypt_handle(struct vencrypt *c, uint64_t now);
 enum vencrypt_event vencrypt_tick(struct vencrypt *c, uint64_t now);
 uint64_t vencrypt_deadline(const struct vencrypt *c);
 
+/* The wss request passed the caller's checks: answer 101 and start RFB
+ * inside the websocket (or refuse with 400 if it is not one we serve). */
+void	 vencrypt_ws_accept(struct vencrypt *c, uint64_t now);
 /* The library's end is fd's peer.  Writes the first bytes (our RFB
- * version, or the wss request) at once, so that LibVNCServer's
- * websocket sniff finds them without waiting: call it *before*
- * rfbNewClient.  Returns 0 (fd is ours now), or -1 (fd stays the
+ * version) at once, so that LibVNCServer's websocket sniff finds them
+ * without waiting: call it *before* rfbNewClient.  Returns 0 (fd is ours now), or -1 (fd stays the
  * caller's; refuse the connection). */
 int	 vencrypt_attach(struct vencrypt *c, int fd);
 /* Refuse (logged with reason; a native client that logged in gets it

@@ -40,6 +40,7 @@
 #include "gateway/slog.h"
 #include "gateway/tlsipc.h"
 #include "gateway/vnc.h"
+#include "gateway/websocket.h"
 #include "gateway/vncscreen.h"
 
 #define VNC_ACCEPT_BATCH	64	/* accepts per wake-up */
@@ -68,7 +69,8 @@ enum vnc_front_state {
 struct vnc_front {
 	enum vnc_front_state	 state;
 	int			 ifd;		/* FRONT_INNER: the library's end */
-	int			 wss;
+	int			 wss;		/* a TLS ClientHello: wss */
+	int			 ws_ok;		/* its token and Origin passed */
 	int			 encrypted;
 	char			 addr[64];
 	char			 user[CREDS_USER_MAX + 1];
@@ -88,6 +90,7 @@ struct vnc {
 	const char		*handing_addr;	/* set around rfbNewClient */
 	const char		*handing_user;	/* ... VeNCrypt user or NULL */
 	int			 handing_tls;
+	int			 handing_ws;
 	const struct preauth_addr *handing_src;	/* ... its address */
 	uint32_t		 handing_pa;	/* ... pre-auth id, 0 once taken */
 	struct preauth		*pa;		/* pre-auth table, back-off */
@@ -439,35 +442,6 @@ vnc_path_has_token(const char *path, const char *token)
 	return 0;
 }
 
-/* Copy header `name`'s value (trimmed) out of a complete HTTP request. */
-static int
-vnc_header(const char *req, const char *name, char *out, size_t size)
-{
-	const char *line = strstr(req, "\r\n"), *v, *e;
-	size_t nlen = strlen(name);
-
-	while (line != NULL && line[2] != '\r') {
-		line += 2;
-		e = strstr(line, "\r\n");
-		if (e == NULL)
-			return 0;
-		if ((size_t)(e - line) > nlen && line[nlen] == ':' &&
-		    strncasecmp(line, name, nlen) == 0) {
-			for (v = line + nlen + 1; *v == ' ' || *v == '\t'; v++)
-				;
-			while (e > v && (e[-1] == ' ' || e[-1] == '\t'))
-				e--;
-			if ((size_t)(e - v) >= size)
-				return 0;
-			memcpy(out, v, (size_t)(e - v));
-			out[e - v] = '\0';
-			return 1;
-		}
-		line = e;
-	}
-	return 0;
-}
-
 /* Origin allowed: listed exactly, or (no list) naming the host the
  * request was sent to, so another web site cannot drive the session. */
 static int
@@ -504,10 +478,10 @@ vnc_ws_check(const struct vnc *v, char *req)
 	path[plen] = '\0';
 	if (!vnc_path_has_token(path, v->prm.ws_token))
 		return "websocket token missing or wrong";
-	if (!vnc_header(req, "Host", host, sizeof(host)))
+	if (!ws_header(req, "Host", host, sizeof(host)))
 		host[0] = '\0';
-	if (!vnc_header(req, "Origin", origin, sizeof(origin)) &&
-	    !vnc_header(req, "Sec-WebSocket-Origin", origin, sizeof(origin)))
+	if (!ws_header(req, "Origin", origin, sizeof(origin)) &&
+	    !ws_header(req, "Sec-WebSocket-Origin", origin, sizeof(origin)))
 		return "websocket origin missing";
 	if (!vnc_origin_ok(v, origin, host))
 		return "websocket origin not allowed";
@@ -538,13 +512,16 @@ vnc_handover(struct vnc *v, struct vnc_door *d)
 /* ---- the TLS front door: handed to the tls process -------------------- */
 
 /*
- * A connection that must speak TLS goes, descriptor and all, to the tls
+ * A connection that must speak TLS (or, a ws:// request on a TLS session
+ * where plain VNC is allowed, log in with the credentials) goes,
+ * descriptor and all, to the tls
  * process (gateway/tlsfront.c, the protocol in gateway/tlsipc.h), which
  * holds the key and the credentials; this process never does.  It asks
- * back once the user has logged in (or a wss request is complete); we
- * check what only we know (a role free, the websocket token and Origin)
- * and answer with one end of a socketpair whose other end the library
- * serves.  Its send buffer holds a whole raw frame, so the library
+ * back when a wss request is complete (we check the token and Origin,
+ * before any login) and once the user has logged in (we check that a
+ * role is free) and answer with one end of a socketpair whose other end
+ * the library serves: plain RFB, also for wss (the tls process does the
+ * websocket).  Its send buffer holds a whole raw frame, so the library
  * rarely waits on the relay.
  */
 _Static_assert(VNC_MAX_FRONT <= TIPC_SLOTS, "one tls slot per front entry");
@@ -584,6 +561,7 @@ vnc_front_take(struct vnc *v, struct vnc_door *d, enum tipc_mode mode)
 		return;
 	}
 	v->front[i].state = FRONT_TLS;
+	v->front[i].wss = mode != TIPC_MODE_RFB;	/* ws or wss */
 	snprintf(v->front[i].addr, sizeof(v->front[i].addr), "%s", d->addr);
 	v->front[i].src = d->src;
 	v->front[i].preauth_id = d->preauth_id;	/* still pre-auth there */
@@ -636,7 +614,29 @@ vnc_front_inner(struct vnc *v, uint32_t slot)
 	return NULL;
 }
 
-/* TIPC_WANT: a client logged in (or sent a whole wss request). */
+/* A wss request, before any login: its token and Origin.  The slot
+ * stays pre-authentication (and evictable) while the user logs in. */
+static void
+vnc_front_ws_check(struct vnc *v, uint32_t slot, char *req)
+{
+	struct tipc_slot m = { slot };
+	const char *why;
+
+	why = strncmp(req, "GET ", 4) != 0 ? "not a websocket request" :
+	    vnc_ws_check(v, req);
+	if (why != NULL) {
+		vnc_front_refuse(v, slot, why);
+		return;
+	}
+	v->front[slot].ws_ok = 1;
+	if (ipc_send(v->prm.tls_ipc, &tipc_proto, TIPC_WS_OK, &m, sizeof(m),
+	    -1) != IPC_OK)
+		vnc_tls_fatal(v, "cannot reach the tls process");
+}
+
+/* TIPC_WANT: a client logged in, or (wss) sent a whole request.  A wss
+ * login without a checked request, or a request twice, or one from a
+ * native client, is a violation. */
 static int
 vnc_answer_want(void *ctx, struct ipc_msg *msg)
 {
@@ -644,7 +644,6 @@ vnc_answer_want(void *ctx, struct ipc_msg *msg)
 	static struct tipc_want m;	/* 4 KiB: not on the stack */
 	struct vnc_front *f;
 	const char *why = NULL;
-	char *req;
 
 	memcpy(&m, msg->data, sizeof(m));
 	if (m.slot < VNC_MAX_FRONT && v->front[m.slot].state == FRONT_EVICTED)
@@ -655,19 +654,22 @@ vnc_answer_want(void *ctx, struct ipc_msg *msg)
 	    strlen(m.user) > CREDS_USER_MAX)
 		return -1;
 	f = &v->front[m.slot];
+	if (m.request[0] != '\0') {
+		if (!f->wss || f->ws_ok || m.user[0] != '\0')
+			return -1;
+		vnc_front_ws_check(v, m.slot, m.request);
+		explicit_bzero(&m, sizeof(m));
+		return 0;
+	}
+	if (f->wss && (!f->ws_ok || m.user[0] == '\0'))
+		return -1;
 	memcpy(f->user, m.user, strlen(m.user) + 1);
 	if (f->user[0] != '\0') {	/* logged in at the front door */
 		preauth_release(v->pa, f->preauth_id);
 		f->preauth_id = 0;
-	}			/* else wss or VncAuth: the library's peer counts */
+	}			/* else VncAuth: the library's peer counts */
 	f->encrypted = m.encrypted != 0;
-	req = m.request;
-	f->wss = req[0] != '\0';
-	if (f->wss && strncmp(req, "GET ", 4) != 0)
-		why = "not a websocket request";
-	else if (f->wss)
-		why = vnc_ws_check(v, req);
-	if (why == NULL && !vnc_role_free(v))
+	if (!vnc_role_free(v))
 		why = "session busy";
 	if (why == NULL)
 		why = vnc_front_inner(v, m.slot);
@@ -752,13 +754,14 @@ vnc_front_attach(struct vnc *v, struct vnc_front *f)
 	v->handing_addr = f->addr;
 	v->handing_user = f->user;
 	v->handing_tls = f->encrypted;
+	v->handing_ws = f->wss;
 	v->handing_src = &f->src;
 	v->handing_pa = f->preauth_id;	/* wss, VncAuth: still pre-auth */
 	f->preauth_id = 0;
 	(void)rfbNewClient(v->screen, fd);	/* closes fd on refusal */
 	preauth_release(v->pa, v->handing_pa);	/* if refused */
 	v->handing_addr = v->handing_user = NULL;
-	v->handing_tls = 0;
+	v->handing_tls = v->handing_ws = 0;
 	v->handing_src = NULL;
 	v->handing_pa = 0;
 }
@@ -834,7 +837,10 @@ vnc_door_check(struct vnc *v, struct vnc_door *d, uint64_t now)
 	} else if (!v->prm.allow_plain)
 		why = "websocket without TLS refused on this listener (use wss)";
 	else if ((why = vnc_ws_check(v, buf)) == NULL) {
-		vnc_handover(v, d);
+		if (v->prm.tls_ipc >= 0)	/* the same login as wss */
+			vnc_front_take(v, d, TIPC_MODE_WS);
+		else
+			vnc_handover(v, d);
 		return;
 	}
 	vnc_refused(v, d->addr, why);
@@ -923,7 +929,7 @@ vnc_new_client(rfbClientPtr cl)
 	}
 	p->cl = cl;
 	snprintf(p->addr, sizeof(p->addr), "%s", addr);
-	p->websocket = cl->wsctx != NULL;
+	p->websocket = cl->wsctx != NULL || v->handing_ws;
 	p->tls = v->handing_tls;
 	if (v->handing_user != NULL)
 		snprintf(p->user, sizeof(p->user), "%s", v->handing_user);

@@ -12,8 +12,10 @@ and document.execCommand('copy'), so a test can show the page's copies never
 reach the VNC client.  The main page at /?probe=PORT also fetch()es the
 backend and 127.0.0.1:PORT and reports each outcome (type "probe"), for
 the browser jail's test.  --novnc DIR also serves noVNC's files under /novnc/
-and a page, /novnc-test?url=WS-URL&password=PW, on which noVNC connects to
-the gateway and reports how that went (events of type "novnc").  /cursor
+and a page, /novnc-test?url=WS-URL&password=PW[&username=U][&frame=1], on
+which noVNC connects to the gateway and reports how that went (events of
+type "novnc"; with frame=1 also the canvas as a PNG data URL, state
+"frame", 2.5 s after connecting).  /cursor
 streams the file given by --cursor-file through CSS cursor images (a
 hostile page; see CURSOR_PAGE).  Under /x/
 it serves the kiosk-escape page and its targets (tests/gateway/escape.py;
@@ -257,9 +259,11 @@ rec({type: 'load', url: location.href, w: innerWidth, h: innerHeight});
 """
 
 
-# /novnc-test?url=WS-URL&password=PW: noVNC's RFB object (served from
-# --novnc) connects to the gateway and reports connect, disconnect, security
-# failures and, once connected, a framebuffer pixel from the banner.
+# /novnc-test?url=WS-URL&password=PW[&username=U][&frame=1]: noVNC's RFB
+# object (served from --novnc) connects to the gateway (VncAuth, or
+# VeNCrypt Plain when a user name is given) and reports connect,
+# disconnect, security failures and, once connected, a framebuffer pixel
+# from the banner (and with frame=1 the whole canvas once, as a PNG).
 NOVNC_TEST_PAGE = """<!doctype html>
 <html><head><meta charset="utf-8"><title>cdsgate noVNC test</title></head>
 <body style="margin:0"><div id="screen" style="width:1280px;height:800px"></div>
@@ -280,12 +284,14 @@ let rfb = null, tries = 0;
 report({state: 'start', url: url.replace(/token=[^&]*/, 'token=...')});
 try {
   rfb = new RFB(document.getElementById('screen'), url,
-                {credentials: {password: q.get('password') || ''}});
+                {credentials: {password: q.get('password') || '',
+                               username: q.get('username') || undefined}});
 } catch (e) { report({state: 'error', err: String(e)}); }
 function sample() {
   const c = document.querySelector('#screen canvas');
   const d = c.getContext('2d').getImageData(640, 80, 1, 1).data;
   report({state: 'pixel', x: 640, y: 80, rgb: [d[0], d[1], d[2]], w: c.width, h: c.height});
+  if (tries == 4 && q.get('frame')) report({state: 'frame', png: c.toDataURL('image/png')});
   if (++tries < 10) setTimeout(sample, 500);
 }
 if (rfb) {

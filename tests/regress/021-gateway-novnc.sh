@@ -39,39 +39,6 @@ trap cleanup EXIT
 EV=$TMP/events.jsonl
 LOG=$TMP/session.log
 
-# novnc_state SINCE SECONDS: wait for the viewer's verdict after event SINCE:
-# prints "connected R,G,B" once a frame pixel arrived, or "refused STATE".
-novnc_state() {
-	python3 - "$EV" "$1" "$2" <<'PY'
-import json, sys, time
-path, since, end = sys.argv[1], int(sys.argv[2]), time.time() + float(sys.argv[3])
-while time.time() < end:
-    evs = []
-    for line in open(path, encoding='utf-8'):
-        try:
-            e = json.loads(line)
-        except ValueError:
-            continue
-        if e.get('n', 0) > since and e.get('type') == 'novnc':
-            evs.append(e)
-    states = [e['state'] for e in evs]
-    for e in evs:
-        if e['state'] == 'error':
-            print('# viewer error: %s' % e.get('err'))
-    if 'connected' in states:
-        px = [e for e in evs if e['state'] == 'pixel']
-        if px and px[-1]['rgb'] != [0, 0, 0]:
-            print('connected %s' % ','.join(map(str, px[-1]['rgb'])))
-            sys.exit(0)
-    for s in ('securityfailure', 'disconnected', 'error'):
-        if s in states:
-            print('refused %s' % s)
-            sys.exit(0)
-    time.sleep(0.2)
-print('timeout %s' % ' '.join(sorted(set(states))))
-PY
-}
-
 # viewer ORIGIN-HOST WS-URL: headless Chromium on the noVNC test page,
 # as $VIEWER_USER with Chromium's own sandbox (never switched off).
 viewer() {
@@ -92,7 +59,7 @@ try() {
 	local m r
 	m=$(python3 -c 'import json,sys; print(max([json.loads(l).get("n",0) for l in open(sys.argv[1])] or [0]))' "$EV")
 	viewer "$2" "$3"
-	r=$(novnc_state "$m" 20)
+	r=$(novnc_verdict "$EV" "$m" 20)
 	stop_pid "$VIEWER_PID"
 	VIEWER_PID=
 	echo "$r"

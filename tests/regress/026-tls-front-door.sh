@@ -619,7 +619,7 @@ GW_PID=
 
 # novnc_wss: noVNC (the Debian package, served by the backend) in headless
 # Chromium as $VIEWER_USER with its sandbox on, connecting over wss:// with
-# the token.  Chromium trusts exactly our test certificate (its SPKI pinned
+# the token and logging in as alice (VeNCrypt Plain inside the websocket).  Chromium trusts exactly our test certificate (its SPKI pinned
 # with --ignore-certificate-errors-spki-list), nothing else.
 novnc_wss() {
 	local u=${VIEWER_USER:-nobody} spki url m prof=$PROFILE/p
@@ -631,7 +631,7 @@ novnc_wss() {
 	spki=$(openssl x509 -in "$TMP/cert.pem" -pubkey -noout |
 		openssl pkey -pubin -outform der | openssl dgst -sha256 -binary | base64)
 	url="$BORIGIN/novnc-test?url=$(python3 -c 'import sys, urllib.parse
-print(urllib.parse.quote(sys.argv[1], safe=""))' "wss://$HOST:$PORT/?token=$TOK")&password=$(cat "$TMP/pw")"
+print(urllib.parse.quote(sys.argv[1], safe=""))' "wss://$HOST:$PORT/?token=$TOK")&username=alice&password=$APW"
 	mkdir -p "$prof" && chown "$u" "$prof" && chmod 755 "$PROFILE"
 	m=$(t mark "$EV")
 	setpriv --reuid="$u" --regid="$(id -g "$u")" --clear-groups \
@@ -641,7 +641,7 @@ print(urllib.parse.quote(sys.argv[1], safe=""))' "wss://$HOST:$PORT/?token=$TOK"
 		--ignore-certificate-errors-spki-list="$spki" --window-size=1300,900 \
 		"$url" > "$TMP/novnc.out" 2>&1 &
 	VV_PID=$!
-	check "noVNC in Chromium over wss:// (token, allowed Origin) shows the page" \
+	check "noVNC in Chromium over wss:// (token, allowed Origin, alice's password) shows the page" \
 		t novnc "$EV" "$m" 30
 	check "... logged as a websocket connect over TLS" \
 		t log "$LOG2" connect websocket=True tls=True

@@ -151,6 +151,51 @@ sys.exit(0 if good / n >= 0.9 else 1)
 PY
 }
 
+# novnc_verdict EVENTS SINCE SECONDS [PNG]: the verdict of noVNC's test
+# page (tests/gateway/backend.py, /novnc-test) after event SINCE: prints
+# "connected R,G,B" once a frame pixel that is not black arrived (with PNG:
+# once the page's whole canvas arrived too, written there), "refused
+# STATE REASON" (security failure, credentials asked for, disconnected
+# before connecting, an error), or "timeout STATES...".
+novnc_verdict() {
+	python3 - "$@" <<'PY'
+import base64, json, sys, time
+path, since, end = sys.argv[1], int(sys.argv[2]), time.time() + float(sys.argv[3])
+png = sys.argv[4] if len(sys.argv) > 4 else None
+evs, gone = [], None
+while time.time() < end:
+    evs = []
+    for line in open(path, encoding='utf-8'):
+        try:
+            e = json.loads(line)
+        except ValueError:
+            continue
+        if e.get('n', 0) > since and e.get('type') == 'novnc':
+            evs.append(e)
+    states = [e['state'] for e in evs]
+    px = [e for e in evs if e['state'] == 'pixel' and e['rgb'] != [0, 0, 0]]
+    frame = [e for e in evs if e['state'] == 'frame']
+    if 'connected' in states and px and (png is None or frame):
+        if png:
+            open(png, 'wb').write(base64.b64decode(frame[0]['png'].split(',', 1)[1]))
+        print('connected %s' % ','.join(map(str, px[-1]['rgb'])))
+        sys.exit(0)
+    for e in evs:
+        if e['state'] in ('securityfailure', 'credentialsrequired', 'error'):
+            print('refused %s %s' % (e['state'], e.get('reason') or e.get('err') or ''))
+            sys.exit(0)
+    # The page reports each event with its own request: a security failure
+    # may arrive after the disconnect that follows it.
+    if 'disconnected' in states and 'connected' not in states:
+        gone = gone or time.time()
+        if time.time() - gone > 1.5:
+            print('refused disconnected')
+            sys.exit(0)
+    time.sleep(0.2)
+print('timeout %s' % ' '.join(sorted(set(e['state'] for e in evs))))
+PY
+}
+
 # serve_require: skip the scenario unless `cdsgated serve` can run here
 # (root, its users, the tools the scenarios drive it with).
 serve_require() {

@@ -5,7 +5,9 @@
  * VeNCrypt bytes, the TLS handshake, Plain with right and wrong
  * passwords, the VncAuth answer to the library, a 1 MB relay both ways
  * through the bounded buffers, and that garbage at any step closes the
- * connection instead of crashing.
+ * connection instead of crashing.  The websocket path (ws mode: the same
+ * as wss without the TLS) logs in with VeNCrypt Plain inside the frames
+ * and relays through them.
  */
 #include "config.h"
 
@@ -84,10 +86,11 @@ struct door {
 	SSL			*ssl;
 };
 
-/* A connection from addr, failed logins counted in pa (or not: NULL). */
+/* A connection from addr in mode, failed logins counted in pa (or not:
+ * NULL). */
 static void
-door_open_from(struct door *d, int allow_plain, const char *addr,
-    struct preauth *pa)
+door_open_mode(struct door *d, int allow_plain, const char *addr,
+    struct preauth *pa, enum vencrypt_mode mode)
 {
 	struct vencrypt_params prm = { .tls = tls, .creds = creds,
 	    .inner_password = "innerpw", .allow_plain = allow_plain,
@@ -98,7 +101,14 @@ door_open_from(struct door *d, int allow_plain, const char *addr,
 	d->lfd = -1;
 	socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, sv);
 	d->cfd = sv[0];
-	vencrypt_alloc(&d->c, sv[1], addr, VENCRYPT_MODE_RFB, &prm, clk());
+	vencrypt_alloc(&d->c, sv[1], addr, mode, &prm, clk());
+}
+
+static void
+door_open_from(struct door *d, int allow_plain, const char *addr,
+    struct preauth *pa)
+{
+	door_open_mode(d, allow_plain, addr, pa, VENCRYPT_MODE_RFB);
 }
 
 static void
@@ -253,17 +263,25 @@ out:
 	return r;
 }
 
-static int
-plain(struct door *d, const char *user, const char *pw)
+/* VeNCrypt Plain's message into m[300]; its length. */
+static size_t
+plain_msg(uint8_t *m, const char *user, const char *pw)
 {
-	uint8_t m[300];
 	uint32_t ul = htonl((uint32_t)strlen(user)), pl = htonl((uint32_t)strlen(pw));
 
 	memcpy(m, &ul, 4);
 	memcpy(m + 4, &pl, 4);
 	memcpy(m + 8, user, strlen(user));
 	memcpy(m + 8 + strlen(user), pw, strlen(pw));
-	return put(d, d->cfd, m, 8 + strlen(user) + strlen(pw));
+	return 8 + strlen(user) + strlen(pw);
+}
+
+static int
+plain(struct door *d, const char *user, const char *pw)
+{
+	uint8_t m[300];
+
+	return put(d, d->cfd, m, plain_msg(m, user, pw));
 }
 
 /* The library's side after NEED_INNER: version, VncAuth, result 0. */
@@ -443,6 +461,148 @@ test_garbage(void)
 	    "connections closed cleanly", closed, runs);
 }
 
+/* ---- the websocket path ---------------------------------------------- */
+
+/* One masked binary frame from the client. */
+static int
+ws_put(struct door *d, const void *p, size_t n)
+{
+	static uint8_t f[20000];
+	const uint8_t m[4] = { 1, 2, 3, 4 };
+	size_t h = 2, i;
+
+	f[0] = 0x82;
+	if (n < 126)
+		f[1] = 0x80 | (uint8_t)n;
+	else {
+		f[1] = 0x80 | 126;
+		f[2] = (uint8_t)(n >> 8);
+		f[3] = (uint8_t)n;
+		h = 4;
+	}
+	memcpy(f + h, m, 4);
+	for (i = 0; i < n; i++)
+		f[h + 4 + i] = ((const uint8_t *)p)[i] ^ m[i & 3];
+	return put(d, d->cfd, f, h + 4 + n);
+}
+
+/* n payload bytes from the door's frames (however it cut them). */
+static int
+ws_get(struct door *d, uint8_t *out, size_t n)
+{
+	static size_t left;	/* payload of the current frame not read */
+	uint8_t h[8];
+	size_t k;
+
+	while (n > 0) {
+		if (left == 0) {
+			if (get(d, d->cfd, h, 2) || h[0] != 0x82 || (h[1] & 0x80))
+				return -1;
+			left = h[1] & 0x7f;
+			if (left == 126) {
+				if (get(d, d->cfd, h, 2))
+					return -1;
+				left = (size_t)h[0] << 8 | h[1];
+			}
+			continue;
+		}
+		k = n < left ? n : left;
+		if (get(d, d->cfd, out, k))
+			return -1;
+		out += k;
+		n -= k;
+		left -= k;
+	}
+	return 0;
+}
+
+/* ws mode up to the VeNCrypt Plain message: the request, the worker's
+ * check (here: accepted), the 101, version, types, VeNCrypt, subtype. */
+static int
+ws_to_plain(struct door *d, int allow_plain)
+{
+	static const char req[] = "GET /websockify?token=t HTTP/1.1\r\n"
+	    "Host: h\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+	    "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
+	    "Sec-WebSocket-Version: 13\r\nOrigin: http://h\r\n\r\n";
+	char resp[512] = "";
+	uint8_t b[16];
+	size_t n = 0;
+
+	door_open_mode(d, allow_plain, "test", NULL, VENCRYPT_MODE_WS);
+	if (put(d, d->cfd, req, sizeof(req) - 1) || (spin(d), 0) ||
+	    d->ev != VENCRYPT_WS_REQUEST || vencrypt_request(d->c) == NULL ||
+	    strncmp(vencrypt_request(d->c), "GET /websockify", 15) != 0)
+		return 0;
+	d->ev = VENCRYPT_CONTINUE;
+	vencrypt_ws_accept(d->c, clk());
+	while (n < sizeof(resp) - 1 && strstr(resp, "\r\n\r\n") == NULL &&
+	    get(d, d->cfd, resp + n, 1) == 0)
+		n++;
+	if (strstr(resp, "HTTP/1.1 101 ") != resp || strstr(resp,
+	    "Sec-WebSocket-Accept: s3pPLMBiTxaQ9kYGzzhZRbK+xOo=") == NULL)
+		return 0;
+	return ws_get(d, b, 12) == 0 && memcmp(b, "RFB 003.008\n", 12) == 0 &&
+	    ws_put(d, "RFB 003.008\n", 12) == 0 && ws_get(d, b, 2) == 0 &&
+	    b[0] == 1 && b[1] == 19 && ws_put(d, "\x13", 1) == 0 &&
+	    ws_get(d, b, 2) == 0 && b[0] == 0 && b[1] == 2 &&
+	    ws_put(d, "\0\2", 2) == 0 && ws_get(d, b, 6) == 0 && b[0] == 0 &&
+	    b[1] == 1 && memcmp(b + 2, "\0\0\1\0", 4) == 0 &&
+	    ws_put(d, "\0\0\1\0", 4) == 0;
+}
+
+/* VeNCrypt Plain inside one frame. */
+static int
+ws_plain(struct door *d, const char *user, const char *pw)
+{
+	uint8_t m[300];
+
+	return ws_put(d, m, plain_msg(m, user, pw));
+}
+
+static void
+test_websocket(void)
+{
+	static uint8_t big[100000], back[100000];
+	struct door d;
+	uint8_t r[64];
+	size_t i, k;
+	int ok = 1;
+
+	tap_ok(ws_to_plain(&d, 1), "ws: request, 101, then RFB in frames: "
+	    "VeNCrypt only (no VncAuth, plain allowed or not), subtype Plain");
+	tap_ok(ws_plain(&d, "alice", "pw1") == 0 && (get(&d, d.cfd, r, 0), 1) &&
+	    d.ev == VENCRYPT_NEED_INNER, "ws: the right password asks for "
+	    "the library side");
+	tap_ok(fake_library(&d) == 0 && ws_get(&d, r, 4) == 0 &&
+	    memcmp(r, "\0\0\0\0", 4) == 0, "ws: the library gets the internal "
+	    "password, the client SecurityResult OK in a frame");
+	for (i = 0; i < sizeof(big); i++)
+		big[i] = (uint8_t)(i * 13 + 1);
+	tap_ok(put(&d, d.lfd, big, sizeof(big)) == 0 &&
+	    ws_get(&d, back, sizeof(big)) == 0 &&
+	    memcmp(big, back, sizeof(big)) == 0,
+	    "ws: 100 kB library -> client arrive intact in frames");
+	for (i = 0; i < sizeof(big) && ok; i += k) {
+		k = sizeof(big) - i < 9000 ? sizeof(big) - i : 9000;
+		ok = ws_put(&d, big + i, k) == 0 &&
+		    get(&d, d.lfd, back + i, k) == 0;
+	}
+	tap_ok(ok && memcmp(big, back, sizeof(big)) == 0,
+	    "ws: 100 kB client -> library in masked frames arrive unmasked");
+	ok = put(&d, d.cfd, "\x81\x80\0\0\0\0", 6) == 0;	/* text */
+	for (i = 0; i < 50 && d.c != NULL; i++)
+		spin(&d);
+	tap_ok(ok && d.c == NULL, "ws: a text frame ends the connection");
+	door_close(&d);
+
+	tap_ok(ws_to_plain(&d, 0) && ws_plain(&d, "alice", "wrong") == 0 &&
+	    ws_get(&d, r, 8) == 0 && memcmp(r, "\0\0\0\1\0\0\0\x15", 8) == 0 &&
+	    ws_get(&d, r, 21) == 0 && memcmp(r, "authentication failed", 21) == 0,
+	    "ws: a wrong password gets SecurityResult failed with the reason");
+	door_close(&d);
+}
+
 int
 main(void)
 {
@@ -461,6 +621,7 @@ main(void)
 	test_refusals();
 	test_backoff();
 	test_garbage();
+	test_websocket();
 	tls_ctx_free(tls);
 	creds_free(creds);
 	printf("1..%d\n", tap_n);
