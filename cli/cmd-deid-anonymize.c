@@ -278,8 +278,8 @@ const struct cmd_entry cmd_deid_anonymize_entry = {
 	"[--pu-threshold T --population N [--pu-model dankar|pitman|zayatz|"
 	"snb]] [--k K] [--suppression-limit S] [--warn-suppressed S] "
 	"[--quality loss|entropy|payout] "
-	"[--game payout|no-attack [--game-cost C] [--game-gain G] "
-	"[--game-loss L] [--game-benefit B]] "
+	"[--game payout|no-attack|sh-friendly [--game-cost C] [--game-gain G] "
+	"[--game-loss L] [--game-benefit B]] [--safe-harbor QI=LEVEL,...] "
 	"[--residual N=BOUND ...] [--threads N] [--json]",
 	"de-identify a table through the gate",
 	cmd_deid_anonymize

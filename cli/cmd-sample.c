@@ -55,8 +55,9 @@ cmd_sample_generate(int argc, char **argv)
 		fprintf(stderr, "cdsgate: %s\n", msg);
 		return EXIT_INTERNAL;
 	}
-	printf("wrote %s/patients.csv (%zu records) and its hierarchies\n",
-	    dir, (size_t)n);
+	printf("wrote %s/patients.csv (%zu records) and its hierarchies; "
+	    "Safe Harbor hierarchies in %s/" DEID_SYNTH_SAFE_HARBOR_DIR "\n",
+	    dir, (size_t)n, dir);
 	return 0;
 }
 

@@ -7,6 +7,7 @@
 #include "config.h"
 
 #include <dirent.h>
+#include <errno.h>
 #include <getopt.h>
 #include <math.h>
 #include <stdio.h>
@@ -30,7 +31,8 @@ enum {
 	OPT_SEP, OPT_POP, OPT_JSON, OPT_OUTPUT, OPT_REPORT, OPT_PUT,
 	OPT_PUMODEL, OPT_K, OPT_SUPP, OPT_QUALITY, OPT_RESID, OPT_THREADS,
 	OPT_IN_PROCESS, OPT_SANDBOX_DEBUG, OPT_GAME, OPT_GCOST, OPT_GGAIN,
-	OPT_GLOSS, OPT_GBENEFIT, OPT_INSENS, OPT_WARNSUPP, OPT_REPORT_HTML
+	OPT_GLOSS, OPT_GBENEFIT, OPT_INSENS, OPT_WARNSUPP, OPT_REPORT_HTML,
+	OPT_SAFE_HARBOR
 };
 
 static const struct option deid_longopts[] = {
@@ -60,6 +62,7 @@ static const struct option deid_longopts[] = {
 	{ "game-gain", required_argument, NULL, OPT_GGAIN },
 	{ "game-loss", required_argument, NULL, OPT_GLOSS },
 	{ "game-benefit", required_argument, NULL, OPT_GBENEFIT },
+	{ "safe-harbor", required_argument, NULL, OPT_SAFE_HARBOR },
 	/* hidden, for debugging: parse in the CLI process itself, or make a
 	   seccomp violation report the syscall instead of killing */
 	{ "in-process", no_argument, NULL, OPT_IN_PROCESS },
@@ -101,6 +104,51 @@ args_residual(struct deid_args *a, char *arg)
 		return cli_usage_error(a->usage, "--residual: bad population "
 		    "or bound in '%s=%s'", arg, eq + 1);
 	a->nresid++;
+	return 0;
+}
+
+/* --safe-harbor QI=LEVEL[,QI=LEVEL...] (mapped to QIs in dargs_criteria) */
+static int
+args_safe_harbor(struct deid_args *a, char *arg)
+{
+	char *item, *save = NULL, *eq, *end;
+	unsigned long l;
+
+	for (item = strtok_r(arg, ",", &save); item != NULL;
+	    item = strtok_r(NULL, ",", &save)) {
+		eq = strchr(item, '=');
+		if (eq == NULL || eq == item || a->nsh == MAX_LIST)
+			return cli_usage_error(a->usage, "--safe-harbor wants "
+			    "QI=LEVEL[,QI=LEVEL...], got '%s'", item);
+		*eq = '\0';
+		errno = 0;
+		l = strtoul(eq + 1, &end, 10);
+		if (eq[1] < '0' || eq[1] > '9' || *end != '\0' || errno ||
+		    l > 255)
+			return cli_usage_error(a->usage, "--safe-harbor: level "
+			    "of %s must be a whole number 0..255, got '%s'",
+			    item, eq + 1);
+		a->sh_attr[a->nsh] = item;
+		a->sh_level[a->nsh++] = (unsigned)l;
+	}
+	return 0;
+}
+
+/* Each --safe-harbor QI to its floor in the criteria. */
+static int
+args_floor(struct deid_args *a)
+{
+	size_t i, j;
+
+	for (i = 0; i < a->nsh; i++) {
+		for (j = 0; j < a->nqi; j++)
+			if (strcmp(a->sh_attr[i], a->qi[j]) == 0)
+				break;
+		if (j == a->nqi)
+			return cli_usage_error(a->usage, "--safe-harbor: %s is "
+			    "not one of the --qi columns", a->sh_attr[i]);
+		a->sopts.crit.min_level[j] = a->sh_level[i];
+	}
 	return 0;
 }
 
@@ -170,6 +218,7 @@ args_named(struct deid_args *a, int opt, char *arg)
 	case OPT_HDIR:	a->hdir = arg; break;
 	case OPT_HIER:	return args_hierarchy(a, arg);
 	case OPT_RESID:	return args_residual(a, arg);
+	case OPT_SAFE_HARBOR:	return args_safe_harbor(a, arg);
 	case OPT_JSON:	a->json = 1; break;
 	case OPT_OUTPUT: a->output = arg; break;
 	case OPT_REPORT: a->report = arg; break;
@@ -197,7 +246,7 @@ args_named(struct deid_args *a, int opt, char *arg)
 		if (deid_game_variant_parse(arg, &a->sopts.crit.game.variant)
 		    != DEID_OK)
 			return cli_usage_error(a->usage, "--game: payout, "
-			    "no-attack or off");
+			    "no-attack, sh-friendly or off");
 		break;
 	default:
 		return cli_usage_error(a->usage, "unknown option");
@@ -243,6 +292,7 @@ dargs_criteria(struct deid_args *a)
 {
 	struct deid_criteria *c = &a->sopts.crit;
 	char msg[256];
+	int r;
 
 	if (a->pu_set) {
 		if (a->npop == 0)
@@ -254,9 +304,16 @@ dargs_criteria(struct deid_args *a)
 	if (!c->pu && c->k < 2 && c->game.variant == DEID_GAME_OFF)
 		return cli_usage_error(a->usage, "no privacy criterion: give "
 		    "--pu-threshold T --population N, --k K (K >= 2) and/or "
-		    "--game payout|no-attack");
+		    "--game payout|no-attack|sh-friendly");
 	if (deid_game_check(&c->game, msg, sizeof(msg)) != DEID_OK)
 		return cli_usage_error(a->usage, "%s", msg);
+	if ((r = args_floor(a)) != 0)
+		return r;
+	if (c->game.variant == DEID_GAME_SH_FRIENDLY &&
+	    !deid_criteria_has_floor(c, a->nqi))
+		return cli_usage_error(a->usage, "--game sh-friendly needs "
+		    "--safe-harbor QI=LEVEL,... (the levels where the "
+		    "hierarchies meet HIPAA Safe Harbor)");
 	return 0;
 }
 

@@ -283,6 +283,37 @@ crit_game(struct crits *cs, const json_t *crit, const json_t *game,
 		    "%.0f released records it would not release", g, bad);
 }
 
+/* The Safe Harbor floor: every QI at or above its Safe Harbor level in
+ * the levels found in the written table. */
+static void
+crit_floor(struct crits *cs, const json_t *report, const json_t *v)
+{
+	const json_t *sh = json_object_get(report, "safe_harbor");
+	const json_t *lv = json_object_get(v, "levels");
+	const char *qi, *low = NULL;
+	json_t *want;
+	struct crit *c;
+	double got;
+
+	if (!json_is_object(sh))
+		return;
+	json_object_foreach((json_t *)sh, qi, want) {
+		got = deid_jnum(lv, qi);
+		if (json_integer_value(want) > 0 &&
+		    !(got >= (double)json_integer_value(want)) && low == NULL)
+			low = qi;
+	}
+	if ((c = crit_add(cs, low != NULL, 1)) == NULL)
+		return;
+	if (low != NULL)
+		snprintf(c->text, sizeof(c->text), "HIPAA Safe Harbor: %.64s "
+		    "is less generalized than its Safe Harbor level", low);
+	else
+		snprintf(c->text, sizeof(c->text), "HIPAA Safe Harbor: no "
+		    "quasi-identifier is less generalized than its Safe "
+		    "Harbor level");
+}
+
 /* The criteria checked on the verified figures, in a fixed order. */
 static void
 crits_collect(const json_t *report, struct crits *cs)
@@ -298,6 +329,7 @@ crits_collect(const json_t *report, struct crits *cs)
 	crit_residual(cs, v);
 	crit_limit(cs, crit, v);
 	crit_game(cs, crit, json_object_get(report, "game"), v);
+	crit_floor(cs, report, v);
 }
 
 /* The first failed criterion, or the tightest one met. */

@@ -28,6 +28,7 @@ deid_game_variant_name(enum deid_game_variant v)
 	switch (v) {
 	case DEID_GAME_PAYOUT:		return "payout";
 	case DEID_GAME_NO_ATTACK:	return "no-attack";
+	case DEID_GAME_SH_FRIENDLY:	return "sh-friendly";
 	default:			return "off";
 	}
 }
@@ -39,6 +40,8 @@ deid_game_variant_parse(const char *s, enum deid_game_variant *v)
 		*v = DEID_GAME_PAYOUT;
 	else if (strcmp(s, "no-attack") == 0)
 		*v = DEID_GAME_NO_ATTACK;
+	else if (strcmp(s, "sh-friendly") == 0)
+		*v = DEID_GAME_SH_FRIENDLY;
 	else if (strcmp(s, "off") == 0)
 		*v = DEID_GAME_OFF;
 	else
@@ -74,6 +77,7 @@ deid_game_release(const struct deid_game *g, double il, uint64_t size)
 {
 	switch (g->variant) {
 	case DEID_GAME_PAYOUT:
+	case DEID_GAME_SH_FRIENDLY:
 		return deid_game_payout(g, il, size) >= 0;
 	case DEID_GAME_NO_ATTACK:	/* the adversary must strictly lose */
 		return (double)size * g->cost > g->gain;

@@ -17,7 +17,10 @@
  * As a privacy criterion the publisher variant releases only profitable
  * records (Payout(r) >= 0); the No-Attack variant releases only records
  * the adversary strictly loses on (SP * Gain < Cost, i.e. class size
- * > Gain / Cost: k >= 76 for Cost $4, Gain $300).  As a quality model
+ * > Gain / Cost: k >= 76 for Cost $4, Gain $300); the SH-Friendly
+ * variant is the publisher variant on a lattice cut below at the levels
+ * where the hierarchies meet HIPAA Safe Harbor (deid_criteria.min_level),
+ * so no release is less generalized than Safe Harbor.  As a quality model
  * the search maximizes Payout(D) = sum of the released profitable
  * records' payouts, reported as a share of the most any release could
  * earn (every record published ungeneralized, Benefit each).
@@ -33,8 +36,17 @@
 enum deid_game_variant {
 	DEID_GAME_OFF = 0,	/* not a privacy criterion */
 	DEID_GAME_PAYOUT,	/* suppress unprofitable records */
-	DEID_GAME_NO_ATTACK	/* suppress records worth attacking */
+	DEID_GAME_NO_ATTACK,	/* suppress records worth attacking */
+	DEID_GAME_SH_FRIENDLY	/* payout, never below the Safe Harbor
+				   levels (deid_criteria.min_level) */
 };
+
+/* Does the variant release profitable records only (payout, SH-Friendly)? */
+static inline int
+deid_game_publisher(enum deid_game_variant v)
+{
+	return v == DEID_GAME_PAYOUT || v == DEID_GAME_SH_FRIENDLY;
+}
 
 struct deid_game {
 	enum deid_game_variant	 variant;

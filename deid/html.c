@@ -510,6 +510,34 @@ sec_game(FILE *f, const json_t *game)
 	fputs("</table></section>\n", f);
 }
 
+/* The Safe Harbor floor next to the levels found in the table. */
+static void
+sec_safe_harbor(FILE *f, const json_t *report)
+{
+	const json_t *sh = json_object_get(report, "safe_harbor");
+	const json_t *lv = json_object_get(json_object_get(report,
+	    "verified"), "levels");
+	const char *qi;
+	json_t *want;
+
+	if (!json_is_object(sh))
+		return;
+	fputs("<section id=\"safe-harbor\"><h2>HIPAA Safe Harbor</h2>\n"
+	    "<p>No quasi-identifier may be less generalized than the level "
+	    "where its hierarchy meets Safe Harbor.</p>\n<table>\n<tr><th>"
+	    "quasi-identifier</th><th>Safe Harbor level</th><th>level in the "
+	    "table</th></tr>\n", f);
+	json_object_foreach((json_t *)sh, qi, want) {
+		fputs("<tr><th>", f);
+		deid_html_escape(f, qi);
+		fputs("</th>", f);
+		td_num(f, (double)json_integer_value(want), F_COUNT);
+		td_num(f, deid_jnum(lv, qi), F_COUNT);
+		fputs("</tr>\n", f);
+	}
+	fputs("</table></section>\n", f);
+}
+
 /* The inputs' warnings (a repeated hierarchy row, ...). */
 static void
 sec_warnings(FILE *f, const json_t *report)
@@ -583,6 +611,7 @@ deid_html_report(const json_t *report, const char *title, FILE *f)
 	sec_lattice(f, report);
 	sec_suppression(f, report);
 	sec_game(f, json_object_get(report, "game"));
+	sec_safe_harbor(f, report);
 	sec_warnings(f, report);
 	page_foot(f, report);
 	return fflush(f) == 0 && !ferror(f) ? DEID_OK : DEID_EIO;

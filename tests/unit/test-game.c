@@ -41,8 +41,35 @@ check_payouts(void)
 	g.variant = DEID_GAME_NO_ATTACK;
 	tap_ok(!deid_game_release(&g, 0, 75) && deid_game_release(&g, 1, 76),
 	    "no-attack rule: 75 withheld, 76 released (k > gain/cost)");
+	g.variant = DEID_GAME_SH_FRIENDLY;
+	tap_ok(!deid_game_release(&g, 0.9, 1) && deid_game_release(&g, 0.75,
+	    1) && deid_game_publisher(g.variant) &&
+	    !deid_game_publisher(DEID_GAME_NO_ATTACK), "sh-friendly releases "
+	    "as the payout variant does (its floor is the search's)");
 	g.variant = DEID_GAME_OFF;
 	tap_ok(deid_game_release(&g, 1, 1), "off: everything released");
+}
+
+/* The Safe Harbor floor: a node is allowed iff no QI is below it. */
+static void
+check_floor(void)
+{
+	struct deid_criteria c;
+	const unsigned at[] = { 1, 0, 1 }, above[] = { 2, 3, 1 },
+	    below[] = { 1, 0, 0 };
+
+	memset(&c, 0, sizeof(c));
+	tap_ok(!deid_criteria_has_floor(&c, 3) &&
+	    deid_criteria_floor_ok(&c, below, 3), "no floor: every node");
+	c.min_level[0] = c.min_level[2] = 1;
+	tap_ok(deid_criteria_has_floor(&c, 3) &&
+	    deid_criteria_floor_ok(&c, at, 3) &&
+	    deid_criteria_floor_ok(&c, above, 3) &&
+	    !deid_criteria_floor_ok(&c, below, 3),
+	    "floor 1,0,1: at and above allowed, one QI below refused");
+	tap_ok(!deid_criteria_has_floor(&c, 0) &&
+	    deid_criteria_floor_ok(&c, below, 0),
+	    "only the first nqi levels count");
 }
 
 static void
@@ -68,7 +95,11 @@ check_params(void)
 	    strstr(msg, "benefit") != NULL, "zero benefit refused: %s", msg);
 	tap_ok(deid_game_variant_parse("no-attack", &v) == DEID_OK &&
 	    v == DEID_GAME_NO_ATTACK && deid_game_variant_parse("payout", &v)
-	    == DEID_OK && v == DEID_GAME_PAYOUT, "variants parse");
+	    == DEID_OK && v == DEID_GAME_PAYOUT &&
+	    deid_game_variant_parse("sh-friendly", &v) == DEID_OK &&
+	    v == DEID_GAME_SH_FRIENDLY &&
+	    strcmp(deid_game_variant_name(v), "sh-friendly") == 0,
+	    "variants parse");
 	tap_ok(deid_game_variant_parse("No-Attack", &v) == DEID_EINPUT &&
 	    deid_game_variant_parse("", &v) == DEID_EINPUT,
 	    "unknown variants refused");
@@ -119,6 +150,7 @@ main(void)
 {
 	check_payouts();
 	check_params();
+	check_floor();
 	check_il();
 	return tap_done();
 }
