@@ -32,7 +32,7 @@ enum {
 	OPT_PUMODEL, OPT_K, OPT_SUPP, OPT_QUALITY, OPT_RESID, OPT_THREADS,
 	OPT_IN_PROCESS, OPT_SANDBOX_DEBUG, OPT_GAME, OPT_GCOST, OPT_GGAIN,
 	OPT_GLOSS, OPT_GBENEFIT, OPT_INSENS, OPT_WARNSUPP, OPT_REPORT_HTML,
-	OPT_SAFE_HARBOR
+	OPT_SAFE_HARBOR, OPT_GRISK
 };
 
 static const struct option deid_longopts[] = {
@@ -63,6 +63,7 @@ static const struct option deid_longopts[] = {
 	{ "game-loss", required_argument, NULL, OPT_GLOSS },
 	{ "game-benefit", required_argument, NULL, OPT_GBENEFIT },
 	{ "safe-harbor", required_argument, NULL, OPT_SAFE_HARBOR },
+	{ "game-risk", required_argument, NULL, OPT_GRISK },
 	/* hidden, for debugging: parse in the CLI process itself, or make a
 	   seccomp violation report the syscall instead of killing */
 	{ "in-process", no_argument, NULL, OPT_IN_PROCESS },
@@ -248,6 +249,12 @@ args_named(struct deid_args *a, int opt, char *arg)
 			return cli_usage_error(a->usage, "--game: payout, "
 			    "no-attack, sh-friendly or off");
 		break;
+	case OPT_GRISK:
+		if (deid_game_risk_parse(arg, &a->sopts.crit.game.risk)
+		    != DEID_OK)
+			return cli_usage_error(a->usage, "--game-risk: "
+			    "prosecutor or journalist");
+		break;
 	default:
 		return cli_usage_error(a->usage, "unknown option");
 	}
@@ -309,6 +316,10 @@ dargs_criteria(struct deid_args *a)
 		return cli_usage_error(a->usage, "%s", msg);
 	if ((r = args_floor(a)) != 0)
 		return r;
+	if (c->game.risk == DEID_GAME_JOURNALIST && a->npop == 0)
+		return cli_usage_error(a->usage, "--game-risk journalist needs "
+		    "--population N (its success probability is the sampling "
+		    "fraction over the class size)");
 	if (c->game.variant == DEID_GAME_SH_FRIENDLY &&
 	    !deid_criteria_has_floor(c, a->nqi))
 		return cli_usage_error(a->usage, "--game sh-friendly needs "

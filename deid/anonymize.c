@@ -230,13 +230,13 @@ anon_finish(const struct deid_job *job, struct deid_anon_report *rep,
 	if ((r = deid_node_ws_alloc(e, ws)) != DEID_OK ||
 	    (r = deid_quality_tables_alloc(e, &t)) != DEID_OK)
 		goto out;
-	deid_node_check(e, t, &job->sopts, rep->res.levels, ws, &ev, &unused);
+	deid_node_check(e, t, &rep->opts, rep->res.levels, ws, &ev, &unused);
 	rep->suppressed_records = ev.suppressed_records;
 	deid_quality_node(e, t, ws->classes, ws->supp->suppressed,
 	    DEID_WANT_LOSS | DEID_WANT_ENTROPY, ws->scratch, &rep->loss);
 	deid_quality_node_terms(e, t, ws->classes, ws->supp->suppressed,
 	    ws->scratch, rep->qi_loss, rep->qi_entropy);
-	deid_game_node(e, &job->sopts.crit.game, t->game, ws->classes,
+	deid_game_node(e, &rep->opts.crit.game, t->game, ws->classes,
 	    ws->supp->suppressed, &rep->payout);
 	rep->loss.payout = deid_game_loss(&rep->payout);
 	if ((r = deid_summary_hist(ws->classes, ws->supp->suppressed, h)) !=
@@ -523,6 +523,21 @@ anon_floor(const struct deid_job *job, struct deid_anon_report *rep,
 	return DEID_OK;
 }
 
+/* The journalist's sampling fraction: the table's records over the
+ * first population. */
+static int
+anon_fraction(const struct deid_job *job, struct deid_anon_report *rep,
+    struct deid_error *err)
+{
+	char msg[256];
+
+	if (deid_game_set_fraction(&rep->opts.crit.game, rep->ds->nrows,
+	    job->npopulation > 0 ? job->population[0] : 0, msg,
+	    sizeof(msg)) != DEID_OK)
+		return deid_error_set(err, DEID_EINPUT, NULL, 0, 0, "%s", msg);
+	return DEID_OK;
+}
+
 /* Search, write the chosen node, verify it, decide. */
 static int
 anon_run(const struct deid_job *job, struct deid_anon_report *rep,
@@ -573,7 +588,8 @@ deid_anonymize(const struct deid_job *job, struct deid_anon_report *rep,
 	    (r = deid_job_load(job, 1, &rep->ds, &rep->e, err)) != DEID_OK)
 		goto out;
 	if ((r = anon_warnings(rep)) != DEID_OK ||
-	    (r = anon_floor(job, rep, err)) != DEID_OK)
+	    (r = anon_floor(job, rep, err)) != DEID_OK ||
+	    (r = anon_fraction(job, rep, err)) != DEID_OK)
 		goto out;
 	if ((h = deid_hist_alloc(64)) == NULL) {
 		r = DEID_ENOMEM;

@@ -267,7 +267,11 @@ crit_game(struct crits *cs, const json_t *crit, const json_t *game,
 	double bad = deid_jnum(v, "unreleasable_records");
 	double small = deid_jnum(v, "smallest_class");
 	double worth = deid_jnum(game, "gain") / deid_jnum(game, "cost");
+	double frac = deid_jnum(game, "sampling_fraction");
 	struct crit *c;
+
+	if (frac >= 0 && frac < 1)	/* journalist: SP = fraction/|class| */
+		worth *= frac;
 
 	if (g == NULL || isnan(bad) || (c = crit_add(cs, bad > 0,
 	    strcmp(g, "no-attack") == 0 && worth > 0 ? small / worth - 1 :
@@ -276,8 +280,9 @@ crit_game(struct crits *cs, const json_t *crit, const json_t *game,
 	if (strcmp(g, "no-attack") == 0 && bad == 0 && isfinite(worth))
 		snprintf(c->text, sizeof(c->text), "the game's no-attack "
 		    "criterion: no released class is worth attacking (the "
-		    "smallest has %.0f records, more than Gain/Cost = %.4g)",
-		    small, worth);
+		    "smallest has %.0f records, more than Gain/Cost%s = %.4g)",
+		    small, frac >= 0 && frac < 1 ? " × sampling fraction" : "",
+		    worth);
 	else
 		snprintf(c->text, sizeof(c->text), "the game's %s criterion: "
 		    "%.0f released records it would not release", g, bad);

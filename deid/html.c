@@ -485,6 +485,8 @@ sec_game(FILE *f, const json_t *game)
 		{ "adversary's gain per success", "gain", F_MONEY },
 		{ "publisher's loss per success", "loss", F_MONEY },
 		{ "publisher's benefit per record", "benefit", F_MONEY },
+		{ "sampling fraction in SP (1: prosecutor)",
+		    "sampling_fraction", F_REAL },
 		{ "publisher's payout", "payout", F_MONEY },
 		{ "most any release could earn", "payout_max", F_MONEY },
 		{ "payout share", "payout_share", F_SHARE },
@@ -501,7 +503,14 @@ sec_game(FILE *f, const json_t *game)
 	fputs("<section id=\"game\"><h2>The game-theoretic model (", f);
 	deid_html_escape(f, deid_jstr(game, "variant"));
 	fputs(")</h2>\n<p>A rational adversary attacks a record when the "
-	    "expected gain beats the cost.</p>\n<table>\n", f);
+	    "expected gain beats the cost.", f);
+	if (strcmp(deid_jstr(game, "risk"), "journalist") == 0)
+		fputs(" Success probability: the journalist's, sampling "
+		    "fraction / class size.", f);
+	else if (strcmp(deid_jstr(game, "risk"), "prosecutor") == 0)
+		fputs(" Success probability: the prosecutor's, 1 / class "
+		    "size.", f);
+	fputs("</p>\n<table>\n", f);
 	for (i = 0; i < sizeof(row) / sizeof(row[0]); i++) {
 		fprintf(f, "<tr><th>%s</th>", row[i].label);
 		td_num(f, deid_jnum(game, row[i].key), row[i].how);

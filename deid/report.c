@@ -227,6 +227,9 @@ report_game(const struct deid_anon_report *r)
 
 	json_object_set_new(o, "variant",
 	    json_string(deid_game_variant_name(g->variant)));
+	json_object_set_new(o, "risk", json_string(deid_game_risk_name(g->risk)));
+	json_object_set_new(o, "sampling_fraction",
+	    json_real(deid_game_fraction(g)));
 	json_object_set_new(o, "cost", json_real(g->cost));
 	json_object_set_new(o, "gain", json_real(g->gain));
 	json_object_set_new(o, "loss", json_real(g->loss));

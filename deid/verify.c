@@ -488,10 +488,15 @@ static void
 v_game(const struct v_ctx *x, const struct v_level *lv,
     struct deid_verified *v)
 {
-	const struct deid_game *g = &x->o->crit.game;
+	struct deid_game gj = x->o->crit.game, *g = &gj;
 	size_t c, n;
 	double il;
+	char msg[256];
 
+	/* The journalist's fraction from the records in the file; without a
+	 * population it stays 1 (prosecutor) and v_decide fails the table. */
+	(void)deid_game_set_fraction(g, v->records, x->o->npopulation > 0 ?
+	    x->o->population[0] : 0, msg, sizeof(msg));
 	v->has_game = 1;
 	for (c = 0; c < x->ncls; c++) {
 		n = x->ccount[c];
@@ -580,6 +585,10 @@ v_decide(const struct deid_verify_opts *o, struct deid_verified *v)
 			    rs->population);
 	}
 	v_floor(o, v);
+	if (v->has_game && c->game.risk == DEID_GAME_JOURNALIST &&
+	    (o->npopulation == 0 || !(o->population[0] >= 1)))
+		v_fail(v, "the journalist's success probability needs the "
+		    "population");
 	if (v->has_game && v->unreleasable > 0)
 		v_fail(v, "%llu released records fail the game's %s criterion",
 		    (unsigned long long)v->unreleasable,

@@ -50,6 +50,36 @@ check_payouts(void)
 	tap_ok(deid_game_release(&g, 1, 1), "off: everything released");
 }
 
+/* Journalist: SP = fraction/|class|, fraction = records/N (at most 1). */
+static void
+check_journalist(void)
+{
+	struct deid_game g;
+	char msg[256];
+
+	deid_game_defaults(&g);
+	g.risk = DEID_GAME_JOURNALIST;
+	tap_ok(deid_game_set_fraction(&g, 20000, 100000, msg, sizeof(msg)) ==
+	    DEID_OK && fabs(g.fraction - 0.2) < 1e-15,
+	    "fraction 20,000 / 100,000 = 0.2");
+	tap_ok(deid_game_attacks(&g, 14) && !deid_game_attacks(&g, 15),
+	    "attacked iff 300 * 0.2 > 4 * |class|: 14 yes, 15 no");
+	tap_ok(fabs(deid_game_payout(&g, 0, 10) - (1200 - 300 * 0.2 / 10)) <
+	    1e-9, "payout 1200 - 300 * 0.2/10 = 1194");
+	g.variant = DEID_GAME_NO_ATTACK;
+	tap_ok(!deid_game_release(&g, 0, 15) && deid_game_release(&g, 0, 16),
+	    "no-attack: 15 withheld, 16 released");
+	tap_ok(deid_game_set_fraction(&g, 500, 100, msg, sizeof(msg)) ==
+	    DEID_OK && g.fraction == 1, "a population below the records: 1");
+	tap_ok(deid_game_set_fraction(&g, 500, 0, msg, sizeof(msg)) ==
+	    DEID_EINPUT && strstr(msg, "population") != NULL,
+	    "no population refused: %s", msg);
+	g.risk = DEID_GAME_PROSECUTOR;
+	g.fraction = 0.2;
+	tap_ok(deid_game_attacks(&g, 74) && !deid_game_attacks(&g, 75),
+	    "prosecutor ignores the fraction: 74 attacked, 75 not");
+}
+
 /* The Safe Harbor floor: a node is allowed iff no QI is below it. */
 static void
 check_floor(void)
@@ -151,6 +181,7 @@ main(void)
 	check_payouts();
 	check_params();
 	check_floor();
+	check_journalist();
 	check_il();
 	return tap_done();
 }
