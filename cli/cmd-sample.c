@@ -64,6 +64,7 @@ cmd_sample_generate(int argc, char **argv)
 const struct cmd_entry cmd_sample_generate_entry = {
 	"sample", "generate",
 	"sample generate --out DIR [--records N] [--seed S]",
-	"write the synthetic demo dataset",
+	"write the synthetic demo dataset, its hierarchies and Safe Harbor "
+	"hierarchies (DIR/safe-harbor/)",
 	cmd_sample_generate
 };
