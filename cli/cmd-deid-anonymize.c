@@ -101,9 +101,10 @@ anon_print(FILE *f, const struct deid_anon_report *rep, const json_t *report)
 	    "entropy)\n", 100 * rep->loss.geometric, 100 * rep->loss.entropy);
 	if (rep->opts.crit.game.variant != DEID_GAME_OFF ||
 	    rep->opts.quality == DEID_QUALITY_PAYOUT)
-		fprintf(f, "game (%s): publisher payout $%.0f of $%.0f "
+		fprintf(f, "game (%s, %s): publisher payout $%.0f of $%.0f "
 		    "(%.2f%%), %llu released records worth attacking\n",
 		    deid_game_variant_name(rep->opts.crit.game.variant),
+		    deid_game_risk_name(rep->opts.crit.game.risk),
 		    rep->payout.payout, rep->payout.max,
 		    100 * (1 - rep->loss.payout),
 		    (unsigned long long)rep->payout.attacked);
@@ -278,8 +279,9 @@ const struct cmd_entry cmd_deid_anonymize_entry = {
 	"[--pu-threshold T --population N [--pu-model dankar|pitman|zayatz|"
 	"snb]] [--k K] [--suppression-limit S] [--warn-suppressed S] "
 	"[--quality loss|entropy|payout] "
-	"[--game payout|no-attack [--game-cost C] [--game-gain G] "
-	"[--game-loss L] [--game-benefit B]] "
+	"[--game payout|no-attack|sh-friendly [--game-cost C] [--game-gain G] "
+	"[--game-loss L] [--game-benefit B] [--game-risk prosecutor|journalist]] "
+	"[--safe-harbor QI=LEVEL,...] "
 	"[--residual N=BOUND ...] [--threads N] [--json] [--error-json]",
 	"de-identify a table through the gate",
 	cmd_deid_anonymize

@@ -207,8 +207,10 @@ const struct cmd_entry cmd_deid_verify_entry = {
 	"--hierarchy A=FILE ...] [--separator C] "
 	"[--pu-threshold T --population N [--pu-model dankar|pitman|zayatz|"
 	"snb]] [--k K] [--suppression-limit S] [--warn-suppressed S] "
-	"[--game payout|no-attack [--game-cost C] [--game-gain G] "
-	"[--game-loss L] [--game-benefit B]] [--residual N=BOUND ...] "
+	"[--game payout|no-attack|sh-friendly [--game-cost C] [--game-gain G] "
+	"[--game-loss L] [--game-benefit B] [--game-risk prosecutor|journalist]] "
+	"[--safe-harbor QI=LEVEL,...] "
+	"[--residual N=BOUND ...] "
 	"[--json]",
 	"re-derive a released table's figures and check them against the "
 	"criteria",

@@ -55,14 +55,16 @@ cmd_sample_generate(int argc, char **argv)
 		fprintf(stderr, "cdsgate: %s\n", msg);
 		return EXIT_INTERNAL;
 	}
-	printf("wrote %s/patients.csv (%zu records) and its hierarchies\n",
-	    dir, (size_t)n);
+	printf("wrote %s/patients.csv (%zu records) and its hierarchies; "
+	    "Safe Harbor hierarchies in %s/" DEID_SYNTH_SAFE_HARBOR_DIR "\n",
+	    dir, (size_t)n, dir);
 	return 0;
 }
 
 const struct cmd_entry cmd_sample_generate_entry = {
 	"sample", "generate",
 	"sample generate --out DIR [--records N] [--seed S]",
-	"write the synthetic demo dataset",
+	"write the synthetic demo dataset, its hierarchies and Safe Harbor "
+	"hierarchies (DIR/safe-harbor/)",
 	cmd_sample_generate
 };

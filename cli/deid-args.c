@@ -7,6 +7,7 @@
 #include "config.h"
 
 #include <dirent.h>
+#include <errno.h>
 #include <getopt.h>
 #include <math.h>
 #include <stdio.h>
@@ -33,7 +34,7 @@ enum {
 	OPT_PUMODEL, OPT_K, OPT_SUPP, OPT_QUALITY, OPT_RESID, OPT_THREADS,
 	OPT_IN_PROCESS, OPT_SANDBOX_DEBUG, OPT_GAME, OPT_GCOST, OPT_GGAIN,
 	OPT_GLOSS, OPT_GBENEFIT, OPT_INSENS, OPT_WARNSUPP, OPT_REPORT_HTML,
-	OPT_ERRJSON
+	OPT_ERRJSON, OPT_SAFE_HARBOR, OPT_GRISK
 };
 
 /* --error-json: dargs_error() writes one JSON object, for a program that
@@ -68,6 +69,8 @@ static const struct option deid_longopts[] = {
 	{ "game-loss", required_argument, NULL, OPT_GLOSS },
 	{ "game-benefit", required_argument, NULL, OPT_GBENEFIT },
 	{ "error-json", no_argument, NULL, OPT_ERRJSON },
+	{ "safe-harbor", required_argument, NULL, OPT_SAFE_HARBOR },
+	{ "game-risk", required_argument, NULL, OPT_GRISK },
 	/* hidden, for debugging: parse in the CLI process itself, or make a
 	   seccomp violation report the syscall instead of killing */
 	{ "in-process", no_argument, NULL, OPT_IN_PROCESS },
@@ -109,6 +112,51 @@ args_residual(struct deid_args *a, char *arg)
 		return cli_usage_error(a->usage, "--residual: bad population "
 		    "or bound in '%s=%s'", arg, eq + 1);
 	a->nresid++;
+	return 0;
+}
+
+/* --safe-harbor QI=LEVEL[,QI=LEVEL...] (mapped to QIs in dargs_criteria) */
+static int
+args_safe_harbor(struct deid_args *a, char *arg)
+{
+	char *item, *save = NULL, *eq, *end;
+	unsigned long l;
+
+	for (item = strtok_r(arg, ",", &save); item != NULL;
+	    item = strtok_r(NULL, ",", &save)) {
+		eq = strchr(item, '=');
+		if (eq == NULL || eq == item || a->nsh == MAX_LIST)
+			return cli_usage_error(a->usage, "--safe-harbor wants "
+			    "QI=LEVEL[,QI=LEVEL...], got '%s'", item);
+		*eq = '\0';
+		errno = 0;
+		l = strtoul(eq + 1, &end, 10);
+		if (eq[1] < '0' || eq[1] > '9' || *end != '\0' || errno ||
+		    l > 255)
+			return cli_usage_error(a->usage, "--safe-harbor: level "
+			    "of %s must be a whole number 0..255, got '%s'",
+			    item, eq + 1);
+		a->sh_attr[a->nsh] = item;
+		a->sh_level[a->nsh++] = (unsigned)l;
+	}
+	return 0;
+}
+
+/* Each --safe-harbor QI to its floor in the criteria. */
+static int
+args_floor(struct deid_args *a)
+{
+	size_t i, j;
+
+	for (i = 0; i < a->nsh; i++) {
+		for (j = 0; j < a->nqi; j++)
+			if (strcmp(a->sh_attr[i], a->qi[j]) == 0)
+				break;
+		if (j == a->nqi)
+			return cli_usage_error(a->usage, "--safe-harbor: %s is "
+			    "not one of the --qi columns", a->sh_attr[i]);
+		a->sopts.crit.min_level[j] = a->sh_level[i];
+	}
 	return 0;
 }
 
@@ -178,6 +226,7 @@ args_named(struct deid_args *a, int opt, char *arg)
 	case OPT_HDIR:	a->hdir = arg; break;
 	case OPT_HIER:	return args_hierarchy(a, arg);
 	case OPT_RESID:	return args_residual(a, arg);
+	case OPT_SAFE_HARBOR:	return args_safe_harbor(a, arg);
 	case OPT_JSON:	a->json = 1; break;
 	case OPT_ERRJSON: error_json = 1; break;
 	case OPT_OUTPUT: a->output = arg; break;
@@ -206,7 +255,13 @@ args_named(struct deid_args *a, int opt, char *arg)
 		if (deid_game_variant_parse(arg, &a->sopts.crit.game.variant)
 		    != DEID_OK)
 			return cli_usage_error(a->usage, "--game: payout, "
-			    "no-attack or off");
+			    "no-attack, sh-friendly or off");
+		break;
+	case OPT_GRISK:
+		if (deid_game_risk_parse(arg, &a->sopts.crit.game.risk)
+		    != DEID_OK)
+			return cli_usage_error(a->usage, "--game-risk: "
+			    "prosecutor or journalist");
 		break;
 	default:
 		return cli_usage_error(a->usage, "unknown option");
@@ -252,6 +307,7 @@ dargs_criteria(struct deid_args *a)
 {
 	struct deid_criteria *c = &a->sopts.crit;
 	char msg[256];
+	int r;
 
 	if (a->pu_set) {
 		if (a->npop == 0)
@@ -263,9 +319,20 @@ dargs_criteria(struct deid_args *a)
 	if (!c->pu && c->k < 2 && c->game.variant == DEID_GAME_OFF)
 		return cli_usage_error(a->usage, "no privacy criterion: give "
 		    "--pu-threshold T --population N, --k K (K >= 2) and/or "
-		    "--game payout|no-attack");
+		    "--game payout|no-attack|sh-friendly");
 	if (deid_game_check(&c->game, msg, sizeof(msg)) != DEID_OK)
 		return cli_usage_error(a->usage, "%s", msg);
+	if ((r = args_floor(a)) != 0)
+		return r;
+	if (c->game.risk == DEID_GAME_JOURNALIST && a->npop == 0)
+		return cli_usage_error(a->usage, "--game-risk journalist needs "
+		    "--population N (its success probability is the sampling "
+		    "fraction over the class size)");
+	if (c->game.variant == DEID_GAME_SH_FRIENDLY &&
+	    !deid_criteria_has_floor(c, a->nqi))
+		return cli_usage_error(a->usage, "--game sh-friendly needs "
+		    "--safe-harbor QI=LEVEL,... (the levels where the "
+		    "hierarchies meet HIPAA Safe Harbor)");
 	return 0;
 }
 

@@ -59,6 +59,9 @@ struct deid_args {
 	double			 resid_n[MAX_LIST], resid_b[MAX_LIST];
 	size_t			 nresid;
 	double			 warn_suppressed;
+	char			*sh_attr[MAX_LIST];	/* --safe-harbor */
+	unsigned		 sh_level[MAX_LIST];
+	size_t			 nsh;
 	const char		*usage;
 	int			 in_process;	/* hidden --in-process: no worker */
 	int			 sandbox_debug;	/* hidden --sandbox-debug */

@@ -55,6 +55,11 @@ deid_job_check(const struct deid_job *job, struct deid_error *err)
 		    "suppressed-share warning)");
 	if (deid_game_check(&c->game, msg, sizeof(msg)) != DEID_OK)
 		return deid_error_set(err, DEID_EINPUT, NULL, 0, 0, "%s", msg);
+	if (c->game.variant == DEID_GAME_SH_FRIENDLY &&
+	    !deid_criteria_has_floor(c, job->nqi))
+		return deid_error_set(err, DEID_EINPUT, NULL, 0, 0, "the "
+		    "SH-Friendly game needs the Safe Harbor levels "
+		    "(--safe-harbor QI=LEVEL,...)");
 	for (i = 0; i < job->npopulation; i++)
 		if (!(job->population[i] >= 1))
 			return deid_error_set(err, DEID_EINPUT, NULL, 0, 0,
@@ -225,13 +230,13 @@ anon_finish(const struct deid_job *job, struct deid_anon_report *rep,
 	if ((r = deid_node_ws_alloc(e, ws)) != DEID_OK ||
 	    (r = deid_quality_tables_alloc(e, &t)) != DEID_OK)
 		goto out;
-	deid_node_check(e, t, &job->sopts, rep->res.levels, ws, &ev, &unused);
+	deid_node_check(e, t, &rep->opts, rep->res.levels, ws, &ev, &unused);
 	rep->suppressed_records = ev.suppressed_records;
 	deid_quality_node(e, t, ws->classes, ws->supp->suppressed,
 	    DEID_WANT_LOSS | DEID_WANT_ENTROPY, ws->scratch, &rep->loss);
 	deid_quality_node_terms(e, t, ws->classes, ws->supp->suppressed,
 	    ws->scratch, rep->qi_loss, rep->qi_entropy);
-	deid_game_node(e, &job->sopts.crit.game, t->game, ws->classes,
+	deid_game_node(e, &rep->opts.crit.game, t->game, ws->classes,
 	    ws->supp->suppressed, &rep->payout);
 	rep->loss.payout = deid_game_loss(&rep->payout);
 	if ((r = deid_summary_hist(ws->classes, ws->supp->suppressed, h)) !=
@@ -382,7 +387,7 @@ anon_verify(const struct deid_job *job, struct deid_anon_report *rep,
 
 	memset(&o, 0, sizeof(o));
 	o.nqi = rep->e->nqi;
-	o.crit = job->sopts.crit;
+	o.crit = rep->opts.crit;	/* the floor in the engine's order */
 	o.population = job->population;
 	o.npopulation = job->npopulation;
 	o.residual_population = job->residual_population;
@@ -491,6 +496,48 @@ anon_warnings(struct deid_anon_report *rep)
 
 /* ---- the call ------------------------------------------------------- */
 
+/* The Safe Harbor floor, given in the job's QI order, in the engine's
+ * (column) order for the search, the verification and the report; each
+ * level must exist in its QI's hierarchy. */
+static int
+anon_floor(const struct deid_job *job, struct deid_anon_report *rep,
+    struct deid_error *err)
+{
+	const struct deid_engine *e = rep->e;
+	const char *name;
+	unsigned l;
+	size_t i, j;
+
+	for (j = 0; j < e->nqi; j++) {
+		name = e->ds->cols[e->qi[j].col].name;
+		for (i = 0; i < job->nqi && strcmp(job->qi[i], name) != 0; i++)
+			;
+		l = i < job->nqi ? job->sopts.crit.min_level[i] : 0;
+		if (l >= e->qi[j].h->nlevels)
+			return deid_error_set(err, DEID_EINPUT, NULL, 0, 0,
+			    "Safe Harbor level %u of %s is above its "
+			    "hierarchy's top level %zu", l, name,
+			    e->qi[j].h->nlevels - 1);
+		rep->opts.crit.min_level[j] = l;
+	}
+	return DEID_OK;
+}
+
+/* The journalist's sampling fraction: the table's records over the
+ * first population. */
+static int
+anon_fraction(const struct deid_job *job, struct deid_anon_report *rep,
+    struct deid_error *err)
+{
+	char msg[256];
+
+	if (deid_game_set_fraction(&rep->opts.crit.game, rep->ds->nrows,
+	    job->npopulation > 0 ? job->population[0] : 0, msg,
+	    sizeof(msg)) != DEID_OK)
+		return deid_error_set(err, DEID_EINPUT, NULL, 0, 0, "%s", msg);
+	return DEID_OK;
+}
+
 /* Search, write the chosen node, verify it, decide. */
 static int
 anon_run(const struct deid_job *job, struct deid_anon_report *rep,
@@ -540,7 +587,9 @@ deid_anonymize(const struct deid_job *job, struct deid_anon_report *rep,
 	if ((r = deid_job_check(job, err)) != DEID_OK ||
 	    (r = deid_job_load(job, 1, &rep->ds, &rep->e, err)) != DEID_OK)
 		goto out;
-	if ((r = anon_warnings(rep)) != DEID_OK)
+	if ((r = anon_warnings(rep)) != DEID_OK ||
+	    (r = anon_floor(job, rep, err)) != DEID_OK ||
+	    (r = anon_fraction(job, rep, err)) != DEID_OK)
 		goto out;
 	if ((h = deid_hist_alloc(64)) == NULL) {
 		r = DEID_ENOMEM;

@@ -267,7 +267,11 @@ crit_game(struct crits *cs, const json_t *crit, const json_t *game,
 	double bad = deid_jnum(v, "unreleasable_records");
 	double small = deid_jnum(v, "smallest_class");
 	double worth = deid_jnum(game, "gain") / deid_jnum(game, "cost");
+	double frac = deid_jnum(game, "sampling_fraction");
 	struct crit *c;
+
+	if (frac >= 0 && frac < 1)	/* journalist: SP = fraction/|class| */
+		worth *= frac;
 
 	if (g == NULL || isnan(bad) || (c = crit_add(cs, bad > 0,
 	    strcmp(g, "no-attack") == 0 && worth > 0 ? small / worth - 1 :
@@ -276,11 +280,43 @@ crit_game(struct crits *cs, const json_t *crit, const json_t *game,
 	if (strcmp(g, "no-attack") == 0 && bad == 0 && isfinite(worth))
 		snprintf(c->text, sizeof(c->text), "the game's no-attack "
 		    "criterion: no released class is worth attacking (the "
-		    "smallest has %.0f records, more than Gain/Cost = %.4g)",
-		    small, worth);
+		    "smallest has %.0f records, more than Gain/Cost%s = %.4g)",
+		    small, frac >= 0 && frac < 1 ? " × sampling fraction" : "",
+		    worth);
 	else
 		snprintf(c->text, sizeof(c->text), "the game's %s criterion: "
 		    "%.0f released records it would not release", g, bad);
+}
+
+/* The Safe Harbor floor: every QI at or above its Safe Harbor level in
+ * the levels found in the written table. */
+static void
+crit_floor(struct crits *cs, const json_t *report, const json_t *v)
+{
+	const json_t *sh = json_object_get(report, "safe_harbor");
+	const json_t *lv = json_object_get(v, "levels");
+	const char *qi, *low = NULL;
+	json_t *want;
+	struct crit *c;
+	double got;
+
+	if (!json_is_object(sh))
+		return;
+	json_object_foreach((json_t *)sh, qi, want) {
+		got = deid_jnum(lv, qi);
+		if (json_integer_value(want) > 0 &&
+		    !(got >= (double)json_integer_value(want)) && low == NULL)
+			low = qi;
+	}
+	if ((c = crit_add(cs, low != NULL, 1)) == NULL)
+		return;
+	if (low != NULL)
+		snprintf(c->text, sizeof(c->text), "HIPAA Safe Harbor: %.64s "
+		    "is less generalized than its Safe Harbor level", low);
+	else
+		snprintf(c->text, sizeof(c->text), "HIPAA Safe Harbor: no "
+		    "quasi-identifier is less generalized than its Safe "
+		    "Harbor level");
 }
 
 /* The criteria checked on the verified figures, in a fixed order. */
@@ -298,6 +334,7 @@ crits_collect(const json_t *report, struct crits *cs)
 	crit_residual(cs, v);
 	crit_limit(cs, crit, v);
 	crit_game(cs, crit, json_object_get(report, "game"), v);
+	crit_floor(cs, report, v);
 }
 
 /* The first failed criterion, or the tightest one met. */

@@ -20,6 +20,43 @@ deid_game_defaults(struct deid_game *g)
 	g->gain = 300;
 	g->loss = 300;
 	g->benefit = 1200;
+	g->risk = DEID_GAME_PROSECUTOR;
+	g->fraction = 1;
+}
+
+const char *
+deid_game_risk_name(enum deid_game_risk r)
+{
+	return r == DEID_GAME_JOURNALIST ? "journalist" : "prosecutor";
+}
+
+int
+deid_game_risk_parse(const char *s, enum deid_game_risk *r)
+{
+	if (strcmp(s, "prosecutor") == 0)
+		*r = DEID_GAME_PROSECUTOR;
+	else if (strcmp(s, "journalist") == 0)
+		*r = DEID_GAME_JOURNALIST;
+	else
+		return DEID_EINPUT;
+	return DEID_OK;
+}
+
+int
+deid_game_set_fraction(struct deid_game *g, uint64_t records,
+    double population, char *msg, size_t len)
+{
+	g->fraction = 1;
+	if (g->risk != DEID_GAME_JOURNALIST)
+		return DEID_OK;
+	if (!(population >= 1)) {
+		snprintf(msg, len, "the journalist's success probability "
+		    "needs the population (--population N)");
+		return DEID_EINPUT;
+	}
+	if ((double)records < population)
+		g->fraction = (double)records / population;
+	return DEID_OK;
 }
 
 const char *
@@ -28,6 +65,7 @@ deid_game_variant_name(enum deid_game_variant v)
 	switch (v) {
 	case DEID_GAME_PAYOUT:		return "payout";
 	case DEID_GAME_NO_ATTACK:	return "no-attack";
+	case DEID_GAME_SH_FRIENDLY:	return "sh-friendly";
 	default:			return "off";
 	}
 }
@@ -39,6 +77,8 @@ deid_game_variant_parse(const char *s, enum deid_game_variant *v)
 		*v = DEID_GAME_PAYOUT;
 	else if (strcmp(s, "no-attack") == 0)
 		*v = DEID_GAME_NO_ATTACK;
+	else if (strcmp(s, "sh-friendly") == 0)
+		*v = DEID_GAME_SH_FRIENDLY;
 	else if (strcmp(s, "off") == 0)
 		*v = DEID_GAME_OFF;
 	else
@@ -74,9 +114,10 @@ deid_game_release(const struct deid_game *g, double il, uint64_t size)
 {
 	switch (g->variant) {
 	case DEID_GAME_PAYOUT:
+	case DEID_GAME_SH_FRIENDLY:
 		return deid_game_payout(g, il, size) >= 0;
 	case DEID_GAME_NO_ATTACK:	/* the adversary must strictly lose */
-		return (double)size * g->cost > g->gain;
+		return (double)size * g->cost > g->gain * deid_game_fraction(g);
 	default:
 		return 1;
 	}
@@ -176,7 +217,8 @@ deid_game_node(const struct deid_engine *e, const struct deid_game *g,
 		    c->count[k]);
 		if (deid_game_attacks(g, c->count[k])) {
 			out->attacked += c->count[k];
-			out->expected_loss += g->loss;	/* count * Loss/count */
+			/* count * Loss * SP, SP = fraction/count */
+			out->expected_loss += g->loss * deid_game_fraction(g);
 		}
 		if (p >= 0)
 			out->payout += p * (double)c->count[k];

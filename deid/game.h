@@ -1,9 +1,11 @@
 /*
  * deid/game.h — the game-theoretic model of re-identification (Wan et al.
- * 2015; Prasser et al. 2017 AMIA; DEID.md §6), prosecutor variant.
+ * 2015; Prasser et al. 2017 AMIA; DEID.md §6).
  *
  * A rational adversary attacks a released record r when the expected
- * gain beats the cost: SP(r) * Gain > Cost, with SP(r) = 1 / |class of r|.
+ * gain beats the cost: SP(r) * Gain > Cost, with SP(r) = 1 / |class of r|
+ * (prosecutor) or fraction / |class of r| (journalist, the population's
+ * class size estimated from the sampling fraction records / N).
  * The publisher earns Benefit * (1 - IL(r)) for every released record and
  * loses Loss * SP(r) for every attacked one:
  *
@@ -17,7 +19,10 @@
  * As a privacy criterion the publisher variant releases only profitable
  * records (Payout(r) >= 0); the No-Attack variant releases only records
  * the adversary strictly loses on (SP * Gain < Cost, i.e. class size
- * > Gain / Cost: k >= 76 for Cost $4, Gain $300).  As a quality model
+ * > Gain / Cost: k >= 76 for Cost $4, Gain $300); the SH-Friendly
+ * variant is the publisher variant on a lattice cut below at the levels
+ * where the hierarchies meet HIPAA Safe Harbor (deid_criteria.min_level),
+ * so no release is less generalized than Safe Harbor.  As a quality model
  * the search maximizes Payout(D) = sum of the released profitable
  * records' payouts, reported as a share of the most any release could
  * earn (every record published ungeneralized, Benefit each).
@@ -33,11 +38,33 @@
 enum deid_game_variant {
 	DEID_GAME_OFF = 0,	/* not a privacy criterion */
 	DEID_GAME_PAYOUT,	/* suppress unprofitable records */
-	DEID_GAME_NO_ATTACK	/* suppress records worth attacking */
+	DEID_GAME_NO_ATTACK,	/* suppress records worth attacking */
+	DEID_GAME_SH_FRIENDLY	/* payout, never below the Safe Harbor
+				   levels (deid_criteria.min_level) */
+};
+
+/* Does the variant release profitable records only (payout, SH-Friendly)? */
+static inline int
+deid_game_publisher(enum deid_game_variant v)
+{
+	return v == DEID_GAME_PAYOUT || v == DEID_GAME_SH_FRIENDLY;
+}
+
+/* Whose success probability: the prosecutor's SP = 1/|class| (the target
+ * is known to be in the table), or the journalist's SP = 1/F, F the
+ * class's size in the population, estimated as |class|/fraction with
+ * fraction = records / population (so SP = fraction/|class|). */
+enum deid_game_risk {
+	DEID_GAME_PROSECUTOR = 0,
+	DEID_GAME_JOURNALIST
 };
 
 struct deid_game {
 	enum deid_game_variant	 variant;
+	enum deid_game_risk	 risk;
+	double			 fraction;	/* journalist: records / N, set
+						   by deid_game_set_fraction;
+						   prosecutor: 1 */
 	double			 cost;		/* adversary's cost per attack */
 	double			 gain;		/* adversary's gain per success */
 	double			 loss;		/* publisher's loss per success */
@@ -49,16 +76,31 @@ void		 deid_game_defaults(struct deid_game *g);
 const char	*deid_game_variant_name(enum deid_game_variant v);
 int		 deid_game_variant_parse(const char *s,
 		    enum deid_game_variant *v);
+const char	*deid_game_risk_name(enum deid_game_risk r);
+int		 deid_game_risk_parse(const char *s, enum deid_game_risk *r);
+/* The journalist's sampling fraction from the table's records and the
+ * population N (at most 1); the prosecutor's is 1.  DEID_EINPUT with msg
+ * set for a journalist without a population >= 1. */
+int		 deid_game_set_fraction(struct deid_game *g, uint64_t records,
+		    double population, char *msg, size_t len);
 /* DEID_OK, or DEID_EINPUT with msg set for a parameter that is negative,
  * not finite, or (benefit) zero. */
 int		 deid_game_check(const struct deid_game *g, char *msg,
 		    size_t len);
 
-/* Does the adversary attack a class of `size` records?  SP*Gain > Cost. */
+/* SP * |class|: the journalist's sampling fraction, or 1. */
+static inline double
+deid_game_fraction(const struct deid_game *g)
+{
+	return g->risk == DEID_GAME_JOURNALIST ? g->fraction : 1;
+}
+
+/* Does the adversary attack a class of `size` records?  SP*Gain > Cost,
+ * SP = fraction/size. */
 static inline int
 deid_game_attacks(const struct deid_game *g, uint64_t size)
 {
-	return g->gain > (double)size * g->cost;
+	return g->gain * deid_game_fraction(g) > (double)size * g->cost;
 }
 
 /* Payout of one released record of a class of `size` records. */
@@ -68,7 +110,7 @@ deid_game_payout(const struct deid_game *g, double il, uint64_t size)
 	double p = g->benefit * (1 - il);
 
 	if (deid_game_attacks(g, size))
-		p -= g->loss / (double)size;
+		p -= g->loss * deid_game_fraction(g) / (double)size;
 	return p;
 }
 

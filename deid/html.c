@@ -485,6 +485,8 @@ sec_game(FILE *f, const json_t *game)
 		{ "adversary's gain per success", "gain", F_MONEY },
 		{ "publisher's loss per success", "loss", F_MONEY },
 		{ "publisher's benefit per record", "benefit", F_MONEY },
+		{ "sampling fraction in SP (1: prosecutor)",
+		    "sampling_fraction", F_REAL },
 		{ "publisher's payout", "payout", F_MONEY },
 		{ "most any release could earn", "payout_max", F_MONEY },
 		{ "payout share", "payout_share", F_SHARE },
@@ -501,10 +503,45 @@ sec_game(FILE *f, const json_t *game)
 	fputs("<section id=\"game\"><h2>The game-theoretic model (", f);
 	deid_html_escape(f, deid_jstr(game, "variant"));
 	fputs(")</h2>\n<p>A rational adversary attacks a record when the "
-	    "expected gain beats the cost.</p>\n<table>\n", f);
+	    "expected gain beats the cost.", f);
+	if (strcmp(deid_jstr(game, "risk"), "journalist") == 0)
+		fputs(" Success probability: the journalist's, sampling "
+		    "fraction / class size.", f);
+	else if (strcmp(deid_jstr(game, "risk"), "prosecutor") == 0)
+		fputs(" Success probability: the prosecutor's, 1 / class "
+		    "size.", f);
+	fputs("</p>\n<table>\n", f);
 	for (i = 0; i < sizeof(row) / sizeof(row[0]); i++) {
 		fprintf(f, "<tr><th>%s</th>", row[i].label);
 		td_num(f, deid_jnum(game, row[i].key), row[i].how);
+		fputs("</tr>\n", f);
+	}
+	fputs("</table></section>\n", f);
+}
+
+/* The Safe Harbor floor next to the levels found in the table. */
+static void
+sec_safe_harbor(FILE *f, const json_t *report)
+{
+	const json_t *sh = json_object_get(report, "safe_harbor");
+	const json_t *lv = json_object_get(json_object_get(report,
+	    "verified"), "levels");
+	const char *qi;
+	json_t *want;
+
+	if (!json_is_object(sh))
+		return;
+	fputs("<section id=\"safe-harbor\"><h2>HIPAA Safe Harbor</h2>\n"
+	    "<p>No quasi-identifier may be less generalized than the level "
+	    "where its hierarchy meets Safe Harbor.</p>\n<table>\n<tr><th>"
+	    "quasi-identifier</th><th>Safe Harbor level</th><th>level in the "
+	    "table</th></tr>\n", f);
+	json_object_foreach((json_t *)sh, qi, want) {
+		fputs("<tr><th>", f);
+		deid_html_escape(f, qi);
+		fputs("</th>", f);
+		td_num(f, (double)json_integer_value(want), F_COUNT);
+		td_num(f, deid_jnum(lv, qi), F_COUNT);
 		fputs("</tr>\n", f);
 	}
 	fputs("</table></section>\n", f);
@@ -583,6 +620,7 @@ deid_html_report(const json_t *report, const char *title, FILE *f)
 	sec_lattice(f, report);
 	sec_suppression(f, report);
 	sec_game(f, json_object_get(report, "game"));
+	sec_safe_harbor(f, report);
 	sec_warnings(f, report);
 	page_foot(f, report);
 	return fflush(f) == 0 && !ferror(f) ? DEID_OK : DEID_EIO;

@@ -200,6 +200,23 @@ report_has_game(const struct deid_search_opts *opts)
 	    opts->quality == DEID_QUALITY_PAYOUT;
 }
 
+/* The Safe Harbor floor {qi: level}, or null when none is set. */
+static json_t *
+report_floor(const struct deid_anon_report *r)
+{
+	const struct deid_engine *e = r->e;
+	json_t *o;
+	size_t j;
+
+	if (e == NULL || !deid_criteria_has_floor(&r->opts.crit, e->nqi))
+		return json_null();
+	o = json_object();
+	for (j = 0; j < e->nqi; j++)
+		json_object_set_new(o, e->ds->cols[e->qi[j].col].name,
+		    json_integer(r->opts.crit.min_level[j]));
+	return o;
+}
+
 /* The game's parameters and the chosen node's payout figures. */
 static json_t *
 report_game(const struct deid_anon_report *r)
@@ -210,6 +227,9 @@ report_game(const struct deid_anon_report *r)
 
 	json_object_set_new(o, "variant",
 	    json_string(deid_game_variant_name(g->variant)));
+	json_object_set_new(o, "risk", json_string(deid_game_risk_name(g->risk)));
+	json_object_set_new(o, "sampling_fraction",
+	    json_real(deid_game_fraction(g)));
 	json_object_set_new(o, "cost", json_real(g->cost));
 	json_object_set_new(o, "gain", json_real(g->gain));
 	json_object_set_new(o, "loss", json_real(g->loss));
@@ -454,6 +474,7 @@ deid_report_anonymize(const struct deid_anon_report *r)
 	json_object_set_new(o, "verified", r->has_verified ?
 	    deid_report_verified(&r->verified, r->qi_names) : json_null());
 	json_object_set_new(o, "criteria", report_criteria(&r->opts));
+	json_object_set_new(o, "safe_harbor", report_floor(r));
 	json_object_set_new(o, "game", report_has_game(&r->opts) && r->res.found ?
 	    report_game(r) : json_null());
 	json_object_set_new(lat, "nodes", json_integer((json_int_t)r->res.nodes));

@@ -180,6 +180,16 @@ better(const struct search *s, double obj, uint64_t node)
 	return a < b || (a == b && node < r->node);
 }
 
+/* Is the node below the Safe Harbor floor (never a release)? */
+static int
+search_below_floor(const struct search *s, uint64_t node)
+{
+	unsigned levels[DEID_MAX_QI];
+
+	deid_lattice_levels(s->lat, node, levels);
+	return !deid_criteria_floor_ok(&s->opts->crit, levels, s->e->nqi);
+}
+
 /* Take the next node to check, or return 0 when the search is over. */
 static int
 search_take(struct search *s, uint64_t *node)
@@ -188,6 +198,9 @@ search_take(struct search *s, uint64_t *node)
 	double tol;
 
 	pthread_mutex_lock(&s->lock);
+	while (!s->stop && s->next < s->lat->nnodes &&
+	    search_below_floor(s, s->lat->order[s->next]))
+		s->next++;
 	if (!s->stop && s->next < s->lat->nnodes) {
 		*node = s->lat->order[s->next];
 		tol = TIE_EPS * fmax(1.0, fabs(s->res->objective));

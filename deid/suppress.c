@@ -306,7 +306,7 @@ mark_game(const struct deid_engine *e, const struct deid_classes *c,
     const struct deid_criteria *crit, const struct deid_game_tables *gt,
     struct deid_suppress_ws *w, struct deid_node_eval *ev)
 {
-	int need_il = crit->game.variant == DEID_GAME_PAYOUT;
+	int need_il = deid_game_publisher(crit->game.variant);
 	size_t k, p = 0;
 
 	for (k = 0; k < c->n; k++)
@@ -376,4 +376,27 @@ deid_suppress(const struct deid_engine *e, const struct deid_classes *c,
 	ev->criteria_met = ok;
 	ev->feasible = ok &&
 	    (double)ev->suppressed_records <= limit + 1e-9;
+}
+
+int
+deid_criteria_floor_ok(const struct deid_criteria *c, const unsigned *levels,
+    size_t nqi)
+{
+	size_t j;
+
+	for (j = 0; j < nqi; j++)
+		if (levels[j] < c->min_level[j])
+			return 0;
+	return 1;
+}
+
+int
+deid_criteria_has_floor(const struct deid_criteria *c, size_t nqi)
+{
+	size_t j;
+
+	for (j = 0; j < nqi; j++)
+		if (c->min_level[j] > 0)
+			return 1;
+	return 0;
 }

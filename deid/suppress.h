@@ -35,7 +35,16 @@ struct deid_criteria {
 	double		 suppression_limit;	/* fraction of records */
 	int		 linear;	/* test hook: linear, not binary, search */
 	struct deid_game game;		/* variant OFF: not a criterion */
+	/* Per QI the lowest level a release may use (the Safe Harbor
+	 * floor; all 0: none): the search skips every node below it. */
+	unsigned	 min_level[DEID_MAX_QI];
 };
+
+/* Is no QI of `levels` below the criteria's floor? */
+int	deid_criteria_floor_ok(const struct deid_criteria *c,
+	    const unsigned *levels, size_t nqi);
+/* Is any floor set? */
+int	deid_criteria_has_floor(const struct deid_criteria *c, size_t nqi);
 
 struct deid_suppress_ws {
 	size_t			 cap;

@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/stat.h>
 
 #include "common/rng.h"
 #include "deid/synth.h"
@@ -372,28 +373,46 @@ put_row(FILE *fp, const char *const *fields, size_t n)
 
 /* ---- hierarchies (ARX format: leaf; level 1; ...; root) ---- */
 
-/* Age: value, 5-, 10- and 20-year bands, '*'. */
+/* The Safe Harbor age: the age, or "90+" from 90 on. */
+static const char *
+sh_age(unsigned a, const char *exact)
+{
+	return a >= 90 ? "90+" : exact;
+}
+
+/* Age: value, 5-, 10- and 20-year bands, '*'; for Safe Harbor a level 1
+ * of the value under 90, else 90+, and 90+ in every band from 90 on. */
 static void
-hier_age(FILE *fp, const struct synth_tables *t)
+age_rows(FILE *fp, int safe_harbor)
 {
 	static const unsigned width[] = { 5, 10, 20 };
 	char buf[4][16];
-	const char *row[5];
+	const char *row[6];
 	unsigned a, lo;
-	size_t i;
+	size_t i, n;
 
 	for (a = 0; a < NAGES; a++) {
+		n = 0;
 		snprintf(buf[0], sizeof(buf[0]), "%u", a);
-		row[0] = buf[0];
+		row[n++] = buf[0];
+		if (safe_harbor)
+			row[n++] = sh_age(a, buf[0]);
 		for (i = 0; i < nitems(width); i++) {
 			lo = a - a % width[i];
 			snprintf(buf[i + 1], sizeof(buf[i + 1]), "%u-%u", lo,
 			    lo + width[i] - 1);
-			row[i + 1] = buf[i + 1];
+			row[n++] = safe_harbor ? sh_age(a, buf[i + 1]) :
+			    buf[i + 1];
 		}
-		row[4] = "*";
-		put_row(fp, row, 5);
+		row[n++] = "*";
+		put_row(fp, row, n);
 	}
+}
+
+static void
+hier_age(FILE *fp, const struct synth_tables *t)
+{
+	age_rows(fp, 0);
 }
 
 static void
@@ -468,6 +487,68 @@ static void (*const hier_writers[])(FILE *, const struct synth_tables *) = {
 };
 _Static_assert(nitems(hier_writers) + 1 == nitems(deid_synth_qis),
     "one hierarchy writer per quasi-identifier");
+
+/* ---- Safe Harbor hierarchies (level 1 = HIPAA Safe Harbor) ---- */
+
+/*
+ * HIPAA Safe Harbor's 3-digit ZIP areas of at most 20,000 people (2000
+ * census): their ZIPs become 000.  None of the synthetic areas is one.
+ */
+static const char *const sh_small_zip3[] = {
+	"036", "059", "063", "102", "203", "556", "692", "790", "821",
+	"823", "830", "831", "878", "879", "884", "890", "893",
+};
+
+static void
+sh_hier_age(FILE *fp, const struct synth_tables *t)
+{
+	age_rows(fp, 1);
+}
+
+/* ZIP: 5 digits; 3 digits + '**' (000** for the small areas); '*'. */
+static void
+sh_hier_zip(FILE *fp, const struct synth_tables *t)
+{
+	char z3[6];
+	const char *row[3];
+	size_t i, k;
+
+	for (i = 0; i < NZIPS; i++) {
+		snprintf(z3, sizeof(z3), "%.3s**", t->zip[i]);
+		for (k = 0; k < nitems(sh_small_zip3); k++)
+			if (strncmp(t->zip[i], sh_small_zip3[k], 3) == 0)
+				memcpy(z3, "000", 3);
+		row[0] = t->zip[i];
+		row[1] = z3;
+		row[2] = "*";
+		put_row(fp, row, 3);
+	}
+}
+
+/* Admission date: day; year; '*'. */
+static void
+sh_hier_date(FILE *fp, const struct synth_tables *t)
+{
+	char year[5];
+	const char *row[3];
+	size_t d;
+
+	for (d = 0; d < t->ndays; d++) {
+		snprintf(year, sizeof(year), "%.4s", t->date[d]);
+		row[0] = t->date[d];
+		row[1] = year;
+		row[2] = "*";
+		put_row(fp, row, 3);
+	}
+}
+
+/* Sex and race are not Safe Harbor identifiers: their own hierarchies. */
+static void (*const sh_hier_writers[])(FILE *,
+    const struct synth_tables *) = {
+	sh_hier_age, hier_sex, sh_hier_zip, hier_race, sh_hier_date,
+};
+_Static_assert(nitems(sh_hier_writers) == nitems(hier_writers),
+    "one Safe Harbor hierarchy writer per quasi-identifier");
 
 /* ---- records ---- */
 
@@ -653,6 +734,7 @@ sync_dir(const char *dir, struct deid_error *err)
 /* Write hierarchy number qi (index into deid_synth_qis) atomically. */
 static int
 write_hierarchy(const char *dir, size_t qi, const struct synth_tables *t,
+    void (*const *writers)(FILE *, const struct synth_tables *),
     struct deid_error *err)
 {
 	struct atomic_file af;
@@ -663,12 +745,35 @@ write_hierarchy(const char *dir, size_t qi, const struct synth_tables *t,
 	    deid_synth_qis[qi]);
 	if ((rc = af_open(&af, dir, name, err)) != DEID_OK)
 		goto out;
-	hier_writers[qi](af.fp, t);
+	writers[qi](af.fp, t);
 	rc = af_commit(&af, err);
  out:
 	if (rc != DEID_OK)
 		af_abort(&af);
 	return rc;
+}
+
+/* dir/DEID_SYNTH_SAFE_HARBOR_DIR/ with the Safe Harbor hierarchies. */
+static int
+write_safe_harbor(const char *dir, const struct synth_tables *t,
+    struct deid_error *err)
+{
+	char sub[PATH_MAX];
+	size_t i;
+	int n, rc;
+
+	n = snprintf(sub, sizeof(sub), "%s/%s", dir, DEID_SYNTH_SAFE_HARBOR_DIR);
+	if (n < 0 || (size_t)n >= sizeof(sub))
+		return deid_error_set(err, DEID_ELIMIT, dir, 0, 0,
+		    "path too long for %s", DEID_SYNTH_SAFE_HARBOR_DIR);
+	if (mkdir(sub, 0755) != 0 && errno != EEXIST)
+		return deid_error_set(err, DEID_EIO, sub, 0, 0,
+		    "cannot create directory: %s", strerror(errno));
+	for (i = 0; deid_synth_qis[i] != NULL; i++)
+		if ((rc = write_hierarchy(sub, i, t, sh_hier_writers, err)) !=
+		    DEID_OK)
+			return rc;
+	return sync_dir(sub, err);
 }
 
 static int
@@ -712,8 +817,11 @@ deid_synth_patients(const char *dir, size_t nrecords, uint64_t seed,
 	}
 	build_tables(t);
 	for (i = 0; deid_synth_qis[i] != NULL; i++)
-		if ((rc = write_hierarchy(dir, i, t, err)) != DEID_OK)
+		if ((rc = write_hierarchy(dir, i, t, hier_writers, err)) !=
+		    DEID_OK)
 			goto out;
+	if ((rc = write_safe_harbor(dir, t, err)) != DEID_OK)
+		goto out;
 	if ((rc = write_dataset(dir, t, nrecords, seed, err)) != DEID_OK)
 		goto out;
 	rc = sync_dir(dir, err);

@@ -42,6 +42,15 @@ extern const char *const deid_synth_insensitive[];	/* kept */
  * DEID_EINPUT for a bad argument, DEID_ELIMIT above
  * DEID_SYNTH_MAX_RECORDS or for an over-long path, DEID_EIO for I/O.
  */
+/*
+ * Beside them, in dir/DEID_SYNTH_SAFE_HARBOR_DIR/, the same QIs'
+ * hierarchies whose level 1 is HIPAA Safe Harbor (age: ages from 90 on
+ * as "90+"; ZIP: 3 digits, the small areas as 000; admission date: year;
+ * sex and race as above, at level 0): a release at or above
+ * age=1,zip=1,admission_date=1 is never less generalized than Safe Harbor.
+ */
+#define DEID_SYNTH_SAFE_HARBOR_DIR	"safe-harbor"
+
 int	deid_synth_patients(const char *dir, size_t nrecords, uint64_t seed,
 	    struct deid_error *err);
 

@@ -336,16 +336,44 @@ v_level_holds(const struct v_ctx *x, size_t j, const struct v_level *lv,
 	return 1;
 }
 
-/* QI j's level: the one given, or the lowest that holds every value. */
+/* The lowest level in lo..hi-1 that holds every value of QI j: DEID_OK
+ * with *found set, or an error. */
+static int
+v_try_levels(const struct v_ctx *x, size_t j, size_t lo, size_t hi,
+    struct v_level *lv, unsigned *level, int *found, const char **bad,
+    uint32_t *badlen)
+{
+	const struct deid_hierarchy *h = x->o->h[j];
+	size_t l;
+	int r;
+
+	*found = 0;
+	for (l = lo; l < hi; l++) {
+		if ((r = v_level_build(h, l, lv)) != DEID_OK)
+			return r;
+		if (v_level_holds(x, j, lv, bad, badlen)) {
+			*level = (unsigned)l;
+			*found = 1;
+			return DEID_OK;
+		}
+		v_level_free(lv);
+	}
+	return DEID_OK;
+}
+
+/* QI j's level: the one given, or the lowest that holds every value,
+ * looked for first at or above the Safe Harbor floor (a level there that
+ * holds every value means the release is not below Safe Harbor, even
+ * when a lower level happens to hold them too). */
 static int
 v_pick_level(const struct v_ctx *x, size_t j, struct v_level *lv,
     unsigned *level, struct deid_error *err)
 {
 	const struct deid_hierarchy *h = x->o->h[j];
-	size_t l, lo = 0, hi = h->nlevels;
+	size_t lo = 0, hi = h->nlevels, floor = x->o->crit.min_level[j];
 	const char *bad = "";
 	uint32_t badlen = 0;
-	int r;
+	int r, found;
 
 	if (x->o->levels != NULL) {
 		if (x->o->levels[j] >= h->nlevels)
@@ -354,16 +382,15 @@ v_pick_level(const struct v_ctx *x, size_t j, struct v_level *lv,
 			    x->o->qi[j], x->o->levels[j]);
 		lo = x->o->levels[j];
 		hi = lo + 1;
-	}
-	for (l = lo; l < hi; l++) {
-		if ((r = v_level_build(h, l, lv)) != DEID_OK)
+	} else if (floor > 0 && floor < hi) {
+		if ((r = v_try_levels(x, j, floor, hi, lv, level, &found,
+		    &bad, &badlen)) != DEID_OK || found)
 			return r;
-		if (v_level_holds(x, j, lv, &bad, &badlen)) {
-			*level = (unsigned)l;
-			return DEID_OK;
-		}
-		v_level_free(lv);
+		hi = floor;
 	}
+	if ((r = v_try_levels(x, j, lo, hi, lv, level, &found, &bad,
+	    &badlen)) != DEID_OK || found)
+		return r;
 	return deid_error_set(err, DEID_EINPUT, x->name, 0, 0, "column "
 	    "\"%s\": the released value \"%.*s\" is not a value of %s of its "
 	    "hierarchy", x->o->qi[j], (int)(badlen > 64 ? 64 : badlen), bad,
@@ -461,10 +488,15 @@ static void
 v_game(const struct v_ctx *x, const struct v_level *lv,
     struct deid_verified *v)
 {
-	const struct deid_game *g = &x->o->crit.game;
+	struct deid_game gj = x->o->crit.game, *g = &gj;
 	size_t c, n;
 	double il;
+	char msg[256];
 
+	/* The journalist's fraction from the records in the file; without a
+	 * population it stays 1 (prosecutor) and v_decide fails the table. */
+	(void)deid_game_set_fraction(g, v->records, x->o->npopulation > 0 ?
+	    x->o->population[0] : 0, msg, sizeof(msg));
 	v->has_game = 1;
 	for (c = 0; c < x->ncls; c++) {
 		n = x->ccount[c];
@@ -489,6 +521,27 @@ v_fail(struct deid_verified *v, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(v->reasons[v->nreasons++], sizeof(v->reasons[0]), fmt, ap);
 	va_end(ap);
+}
+
+/* No QI below its Safe Harbor level: needs the levels, so the
+ * hierarchies; without them the floor cannot be shown to hold. */
+static void
+v_floor(const struct deid_verify_opts *o, struct deid_verified *v)
+{
+	size_t j;
+
+	if (!deid_criteria_has_floor(&o->crit, o->nqi))
+		return;
+	if (!v->has_quality) {
+		v_fail(v, "the Safe Harbor levels cannot be checked without "
+		    "the hierarchies");
+		return;
+	}
+	for (j = 0; j < o->nqi; j++)
+		if (v->levels[j] < o->crit.min_level[j])
+			v_fail(v, "%s is at level %u, below its Safe Harbor "
+			    "level %u", o->qi[j], v->levels[j],
+			    o->crit.min_level[j]);
 }
 
 /* Every criterion on the re-derived figures. */
@@ -531,6 +584,11 @@ v_decide(const struct deid_verify_opts *o, struct deid_verified *v)
 			    "population %.6g", rs->ratio, rs->bound,
 			    rs->population);
 	}
+	v_floor(o, v);
+	if (v->has_game && c->game.risk == DEID_GAME_JOURNALIST &&
+	    (o->npopulation == 0 || !(o->population[0] >= 1)))
+		v_fail(v, "the journalist's success probability needs the "
+		    "population");
 	if (v->has_game && v->unreleasable > 0)
 		v_fail(v, "%llu released records fail the game's %s criterion",
 		    (unsigned long long)v->unreleasable,

@@ -223,6 +223,9 @@ gp_gen_case(struct gp_rng *s, uint64_t seed, struct gp_case *c)
 	c->dup_q = gp_rnd(s, 15) == 0 ? (int)gp_rnd(s, (unsigned)c->nqi) : -1;
 	if (c->dup_q >= 0)
 		c->dup_row = gp_rnd(s, (unsigned)c->h[c->dup_q].nleaves);
+	if (gp_rnd(s, 8) == 0)	/* now and then a Safe Harbor floor */
+		for (j = 0; j < c->nqi; j++)
+			c->floor[j] = gp_rnd(s, (unsigned)c->h[j].nlevels);
 }
 
 /* ---- writing the case's files ---- */
@@ -375,6 +378,12 @@ run_cli(const char *cdsgate, const struct gp_case *c, const char *dir,
 		ARG("--game-gain"); ARG("%g", c->gain);
 		ARG("--game-benefit"); ARG("%g", c->benefit);
 	}
+	ARG("--safe-harbor"); a[n][0] = '\0';	/* q0=0 is no floor */
+	for (j = 0; j < c->nqi; j++)
+		snprintf(a[n] + strlen(a[n]), 12, "%sq%u=%u", j ? "," : "",
+		    (unsigned)j % 10, c->floor[j] % 100);
+	argv[n] = a[n];
+	n++;
 #undef ARG
 	argv[n] = NULL;
 	snprintf(path, sizeof(path), "%s/stdout.txt", dir);
@@ -469,6 +478,8 @@ gp_lib_job(const struct gp_case *c, struct deid_job *job, const char **names,
 		job->sopts.crit.game.gain = c->gain;
 		job->sopts.crit.game.benefit = c->benefit;
 	}
+	for (i = 0; i < c->nqi; i++)
+		job->sopts.crit.min_level[i] = c->floor[i];
 	job->warn_suppressed = DEID_DEFAULT_WARN_SUPPRESSED;
 }
 

@@ -65,6 +65,7 @@ struct gp_case {
 	int		 dup_q;		/* QI whose hierarchy repeats a row, -1 */
 	unsigned	 dup_row;	/* the leaf repeated as its last line */
 	double		 cost, gain, benefit;
+	unsigned	 floor[GP_MAXQI];	/* Safe Harbor levels; 0 none */
 };
 
 /* Choices come from the bytes given (a fuzzer's input) while they

@@ -420,6 +420,10 @@ report_levels(const struct gp_case *c, json_t *rep, struct gp_count *k,
 			    "not a level of its %zu-level hierarchy", name,
 			    c->h[j].nlevels), -1;
 		k->level[j] = (unsigned)json_integer_value(v);
+		if (k->level[j] < c->floor[j])
+			return snprintf(why, 512, "report transformation.%s "
+			    "is %u, below its Safe Harbor level %u", name,
+			    k->level[j], c->floor[j]), -1;
 	}
 	return 0;
 }
@@ -698,9 +702,21 @@ node_suppressed(const struct gp_case *c, const unsigned *lv,
 	return S;
 }
 
-/* k-anonymity alone (no PU, no game): does some node meet k within the
- * suppression limit, release a record and lose less than suppressing
- * every record would?  (At equal Loss the search may rightly prefer
+/* Is no QI of the node below the case's Safe Harbor floor? */
+static int
+floor_ok(const struct gp_case *c, const unsigned *lv)
+{
+	size_t j;
+
+	for (j = 0; j < c->nqi; j++)
+		if (lv[j] < c->floor[j])
+			return 0;
+	return 1;
+}
+
+/* k-anonymity alone (no PU, no game): does some node at or above the
+ * Safe Harbor floor meet k within the suppression limit, release a record
+ * and lose less than suppressing every record would?  (At equal Loss the search may rightly prefer
  * suppressing all.)  Every node is tried; lv gets the first. */
 static int
 own_feasible(const struct gp_case *c, unsigned *lv, size_t *S)
@@ -715,8 +731,8 @@ own_feasible(const struct gp_case *c, unsigned *lv, size_t *S)
 		supp[j] = 1;
 	all = own_loss(c, supp, lv);
 	for (;;) {
-		*S = node_suppressed(c, lv, rk, supp);
-		if (*S < c->nrows &&
+		if (floor_ok(c, lv) &&
+		    (*S = node_suppressed(c, lv, rk, supp)) < c->nrows &&
 		    (double)*S <= c->limit * (double)c->nrows + 1e-9 &&
 		    own_loss(c, supp, lv) < all - 1e-9)
 			return 1;
@@ -861,6 +877,9 @@ verify_bytes(const struct gp_case *c, const char *dir, const char *name,
 	o.qi = job.qi;
 	o.nqi = job.nqi;
 	o.crit = job.sopts.crit;
+	/* No hierarchies here, so no levels: without them verify fails any
+	 * Safe Harbor floor (report_levels checks the floor on passes). */
+	memset(o.crit.min_level, 0, sizeof(o.crit.min_level));
 	o.population = job.population;
 	o.npopulation = job.npopulation;
 	o.warn_suppressed = DEID_DEFAULT_WARN_SUPPRESSED;

@@ -4,7 +4,9 @@
 # (same transformation, same suppression, every released class >= 76
 # records, counted from the output file); the publisher variant keeps only
 # profitable records and the payout objective beats the Loss objective on
-# payout; the report carries the game's figures; bad parameters are
+# payout; the journalist's estimated success probability ((records/N)/
+# |class|) makes No-Attack k > Gain*fraction/Cost, re-derived by `deid
+# verify`; the report carries the game's figures; bad parameters are
 # usage errors (exit 2) that name the parameter.
 . "$(dirname "$0")/lib.sh"
 
@@ -22,16 +24,22 @@ anon() {	# anon NAME ARGS... -> $TMP/NAME.csv, $TMP/NAME.json
 
 check "no-attack runs" anon na --game no-attack
 check "76-anonymity runs" anon k76 --k 76
-check "no-attack = k >= 76 (Gain/Cost = 75): same node and suppression" \
-	python3 - "$TMP/na.json" "$TMP/k76.json" <<'PY'
+# same_as_k GAME.json K.json PYTHON: the game's release is k-anonymity's
+# (same node, same suppression), and PYTHON holds of a (game) and b (k).
+same_as_k() {
+	python3 - "$1" "$2" "$3" <<'PY'
 import json, sys
-a, b = (json.load(open(p)) for p in sys.argv[1:])
+a, b = (json.load(open(p)) for p in sys.argv[1:3])
 assert a["transformation"] == b["transformation"], (a["transformation"], b["transformation"])
 assert a["suppressed_records"] == b["suppressed_records"]
 g = a["game"]
 assert g["variant"] == "no-attack" and g["attacked_records"] == 0, g
 assert a["criteria"]["game"] == "no-attack" and b["game"] is None
+assert eval(sys.argv[3]), sys.argv[3]
 PY
+}
+check "no-attack = k >= 76 (Gain/Cost = 75): same node and suppression" \
+	same_as_k "$TMP/na.json" "$TMP/k76.json" 'g["risk"] == "prosecutor" and g["sampling_fraction"] == 1'
 check "every released class of the no-attack output has >= 76 records" \
 	python3 - "$TMP/na.csv" "$QI" <<'PY'
 import csv, collections, sys
@@ -62,7 +70,28 @@ assert p["game"]["payout"] >= l["game"]["payout"] - 1e-6, (p["game"], l["game"])
 assert l["quality"]["loss"] >= p["quality"]["loss"] - 1e-9
 PY
 check "the readable summary states the payout" \
-	grep -q '^game (payout): publisher payout \$' "$TMP/pay.out"
+	grep -q '^game (payout, prosecutor): publisher payout \$' "$TMP/pay.out"
+
+# Journalist: SP = (records/N)/|class|, the population's class size
+# estimated from the sampling fraction; 20,000 of 100,000 makes No-Attack
+# k > 300 * 0.2 / 4 = 15.
+check "no-attack, journalist, N = 100,000 runs" \
+	anon naj --game no-attack --game-risk journalist --population 100000 --residual 100000=1
+check "16-anonymity runs" anon k16 --k 16 --population 100000 --residual 100000=1
+check "journalist no-attack = k >= 16: same node and suppression; fraction 0.2 in the report" \
+	same_as_k "$TMP/naj.json" "$TMP/k16.json" \
+	'g["risk"] == "journalist" and abs(g["sampling_fraction"] - 0.2) < 1e-12 and a["verified"]["smallest_class"] >= 16'
+vj() {	# vj ARGS...: deid verify of the journalist table; exit code in $rc
+	rc=0
+	"$CDSGATE" deid verify --data "$TMP/naj.csv" --hierarchies "$S" --qi "$QI" \
+		--game no-attack --residual 100000=1 --json "$@" > "$TMP/vj.json" 2>&1 || rc=$?
+}
+vj --game-risk journalist --population 100000
+check "deid verify re-derives the journalist criterion from the file (exit $rc)" \
+	test "$rc" -eq 0 -a "$(json "$TMP/vj.json" 'j["unreleasable_records"]')" = 0
+vj --population 100000
+check "the same table fails the prosecutor's No-Attack (exit $rc)" \
+	test "$rc" -eq 3 -a -n "$(grep "fail the game's no-attack criterion" "$TMP/vj.json")"
 
 bad() {	# bad DESC PATTERN ARGS...
 	local d=$1 pat=$2 rc=0; shift 2
@@ -75,5 +104,7 @@ bad "a negative cost" "game cost" --game no-attack --game-cost -4
 bad "a zero benefit" "game benefit" --game payout --game-benefit 0
 bad "a gain that is not a number" "not a number" --game payout --game-gain lots
 bad "no criterion at all" "no privacy criterion" --game off
+bad "journalist without a population" "journalist needs" --game no-attack --game-risk journalist
+bad "--game-risk bogus" "prosecutor or journalist" --game no-attack --game-risk bogus
 
 done_testing

@@ -41,8 +41,65 @@ check_payouts(void)
 	g.variant = DEID_GAME_NO_ATTACK;
 	tap_ok(!deid_game_release(&g, 0, 75) && deid_game_release(&g, 1, 76),
 	    "no-attack rule: 75 withheld, 76 released (k > gain/cost)");
+	g.variant = DEID_GAME_SH_FRIENDLY;
+	tap_ok(!deid_game_release(&g, 0.9, 1) && deid_game_release(&g, 0.75,
+	    1) && deid_game_publisher(g.variant) &&
+	    !deid_game_publisher(DEID_GAME_NO_ATTACK), "sh-friendly releases "
+	    "as the payout variant does (its floor is the search's)");
 	g.variant = DEID_GAME_OFF;
 	tap_ok(deid_game_release(&g, 1, 1), "off: everything released");
+}
+
+/* Journalist: SP = fraction/|class|, fraction = records/N (at most 1). */
+static void
+check_journalist(void)
+{
+	struct deid_game g;
+	char msg[256];
+
+	deid_game_defaults(&g);
+	g.risk = DEID_GAME_JOURNALIST;
+	tap_ok(deid_game_set_fraction(&g, 20000, 100000, msg, sizeof(msg)) ==
+	    DEID_OK && fabs(g.fraction - 0.2) < 1e-15,
+	    "fraction 20,000 / 100,000 = 0.2");
+	tap_ok(deid_game_attacks(&g, 14) && !deid_game_attacks(&g, 15),
+	    "attacked iff 300 * 0.2 > 4 * |class|: 14 yes, 15 no");
+	tap_ok(fabs(deid_game_payout(&g, 0, 10) - (1200 - 300 * 0.2 / 10)) <
+	    1e-9, "payout 1200 - 300 * 0.2/10 = 1194");
+	g.variant = DEID_GAME_NO_ATTACK;
+	tap_ok(!deid_game_release(&g, 0, 15) && deid_game_release(&g, 0, 16),
+	    "no-attack: 15 withheld, 16 released");
+	tap_ok(deid_game_set_fraction(&g, 500, 100, msg, sizeof(msg)) ==
+	    DEID_OK && g.fraction == 1, "a population below the records: 1");
+	tap_ok(deid_game_set_fraction(&g, 500, 0, msg, sizeof(msg)) ==
+	    DEID_EINPUT && strstr(msg, "population") != NULL,
+	    "no population refused: %s", msg);
+	g.risk = DEID_GAME_PROSECUTOR;
+	g.fraction = 0.2;
+	tap_ok(deid_game_attacks(&g, 74) && !deid_game_attacks(&g, 75),
+	    "prosecutor ignores the fraction: 74 attacked, 75 not");
+}
+
+/* The Safe Harbor floor: a node is allowed iff no QI is below it. */
+static void
+check_floor(void)
+{
+	struct deid_criteria c;
+	const unsigned at[] = { 1, 0, 1 }, above[] = { 2, 3, 1 },
+	    below[] = { 1, 0, 0 };
+
+	memset(&c, 0, sizeof(c));
+	tap_ok(!deid_criteria_has_floor(&c, 3) &&
+	    deid_criteria_floor_ok(&c, below, 3), "no floor: every node");
+	c.min_level[0] = c.min_level[2] = 1;
+	tap_ok(deid_criteria_has_floor(&c, 3) &&
+	    deid_criteria_floor_ok(&c, at, 3) &&
+	    deid_criteria_floor_ok(&c, above, 3) &&
+	    !deid_criteria_floor_ok(&c, below, 3),
+	    "floor 1,0,1: at and above allowed, one QI below refused");
+	tap_ok(!deid_criteria_has_floor(&c, 0) &&
+	    deid_criteria_floor_ok(&c, below, 0),
+	    "only the first nqi levels count");
 }
 
 static void
@@ -68,7 +125,11 @@ check_params(void)
 	    strstr(msg, "benefit") != NULL, "zero benefit refused: %s", msg);
 	tap_ok(deid_game_variant_parse("no-attack", &v) == DEID_OK &&
 	    v == DEID_GAME_NO_ATTACK && deid_game_variant_parse("payout", &v)
-	    == DEID_OK && v == DEID_GAME_PAYOUT, "variants parse");
+	    == DEID_OK && v == DEID_GAME_PAYOUT &&
+	    deid_game_variant_parse("sh-friendly", &v) == DEID_OK &&
+	    v == DEID_GAME_SH_FRIENDLY &&
+	    strcmp(deid_game_variant_name(v), "sh-friendly") == 0,
+	    "variants parse");
 	tap_ok(deid_game_variant_parse("No-Attack", &v) == DEID_EINPUT &&
 	    deid_game_variant_parse("", &v) == DEID_EINPUT,
 	    "unknown variants refused");
@@ -119,6 +180,8 @@ main(void)
 {
 	check_payouts();
 	check_params();
+	check_floor();
+	check_journalist();
 	check_il();
 	return tap_done();
 }
