@@ -14,13 +14,7 @@ serve_require
 serve_dirs_make		# $D with state/ audit/ mnt/, the audit key, $SOCK
 mkdir -p "$D/custodian/data" "$D/custodian/hier"
 
-"$CDSGATED" api --socket "$CDSGATE_SOCKET" --store "$D/state/store.db" \
-	--state-dir "$D/state" --mount-dir "$D/mnt" --cdsgate "$CDSGATE" \
-	--audit-log "$D/audit/audit.log" --audit-key "$D/audit/key.pem" \
-	> "$D/out" 2> "$D/err" &
-API_PID=$!
-trap 'stop_pid $API_PID; rm -rf "$TMP"' EXIT
-check "the daemon starts" wait_line "$D/out" '^ready ' 10 "$API_PID"
+check "the daemon starts" api_start
 
 # The custodian's files, written by hand: 12 visits, two QIs with their
 # hierarchies (';'-separated, as ARX writes them).

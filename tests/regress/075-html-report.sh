@@ -191,13 +191,7 @@ chown cdsgate-api:cdsgate-analytics "$D/mnt" && chmod 0750 "$D/mnt"
 "$CDSGATE" audit keygen --private "$D/audit/key.pem" --public "$D/audit.pub"
 chown -R cdsgate-audit: "$D/audit" && chmod 0700 "$D/audit"
 export CDSGATE_SOCKET=$D/api.sock
-"$CDSGATED" api --socket "$CDSGATE_SOCKET" --store "$D/state/store.db" \
-	--state-dir "$D/state" --mount-dir "$D/mnt" --cdsgate "$CDSGATE" \
-	--audit-log "$D/audit/audit.log" --audit-key "$D/audit/key.pem" \
-	> "$D/out" 2> "$D/err" &
-API_PID=$!
-trap 'kill $API_PID 2>/dev/null; rm -rf "$TMP"' EXIT
-check "the daemon starts" wait_line "$D/out" '^ready ' 10 "$API_PID"
+check "the daemon starts" api_start
 cp "$S"/patients.csv "$S"/hierarchy_*.csv "$D/in/" && chmod -R go-rwx "$D/in"
 IMP=(--qi age,sex,zip,race,admission_date $CLS --hierarchies "$D/in")
 rc=0

@@ -223,6 +223,19 @@ serve_dirs_make() {
 	PORT0=$(free_port)
 }
 
+# api_start [ARG...]: `cdsgated api` on the dirs of $D (state, mnt, audit
+# and its key, $CDSGATE_SOCKET) with ARGs; $API_PID is the daemon itself,
+# stopped on exit.  True once it says ready.
+api_start() {
+	"$CDSGATED" api --socket "$CDSGATE_SOCKET" --store "$D/state/store.db" \
+		--state-dir "$D/state" --mount-dir "$D/mnt" --cdsgate "$CDSGATE" \
+		--audit-log "$D/audit/audit.log" --audit-key "$D/audit/key.pem" \
+		"$@" > "$D/out" 2> "$D/err" &
+	API_PID=$!
+	trap 'stop_pid $API_PID; rm -rf "$TMP"' EXIT
+	wait_line "$D/out" '^ready ' 10 "$API_PID"
+}
+
 # serve_backend: when sessions can run here, the test backend ($BE_PID,
 # $BACKEND_URL); otherwise $NOSESS says why not.
 serve_backend() {
