@@ -1,0 +1,114 @@
+/*
+ * deid/adversary.h — adversarial risk under realistic attacker knowledge
+ * (Xia et al. 2021, JAMIA): who may know which quasi-identifiers, with
+ * what probability, and what that makes of each subject's prosecutor,
+ * journalist, marketer and overall (Bayesian-network) risk, by Monte
+ * Carlo per subject, against the worst case (every QI known).
+ *
+ * The attacker file is a small line format (docs/deid.md, "Adversarial
+ * risk"):
+ *
+ *   # comment
+ *   trials 1000          Monte Carlo trials per subject (1..1000000)
+ *   coverage 0.3         P(the attacker's sources cover a subject at all),
+ *                        drawn once per subject; default 1
+ *   p_m 0.5              presence in the dataset disclosed
+ *   p_fm 0.5             attacker learns the subject is in it | disclosed
+ *   p_c 0.5              attacker can confirm a record is the subject
+ *   p_cu 0.5             ... confirm population uniqueness | unique
+ *   group 0.7 age sex zip   a group the attacker obtains together,
+ *                            with its probability (per subject)
+ *
+ * Library code: explicit status codes, errors name file:line:column.
+ */
+#ifndef DEID_ADVERSARY_H
+#define DEID_ADVERSARY_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "deid/csv.h"
+#include "deid/error.h"
+
+#define DEID_ADV_MAX_GROUPS	8	/* 2^8 knowledge patterns */
+#define DEID_ADV_MAX_ATTRS	32	/* QIs an attacker file may name */
+
+enum deid_adv_risk {
+	DEID_ADV_PROSECUTOR = 0,
+	DEID_ADV_JOURNALIST,
+	DEID_ADV_MARKETER,
+	DEID_ADV_OVERALL,
+	DEID_ADV_NRISKS
+};
+const char	*deid_adv_risk_name(enum deid_adv_risk r);
+
+struct deid_attacker_group {
+	double		 p;			/* P(the attacker obtains it) */
+	size_t		 nattr;
+	char		*attr[DEID_ADV_MAX_ATTRS];
+	unsigned long	 line;			/* where it was declared */
+};
+
+struct deid_attacker {
+	char			 name[512];	/* the file, for messages */
+	unsigned		 trials;
+	double			 coverage;
+	double			 p_m, p_fm, p_c, p_cu;
+	size_t			 ngroups;
+	struct deid_attacker_group group[DEID_ADV_MAX_GROUPS];
+};
+
+/* Parse an attacker file (bytes data[len], name for messages).  Every
+ * key once at most; trials default 1000, p_* default 0.5; at least one
+ * group; an attribute in one group at most. */
+int	deid_attacker_parse(const void *data, size_t len, const char *name,
+	    struct deid_attacker **out, struct deid_error *err);
+void	deid_attacker_free(struct deid_attacker *a);
+
+/* Q1, median, Q3 (linear interpolation between order statistics). */
+struct deid_quartiles {
+	double	q1, median, q3;
+};
+
+struct deid_adversary {
+	uint64_t		 records;	/* rows of the table */
+	uint64_t		 subjects;	/* rows not suppressed */
+	uint64_t		 seed;
+	unsigned		 trials;
+	double			 population;
+	/* Means over subjects, under the attacker and the worst case. */
+	double			 mean[DEID_ADV_NRISKS];
+	double			 worst_mean[DEID_ADV_NRISKS];
+	struct deid_quartiles	 risk[DEID_ADV_NRISKS];
+	struct deid_quartiles	 worst[DEID_ADV_NRISKS];
+	/* Per-subject reduction (worst - attacker) / worst, over the
+	 * subjects whose worst-case risk is > 0 (counted). */
+	struct deid_quartiles	 reduction[DEID_ADV_NRISKS];
+	uint64_t		 reduction_subjects[DEID_ADV_NRISKS];
+	/* Knowledge patterns whose Pitman estimate failed: their sample
+	 * uniques are taken as population unique (fail closed). */
+	unsigned		 pitman_failed;
+	unsigned		 patterns;	/* evaluated */
+};
+
+struct deid_adversary_opts {
+	const char *const	*qi;		/* the release's QIs */
+	size_t			 nqi;
+	double			 population;	/* N >= records */
+	uint64_t		 seed;
+	unsigned		 workers;	/* threads; 0 = 2 */
+	struct deid_csv_opts	 csv;
+};
+
+/*
+ * Every figure of the attacker's risk on the table in data[len] (a CSV
+ * with a header; a row with "*" in every QI is suppressed: it is no
+ * subject and matches every subject on every attribute).  Each group
+ * attribute must be one of o->qi.  The figures depend on the seed only,
+ * not on the number of workers.  DEID_EINPUT names file:line:column.
+ */
+int	deid_adversary_release(const void *data, size_t len, const char *name,
+	    const struct deid_attacker *a, const struct deid_adversary_opts *o,
+	    struct deid_adversary *res, struct deid_error *err);
+
+#endif
