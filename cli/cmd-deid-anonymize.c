@@ -170,7 +170,7 @@ anon_emit_html(const struct deid_args *a, const json_t *report,
 static void
 anon_job(struct deid_args *a, struct deid_inputs *in, struct deid_result *res)
 {
-	char *bufs[1 + MAX_LIST] = { 0 };
+	char *bufs[DARGS_NBUFS] = { 0 };
 	struct deid_anon_report rep;
 	struct deid_job job;
 	json_t *o = NULL;

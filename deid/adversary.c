@@ -761,6 +761,12 @@ deid_adversary_release(const void *data, size_t len, const char *name,
 		    o->population, (unsigned long long)t.records);
 		goto out;
 	}
+	snprintf(res->attacker, sizeof(res->attacker), "%s", a->name);
+	res->coverage = a->coverage;
+	res->p_m = a->p_m;
+	res->p_fm = a->p_fm;
+	res->p_c = a->p_c;
+	res->p_cu = a->p_cu;
 	res->records = t.records;
 	res->subjects = t.nsub;
 	res->seed = o->seed;

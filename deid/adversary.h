@@ -71,6 +71,8 @@ struct deid_quartiles {
 };
 
 struct deid_adversary {
+	char			 attacker[512];	/* its file */
+	double			 coverage, p_m, p_fm, p_c, p_cu;
 	uint64_t		 records;	/* rows of the table */
 	uint64_t		 subjects;	/* rows not suppressed */
 	uint64_t		 seed;
