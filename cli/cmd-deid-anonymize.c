@@ -280,7 +280,9 @@ const struct cmd_entry cmd_deid_anonymize_entry = {
 	"[--quality loss|entropy|payout] "
 	"[--game payout|no-attack [--game-cost C] [--game-gain G] "
 	"[--game-loss L] [--game-benefit B]] "
-	"[--residual N=BOUND ...] [--threads N] [--json]",
+	"[--residual N=BOUND ...] "
+	"[--attacker FILE [--max-adversarial-risk R] [--seed S]] "
+	"[--threads N] [--json]",
 	"de-identify a table through the gate",
 	cmd_deid_anonymize
 };
