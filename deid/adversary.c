@@ -684,24 +684,25 @@ summarise(const struct engine *e, double *v, struct deid_adversary *res)
 	}
 }
 
-/* Each group's attributes as a mask of the release's QIs. */
-static int
-qi_masks(struct engine *e, struct deid_error *err)
+int
+deid_attacker_qi(const struct deid_attacker *a, const char *const *qi,
+    size_t nqi, uint32_t *mask, struct deid_error *err)
 {
 	const struct deid_attacker_group *g;
 	size_t i, j, k;
 
-	for (k = 0; k < e->a->ngroups; k++)
-		for (g = &e->a->group[k], i = 0; i < g->nattr; i++) {
-			for (j = 0; j < e->o->nqi &&
-			    strcmp(e->o->qi[j], g->attr[i]) != 0; j++)
+	for (k = 0; k < a->ngroups; k++)
+		for (g = &a->group[k], i = 0; i < g->nattr; i++) {
+			for (j = 0; j < nqi && strcmp(qi[j], g->attr[i]) != 0;
+			    j++)
 				;
-			if (j == e->o->nqi)
+			if (j == nqi || j >= DEID_ADV_MAX_ATTRS)
 				return deid_error_set(err, DEID_EINPUT,
-				    e->a->name, g->line, 0, "\"%s\" is not a "
+				    a->name, g->line, 0, "\"%s\" is not a "
 				    "quasi-identifier of the table",
 				    g->attr[i]);
-			e->qimask[k] |= (uint32_t)1 << j;
+			if (mask != NULL)
+				mask[k] |= (uint32_t)1 << j;
 		}
 	return DEID_OK;
 }
@@ -751,7 +752,8 @@ deid_adversary_release(const void *data, size_t len, const char *name,
 	if (o->nqi == 0 || o->nqi > DEID_ADV_MAX_ATTRS)
 		return deid_error_set(err, DEID_EINPUT, name, 0, 0,
 		    "1 to %d quasi-identifiers", DEID_ADV_MAX_ATTRS);
-	if ((r = qi_masks(&e, err)) != DEID_OK ||
+	if ((r = deid_attacker_qi(a, o->qi, o->nqi, e.qimask, err)) !=
+	    DEID_OK ||
 	    (r = deid_csv_parse(data, len, name, &o->csv, t_row, &t, NULL,
 	    err)) != DEID_OK)
 		goto out;

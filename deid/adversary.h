@@ -64,6 +64,10 @@ struct deid_attacker {
 int	deid_attacker_parse(const void *data, size_t len, const char *name,
 	    struct deid_attacker **out, struct deid_error *err);
 void	deid_attacker_free(struct deid_attacker *a);
+/* Every group attribute is one of qi[nqi]: DEID_OK (mask[g], if not
+ * NULL, gets group g's QIs as bits), else DEID_EINPUT at its line. */
+int	deid_attacker_qi(const struct deid_attacker *a, const char *const *qi,
+	    size_t nqi, uint32_t *mask, struct deid_error *err);
 
 /* Q1, median, Q3 (linear interpolation between order statistics). */
 struct deid_quartiles {
