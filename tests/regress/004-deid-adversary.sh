@@ -31,7 +31,8 @@ verify() {	# verify NAME SEED -> $TMP/NAME.v.json
 }
 
 check "anonymize with the voter attacker and a loose bound passes" \
-	anon pass --attacker "$A/voter.txt" --seed 7 --max-adversarial-risk 0.5
+	anon pass --attacker "$A/voter.txt" --seed 7 --max-adversarial-risk 0.5 \
+	--report-html "$TMP/pass.html"
 check "the table is written" test -s "$TMP/pass.csv"
 check "the report carries the four risks, the worst case and the reductions" \
 	python3 - "$TMP/pass.json" <<'PY'
@@ -49,6 +50,8 @@ assert a["risk"] == a["attacker_risks"]["overall"]["mean"]
 assert a["risk"] < a["worst_case"]["overall"]["mean"], a
 assert r["gate"]["passed"]
 PY
+check "the HTML page has the adversarial section" \
+	grep -q '<section id="adversarial"><h2>Adversarial risk (Xia 2021)</h2>' "$TMP/pass.html"
 check "the explanation has the criterion and the sentence" \
 	grep -q "met: adversarial risk = .* is within the bound 50.0 %" "$TMP/pass.out"
 check "verify on the released file, same seed: passes" verify pass 7

@@ -162,6 +162,13 @@ test_exact(void)
 	    fabs(w.mean[DEID_ADV_MARKETER] - 0.2) < 1e-12 &&
 	    w.reduction[DEID_ADV_PROSECUTOR].q1 == 1,
 	    "nothing known: marketer 1/5, no unique");
+	/* Coverage 0: the attacker's sources cover nobody, whatever the
+	 * groups say. */
+	run(csv, "coverage 0\ngroup 1 a b\n", 2, 1, &w);
+	tap_ok(w.mean[DEID_ADV_PROSECUTOR] == 0 &&
+	    fabs(w.mean[DEID_ADV_MARKETER] - 0.2) < 1e-12 &&
+	    w.worst_mean[DEID_ADV_PROSECUTOR] == 0.6,
+	    "coverage 0: nothing known of anyone, the worst case unchanged");
 	/* A suppressed row matches everyone: no subject is unique. */
 	run("a,b\n1,x\n2,y\n*,*\n", "group 1 a b\n", 1, 1, &w);
 	tap_ok(w.records == 3 && w.subjects == 2 &&
