@@ -513,33 +513,29 @@ rng_unit(struct rng *g)
 	return (double)(r >> 11) * 0x1.0p-53;
 }
 
-/* One trial of subject i under pattern p, added to acc[NRISKS]: the
- * three routes of the Bayesian network, each draw made every time so
- * the stream does not depend on the outcome. */
+/* One trial of subject i under pattern p, added to acc[NRISKS].  The
+ * overall risk is the Bayesian network's P(X_r | a_t, b_t): its three
+ * routes are independent given what the attacker knows, so
+ * P = 1 - (1 - [a_t = 1] p_m p_fm)(1 - b_t p_cu)(1 - p_c / a_t), the
+ * expectation of the trial's Bernoulli draws without their noise. */
 static void
-trial(const struct engine *e, size_t p, size_t i, struct rng *g,
-    double *acc)
+trial(const struct engine *e, size_t p, size_t i, double *acc)
 {
 	const struct deid_attacker *a = e->a;
 	double at = e->pat[p].size[i];
-	int uniq = at == 1, xm, xfm, xup, xcu, xs, xc;
+	int uniq = at == 1;
 	double bt = uniq ? e->pat[p].ratio : 0;
 
-	xm = rng_unit(g) < a->p_m;
-	xfm = rng_unit(g) < a->p_fm;
-	xup = rng_unit(g) < bt;
-	xcu = rng_unit(g) < a->p_cu;
-	xs = rng_unit(g) < 1 / at;
-	xc = rng_unit(g) < a->p_c;
 	acc[DEID_ADV_PROSECUTOR] += uniq;
 	acc[DEID_ADV_JOURNALIST] += bt;
 	acc[DEID_ADV_MARKETER] += 1 / at;
-	acc[DEID_ADV_OVERALL] += (uniq && xm && xfm) || (xup && xcu) ||
-	    (xs && xc);
+	acc[DEID_ADV_OVERALL] += 1 - (1 - (uniq ? a->p_m * a->p_fm : 0)) *
+	    (1 - bt * a->p_cu) * (1 - a->p_c / at);
 }
 
-/* Subject i: its trials under the attacker, then under the worst case,
- * into risk[i][0..1][NRISKS]. */
+/* Subject i: its trials under the attacker (which groups it knows is
+ * drawn), then the worst case (known: one trial is exact), into
+ * risk[i][0..1][NRISKS]. */
 static void
 subject(const struct engine *e, size_t i)
 {
@@ -555,12 +551,11 @@ subject(const struct engine *e, size_t i)
 		for (p = 0, k = 0; k < e->a->ngroups; k++)
 			if (rng_unit(&g) < e->a->group[k].p && covered)
 				p |= (size_t)1 << k;
-		trial(e, p, i, &g, out);
+		trial(e, p, i, out);
 	}
-	for (t = 0; t < th; t++)
-		trial(e, e->npat - 1, i, &g, out + DEID_ADV_NRISKS);
-	for (k = 0; k < 2 * DEID_ADV_NRISKS; k++)
+	for (k = 0; k < DEID_ADV_NRISKS; k++)
 		out[k] /= th;
+	trial(e, e->npat - 1, i, out + DEID_ADV_NRISKS);
 }
 
 struct worker {
