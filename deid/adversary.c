@@ -248,8 +248,8 @@ struct t_dict {
 struct t_ctx {
 	const char			*name;
 	const struct deid_adversary_opts *o;
-	size_t				 col[DEID_ADV_MAX_ATTRS];
-	struct t_dict			 d[DEID_ADV_MAX_ATTRS];
+	size_t				 col[DEID_ADV_MAX_QI];
+	struct t_dict			 d[DEID_ADV_MAX_QI];
 	uint32_t			*code;		/* [nsub * nqi] */
 	size_t				 nsub, cap;
 	uint64_t			 records, suppressed;
@@ -376,7 +376,7 @@ t_free(struct t_ctx *x)
 {
 	size_t i, j;
 
-	for (j = 0; j < DEID_ADV_MAX_ATTRS; j++) {
+	for (j = 0; j < DEID_ADV_MAX_QI; j++) {
 		for (i = 0; i < x->d[j].n; i++)
 			free(x->d[j].s[i]);
 		free(x->d[j].s);
@@ -399,7 +399,7 @@ struct engine {
 	const struct deid_attacker	*a;
 	const struct deid_adversary_opts *o;
 	const struct t_ctx		*t;
-	uint32_t			 qimask[DEID_ADV_MAX_GROUPS];
+	uint64_t			 qimask[DEID_ADV_MAX_GROUPS];
 	size_t				 npat;
 	struct pattern			*pat;
 	double				*risk;	/* [nsub][2][NRISKS] */
@@ -409,7 +409,7 @@ struct engine {
 struct sort_ctx {
 	const uint32_t	*code;
 	size_t		 nqi;
-	uint32_t	 mask;
+	uint64_t	 mask;
 };
 
 static int
@@ -438,7 +438,8 @@ p_build(struct engine *e, size_t p, uint32_t *idx)
 	int r = DEID_OK;
 
 	if (p + 1 == e->npat)
-		s.mask = (uint32_t)((1ULL << e->o->nqi) - 1);
+		s.mask = e->o->nqi == 64 ? UINT64_MAX :
+		    ((uint64_t)1 << e->o->nqi) - 1;
 	else
 		for (g = 0; g < e->a->ngroups; g++)
 			if (p >> g & 1)
@@ -681,7 +682,7 @@ summarise(const struct engine *e, double *v, struct deid_adversary *res)
 
 int
 deid_attacker_qi(const struct deid_attacker *a, const char *const *qi,
-    size_t nqi, uint32_t *mask, struct deid_error *err)
+    size_t nqi, uint64_t *mask, struct deid_error *err)
 {
 	const struct deid_attacker_group *g;
 	size_t i, j, k;
@@ -691,13 +692,13 @@ deid_attacker_qi(const struct deid_attacker *a, const char *const *qi,
 			for (j = 0; j < nqi && strcmp(qi[j], g->attr[i]) != 0;
 			    j++)
 				;
-			if (j == nqi || j >= DEID_ADV_MAX_ATTRS)
+			if (j == nqi || j >= DEID_ADV_MAX_QI)
 				return deid_error_set(err, DEID_EINPUT,
 				    a->name, g->line, 0, "\"%s\" is not a "
 				    "quasi-identifier of the table",
 				    g->attr[i]);
 			if (mask != NULL)
-				mask[k] |= (uint32_t)1 << j;
+				mask[k] |= (uint64_t)1 << j;
 		}
 	return DEID_OK;
 }
@@ -744,9 +745,9 @@ deid_adversary_release(const void *data, size_t len, const char *name,
 	int r;
 
 	memset(res, 0, sizeof(*res));
-	if (o->nqi == 0 || o->nqi > DEID_ADV_MAX_ATTRS)
+	if (o->nqi == 0 || o->nqi > DEID_ADV_MAX_QI)
 		return deid_error_set(err, DEID_EINPUT, name, 0, 0,
-		    "1 to %d quasi-identifiers", DEID_ADV_MAX_ATTRS);
+		    "1 to %d quasi-identifiers", DEID_ADV_MAX_QI);
 	if ((r = deid_attacker_qi(a, o->qi, o->nqi, e.qimask, err)) !=
 	    DEID_OK ||
 	    (r = deid_csv_parse(data, len, name, &o->csv, t_row, &t, NULL,

@@ -31,7 +31,8 @@
 #include "deid/error.h"
 
 #define DEID_ADV_MAX_GROUPS	8	/* 2^8 knowledge patterns */
-#define DEID_ADV_MAX_ATTRS	32	/* QIs an attacker file may name */
+#define DEID_ADV_MAX_ATTRS	64	/* attributes in one group */
+#define DEID_ADV_MAX_QI		64	/* QIs of the table (DEID_MAX_QI) */
 
 enum deid_adv_risk {
 	DEID_ADV_PROSECUTOR = 0,
@@ -67,7 +68,7 @@ void	deid_attacker_free(struct deid_attacker *a);
 /* Every group attribute is one of qi[nqi]: DEID_OK (mask[g], if not
  * NULL, gets group g's QIs as bits), else DEID_EINPUT at its line. */
 int	deid_attacker_qi(const struct deid_attacker *a, const char *const *qi,
-	    size_t nqi, uint32_t *mask, struct deid_error *err);
+	    size_t nqi, uint64_t *mask, struct deid_error *err);
 
 /* Q1, median, Q3 (linear interpolation between order statistics). */
 struct deid_quartiles {

@@ -182,6 +182,43 @@ test_exact(void)
 	    "an attribute that is no QI of the table is an input error");
 }
 
+/* 40 QIs (more than 32: the masks are 64 bits wide), all in one group
+ * known for sure: exactly the worst case; rows differ in the last QI. */
+static void
+test_wide(void)
+{
+	static char names[40][8];
+	const char *qi[40];
+	char csv[2048], text[512];
+	struct deid_adversary_opts o = { qi, 40, 1000, 3, 2, { ',', 0 } };
+	struct deid_error err = { .msg = "" };
+	struct deid_attacker *a;
+	struct deid_adversary r;
+	size_t i, n = 0, m;
+	int ok = 0;
+
+	m = (size_t)snprintf(text, sizeof(text), "trials 10\ngroup 1");
+	for (i = 0; i < 40; i++) {
+		snprintf(names[i], sizeof(names[i]), "q%zu", i);
+		qi[i] = names[i];
+		n += (size_t)snprintf(csv + n, sizeof(csv) - n, "%s%s",
+		    i ? "," : "", names[i]);
+		m += (size_t)snprintf(text + m, sizeof(text) - m, " q%zu", i);
+	}
+	snprintf(text + m, sizeof(text) - m, "\n");
+	for (i = 0; i < 3; i++)		/* rows 0 0 ... 0 k, k = 0, 0, 1 */
+		n += (size_t)snprintf(csv + n, sizeof(csv) - n, "\n0,0,0,0,0,"
+		    "0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,"
+		    "0,0,0,0,0,%d", i == 2);
+	if ((a = attacker(text)) != NULL && deid_adversary_release(csv,
+	    strlen(csv), "wide.csv", a, &o, &r, &err) == DEID_OK)
+		ok = r.subjects == 3 && fabs(r.mean[DEID_ADV_PROSECUTOR] -
+		    1.0 / 3) < 1e-12 && r.worst_mean[DEID_ADV_PROSECUTOR] ==
+		    r.mean[DEID_ADV_PROSECUTOR];
+	tap_ok(ok, "40 QIs in one group: one unique of three (%s)", err.msg);
+	deid_attacker_free(a);
+}
+
 static struct deid_attacker *
 scenario(const char *file)
 {
@@ -306,6 +343,7 @@ main(void)
 	deid_risk_init();
 	test_parse();
 	test_exact();
+	test_wide();
 	test_scenarios();
 	return tap_done();
 }
