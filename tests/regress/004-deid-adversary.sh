@@ -97,4 +97,13 @@ bad "a bound without an attacker" "needs --attacker" --population 4e6 \
 bad "a missing attacker file" "nonexistent.txt" --population 4e6 \
 	--attacker "$TMP/nonexistent.txt"
 
+rc=0; "$CDSGATE" deid assess --data "$S/patients.csv" --qi "$QI" --population 4e6 \
+	--attacker "$A/voter.txt" > /dev/null 2> "$TMP/err" || rc=$?
+check "assess refuses --attacker and points to verify (exit 2)" \
+	test "$rc" -eq 2 -a -n "$(grep -- "deid verify --attacker" "$TMP/err")"
+rc=0; "$CDSGATE" deid verify --data "$S/patients.csv" --qi "$QI" --population 4e6 \
+	--attacker "$A/twitter.txt" --seed 1 > "$TMP/raw.out" || rc=$?
+check "verify --attacker alone on the raw table: the risk, no other criterion needed" \
+	test "$rc" -eq 3 -a -n "$(grep '^adversarial risk 0\.0' "$TMP/raw.out")"
+
 done_testing
