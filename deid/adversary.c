@@ -144,6 +144,36 @@ a_group(struct deid_attacker *a, const struct a_line *l,
 	return DEID_OK;
 }
 
+/* coverage P ATTR VALUE...: a coverage for some subjects only. */
+static int
+a_rule(struct deid_attacker *a, const struct a_line *l,
+    struct deid_error *err)
+{
+	struct deid_attacker_rule *u;
+	size_t i;
+	int r;
+
+	if (a->nrules == DEID_ADV_MAX_RULES)
+		return deid_error_set(err, DEID_EINPUT, l->name, l->line,
+		    l->col[0], "more than %d coverage lines with a condition",
+		    DEID_ADV_MAX_RULES);
+	u = &a->rule[a->nrules];
+	if ((r = a_number(l, 1, 1, &u->p, err)) != DEID_OK)
+		return r;
+	if (l->ntok < 4)
+		return deid_error_set(err, DEID_EINPUT, l->name, l->line,
+		    l->col[2], "a conditional coverage names an attribute and "
+		    "at least one value");
+	if ((u->attr = strdup(l->tok[2])) == NULL)
+		return DEID_ENOMEM;
+	a->nrules++;
+	for (i = 3; i < l->ntok; i++, u->nvalue++)
+		if ((u->value[u->nvalue] = strdup(l->tok[i])) == NULL)
+			return DEID_ENOMEM;
+	u->line = l->line;
+	return DEID_OK;
+}
+
 /* One line's directive; seen[] marks the keys already given. */
 static int
 a_directive(struct deid_attacker *a, const struct a_line *l, int seen[6],
@@ -158,6 +188,8 @@ a_directive(struct deid_attacker *a, const struct a_line *l, int seen[6],
 
 	if (strcmp(l->tok[0], "group") == 0)
 		return a_group(a, l, err);
+	if (strcmp(l->tok[0], "coverage") == 0 && l->ntok > 2)
+		return a_rule(a, l, err);
 	for (i = 0; i < 6 && strcmp(l->tok[0], keys[i]) != 0; i++)
 		;
 	if (i == 6)
@@ -190,6 +222,11 @@ deid_attacker_free(struct deid_attacker *a)
 	for (i = 0; i < DEID_ADV_MAX_GROUPS; i++)
 		for (j = 0; j < a->group[i].nattr; j++)
 			free(a->group[i].attr[j]);
+	for (i = 0; i < a->nrules; i++) {
+		free(a->rule[i].attr);
+		for (j = 0; j < a->rule[i].nvalue; j++)
+			free(a->rule[i].value[j]);
+	}
 	free(a);
 }
 
@@ -400,6 +437,7 @@ struct engine {
 	const struct deid_adversary_opts *o;
 	const struct t_ctx		*t;
 	uint64_t			 qimask[DEID_ADV_MAX_GROUPS];
+	size_t				 rule_qi[DEID_ADV_MAX_RULES];
 	size_t				 npat;
 	struct pattern			*pat;
 	double				*risk;	/* [nsub][2][NRISKS] */
@@ -534,6 +572,62 @@ trial(const struct engine *e, size_t p, size_t i, double *acc)
 	    (1 - bt * a->p_cu) * (1 - a->p_c / at);
 }
 
+/* Length of s without its trailing '*'s. */
+static size_t
+unmasked(const char *s)
+{
+	size_t n = strlen(s);
+
+	while (n > 0 && s[n - 1] == '*')
+		n--;
+	return n;
+}
+
+/* Can the released value s be one that v names?  Either may end in
+ * '*' (a pattern "946*"; a masked release "946**", or "*"): then only
+ * the part before the '*'s must agree. */
+static int
+value_match(const char *s, const char *v)
+{
+	size_t ns = unmasked(s), nv = unmasked(v);
+	int ws = ns < strlen(s), wv = nv < strlen(v);
+
+	if (!ws && !wv)
+		return strcmp(s, v) == 0;
+	if (ws && wv)
+		return strncmp(s, v, ns < nv ? ns : nv) == 0;
+	return ws ? ns <= nv && strncmp(s, v, ns) == 0 :
+	    nv <= ns && strncmp(s, v, nv) == 0;
+}
+
+/* Subject i's coverage: the first conditional line its value matches,
+ * else the attacker's coverage.  A masked value (ending in '*') may be
+ * any of several, so it gets the largest coverage it could have: fail
+ * closed. */
+static double
+coverage(const struct engine *e, size_t i)
+{
+	const struct deid_attacker_rule *u;
+	double best = e->a->coverage;
+	const char *s;
+	size_t k, v;
+	int masked;
+
+	for (k = 0; k < e->a->nrules; k++) {
+		u = &e->a->rule[k];
+		s = e->t->d[e->rule_qi[k]].s[e->t->code[i * e->o->nqi +
+		    e->rule_qi[k]]];
+		masked = unmasked(s) < strlen(s);
+		for (v = 0; v < u->nvalue; v++)
+			if (value_match(s, u->value[v])) {
+				if (!masked)
+					return u->p;
+				best = fmax(best, u->p);
+			}
+	}
+	return best;
+}
+
 /* Subject i: its trials under the attacker (which groups it knows is
  * drawn), then the worst case (known: one trial is exact), into
  * risk[i][0..1][NRISKS]. */
@@ -547,7 +641,7 @@ subject(const struct engine *e, size_t i)
 	int covered;
 
 	rng_seed(&g, e->o->seed, i);
-	covered = rng_unit(&g) < e->a->coverage;
+	covered = rng_unit(&g) < coverage(e, i);
 	for (t = 0; t < th; t++) {
 		for (p = 0, k = 0; k < e->a->ngroups; k++)
 			if (rng_unit(&g) < e->a->group[k].p && covered)
@@ -682,7 +776,7 @@ summarise(const struct engine *e, double *v, struct deid_adversary *res)
 
 int
 deid_attacker_qi(const struct deid_attacker *a, const char *const *qi,
-    size_t nqi, uint64_t *mask, struct deid_error *err)
+    size_t nqi, uint64_t *mask, size_t *rule_qi, struct deid_error *err)
 {
 	const struct deid_attacker_group *g;
 	size_t i, j, k;
@@ -700,6 +794,16 @@ deid_attacker_qi(const struct deid_attacker *a, const char *const *qi,
 			if (mask != NULL)
 				mask[k] |= (uint64_t)1 << j;
 		}
+	for (k = 0; k < a->nrules; k++) {
+		for (j = 0; j < nqi && strcmp(qi[j], a->rule[k].attr) != 0; j++)
+			;
+		if (j == nqi)
+			return deid_error_set(err, DEID_EINPUT, a->name,
+			    a->rule[k].line, 0, "\"%s\" is not a "
+			    "quasi-identifier of the table", a->rule[k].attr);
+		if (rule_qi != NULL)
+			rule_qi[k] = j;
+	}
 	return DEID_OK;
 }
 
@@ -748,8 +852,8 @@ deid_adversary_release(const void *data, size_t len, const char *name,
 	if (o->nqi == 0 || o->nqi > DEID_ADV_MAX_QI)
 		return deid_error_set(err, DEID_EINPUT, name, 0, 0,
 		    "1 to %d quasi-identifiers", DEID_ADV_MAX_QI);
-	if ((r = deid_attacker_qi(a, o->qi, o->nqi, e.qimask, err)) !=
-	    DEID_OK ||
+	if ((r = deid_attacker_qi(a, o->qi, o->nqi, e.qimask, e.rule_qi,
+	    err)) != DEID_OK ||
 	    (r = deid_csv_parse(data, len, name, &o->csv, t_row, &t, NULL,
 	    err)) != DEID_OK)
 		goto out;

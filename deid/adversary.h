@@ -12,6 +12,9 @@
  *   trials 1000          Monte Carlo trials per subject (1..1000000)
  *   coverage 0.3         P(the attacker's sources cover a subject at all),
  *                        drawn once per subject; default 1
+ *   coverage 0.9 zip 946* 947*   ... for subjects whose released value of
+ *                        zip is one of these (a trailing * matches any
+ *                        rest); the first such line that matches wins
  *   p_m 0.5              presence in the dataset disclosed
  *   p_fm 0.5             attacker learns the subject is in it | disclosed
  *   p_c 0.5              attacker can confirm a record is the subject
@@ -33,6 +36,7 @@
 #define DEID_ADV_MAX_GROUPS	8	/* 2^8 knowledge patterns */
 #define DEID_ADV_MAX_ATTRS	64	/* attributes in one group */
 #define DEID_ADV_MAX_QI		64	/* QIs of the table (DEID_MAX_QI) */
+#define DEID_ADV_MAX_RULES	16	/* coverage lines with a condition */
 
 enum deid_adv_risk {
 	DEID_ADV_PROSECUTOR = 0,
@@ -50,6 +54,15 @@ struct deid_attacker_group {
 	unsigned long	 line;			/* where it was declared */
 };
 
+/* coverage P ATTR VALUE...: the subjects it applies to. */
+struct deid_attacker_rule {
+	double		 p;
+	char		*attr;
+	size_t		 nvalue;
+	char		*value[DEID_ADV_MAX_ATTRS];	/* "946*": a prefix */
+	unsigned long	 line;
+};
+
 struct deid_attacker {
 	char			 name[512];	/* the file, for messages */
 	unsigned		 trials;
@@ -57,6 +70,8 @@ struct deid_attacker {
 	double			 p_m, p_fm, p_c, p_cu;
 	size_t			 ngroups;
 	struct deid_attacker_group group[DEID_ADV_MAX_GROUPS];
+	size_t			 nrules;
+	struct deid_attacker_rule rule[DEID_ADV_MAX_RULES];
 };
 
 /* Parse an attacker file (bytes data[len], name for messages).  Every
@@ -65,10 +80,12 @@ struct deid_attacker {
 int	deid_attacker_parse(const void *data, size_t len, const char *name,
 	    struct deid_attacker **out, struct deid_error *err);
 void	deid_attacker_free(struct deid_attacker *a);
-/* Every group attribute is one of qi[nqi]: DEID_OK (mask[g], if not
- * NULL, gets group g's QIs as bits), else DEID_EINPUT at its line. */
+/* Every group and coverage attribute is one of qi[nqi]: DEID_OK
+ * (mask[g], if not NULL, gets group g's QIs as bits, rule_qi[k] rule
+ * k's QI), else DEID_EINPUT at its line. */
 int	deid_attacker_qi(const struct deid_attacker *a, const char *const *qi,
-	    size_t nqi, uint64_t *mask, struct deid_error *err);
+	    size_t nqi, uint64_t *mask, size_t *rule_qi,
+	    struct deid_error *err);
 
 /* Q1, median, Q3 (linear interpolation between order statistics). */
 struct deid_quartiles {

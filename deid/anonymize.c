@@ -559,7 +559,8 @@ deid_anonymize(const struct deid_job *job, struct deid_anon_report *rep,
 	    (r = deid_job_load(job, 1, &rep->ds, &rep->e, err)) != DEID_OK ||
 	    (r = deid_job_attacker(&job->attacker, &rep->attacker, err)) !=
 	    DEID_OK || (rep->attacker != NULL && (r = deid_attacker_qi(
-	    rep->attacker, job->qi, job->nqi, NULL, err)) != DEID_OK))
+	    rep->attacker, job->qi, job->nqi, NULL, NULL, err)) !=
+	    DEID_OK))
 		goto out;
 	if ((r = anon_warnings(rep)) != DEID_OK)
 		goto out;

@@ -30,6 +30,10 @@ check_attacker(const struct deid_attacker *a)
 	if (a->ngroups == 0 || a->ngroups > DEID_ADV_MAX_GROUPS ||
 	    !(a->coverage >= 0 && a->coverage <= 1) || a->trials == 0)
 		__builtin_trap();
+	for (g = 0; g < a->nrules; g++)
+		if (!(a->rule[g].p >= 0 && a->rule[g].p <= 1) ||
+		    a->rule[g].nvalue == 0)
+			__builtin_trap();
 	for (g = 0; g < a->ngroups; g++) {
 		if (!(a->group[g].p >= 0 && a->group[g].p <= 1))
 			__builtin_trap();
