@@ -171,7 +171,7 @@ anon_emit_html(const struct deid_args *a, const json_t *report,
 static void
 anon_job(struct deid_args *a, struct deid_inputs *in, struct deid_result *res)
 {
-	char *bufs[1 + MAX_LIST] = { 0 };
+	char *bufs[DARGS_NBUFS] = { 0 };
 	struct deid_anon_report rep;
 	struct deid_job job;
 	json_t *o = NULL;
@@ -282,7 +282,9 @@ const struct cmd_entry cmd_deid_anonymize_entry = {
 	"[--game payout|no-attack|sh-friendly [--game-cost C] [--game-gain G] "
 	"[--game-loss L] [--game-benefit B] [--game-risk prosecutor|journalist]] "
 	"[--safe-harbor QI=LEVEL,...] "
-	"[--residual N=BOUND ...] [--threads N] [--json] [--error-json]",
+	"[--residual N=BOUND ...] "
+	"[--attacker FILE [--max-adversarial-risk R] [--seed S]] "
+	"[--threads N] [--json] [--error-json]",
 	"de-identify a table through the gate",
 	cmd_deid_anonymize
 };

@@ -117,6 +117,10 @@ cmd_deid_assess(int argc, char **argv)
 
 	if ((rc = dargs_parse(&a, argc, argv)) != 0)
 		return rc;
+	if (a.attacker != NULL)
+		return cli_usage_error(a.usage, "assess takes no --attacker: "
+		    "`deid verify --attacker FILE` gives the adversarial risk "
+		    "of a table as it is");
 	return dw_run_print(&a, assess_job);
 }
 

@@ -18,6 +18,27 @@
 #include "deid/report.h"
 #include "deid/verify.h"
 
+/* Xia 2021's figures: each risk under the attacker and the worst case,
+ * and its reduction's quartiles over the subjects. */
+static void
+verify_print_adversary(FILE *f, const struct deid_adversary *ad,
+    double bound)
+{
+	int k;
+
+	fprintf(f, "adversarial risk %.4f", ad->mean[DEID_ADV_OVERALL]);
+	if (bound > 0)
+		fprintf(f, ", bound %g", bound);
+	fprintf(f, " (attacker %s, seed %llu, %u trials, %llu subjects)\n",
+	    ad->attacker, (unsigned long long)ad->seed, ad->trials,
+	    (unsigned long long)ad->subjects);
+	for (k = 0; k < DEID_ADV_NRISKS; k++)
+		fprintf(f, "  %-10s %.4f (worst case %.4f), reduction Q1 "
+		    "%.2f%% median %.2f%% Q3 %.2f%%\n", deid_adv_risk_name(k),
+		    ad->mean[k], ad->worst_mean[k], 100 * ad->reduction[k].q1,
+		    100 * ad->reduction[k].median, 100 * ad->reduction[k].q3);
+}
+
 static void
 verify_print(FILE *f, const struct deid_verified *v, const char *const *qi,
     size_t nqi)
@@ -47,6 +68,9 @@ verify_print(FILE *f, const struct deid_verified *v, const char *const *qi,
 		fprintf(f, "\ninformation loss: %.2f%% (Loss)\n",
 		    100 * v->loss);
 	}
+	if (v->has_adversary)
+		verify_print_adversary(f, &v->adversary,
+		    v->max_adversarial_risk);
 	if (v->has_game)
 		fprintf(f, "game: %llu released records worth attacking, %llu "
 		    "its criterion would not release\n",
@@ -91,7 +115,8 @@ verify_hierarchies(const struct deid_args *a, const struct deid_job *job,
 /* The check's options from the command line. */
 static void
 verify_opts(const struct deid_args *a, const struct deid_job *job,
-    struct deid_hierarchy **h, struct deid_verify_opts *o)
+    struct deid_hierarchy **h, const struct deid_attacker *attacker,
+    struct deid_verify_opts *o)
 {
 	memset(o, 0, sizeof(*o));
 	o->qi = job->qi;
@@ -105,6 +130,10 @@ verify_opts(const struct deid_args *a, const struct deid_job *job,
 	o->warn_suppressed = a->warn_suppressed;
 	o->csv = a->csv;
 	o->h = (const struct deid_hierarchy *const *)h;
+	o->attacker = attacker;
+	o->adversary_seed = a->seed;
+	o->adversary_workers = a->sopts.threads;
+	o->max_adversarial_risk = a->max_adversarial_risk;
 }
 
 /* The hierarchies' warnings (repeated rows, ...) as JSON strings. */
@@ -161,16 +190,19 @@ verify_job(struct deid_args *a, struct deid_inputs *in,
     struct deid_result *res)
 {
 	struct deid_hierarchy *h[MAX_LIST] = { 0 };
-	char *bufs[1 + MAX_LIST] = { 0 };
+	char *bufs[DARGS_NBUFS] = { 0 };
 	struct deid_verify_opts o;
 	struct deid_verified v = { 0 };
+	struct deid_attacker *attacker = NULL;
 	struct deid_job job;
 	size_t i;
 	int r;
 
 	dargs_job(a, in, &job, bufs);
 	if ((r = verify_hierarchies(a, &job, h, &res->err)) != DEID_OK ||
-	    (verify_opts(a, &job, h, &o), r = deid_verify_release(
+	    (r = deid_job_attacker(&job.attacker, &attacker, &res->err)) !=
+	    DEID_OK ||
+	    (verify_opts(a, &job, h, attacker, &o), r = deid_verify_release(
 	    job.data.data, job.data.len, job.data.name, &o, &v, &res->err))
 	    != DEID_OK) {
 		dres_fail(res, r, 1);
@@ -181,6 +213,7 @@ verify_job(struct deid_args *a, struct deid_inputs *in,
 	res->exit_code = v.passed ? EXIT_GATE_PASSED : EXIT_GATE_FAILED;
 out:
 	deid_verified_free(&v);
+	deid_attacker_free(attacker);
 	for (i = 0; i < a->nqi; i++)
 		deid_hierarchy_free(h[i]);
 	dargs_job_free(bufs);
@@ -192,7 +225,11 @@ cmd_deid_verify(int argc, char **argv)
 	struct deid_args a = { .usage = cmd_deid_verify_entry.usage };
 	int rc;
 
-	if ((rc = dargs_parse(&a, argc, argv)) != 0 ||
+	if ((rc = dargs_parse(&a, argc, argv)) != 0)
+		return rc;
+	/* The adversarial risk alone is a check of its own. */
+	if ((a.attacker == NULL || a.pu_set || a.sopts.crit.k > 1 ||
+	    a.sopts.crit.game.variant != DEID_GAME_OFF) &&
 	    (rc = dargs_criteria(&a)) != 0)
 		return rc;
 	if (a.output != NULL || a.report != NULL)
@@ -211,7 +248,7 @@ const struct cmd_entry cmd_deid_verify_entry = {
 	"[--game-loss L] [--game-benefit B] [--game-risk prosecutor|journalist]] "
 	"[--safe-harbor QI=LEVEL,...] "
 	"[--residual N=BOUND ...] "
-	"[--json]",
+	"[--attacker FILE [--max-adversarial-risk R] [--seed S]] [--json]",
 	"re-derive a released table's figures and check them against the "
 	"criteria",
 	cmd_deid_verify

@@ -34,7 +34,8 @@ enum {
 	OPT_PUMODEL, OPT_K, OPT_SUPP, OPT_QUALITY, OPT_RESID, OPT_THREADS,
 	OPT_IN_PROCESS, OPT_SANDBOX_DEBUG, OPT_GAME, OPT_GCOST, OPT_GGAIN,
 	OPT_GLOSS, OPT_GBENEFIT, OPT_INSENS, OPT_WARNSUPP, OPT_REPORT_HTML,
-	OPT_ERRJSON, OPT_SAFE_HARBOR, OPT_GRISK
+	OPT_ERRJSON, OPT_SAFE_HARBOR, OPT_GRISK, OPT_ATTACKER, OPT_MAXADV,
+	OPT_SEED
 };
 
 /* --error-json: dargs_error() writes one JSON object, for a program that
@@ -71,6 +72,9 @@ static const struct option deid_longopts[] = {
 	{ "error-json", no_argument, NULL, OPT_ERRJSON },
 	{ "safe-harbor", required_argument, NULL, OPT_SAFE_HARBOR },
 	{ "game-risk", required_argument, NULL, OPT_GRISK },
+	{ "attacker", required_argument, NULL, OPT_ATTACKER },
+	{ "max-adversarial-risk", required_argument, NULL, OPT_MAXADV },
+	{ "seed", required_argument, NULL, OPT_SEED },
 	/* hidden, for debugging: parse in the CLI process itself, or make a
 	   seccomp violation report the syscall instead of killing */
 	{ "in-process", no_argument, NULL, OPT_IN_PROCESS },
@@ -204,6 +208,18 @@ args_number(struct deid_args *a, int opt, const char *arg)
 			return cli_usage_error(a->usage, "--threads: 1..8");
 		a->sopts.threads = (unsigned)v;
 		break;
+	case OPT_MAXADV:
+		if (!(v > 0 && v <= 1))
+			return cli_usage_error(a->usage, "--max-adversarial-risk "
+			    "must be within (0, 1] (or 0%%..100%%)");
+		a->max_adversarial_risk = v;
+		break;
+	case OPT_SEED:
+		if (v < 0 || v > 9007199254740992.0 || v != floor(v))
+			return cli_usage_error(a->usage, "--seed: a whole "
+			    "number 0..2^53");
+		a->seed = (uint64_t)v;
+		break;
 	case OPT_GCOST:		a->sopts.crit.game.cost = v; break;
 	case OPT_GGAIN:		a->sopts.crit.game.gain = v; break;
 	case OPT_GLOSS:		a->sopts.crit.game.loss = v; break;
@@ -232,6 +248,7 @@ args_named(struct deid_args *a, int opt, char *arg)
 	case OPT_OUTPUT: a->output = arg; break;
 	case OPT_REPORT: a->report = arg; break;
 	case OPT_REPORT_HTML: a->report_html = arg; break;
+	case OPT_ATTACKER: a->attacker = arg; break;
 	case OPT_IN_PROCESS: a->in_process = 1; break;
 	case OPT_SANDBOX_DEBUG: a->sandbox_debug = 1; break;
 	case OPT_SEP:
@@ -287,7 +304,8 @@ dargs_parse(struct deid_args *a, int argc, char **argv)
 		if (opt == OPT_POP || opt == OPT_PUT || opt == OPT_K ||
 		    opt == OPT_SUPP || opt == OPT_WARNSUPP ||
 		    opt == OPT_THREADS || opt == OPT_GCOST ||
-		    opt == OPT_GGAIN || opt == OPT_GLOSS || opt == OPT_GBENEFIT)
+		    opt == OPT_GGAIN || opt == OPT_GLOSS ||
+		    opt == OPT_GBENEFIT || opt == OPT_MAXADV || opt == OPT_SEED)
 			r = args_number(a, opt, optarg);
 		else
 			r = args_named(a, opt, optarg);
@@ -299,6 +317,12 @@ dargs_parse(struct deid_args *a, int argc, char **argv)
 		    argv[optind]);
 	if (a->data == NULL || a->nqi == 0)
 		return cli_usage_error(a->usage, "--data and --qi are required");
+	if (a->attacker != NULL && a->npop == 0)
+		return cli_usage_error(a->usage, "--attacker needs "
+		    "--population N");
+	if (a->max_adversarial_risk > 0 && a->attacker == NULL)
+		return cli_usage_error(a->usage, "--max-adversarial-risk needs "
+		    "--attacker FILE");
 	return 0;
 }
 
@@ -484,7 +508,7 @@ dargs_open(const struct deid_args *a, int need_hier, struct deid_inputs *in,
 	size_t i;
 
 	memset(in, 0, sizeof(*in));
-	in->data.fd = in->out_fd = -1;
+	in->data.fd = in->out_fd = in->attacker.fd = -1;
 	for (i = 0; i < MAX_LIST; i++)
 		in->hier[i].fd = -1;
 	input_open(&in->data, a->data);
@@ -494,6 +518,13 @@ dargs_open(const struct deid_args *a, int need_hier, struct deid_inputs *in,
 	}
 	for (i = 0; i < a->nqi; i++)
 		open_hierarchy(a, i, need_hier, in);
+	if (a->attacker != NULL)
+		input_open(&in->attacker, a->attacker);
+	if (in->attacker.status != DEID_OK) {
+		*err = in->attacker.err;
+		dargs_close(in);
+		return in->attacker.status;
+	}
 	return DEID_OK;
 }
 
@@ -510,6 +541,9 @@ dargs_close(struct deid_inputs *in)
 			close(in->hier[i].fd);
 		in->hier[i].fd = -1;
 	}
+	if (in->attacker.fd >= 0)
+		close(in->attacker.fd);
+	in->attacker.fd = -1;
 }
 
 /* Read one input the parent opened (or report why it could not). */
@@ -571,9 +605,12 @@ dargs_job(const struct deid_args *a, struct deid_inputs *in,
 	job->warn_suppressed = a->warn_suppressed;
 	job->out_fd = in->out_fd;
 	job->out_name = a->output;
+	job->adversary_seed = a->seed;
+	job->max_adversarial_risk = a->max_adversarial_risk;
 	job_file(&in->data, &job->data, &bufs[0]);
 	for (i = 0; i < a->nqi; i++)
 		job_file(&in->hier[i], &job->hier[i], &bufs[1 + i]);
+	job_file(&in->attacker, &job->attacker, &bufs[DARGS_NBUFS - 1]);
 }
 
 void
@@ -581,7 +618,7 @@ dargs_job_free(char **bufs)
 {
 	size_t i;
 
-	for (i = 0; i < 1 + MAX_LIST; i++) {
+	for (i = 0; i < DARGS_NBUFS; i++) {
 		free(bufs[i]);
 		bufs[i] = NULL;
 	}
@@ -593,7 +630,7 @@ dargs_load(const struct deid_args *a, struct deid_inputs *in,
     struct deid_dataset **dsp, struct deid_engine **ep,
     struct deid_error *err)
 {
-	char *bufs[1 + MAX_LIST] = { 0 };
+	char *bufs[DARGS_NBUFS] = { 0 };
 	struct deid_job job;
 	int r;
 

@@ -5,6 +5,7 @@
 #ifndef CLI_DEID_ARGS_H
 #define CLI_DEID_ARGS_H
 
+#include <stdint.h>
 #include <stdio.h>
 
 #include "deid/anonymize.h"
@@ -15,6 +16,7 @@
 
 #define MAX_LIST	64
 #define DEID_NAME_MAX	512	/* a path as carried to the worker */
+#define DARGS_NBUFS	(2 + MAX_LIST)	/* dargs_job's buffers */
 
 /* One input file the parent opened for the worker, or why it could not:
  * an error is kept and reported where the worker would have read the
@@ -31,6 +33,7 @@ struct deid_inputs {
 	struct deid_input	data;
 	struct deid_input	hier[MAX_LIST];	/* [i] belongs to qi[i]; fd -1
 						   and DEID_OK: no file (flat) */
+	struct deid_input	attacker;	/* --attacker; fd -1: none */
 	int			out_fd;		/* anonymize: the temp file of
 						   --output, or -1 */
 };
@@ -62,6 +65,9 @@ struct deid_args {
 	char			*sh_attr[MAX_LIST];	/* --safe-harbor */
 	unsigned		 sh_level[MAX_LIST];
 	size_t			 nsh;
+	const char		*attacker;	/* --attacker FILE */
+	double			 max_adversarial_risk;	/* 0: none */
+	uint64_t		 seed;		/* --seed, Monte Carlo */
 	const char		*usage;
 	int			 in_process;	/* hidden --in-process: no worker */
 	int			 sandbox_debug;	/* hidden --sandbox-debug */
@@ -91,7 +97,8 @@ int	dargs_load(const struct deid_args *a, struct deid_inputs *in,
 	    struct deid_dataset **dsp, struct deid_engine **ep,
 	    struct deid_error *err);
 /* In the worker: the library's job over the inputs: every file read into
- * memory (bufs[0] the data, bufs[1 + i] QI i's hierarchy; free them with
+ * memory (bufs[0] the data, bufs[1 + i] QI i's hierarchy, the attacker
+ * file last, DARGS_NBUFS in all; free them with
  * dargs_job_free), read errors kept for the library to report in order;
  * the job points into a and in. */
 void	dargs_job(const struct deid_args *a, struct deid_inputs *in,

@@ -50,7 +50,7 @@ enum dw_type {
 	DW_DONE		/* struct dw_done: the job succeeded (last message) */
 };
 
-enum { DW_IN_DATA = 1, DW_IN_HIER, DW_IN_OUTPUT };
+enum { DW_IN_DATA = 1, DW_IN_HIER, DW_IN_OUTPUT, DW_IN_ATTACKER };
 enum { DW_STREAM_REPORT = 1, DW_STREAM_OUT, DW_STREAM_HTML };
 
 #define DW_CHUNK	16384
@@ -195,13 +195,15 @@ err_from_wire(const struct dw_error *w, int allow_ok, struct deid_error *e,
 struct dw_worker {
 	struct deid_args	*a;
 	struct deid_inputs	 in;
-	uint8_t			 seen[2 + MAX_LIST];	/* data, output, QIs */
+	uint8_t			 seen[3 + MAX_LIST];	/* data, output, QIs,
+							   attacker */
 	uint32_t		 received;
 	int			 run;
 };
 
-/* Which input a message names (0 data, 1 output, 2 + i QI i), or -1:
- * unknown, already sent, or after DW_RUN. */
+/* Which input a message names (0 data, 1 output, 2 + i QI i, 2 +
+ * MAX_LIST the attacker), or -1: unknown, already sent, or after
+ * DW_RUN. */
 static int
 w_slot(struct dw_worker *w, uint32_t kind, uint32_t index)
 {
@@ -213,6 +215,8 @@ w_slot(struct dw_worker *w, uint32_t kind, uint32_t index)
 		k = 1;
 	else if (kind == DW_IN_HIER && index < w->a->nqi)
 		k = 2 + (int)index;
+	else if (kind == DW_IN_ATTACKER && w->a->attacker != NULL)
+		k = 2 + MAX_LIST;
 	else
 		return -1;
 	if (w->run || w->seen[k])
@@ -236,7 +240,8 @@ w_input(void *ctx, struct ipc_msg *m)
 		w->in.out_fd = m->fd;
 		return 0;
 	}
-	slot = k == 0 ? &w->in.data : k > 1 ? &w->in.hier[k - 2] : NULL;
+	slot = k == 0 ? &w->in.data : k == 2 + MAX_LIST ? &w->in.attacker :
+	    k > 1 ? &w->in.hier[k - 2] : NULL;
 	if (slot == NULL || ipc_str_get(slot->name, sizeof(slot->name),
 	    in.name, sizeof(in.name)) != 0) {
 		close(m->fd);
@@ -280,6 +285,8 @@ w_run(void *ctx, struct ipc_msg *m)
 	for (i = 0; i < w->a->nqi; i++)
 		if (!w->seen[2 + i])
 			return -1;
+	if (w->a->attacker != NULL && !w->seen[2 + MAX_LIST])
+		return -1;
 	w->run = 1;
 	return 0;
 }
@@ -339,7 +346,7 @@ dw_rlimits(const struct deid_args *a, int writes, char *msg, size_t len)
 {
 	struct { int res; rlim_t lim; const char *name; } l[] = {
 		{ RLIMIT_CORE, 0, "RLIMIT_CORE" },
-		{ RLIMIT_NOFILE, 8 + a->nqi, "RLIMIT_NOFILE" },
+		{ RLIMIT_NOFILE, 9 + a->nqi, "RLIMIT_NOFILE" },
 #ifndef DW_SANITIZED	/* ASan reserves terabytes of address space */
 		{ RLIMIT_AS, (rlim_t)4 << 30, "RLIMIT_AS" },
 		{ RLIMIT_DATA, (rlim_t)4 << 30, "RLIMIT_DATA" },
@@ -531,7 +538,7 @@ dw_worker_main(struct deid_args *a, int sock, pid_t parent, int writes,
 	w_test_hook(sock);
 	memset(&w, 0, sizeof(w));
 	w.a = a;
-	w.in.data.fd = w.in.out_fd = -1;
+	w.in.data.fd = w.in.out_fd = w.in.attacker.fd = -1;
 	for (i = 0; i < MAX_LIST; i++)
 		w.in.hier[i].fd = -1;
 	while (!w.run)
@@ -661,6 +668,12 @@ p_send_inputs(int sock, const struct deid_args *a,
 		if (p_send_input(sock, DW_IN_HIER, (uint32_t)i, &in->hier[i])
 		    != IPC_OK)
 			return;
+	if (in->attacker.fd >= 0) {
+		if (p_send_input(sock, DW_IN_ATTACKER, 0, &in->attacker) !=
+		    IPC_OK)
+			return;
+		run.ninputs++;
+	}
 	if (in->out_fd >= 0) {
 		snprintf(out.name, sizeof(out.name), "%s", out_name);
 		if (p_send_input(sock, DW_IN_OUTPUT, 0, &out) != IPC_OK)

@@ -402,6 +402,10 @@ anon_verify(const struct deid_job *job, struct deid_anon_report *rep,
 	o.qi = rep->qi_names;
 	o.h = h;
 	o.levels = rep->res.levels;
+	o.attacker = rep->attacker;
+	o.adversary_seed = job->adversary_seed;
+	o.adversary_workers = job->sopts.threads;
+	o.max_adversarial_risk = job->max_adversarial_risk;
 	rep->has_verified = 1;
 	r = deid_verify_release(bytes, len, job->out_name ? job->out_name :
 	    "(output)", &o, &rep->verified, err);
@@ -576,6 +580,20 @@ out:
 }
 
 int
+deid_job_attacker(const struct deid_job_file *f, struct deid_attacker **a,
+    struct deid_error *err)
+{
+	*a = NULL;
+	if (f->status != DEID_OK) {
+		if (err != NULL)
+			*err = f->err;
+		return f->status;
+	}
+	return f->data == NULL ? DEID_OK : deid_attacker_parse(f->data, f->len,
+	    f->name, a, err);
+}
+
+int
 deid_anonymize(const struct deid_job *job, struct deid_anon_report *rep,
     struct deid_error *err)
 {
@@ -585,7 +603,11 @@ deid_anonymize(const struct deid_job *job, struct deid_anon_report *rep,
 
 	rep->opts = job->sopts;
 	if ((r = deid_job_check(job, err)) != DEID_OK ||
-	    (r = deid_job_load(job, 1, &rep->ds, &rep->e, err)) != DEID_OK)
+	    (r = deid_job_load(job, 1, &rep->ds, &rep->e, err)) != DEID_OK ||
+	    (r = deid_job_attacker(&job->attacker, &rep->attacker, err)) !=
+	    DEID_OK || (rep->attacker != NULL && (r = deid_attacker_qi(
+	    rep->attacker, job->qi, job->nqi, NULL, NULL, err)) !=
+	    DEID_OK))
 		goto out;
 	if ((r = anon_warnings(rep)) != DEID_OK ||
 	    (r = anon_floor(job, rep, err)) != DEID_OK ||
@@ -612,6 +634,7 @@ deid_anon_report_free(struct deid_anon_report *rep)
 	free(rep->before.residual);
 	free(rep->after.residual);
 	deid_verified_free(&rep->verified);
+	deid_attacker_free(rep->attacker);
 	free(rep->warnings);
 	deid_engine_free(rep->e);
 	deid_dataset_free(rep->ds);

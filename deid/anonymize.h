@@ -59,6 +59,12 @@ struct deid_job {
 	/* The verdict calls out a release suppressing more than this
 	 * share of the records (DEID_DEFAULT_WARN_SUPPRESSED usually). */
 	double			 warn_suppressed;
+	/* Xia 2021's adversarial risk of the release (deid/adversary.h):
+	 * the attacker file (data NULL: none), the Monte Carlo seed, and a
+	 * bound on the mean overall risk (0: none). */
+	struct deid_job_file	 attacker;
+	uint64_t		 adversary_seed;
+	double			 max_adversarial_risk;
 	/* The released table: a descriptor open for reading and writing
 	 * on an empty regular file (mkstemp, memfd_create, tmpfile), or -1
 	 * for none (the figures are then derived from the table as it
@@ -99,6 +105,10 @@ struct deid_job {
 int	deid_anonymize(const struct deid_job *job,
 	    struct deid_anon_report *rep, struct deid_error *err);
 void	deid_anon_report_free(struct deid_anon_report *rep);
+/* The job's attacker file parsed (*a NULL when there is none), or the
+ * error reading or parsing it. */
+int	deid_job_attacker(const struct deid_job_file *f,
+	    struct deid_attacker **a, struct deid_error *err);
 
 /* The options alone make sense (criteria, ranges, lists): DEID_EINPUT
  * with a message, before any input is read. */

@@ -319,6 +319,28 @@ crit_floor(struct crits *cs, const json_t *report, const json_t *v)
 		    "Harbor level");
 }
 
+/* The adversarial risk's bound (Xia 2021), when one is set. */
+static void
+crit_adversary(struct crits *cs, const json_t *v)
+{
+	const json_t *a = json_object_get(v, "adversarial");
+	double risk = deid_jnum(a, "risk"), bound = deid_jnum(a, "bound");
+	char rs[32], bs[32];
+	struct crit *c;
+
+	if (!json_is_object(a) || !(bound > 0) || (c = crit_add(cs,
+	    !(risk <= bound), 1 - risk / bound)) == NULL)
+		return;
+	deid_fmt_share(risk, rs, sizeof(rs));
+	deid_fmt_share(bound, bs, sizeof(bs));
+	snprintf(c->text, sizeof(c->text), "adversarial risk = %s %s the "
+	    "bound %s (attacker %s, seed %.0f)", rs, c->failed ? "exceeds" :
+	    "is within", bs, deid_jstr(a, "attacker"), deid_jnum(a, "seed"));
+	snprintf(c->meaning, sizeof(c->meaning), "under that attacker's "
+	    "knowledge an estimated %s of the released records' subjects "
+	    "are re-identified", rs);
+}
+
 /* The criteria checked on the verified figures, in a fixed order. */
 static void
 crits_collect(const json_t *report, struct crits *cs)
@@ -335,6 +357,7 @@ crits_collect(const json_t *report, struct crits *cs)
 	crit_limit(cs, crit, v);
 	crit_game(cs, crit, json_object_get(report, "game"), v);
 	crit_floor(cs, report, v);
+	crit_adversary(cs, v);
 }
 
 /* The first failed criterion, or the tightest one met. */
@@ -515,6 +538,42 @@ explain_attack(json_t *lines, const json_t *report)
 	    p, pm, m);
 }
 
+/* Xia 2021's figures under the attacker file, against the worst case. */
+static void
+explain_adversary(json_t *lines, const json_t *report)
+{
+	const json_t *a = json_object_get(json_object_get(report, "verified"),
+	    "adversarial");
+	const json_t *red = json_object_get(json_object_get(a, "reduction"),
+	    "overall");
+	const json_t *w = json_object_get(json_object_get(a, "worst_case"),
+	    "overall");
+	const json_t *ar = json_object_get(a, "attacker_risks");
+	char r[32], wr[32], q1[32], md[32], q3[32], p[32], j[32], m[32];
+
+	if (!json_is_object(a))
+		return;
+	deid_fmt_share(deid_jnum(a, "risk"), r, sizeof(r));
+	deid_fmt_share(deid_jnum(w, "mean"), wr, sizeof(wr));
+	deid_fmt_share(deid_jnum(red, "q1"), q1, sizeof(q1));
+	deid_fmt_share(deid_jnum(red, "median"), md, sizeof(md));
+	deid_fmt_share(deid_jnum(red, "q3"), q3, sizeof(q3));
+	deid_fmt_share(deid_jnum(json_object_get(ar, "prosecutor"), "mean"),
+	    p, sizeof(p));
+	deid_fmt_share(deid_jnum(json_object_get(ar, "journalist"), "mean"),
+	    j, sizeof(j));
+	deid_fmt_share(deid_jnum(json_object_get(ar, "marketer"), "mean"),
+	    m, sizeof(m));
+	say(lines, "Adversarial risk (Xia 2021) under the attacker in %s "
+	    "(seed %.0f, %.0f trials per subject): an estimated %s of the "
+	    "subjects are re-identified (prosecutor %s, journalist %s, "
+	    "marketer %s), against %s if the attacker knew every "
+	    "quasi-identifier; per subject the overall risk falls by %s "
+	    "(median; quartiles %s and %s).", deid_jstr(a, "attacker"),
+	    deid_jnum(a, "seed"), deid_jnum(a, "trials"), r, p, j, m, wr, md,
+	    q1, q3);
+}
+
 json_t *
 deid_explain(const json_t *report)
 {
@@ -529,6 +588,7 @@ deid_explain(const json_t *report)
 	explain_suppression(lines, report);
 	explain_pu(lines, report);
 	explain_attack(lines, report);
+	explain_adversary(lines, report);
 	json_array_foreach(json_object_get(json_object_get(report, "gate"),
 	    "warnings"), i, w)
 		if (json_is_string(w))

@@ -599,6 +599,59 @@ page_foot(FILE *f, const json_t *report)
 	    deid_jnum(report, "search_ms"), deid_jnum(report, "verify_ms"));
 }
 
+/* Xia 2021: each risk under the attacker file and the worst case, the
+ * per-subject reduction's quartiles; bars of both, the bound marked. */
+static void
+sec_adversary(FILE *f, const json_t *a)
+{
+	static const char *const series[] = { "all QIs", "attacker" };
+	static const char *const risks[] = { "prosecutor", "journalist",
+	    "marketer", "overall" };
+	const json_t *red = json_object_get(a, "reduction"), *r, *w;
+	struct bar_row rows[4];
+	size_t i;
+
+	if (!json_is_object(a))
+		return;
+	fputs("<section id=\"adversarial\"><h2>Adversarial risk (Xia "
+	    "2021)</h2>\n<p>The attacker in <code>", f);
+	deid_html_escape(f, deid_jstr(a, "attacker"));
+	fprintf(f, "</code> knows each group of attributes with its "
+	    "probability; %.0f Monte Carlo trials per subject, seed %.0f. "
+	    "The reduction is per subject, (worst case − attacker) / worst "
+	    "case, over the subjects at risk in the worst case.</p>\n"
+	    "<table><tr><th>risk</th><th>every QI known</th><th>this "
+	    "attacker</th><th>reduction Q1</th><th>median</th><th>Q3</th>"
+	    "</tr>\n", deid_jnum(a, "trials"), deid_jnum(a, "seed"));
+	for (i = 0; i < 4; i++) {
+		w = json_object_get(json_object_get(a, "worst_case"), risks[i]);
+		r = json_object_get(json_object_get(a, "attacker_risks"),
+		    risks[i]);
+		fprintf(f, "<tr><th>%s</th>", risks[i]);
+		td_num(f, deid_jnum(w, "mean"), F_SHARE);
+		td_num(f, deid_jnum(r, "mean"), F_SHARE);
+		td_num(f, deid_jnum(json_object_get(red, risks[i]), "q1"),
+		    F_SHARE);
+		td_num(f, deid_jnum(json_object_get(red, risks[i]), "median"),
+		    F_SHARE);
+		td_num(f, deid_jnum(json_object_get(red, risks[i]), "q3"),
+		    F_SHARE);
+		fputs("</tr>\n", f);
+		rows[i].label = risks[i];
+		rows[i].v[0] = deid_jnum(w, "mean");
+		rows[i].v[1] = deid_jnum(r, "mean");
+		deid_fmt_share(rows[i].v[0], rows[i].text[0],
+		    sizeof(rows[i].text[0]));
+		deid_fmt_share(rows[i].v[1], rows[i].text[1],
+		    sizeof(rows[i].text[1]));
+		rows[i].mark = i == 3 ? deid_jnum(a, "bound") : NAN;
+	}
+	fputs("</table>\n", f);
+	svg_bars(f, "Mean risk per subject: every QI known and this attacker",
+	    rows, 4, series, 2);
+	fputs("</section>\n", f);
+}
+
 int
 deid_html_report(const json_t *report, const char *title, FILE *f)
 {
@@ -621,6 +674,8 @@ deid_html_report(const json_t *report, const char *title, FILE *f)
 	sec_suppression(f, report);
 	sec_game(f, json_object_get(report, "game"));
 	sec_safe_harbor(f, report);
+	sec_adversary(f, json_object_get(json_object_get(report, "verified"),
+	    "adversarial"));
 	sec_warnings(f, report);
 	page_foot(f, report);
 	return fflush(f) == 0 && !ferror(f) ? DEID_OK : DEID_EIO;

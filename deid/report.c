@@ -402,6 +402,9 @@ deid_report_verified(const struct deid_verified *v, const char *const *qi)
 
 	report_verified_risk(o, v);
 	report_verified_quality(o, v, qi);
+	json_object_set_new(o, "adversarial", v->has_adversary ?
+	    deid_report_adversary(&v->adversary, v->max_adversarial_risk) :
+	    json_null());
 	json_object_set_new(o, "passed", json_boolean(v->passed));
 	json_object_set_new(o, "reasons", report_strings(v->reasons,
 	    v->nreasons));

@@ -65,6 +65,7 @@ struct deid_anon_report {
 	double				 search_ms;	/* lattice search alone */
 	double				 verify_ms;	/* re-reading the release */
 	const char			*output;	/* path or NULL */
+	struct deid_attacker		*attacker;	/* parsed, or NULL */
 };
 
 json_t	*deid_report_anonymize(const struct deid_anon_report *r);
@@ -72,6 +73,10 @@ json_t	*deid_report_anonymize(const struct deid_anon_report *r);
  * names its QIs in the order of v->levels (NULL-ended). */
 json_t	*deid_report_verified(const struct deid_verified *v,
 	    const char *const *qi);
+/* The "adversarial" object (deid/adversary-report.c): Xia 2021's risks
+ * under the attacker and the worst case, and the gate's bound (0:
+ * none). */
+json_t	*deid_report_adversary(const struct deid_adversary *a, double bound);
 /* ["file:line:column: msg", ...] of n warnings. */
 json_t	*deid_report_warnings(const struct deid_warning *w, size_t n);
 /* "passed", "failed" or "nothing released". */

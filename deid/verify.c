@@ -593,6 +593,34 @@ v_decide(const struct deid_verify_opts *o, struct deid_verified *v)
 		v_fail(v, "%llu released records fail the game's %s criterion",
 		    (unsigned long long)v->unreleasable,
 		    deid_game_variant_name(c->game.variant));
+	if (v->has_adversary && o->max_adversarial_risk > 0 &&
+	    v->adversary.mean[DEID_ADV_OVERALL] > o->max_adversarial_risk)
+		v_fail(v, "the adversarial risk = %.4f exceeds the bound %g "
+		    "(attacker %s, seed %llu)",
+		    v->adversary.mean[DEID_ADV_OVERALL],
+		    o->max_adversarial_risk, o->attacker->name,
+		    (unsigned long long)o->adversary_seed);
+}
+
+/* Xia 2021's adversarial risk on the same bytes (deid/adversary.h). */
+static int
+v_adversary(const void *data, size_t len, const char *name,
+    const struct deid_verify_opts *o, struct deid_verified *v,
+    struct deid_error *err)
+{
+	struct deid_adversary_opts ao = { o->qi, o->nqi, 0, o->adversary_seed,
+	    o->adversary_workers, o->csv };
+
+	if (o->attacker == NULL)
+		return DEID_OK;
+	if (o->npopulation == 0)
+		return deid_error_set(err, DEID_EINPUT, o->attacker->name, 0,
+		    0, "the adversarial risk needs a population size");
+	ao.population = o->population[0];
+	v->has_adversary = 1;
+	v->max_adversarial_risk = o->max_adversarial_risk;
+	return deid_adversary_release(data, len, name, o->attacker, &ao,
+	    &v->adversary, err);
 }
 
 /* ---- the call ------------------------------------------------------- */
@@ -658,7 +686,8 @@ deid_verify_release(const void *data, size_t len, const char *name,
 	}
 	if ((r = v_classes(&x, h, v)) != DEID_OK ||
 	    (r = v_risk(o, h, v)) != DEID_OK ||
-	    (r = v_levels(&x, v, err)) != DEID_OK)
+	    (r = v_levels(&x, v, err)) != DEID_OK ||
+	    (r = v_adversary(data, len, name, o, v, err)) != DEID_OK)
 		goto out;
 	v_decide(o, v);
 out:

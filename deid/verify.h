@@ -17,6 +17,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "deid/adversary.h"
 #include "deid/csv.h"
 #include "deid/error.h"
 #include "deid/hierarchy.h"
@@ -40,6 +41,13 @@ struct deid_verify_opts {
 	 * (NULL: the lowest level whose values hold every released one). */
 	const struct deid_hierarchy *const *h;
 	const unsigned		*levels;
+	/* Optional: the adversarial risk under this attacker (NULL: not
+	 * computed), population[0] as N, seeded; with a bound > 0 the mean
+	 * overall risk over the subjects must not exceed it. */
+	const struct deid_attacker *attacker;
+	uint64_t		 adversary_seed;
+	unsigned		 adversary_workers;	/* 0: 2 */
+	double			 max_adversarial_risk;	/* 0: no bound */
 };
 
 struct deid_verified {
@@ -61,6 +69,9 @@ struct deid_verified {
 	int			 has_quality;	/* hierarchies for every QI */
 	unsigned		 levels[DEID_MAX_QI];
 	double			 loss, loss_arithmetic;	/* information loss */
+	int			 has_adversary;	/* o->attacker given */
+	struct deid_adversary	 adversary;
+	double			 max_adversarial_risk;	/* 0: no bound */
 	/* The verdict on these figures alone. */
 	int			 passed;
 	int			 nothing_released;
