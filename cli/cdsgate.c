@@ -57,7 +57,7 @@ cli_usage_error(const char *usage, const char *fmt, ...)
 	va_end(ap);
 	fprintf(stderr, "\n");
 	if (usage != NULL)
-		fprintf(stderr, "usage: cdsgate %s\n", usage);
+		cli_print_usage(stderr, usage);
 	return EXIT_BAD_INPUT;
 }
 
@@ -108,17 +108,6 @@ cli_split(char *s, char **out, size_t max)
 	return n;
 }
 
-static void
-usage_all(FILE *f)
-{
-	const struct cmd_entry *const *c;
-
-	fprintf(f, "usage: cdsgate [--api https://HOST:PORT --token-file F "
-	    "[--cacert F]] <command> [options]\n\ncommands:\n");
-	for (c = cmd_table; *c != NULL; c++)
-		fprintf(f, "  %-20s %s\n", (*c)->usage, (*c)->help);
-}
-
 /* Leading --api URL, --token-file F, --cacert F: the TCP admin API
  * (cli/apiclient.c reads them as CDSGATE_API, _TOKEN_FILE, _CACERT). */
 static int
@@ -144,22 +133,41 @@ global_opts(int *argc, char ***argv)
 	return 0;
 }
 
+/* "--help" or "-h" anywhere after the command: its usage, not a run. */
+static int
+wants_help(int argc, char **argv)
+{
+	int i;
+
+	for (i = 2; i < argc; i++)
+		if (strcmp(argv[i], "--help") == 0 ||
+		    strcmp(argv[i], "-h") == 0)
+			return 1;
+	return 0;
+}
+
 int
 main(int argc, char **argv)
 {
 	const struct cmd_entry *const *c;
 
-	if (argc < 2 || strcmp(argv[1], "--help") == 0 ||
-	    strcmp(argv[1], "help") == 0) {
-		usage_all(argc < 2 ? stderr : stdout);
+	if (argc < 2 || ((strcmp(argv[1], "--help") == 0 ||
+	    strcmp(argv[1], "help") == 0) && argc == 2)) {
+		cli_help_all(argc < 2 ? stderr : stdout, cmd_table);
 		return argc < 2 ? EXIT_BAD_INPUT : 0;
 	}
+	if (strcmp(argv[1], "help") == 0)
+		return cli_help(cmd_table, argv[2], argc > 3 ? argv[3] : NULL);
+	if (strcmp(argv[1], "--complete") == 0)
+		return cli_complete(cmd_table, argc - 2, argv + 2);
 	if (global_opts(&argc, &argv) != 0)
 		return EXIT_BAD_INPUT;
 	if (argc < 2) {
-		usage_all(stderr);
+		cli_help_all(stderr, cmd_table);
 		return EXIT_BAD_INPUT;
 	}
+	if (wants_help(argc, argv))
+		return cli_help(cmd_table, argv[1], argc > 2 ? argv[2] : NULL);
 	if (strcmp(argv[1], "--version") == 0) {
 		printf("cdsgate %s\n", PACKAGE_VERSION);
 		return 0;
@@ -174,6 +182,6 @@ main(int argc, char **argv)
 	}
 	fprintf(stderr, "cdsgate: unknown command '%s%s%s'\n", argv[1],
 	    argc >= 3 ? " " : "", argc >= 3 ? argv[2] : "");
-	usage_all(stderr);
+	cli_help_all(stderr, cmd_table);
 	return EXIT_BAD_INPUT;
 }

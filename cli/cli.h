@@ -8,6 +8,7 @@
 #define CLI_CLI_H
 
 #include <stddef.h>
+#include <stdio.h>
 
 /* Exit codes: a contract with scripts (docs/deid.md). */
 #define EXIT_GATE_PASSED	0
@@ -58,6 +59,15 @@ int	cli_usage_error(const char *usage, const char *fmt, ...)
 int	cli_parse_number(const char *s, double *out);
 /* The serve config's default audit_log (policy/config.c's table). */
 const char *cli_default_audit_log(void);
+/* cli/help.c: "usage: cdsgate USAGE" wrapped to 80 columns; every
+ * command's usage and help; NOUN's (or NOUN VERB's) only, 0 or 2 when
+ * there is no such command; the completion candidates after WORDS. */
+void	cli_print_usage(FILE *f, const char *usage);
+void	cli_help_all(FILE *f, const struct cmd_entry *const *table);
+int	cli_help(const struct cmd_entry *const *table, const char *noun,
+	    const char *verb);
+int	cli_complete(const struct cmd_entry *const *table, int argc,
+	    char **argv);
 /* Split a comma-separated list in place; returns the count (<= max). */
 size_t	cli_split(char *s, char **out, size_t max);
 
