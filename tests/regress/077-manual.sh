@@ -42,6 +42,18 @@ else
 	skip "man not installed: pages not rendered"
 fi
 
+# cdsgate(1) names every command of the table (a new one must be added).
+MANWIDTH=200 man -l "$top_srcdir/man/cdsgate.1" > "$TMP/cdsgate.txt" 2>/dev/null
+missing=
+for n in $("$CDSGATE" --complete); do
+	verbs=$("$CDSGATE" --complete "$n" | grep -v '^--')
+	for v in ${verbs:-""}; do
+		grep -Eq "^ +$n( .*)?( |\|)${v:-}( |$)" "$TMP/cdsgate.txt" ||
+			grep -Eq "^ +$n $v" "$TMP/cdsgate.txt" || missing="$missing $n $v,"
+	done
+done
+check "cdsgate(1) describes every command (missing:${missing:- none})" test -z "$missing"
+
 # The config page's keys are the daemon's: -T prints every key.
 printf '{"backend_url": "http://127.0.0.1:9/"}\n' > "$TMP/c.json"
 chmod 0644 "$TMP/c.json"
