@@ -88,12 +88,15 @@ print_list(json_t *j)
 }
 
 /* What else the gate re-derived: the adversarial risk under the
- * custodian's attacker, the levels against the Safe Harbor floor. */
+ * custodian's attacker, the levels of the job's QIs qis against the
+ * Safe Harbor floor. */
 static void
-print_verified_more(json_t *report, json_t *v)
+print_verified_more(json_t *report, json_t *v, json_t *qis)
 {
-	json_t *adv = json_object_get(v, "adversarial"), *lv, *floor;
+	json_t *adv = json_object_get(v, "adversarial"), *q, *floor;
 	const char *qi;
+	json_int_t lv;
+	size_t i;
 
 	if (json_is_object(adv)) {
 		printf("verified adversarial risk: %.4g", json_number_value(
@@ -110,12 +113,14 @@ print_verified_more(json_t *report, json_t *v)
 	    "levels")))
 		return;
 	printf("verified Safe Harbor levels:");
-	json_object_foreach(floor, qi, lv)
-		if (json_integer_value(lv) > 0)
+	json_array_foreach(qis, i, q) {	/* in the job's QI order */
+		qi = json_string_value(q);
+		if (qi != NULL && (lv = json_integer_value(json_object_get(
+		    floor, qi))) > 0)
 			printf(" %s %lld (at least %lld)", qi, (long long)
 			    json_integer_value(json_object_get(
-			    json_object_get(v, "levels"), qi)),
-			    (long long)json_integer_value(lv));
+			    json_object_get(v, "levels"), qi)), (long long)lv);
+	}
 	putchar('\n');
 }
 
@@ -123,7 +128,7 @@ print_verified_more(json_t *report, json_t *v)
  * words as `deid anonymize`), and what the gate re-derived from the
  * released file. */
 static void
-print_gate(json_t *report, json_t *gate, json_t *v)
+print_gate(json_t *report, json_t *gate, json_t *v, json_t *qis)
 {
 	const char *verdict = str(gate, "verdict");
 	json_t *x, *lines = deid_explain(report);
@@ -144,7 +149,7 @@ print_gate(json_t *report, json_t *gate, json_t *v)
 		    (long long)json_integer_value(json_object_get(v, "classes")),
 		    (long long)json_integer_value(json_object_get(v,
 		    "smallest_class")));
-	print_verified_more(report, v);
+	print_verified_more(report, v, qis);
 }
 
 /* The reason is the explanation's first line (print_gate prints it). */
@@ -177,7 +182,8 @@ print_one(json_t *d)
 		printf("reason: %s\n", str(d, "reason"));
 	if (gate != NULL)
 		print_gate(json_object_get(d, "report"), gate, json_object_get(
-		    json_object_get(d, "report"), "verified"));
+		    json_object_get(d, "report"), "verified"), json_object_get(
+		    json_object_get(d, "job"), "qi"));
 	if (str(json_object_get(d, "report"), "release_sha256")[0] != '\0')
 		printf("release sha256: %s\n", str(json_object_get(d,
 		    "report"), "release_sha256"));
