@@ -38,8 +38,8 @@ int	gate_start(const struct api_config *cfg, json_t *job,
 
 /*
  * What the gate said about an input it refused, in the custodian's
- * names: sources ({"data": NAME, "hierarchies": {ATTR: NAME}}, from the
- * import; may be NULL) names the uploads the job runs on.  file is the
+ * names: sources ({"data": NAME, "hierarchies": {ATTR: NAME}, "attacker":
+ * NAME}, from the import; may be NULL) names the uploads the job runs on.  file is the
  * custodian's name of the file at fault ("" when none), line and column
  * 1-based (0 unknown), text "file:line:column: message" in one line.
  */
@@ -52,9 +52,8 @@ struct gate_said {
 };
 
 /* Check an import's sources ({"data": NAME, "hierarchies": {ATTR:
- * NAME}}: names of 1..GATE_SOURCE_MAX bytes without control bytes): 0
- * or -1 and a
- * message naming the field. */
+ * NAME}, "attacker": NAME}: names of 1..GATE_SOURCE_MAX bytes without
+ * control bytes): 0 or -1 and a message naming the field. */
 int	gate_sources_check(json_t *sources, char *msg, size_t len);
 /* Read the gate's stderr (its --error-json line, else its first line of
  * text) into out, every spool path in it replaced by the source's name. */

@@ -67,13 +67,11 @@ check "the job, its digest and the audit record carry the new fields" \
 import json, sys
 d = json.load(open(sys.argv[1]))
 imp = [json.loads(l) for l in open(sys.argv[2]) if '"dataset.import"' in l]
-rec = [r for r in imp if json.dumps(r).find('"name": "adv"') >= 0 or
-       json.dumps(r).find('"name":"adv"') >= 0]
+rec = [r["data"] for r in imp if r["data"]["name"] == "adv"]
 assert len(rec) == 1, imp
-body = json.dumps(rec[0])
-for s in ('"seed": 7', '"max_adversarial_risk": 0.5', '"attacker": "voter.txt"',
-          d["job_sha256"]):
-    assert s in body, (s, body[:400])
+a = rec[0]
+assert a["job"] == d["job"] and a["job_sha256"] == d["job_sha256"], a
+assert a["sources"]["attacker"] == "voter.txt", a["sources"]
 job = d["job"]
 assert job["seed"] == 7 and job["max_adversarial_risk"] == 0.5, job
 assert len(job["attacker"]) == 64 and "sources" not in job, job
@@ -163,20 +161,34 @@ bad "an adversarial bound over 1" "field 'max_adversarial_risk': 2 is not within
 	--k 3 --attacker voter.txt --max-adversarial-risk 2
 bad "a seed out of range" "field 'seed': -1 is not 0..2^53" \
 	--k 3 --attacker voter.txt --seed -1
-check "  none of them was stored" test "$(count)" = "$N0"
-check "  the reply is 422 input with the field named" python3 - "$CDSGATE_SOCKET" <<'PY'
+check "  the API's replies: 422 input naming the field, for each needed companion too" \
+	python3 - "$CDSGATE_SOCKET" <<'PY'
 import json, subprocess, sys
-body = json.dumps({"name": "x", "data": "0" * 64, "qi": ["age"], "k": 3,
-                   "game_risk": "nobody"})
-out = subprocess.run(["curl", "-s", "-w", "\n%{http_code}", "--unix-socket",
-                      sys.argv[1], "-X", "POST", "-H",
-                      "Content-Type: application/json", "--data-binary",
-                      body, "http://cdsgate/v1/datasets"],
-                     capture_output=True, check=True).stdout.decode()
-text, _, code = out.rpartition("\n")
-e = json.loads(text)["error"]
-assert code == "422" and e["code"] == "input" and "game_risk" in e["message"], out
+SHA = "0" * 64
+base = {"name": "x", "data": SHA, "qi": ["age", "zip"], "k": 3}
+cases = [
+    ({"game_risk": "nobody"}, "field 'game_risk': prosecutor or journalist, not 'nobody'"),
+    ({"game": "payout", "game_risk": "journalist"}, "field 'game_risk': journalist needs 'population'"),
+    ({"game": "sometimes"}, "field 'game': payout, no-attack, sh-friendly or off, not 'sometimes'"),
+    ({"safe_harbor": {"zip": -1}}, "field 'safe_harbor': the level of 'zip' is -1, not 0..255"),
+    ({"attacker": SHA}, "field 'attacker': needs 'population'"),
+    ({"population": [4e6], "max_adversarial_risk": 0.1}, "field 'max_adversarial_risk': needs 'attacker'"),
+    ({"population": [4e6], "attacker": SHA, "max_adversarial_risk": 0}, "field 'max_adversarial_risk': 0 is not within (0, 1]"),
+    ({"seed": 7}, "field 'seed': needs 'attacker'"),
+    ({"population": [4e6], "attacker": SHA, "seed": 2 ** 53 + 1}, "field 'seed': 9007199254740993 is not 0..2^53"),
+]
+for extra, want in cases:
+    body = json.dumps(dict(base, **extra))
+    out = subprocess.run(["curl", "-s", "-w", "\n%{http_code}", "--unix-socket",
+                          sys.argv[1], "-X", "POST", "-H",
+                          "Content-Type: application/json", "--data-binary",
+                          body, "http://cdsgate/v1/datasets"],
+                         capture_output=True, check=True).stdout.decode()
+    text, _, code = out.rpartition("\n")
+    e = json.loads(text)["error"]
+    assert code == "422" and e["code"] == "input" and e["message"] == want, (extra, out)
 PY
+check "  none of them was stored" test "$(count)" = "$N0"
 
 check "no message or stored reason names the daemon's spool" \
 	sh -c "! cat '$D'/*.err '$D'/*.out | grep -q -e spool -e '$D/state' &&
