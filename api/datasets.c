@@ -139,6 +139,11 @@ job_uploads_exist(struct api_req *r, json_t *job)
 			return api_error(r, 422, "invalid", "hierarchy '%s': no "
 			    "upload with that sha256", key), -1;
 	}
+	if (json_object_get(job, "attacker") != NULL && (api_path(p, sizeof(p),
+	    "spool", json_string_value(json_object_get(job, "attacker"))) != 0
+	    || access(p, R_OK) != 0))
+		return api_error(r, 422, "invalid", "field 'attacker': no "
+		    "upload with that sha256"), -1;
 	return 0;
 }
 
@@ -245,6 +250,8 @@ import_finish(struct api_req *r, int64_t id, const char *dir, int rc,
 
 	gate_said_parse(r->cfg, job, sources, said, &gs);
 	report = report_load(dir);
+	if (report != NULL && gate_report_rename(r->cfg, job, sources, report))
+		json_decref(report), report = NULL;
 	v = verdict_of(rc, &gs, report, reason, sizeof(reason));
 	snprintf(out, sizeof(out), "%s/data.csv", dir);
 	if (v == STORE_DATASET_PASSED && release_digest(report, out, osha))
@@ -410,6 +417,11 @@ datasets_import(struct api_req *r)
 		json_decref(job);
 		json_decref(sources);
 		return api_error(r, 400, "job", "%s", msg);
+	}
+	if (gate_job_values(job, msg, sizeof(msg)) != 0) {
+		json_decref(job);
+		json_decref(sources);
+		return api_error(r, 422, "input", "%s", msg);
 	}
 	if (njobs >= IMPORTS_MAX) {
 		json_decref(job);
@@ -657,6 +669,8 @@ remove_files(struct api_req *r, const struct store_dataset *d, char *why,
 	rc |= remove_upload(r, d->raw_sha256, why, len);
 	json_object_foreach(json_object_get(job, "hierarchies"), key, v)
 		rc |= remove_upload(r, json_string_value(v), why, len);
+	rc |= remove_upload(r, json_string_value(json_object_get(job,
+	    "attacker")), why, len);
 	json_decref(job);
 	return rc;
 }

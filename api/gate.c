@@ -78,36 +78,43 @@ attr_list(json_t *a, char *out, size_t len, const char **bad)
 
 static int	job_values_ok(json_t *job);
 
-/* Each field's JSON type, so a wrong one is a 400 before the store
- * hears of the import (not a gate run that fails later). */
+/* The job's fields and their JSON types: an unknown field or a wrong
+ * type is a 400 before the store hears of the import (not a gate run
+ * that fails later). */
+static const struct { const char *key; json_type type; } job_fields[] = {
+	{ "data", JSON_STRING }, { "hierarchies", JSON_OBJECT },
+	{ "qi", JSON_ARRAY }, { "identifying", JSON_ARRAY },
+	{ "sensitive", JSON_ARRAY }, { "insensitive", JSON_ARRAY },
+	{ "separator", JSON_STRING }, { "warn_suppressed", JSON_REAL },
+	{ "population", JSON_ARRAY }, { "pu_threshold", JSON_REAL },
+	{ "pu_model", JSON_STRING }, { "k", JSON_INTEGER },
+	{ "suppression_limit", JSON_REAL }, { "quality", JSON_STRING },
+	{ "residual", JSON_ARRAY }, { "game", JSON_STRING },
+	{ "game_cost", JSON_REAL }, { "game_gain", JSON_REAL },
+	{ "game_loss", JSON_REAL }, { "game_benefit", JSON_REAL },
+	{ "game_risk", JSON_STRING }, { "safe_harbor", JSON_OBJECT },
+	{ "attacker", JSON_STRING }, { "max_adversarial_risk", JSON_REAL },
+	{ "seed", JSON_INTEGER },
+};
+#define NJOB_FIELDS	(sizeof(job_fields) / sizeof(job_fields[0]))
+
 static int
 job_types(json_t *job, char *msg, size_t len)
 {
-	static const struct { const char *key; json_type type; } t[] = {
-		{ "data", JSON_STRING }, { "hierarchies", JSON_OBJECT },
-		{ "qi", JSON_ARRAY }, { "identifying", JSON_ARRAY },
-		{ "sensitive", JSON_ARRAY }, { "insensitive", JSON_ARRAY },
-		{ "separator", JSON_STRING }, { "warn_suppressed", JSON_REAL },
-		{ "population", JSON_ARRAY }, { "pu_threshold", JSON_REAL },
-		{ "pu_model", JSON_STRING }, { "k", JSON_INTEGER },
-		{ "suppression_limit", JSON_REAL }, { "quality", JSON_STRING },
-		{ "residual", JSON_ARRAY }, { "game", JSON_STRING },
-		{ "game_cost", JSON_REAL }, { "game_gain", JSON_REAL },
-		{ "game_loss", JSON_REAL }, { "game_benefit", JSON_REAL },
-	};
 	json_t *v;
 	size_t i;
 
-	for (i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
-		if ((v = json_object_get(job, t[i].key)) == NULL)
+	for (i = 0; i < NJOB_FIELDS; i++) {
+		if ((v = json_object_get(job, job_fields[i].key)) == NULL)
 			continue;
-		if (t[i].type == JSON_REAL ? !json_is_number(v) :
-		    json_typeof(v) != t[i].type)
+		if (job_fields[i].type == JSON_REAL ? !json_is_number(v) :
+		    json_typeof(v) != job_fields[i].type)
 			return snprintf(msg, len, "field '%s': expected %s",
-			    t[i].key, t[i].type == JSON_STRING ? "a string" :
-			    t[i].type == JSON_OBJECT ? "an object" :
-			    t[i].type == JSON_ARRAY ? "an array" :
-			    t[i].type == JSON_INTEGER ? "an integer" :
+			    job_fields[i].key,
+			    job_fields[i].type == JSON_STRING ? "a string" :
+			    job_fields[i].type == JSON_OBJECT ? "an object" :
+			    job_fields[i].type == JSON_ARRAY ? "an array" :
+			    job_fields[i].type == JSON_INTEGER ? "an integer" :
 			    "a number"), -1;
 	}
 	if (!job_values_ok(job))
@@ -119,21 +126,16 @@ job_types(json_t *job, char *msg, size_t len)
 int
 gate_job_check(json_t *job, char *msg, size_t len)
 {
-	static const char *const keys[] = { "data", "hierarchies", "qi",
-	    "identifying", "sensitive", "insensitive", "separator",
-	    "warn_suppressed", "population",
-	    "pu_threshold", "pu_model", "k", "suppression_limit", "quality",
-	    "residual", "game", "game_cost", "game_gain", "game_loss",
-	    "game_benefit", NULL };
 	const char *key, *bad = NULL;
 	char list[8192];
 	json_t *v;
 	size_t i;
 
 	json_object_foreach(job, key, v) {
-		for (i = 0; keys[i] != NULL && strcmp(keys[i], key) != 0; i++)
+		for (i = 0; i < NJOB_FIELDS &&
+		    strcmp(job_fields[i].key, key) != 0; i++)
 			;
-		if (keys[i] == NULL)
+		if (i == NJOB_FIELDS)
 			return snprintf(msg, len, "unknown field '%s'", key), -1;
 	}
 	if (!sha_ok(json_string_value(json_object_get(job, "data"))))
@@ -150,12 +152,98 @@ gate_job_check(json_t *job, char *msg, size_t len)
 	if (json_object_get(job, "hierarchies") != NULL &&
 	    !json_is_object(json_object_get(job, "hierarchies")))
 		return snprintf(msg, len, "field 'hierarchies': an object"), -1;
+	if (json_object_get(job, "attacker") != NULL &&
+	    !sha_ok(json_string_value(json_object_get(job, "attacker"))))
+		return snprintf(msg, len, "field 'attacker': the sha256 an "
+		    "upload returned"), -1;
 	if (json_object_get(job, "pu_threshold") == NULL &&
 	    json_object_get(job, "k") == NULL &&
 	    json_object_get(job, "game") == NULL)
 		return snprintf(msg, len, "a job needs 'pu_threshold' (with "
 		    "'population'), 'k' or 'game', or several"), -1;
 	return job_types(job, msg, len);
+}
+
+/* s is one of the NULL-terminated names. */
+static int
+one_of(const char *s, const char *const *names)
+{
+	for (; *names != NULL; names++)
+		if (strcmp(s, *names) == 0)
+			return 1;
+	return 0;
+}
+
+/* Each safe_harbor QI is a qi and its level 0..255. */
+static int
+safe_harbor_ok(json_t *job, char *msg, size_t len)
+{
+	json_t *v, *q;
+	const char *key;
+	size_t i;
+
+	json_object_foreach(json_object_get(job, "safe_harbor"), key, v) {
+		if (json_integer_value(v) < 0 || json_integer_value(v) > 255)
+			return snprintf(msg, len, "field 'safe_harbor': the "
+			    "level of '%s' is %lld, not 0..255", key,
+			    (long long)json_integer_value(v)), -1;
+		json_array_foreach(json_object_get(job, "qi"), i, q)
+			if (strcmp(json_string_value(q), key) == 0)
+				break;
+		if (i == json_array_size(json_object_get(job, "qi")))
+			return snprintf(msg, len, "field 'safe_harbor': '%s' is "
+			    "not one of 'qi'", key), -1;
+	}
+	return 0;
+}
+
+int
+gate_job_values(json_t *job, char *msg, size_t len)
+{
+	static const char *const games[] = { "payout", "no-attack",
+	    "sh-friendly", "off", NULL };
+	static const char *const risks[] = { "prosecutor", "journalist",
+	    NULL };
+	const char *game = json_string_value(json_object_get(job, "game"));
+	const char *risk = json_string_value(json_object_get(job, "game_risk"));
+	json_t *mar = json_object_get(job, "max_adversarial_risk");
+	json_t *seed = json_object_get(job, "seed");
+	int pop = json_array_size(json_object_get(job, "population")) > 0;
+	int att = json_object_get(job, "attacker") != NULL;
+
+	if (game != NULL && !one_of(game, games))
+		return snprintf(msg, len, "field 'game': payout, no-attack, "
+		    "sh-friendly or off, not '%s'", game), -1;
+	if (risk != NULL && !one_of(risk, risks))
+		return snprintf(msg, len, "field 'game_risk': prosecutor or "
+		    "journalist, not '%s'", risk), -1;
+	if (risk != NULL && strcmp(risk, "journalist") == 0 && !pop)
+		return snprintf(msg, len, "field 'game_risk': journalist needs "
+		    "'population'"), -1;
+	if (safe_harbor_ok(job, msg, len) != 0)
+		return -1;
+	if (game != NULL && strcmp(game, "sh-friendly") == 0 &&
+	    json_object_size(json_object_get(job, "safe_harbor")) == 0)
+		return snprintf(msg, len, "field 'game': sh-friendly needs "
+		    "'safe_harbor' {QI: level}, the levels where the "
+		    "hierarchies meet HIPAA Safe Harbor"), -1;
+	if (att && !pop)
+		return snprintf(msg, len, "field 'attacker': needs "
+		    "'population'"), -1;
+	if (mar != NULL && !(json_number_value(mar) > 0 &&
+	    json_number_value(mar) <= 1))
+		return snprintf(msg, len, "field 'max_adversarial_risk': %g is "
+		    "not within (0, 1]", json_number_value(mar)), -1;
+	if (mar != NULL && !att)
+		return snprintf(msg, len, "field 'max_adversarial_risk': needs "
+		    "'attacker'"), -1;
+	if (seed != NULL && (json_integer_value(seed) < 0 ||
+	    json_integer_value(seed) > 9007199254740992LL))
+		return snprintf(msg, len, "field 'seed': %lld is not 0..2^53",
+		    (long long)json_integer_value(seed)), -1;
+	if (seed != NULL && !att)
+		return snprintf(msg, len, "field 'seed': needs 'attacker'"), -1;
+	return 0;
 }
 
 /* Append "--opt", value to argv (value formatted into buf). */
@@ -207,6 +295,34 @@ arg_number(struct argv_b *b, json_t *job, const char *key, const char *opt)
 	return 0;
 }
 
+/* safe_harbor {QI: level} as "--safe-harbor QI=L,QI=L". */
+static int
+arg_safe_harbor(struct argv_b *b, json_t *job)
+{
+	json_t *sh = json_object_get(job, "safe_harbor"), *v;
+	char list[8192];
+	const char *key;
+	size_t o = 0;
+	int n;
+
+	if (sh == NULL)
+		return 0;
+	if (!json_is_object(sh) || json_object_size(sh) == 0)
+		return -1;
+	json_object_foreach(sh, key, v) {
+		if (!attr_ok(key) || !json_is_integer(v))
+			return -1;
+		n = snprintf(list + o, sizeof(list) - o, "%s%s=%lld",
+		    o > 0 ? "," : "", key, (long long)json_integer_value(v));
+		if (n < 0 || (size_t)n >= sizeof(list) - o)
+			return -1;
+		o += (size_t)n;
+	}
+	arg(b, "--safe-harbor");
+	arg(b, "%s", list);
+	return 0;
+}
+
 /* Options whose value is a string or a list. */
 static int
 arg_strings(struct argv_b *b, json_t *job, const char *spool)
@@ -216,7 +332,7 @@ arg_strings(struct argv_b *b, json_t *job, const char *spool)
 	    { "insensitive", "--insensitive" } };
 	static const char *const strs[][2] = { { "separator", "--separator" },
 	    { "pu_model", "--pu-model" }, { "quality", "--quality" },
-	    { "game", "--game" } };
+	    { "game", "--game" }, { "game_risk", "--game-risk" } };
 	const char *bad, *key;
 	char list[8192];
 	json_t *v;
@@ -242,7 +358,11 @@ arg_strings(struct argv_b *b, json_t *job, const char *spool)
 		arg(b, "--hierarchy");
 		arg(b, "%s=%s/%s", key, spool, json_string_value(v));
 	}
-	return 0;
+	if ((v = json_object_get(job, "attacker")) != NULL) {
+		arg(b, "--attacker");
+		arg(b, "%s/%s", spool, json_string_value(v));
+	}
+	return arg_safe_harbor(b, job);
 }
 
 /* populations and residual bounds: arrays of numbers / objects. */
@@ -322,6 +442,8 @@ gate_start(const struct api_config *cfg, json_t *job, const char *out_dir,
 	    arg_number(b, job, "k", "--k") != 0 ||
 	    arg_number(b, job, "suppression_limit", "--suppression-limit") ||
 	    arg_number(b, job, "warn_suppressed", "--warn-suppressed") ||
+	    arg_number(b, job, "max_adversarial_risk",
+	    "--max-adversarial-risk") || arg_number(b, job, "seed", "--seed") ||
 	    arg_game(b, job)) {
 		free(b);
 		return snprintf(err, errlen, "the job has a field of the wrong "
@@ -366,16 +488,20 @@ gate_sources_check(json_t *sources, char *msg, size_t len)
 	if (sources == NULL)
 		return 0;
 	json_object_foreach(sources, key, v)
-		if (strcmp(key, "data") != 0 && strcmp(key, "hierarchies") != 0)
+		if (strcmp(key, "data") != 0 && strcmp(key, "hierarchies") != 0
+		    && strcmp(key, "attacker") != 0)
 			return snprintf(msg, len, "field 'sources': unknown "
 			    "field '%s'", key), -1;
 	if (!json_is_object(sources) || (json_object_get(sources, "data") &&
 	    !source_name_ok(json_object_get(sources, "data"))) ||
+	    (json_object_get(sources, "attacker") &&
+	    !source_name_ok(json_object_get(sources, "attacker"))) ||
 	    (json_object_get(sources, "hierarchies") != NULL &&
 	    !json_is_object(json_object_get(sources, "hierarchies"))))
 		return snprintf(msg, len, "field 'sources': {\"data\": NAME, "
-		    "\"hierarchies\": {ATTR: NAME}}, names of 1..%d bytes "
-		    "without control bytes", GATE_SOURCE_MAX), -1;
+		    "\"hierarchies\": {ATTR: NAME}, \"attacker\": NAME}, names "
+		    "of 1..%d bytes without control bytes", GATE_SOURCE_MAX),
+		    -1;
 	json_object_foreach(json_object_get(sources, "hierarchies"), key, v)
 		if (!source_name_ok(v))
 			return snprintf(msg, len, "field 'sources': the name "
@@ -384,11 +510,25 @@ gate_sources_check(json_t *sources, char *msg, size_t len)
 	return 0;
 }
 
-/* One upload of a job: its spool path and the custodian's name for it. */
+/* One upload of a job: its spool path and the custodian's name for it;
+ * a job has at most the data, an attacker and 64 hierarchies. */
+#define SAID_FILES	66
 struct said_file {
 	char	path[4096 + 80];
 	char	name[GATE_SOURCE_MAX + 1];
 };
+
+/* One upload of the job (sha) with the custodian's name, or fallback. */
+static void
+said_file(const struct api_config *cfg, struct said_file *f,
+    const char *sha, const char *name, const char *fallback, const char *attr)
+{
+	snprintf(f->path, sizeof(f->path), "%s/spool/%s", cfg->state_dir, sha);
+	if (name != NULL)
+		snprintf(f->name, sizeof(f->name), "%s", name);
+	else
+		snprintf(f->name, sizeof(f->name), "%s%.128s", fallback, attr);
+}
 
 /* The job's uploads (data first) with their names, into f; the count. */
 static size_t
@@ -396,27 +536,22 @@ said_files(const struct api_config *cfg, json_t *job, json_t *sources,
     struct said_file *f, size_t max)
 {
 	json_t *hs = json_object_get(sources, "hierarchies"), *v;
-	const char *key, *name;
+	const char *key;
 	size_t n = 0;
 
-	snprintf(f[n].path, sizeof(f[n].path), "%s/spool/%s", cfg->state_dir,
-	    json_string_value(json_object_get(job, "data")));
-	name = json_string_value(json_object_get(sources, "data"));
-	snprintf(f[n].name, sizeof(f[n].name), "%s", name != NULL ? name :
-	    "the uploaded data file");
-	n++;
+	said_file(cfg, &f[n++], json_string_value(json_object_get(job,
+	    "data")), json_string_value(json_object_get(sources, "data")),
+	    "the uploaded data file", "");
+	if ((v = json_object_get(job, "attacker")) != NULL)
+		said_file(cfg, &f[n++], json_string_value(v), json_string_value(
+		    json_object_get(sources, "attacker")), "the uploaded "
+		    "attacker file", "");
 	json_object_foreach(json_object_get(job, "hierarchies"), key, v) {
 		if (n == max)
 			break;
-		snprintf(f[n].path, sizeof(f[n].path), "%s/spool/%s",
-		    cfg->state_dir, json_string_value(v));
-		name = json_string_value(json_object_get(hs, key));
-		if (name != NULL)
-			snprintf(f[n].name, sizeof(f[n].name), "%s", name);
-		else
-			snprintf(f[n].name, sizeof(f[n].name), "the uploaded "
-			    "hierarchy of %.128s", key);
-		n++;
+		said_file(cfg, &f[n++], json_string_value(v),
+		    json_string_value(json_object_get(hs, key)),
+		    "the uploaded hierarchy of ", key);
 	}
 	return n;
 }
@@ -489,10 +624,11 @@ void
 gate_said_parse(const struct api_config *cfg, json_t *job, json_t *sources,
     const char *said, struct gate_said *out)
 {
-	struct said_file *f = calloc(65, sizeof(*f));
+	struct said_file *f = calloc(SAID_FILES, sizeof(*f));
 	json_t *j = said_json(said), *e = json_object_get(j, "error");
 	char msg[480], where[sizeof(out->file) + 48] = "";
-	size_t nf = f != NULL ? said_files(cfg, job, sources, f, 65) : 0;
+	size_t nf = f != NULL ? said_files(cfg, job, sources, f, SAID_FILES) :
+	    0;
 	const char *s;
 
 	memset(out, 0, sizeof(*out));
@@ -521,4 +657,42 @@ gate_said_parse(const struct api_config *cfg, json_t *job, json_t *sources,
 out:
 	json_decref(j);
 	free(f);
+}
+
+/* Every string in v that names a spool path of f, renamed (said_rename). */
+static void
+rename_strings(json_t *v, const struct said_file *f, size_t nf,
+    const char *spool)
+{
+	char out[2048];
+	const char *key;
+	json_t *x;
+	size_t i;
+
+	if (json_is_string(v) && strstr(json_string_value(v), spool) != NULL) {
+		said_rename(json_string_value(v), f, nf, out, sizeof(out));
+		json_string_set(v, out);
+	} else if (json_is_object(v)) {
+		json_object_foreach(v, key, x)
+			rename_strings(x, f, nf, spool);
+	} else if (json_is_array(v)) {
+		json_array_foreach(v, i, x)
+			rename_strings(x, f, nf, spool);
+	}
+}
+
+int
+gate_report_rename(const struct api_config *cfg, json_t *job,
+    json_t *sources, json_t *report)
+{
+	struct said_file *f = calloc(SAID_FILES, sizeof(*f));
+	char spool[4096 + 16];
+
+	if (f == NULL)
+		return -1;
+	snprintf(spool, sizeof(spool), "%s/spool/", cfg->state_dir);
+	rename_strings(report, f, said_files(cfg, job, sources, f,
+	    SAID_FILES), spool);
+	free(f);
+	return 0;
 }

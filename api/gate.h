@@ -19,6 +19,12 @@ struct api_config;
 /* Check a job spec's fields (before anything is stored): 0 or -1 and a
  * message naming the field. */
 int	gate_job_check(json_t *job, char *msg, size_t len);
+/* Check the values of a job gate_job_check passed that the gate would
+ * refuse (an unknown game variant or risk, a Safe Harbor level out of
+ * range or of no QI, an attacker without a population, an adversarial
+ * bound out of (0, 1], a seed out of 0..2^53, an option without the one
+ * it needs): 0 or -1 and a message naming the field. */
+int	gate_job_values(json_t *job, char *msg, size_t len);
 
 /*
  * Queue `cdsgate deid anonymize` for the job with the gate runner, to
@@ -32,8 +38,8 @@ int	gate_start(const struct api_config *cfg, json_t *job,
 
 /*
  * What the gate said about an input it refused, in the custodian's
- * names: sources ({"data": NAME, "hierarchies": {ATTR: NAME}}, from the
- * import; may be NULL) names the uploads the job runs on.  file is the
+ * names: sources ({"data": NAME, "hierarchies": {ATTR: NAME}, "attacker":
+ * NAME}, from the import; may be NULL) names the uploads the job runs on.  file is the
  * custodian's name of the file at fault ("" when none), line and column
  * 1-based (0 unknown), text "file:line:column: message" in one line.
  */
@@ -46,13 +52,17 @@ struct gate_said {
 };
 
 /* Check an import's sources ({"data": NAME, "hierarchies": {ATTR:
- * NAME}}: names of 1..GATE_SOURCE_MAX bytes without control bytes): 0
- * or -1 and a
- * message naming the field. */
+ * NAME}, "attacker": NAME}: names of 1..GATE_SOURCE_MAX bytes without
+ * control bytes): 0 or -1 and a message naming the field. */
 int	gate_sources_check(json_t *sources, char *msg, size_t len);
 /* Read the gate's stderr (its --error-json line, else its first line of
  * text) into out, every spool path in it replaced by the source's name. */
 void	gate_said_parse(const struct api_config *cfg, json_t *job,
 	    json_t *sources, const char *said, struct gate_said *out);
 
+/* Every string of the gate's report that names an upload's spool path
+ * (the attacker's name, the data file's), in the custodian's names as
+ * gate_said_parse gives them: 0 or -1 (out of memory). */
+int	gate_report_rename(const struct api_config *cfg, json_t *job,
+	    json_t *sources, json_t *report);
 #endif

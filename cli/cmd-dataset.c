@@ -8,6 +8,7 @@
 
 #include <errno.h>
 #include <glob.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,8 +30,11 @@
 	"[--sensitive A,...] [--insensitive A,...] [--separator C] " \
 	"[--population N ...] [--pu-threshold T] [--pu-model M] [--k K] " \
 	"[--suppression-limit S] [--warn-suppressed S] " \
-	"[--quality loss|entropy|payout] [--game payout|no-attack] " \
-	"[--game-cost C] [--game-gain G] [--game-loss L] [--game-benefit B] " \
+	"[--quality loss|entropy|payout] " \
+	"[--game payout|no-attack|sh-friendly [--game-cost C] [--game-gain G] " \
+	"[--game-loss L] [--game-benefit B] [--game-risk prosecutor|journalist]] " \
+	"[--safe-harbor QI=LEVEL,...] " \
+	"[--attacker FILE [--max-adversarial-risk R] [--seed S]] " \
 	"[--residual N=BOUND ...] [--json] " \
 	"[--socket PATH]"
 
@@ -51,17 +55,25 @@ is_failed(json_t *d)
 	    strcmp(str(d, "state"), "error") == 0;
 }
 
-/* One dataset; a failed import with its reason, in full. */
+/* One dataset; a failed import with its reason, in full, unless
+ * print_one says it below. */
 static void
-print_row(json_t *d)
+print_row(json_t *d, int with_reason)
 {
 	printf("%5lld %-10s v%-3lld %.12s  %s", (long long)json_integer_value(
 	    json_object_get(d, "id")), str(d, "state"),
 	    (long long)json_integer_value(json_object_get(d, "mount_version")),
 	    str(d, "raw_sha256"), str(d, "name"));
-	if (is_failed(d) && str(d, "reason")[0] != '\0')
+	if (with_reason && is_failed(d) && str(d, "reason")[0] != '\0')
 		printf("  (%s)", str(d, "reason"));
 	putchar('\n');
+}
+
+static void
+print_header(void)
+{
+	printf("%5s %-10s %-4s %-12s  %s\n", "ID", "STATE", "MNT", "RAW SHA256",
+	    "NAME");
 }
 
 static void
@@ -70,17 +82,53 @@ print_list(json_t *j)
 	json_t *d;
 	size_t i;
 
-	printf("%5s %-10s %-4s %-12s  %s\n", "ID", "STATE", "MNT", "RAW SHA256",
-	    "NAME");
+	print_header();
 	json_array_foreach(json_object_get(j, "datasets"), i, d)
-		print_row(d);
+		print_row(d, 1);
+}
+
+/* What else the gate re-derived: the adversarial risk under the
+ * custodian's attacker, the levels of the job's QIs qis against the
+ * Safe Harbor floor. */
+static void
+print_verified_more(json_t *report, json_t *v, json_t *qis)
+{
+	json_t *adv = json_object_get(v, "adversarial"), *q, *floor;
+	const char *qi;
+	json_int_t lv;
+	size_t i;
+
+	if (json_is_object(adv)) {
+		printf("verified adversarial risk: %.4g", json_number_value(
+		    json_object_get(adv, "risk")));
+		if (json_is_number(json_object_get(adv, "bound")))
+			printf(" (bound %g)", json_number_value(
+			    json_object_get(adv, "bound")));
+		printf(" under attacker %s, seed %lld\n", str(adv, "attacker"),
+		    (long long)json_integer_value(json_object_get(adv,
+		    "seed")));
+	}
+	floor = json_object_get(report, "safe_harbor");
+	if (!json_is_object(floor) || !json_is_object(json_object_get(v,
+	    "levels")))
+		return;
+	printf("verified Safe Harbor levels:");
+	json_array_foreach(qis, i, q) {	/* in the job's QI order */
+		qi = json_string_value(q);
+		if (qi != NULL && (lv = json_integer_value(json_object_get(
+		    floor, qi))) > 0)
+			printf(" %s %lld (at least %lld)", qi, (long long)
+			    json_integer_value(json_object_get(
+			    json_object_get(v, "levels"), qi)), (long long)lv);
+	}
+	putchar('\n');
 }
 
 /* The verdict, explained in plain language (deid/explain.h: the same
  * words as `deid anonymize`), and what the gate re-derived from the
  * released file. */
 static void
-print_gate(json_t *report, json_t *gate, json_t *v)
+print_gate(json_t *report, json_t *gate, json_t *v, json_t *qis)
 {
 	const char *verdict = str(gate, "verdict");
 	json_t *x, *lines = deid_explain(report);
@@ -101,23 +149,41 @@ print_gate(json_t *report, json_t *gate, json_t *v)
 		    (long long)json_integer_value(json_object_get(v, "classes")),
 		    (long long)json_integer_value(json_object_get(v,
 		    "smallest_class")));
+	print_verified_more(report, v, qis);
+}
+
+/* The reason is the explanation's first line (print_gate prints it). */
+static int
+is_headline(json_t *report, const char *reason)
+{
+	json_t *lines;
+	int same;
+
+	if (!json_is_object(json_object_get(report, "gate")))
+		return 0;
+	lines = deid_explain(report);
+	same = json_is_string(json_array_get(lines, 0)) && strcmp(
+	    json_string_value(json_array_get(lines, 0)), reason) == 0;
+	json_decref(lines);
+	return same;
 }
 
 static void
 print_one(json_t *d)
 {
 	json_t *gate = json_object_get(json_object_get(d, "report"), "gate");
-	json_t *one = json_pack("{s:[O]}", "datasets", d);
 
-	print_list(one);
-	json_decref(one);
+	print_header();
+	print_row(d, 0);
 	printf("raw sha256: %s\njob sha256: %s\n", str(d, "raw_sha256"),
 	    str(d, "job_sha256"));
-	if (str(d, "reason")[0] != '\0')
+	if (str(d, "reason")[0] != '\0' && !is_headline(json_object_get(d,
+	    "report"), str(d, "reason")))
 		printf("reason: %s\n", str(d, "reason"));
 	if (gate != NULL)
 		print_gate(json_object_get(d, "report"), gate, json_object_get(
-		    json_object_get(d, "report"), "verified"));
+		    json_object_get(d, "report"), "verified"), json_object_get(
+		    json_object_get(d, "job"), "qi"));
 	if (str(json_object_get(d, "report"), "release_sha256")[0] != '\0')
 		printf("release sha256: %s\n", str(json_object_get(d,
 		    "report"), "release_sha256"));
@@ -286,7 +352,7 @@ cmd_unmount(int argc, char **argv)
 
 /* What `dataset import` collects before it talks to the daemon. */
 struct import_args {
-	const char	*file, *name, *hdir, *socket;
+	const char	*file, *name, *hdir, *socket, *attacker;
 	const char	*hier[64];	/* "A=FILE" */
 	size_t		 nhier;
 	json_t		*job;
@@ -308,6 +374,37 @@ split_list(const char *s)
 	return a;
 }
 
+/* obj[key] as an object, made when missing. */
+static json_t *
+object_at(json_t *obj, const char *key)
+{
+	if (json_object_get(obj, key) == NULL)
+		json_object_set_new(obj, key, json_object());
+	return json_object_get(obj, key);
+}
+
+/* --safe-harbor QI=LEVEL[,QI=LEVEL...] into the job's "safe_harbor"
+ * {QI: level}; the api checks the levels and the QIs.  0 or -1. */
+static int
+import_safe_harbor(struct import_args *ia, const char *val)
+{
+	json_t *sh = object_at(ia->job, "safe_harbor");
+	char *copy = strdup(val), *p, *save = NULL, *eq, *end;
+	long l;
+	int rc = copy != NULL ? 0 : -1;
+
+	for (p = copy != NULL ? strtok_r(copy, ",", &save) : NULL;
+	    p != NULL && rc == 0; p = strtok_r(NULL, ",", &save)) {
+		if ((eq = strchr(p, '=')) == NULL || eq == p || eq[1] < '0' ||
+		    eq[1] > '9' || (l = strtol(eq + 1, &end, 10), *end != '\0'))
+			rc = -1;
+		else
+			*eq = '\0', json_object_set_new(sh, p, json_integer(l));
+	}
+	free(copy);
+	return rc;
+}
+
 /* One "--opt VALUE" of import into the job; 0, 1 (not ours) or -1. */
 static int
 import_opt(struct import_args *ia, const char *opt, const char *val)
@@ -315,10 +412,11 @@ import_opt(struct import_args *ia, const char *opt, const char *val)
 	static const char *const lists[] = { "--qi", "--identifying",
 	    "--sensitive", "--insensitive", NULL };
 	static const char *const nums[] = { "--pu-threshold", "--k",
-	    "--suppression-limit", "--warn-suppressed", "--game-cost", "--game-gain", "--game-loss",
-	    "--game-benefit", NULL };
+	    "--suppression-limit", "--warn-suppressed", "--game-cost",
+	    "--game-gain", "--game-loss", "--game-benefit",
+	    "--max-adversarial-risk", "--seed", NULL };
 	static const char *const strs[] = { "--separator", "--pu-model",
-	    "--quality", "--game", NULL };
+	    "--quality", "--game", "--game-risk", NULL };
 	char key[32], *end;
 	double d;
 	size_t i;
@@ -339,10 +437,13 @@ import_opt(struct import_args *ia, const char *opt, const char *val)
 		if (strcmp(opt, nums[i]) == 0) {
 			if (cli_parse_number(val, &d) != 0)
 				return -1;
-			return json_object_set_new(ia->job, key,
-			    strcmp(opt, "--k") == 0 ? json_integer((long)d) :
-			    json_real(d)), 0;
+			return json_object_set_new(ia->job, key, (strcmp(opt,
+			    "--k") == 0 || strcmp(opt, "--seed") == 0) &&
+			    d == floor(d) && fabs(d) <= 9007199254740992.0 ?
+			    json_integer((json_int_t)d) : json_real(d)), 0;
 		}
+	if (strcmp(opt, "--safe-harbor") == 0)
+		return import_safe_harbor(ia, val);
 	if (strcmp(opt, "--population") == 0) {
 		if (cli_parse_number(val, &d) != 0)
 			return -1;
@@ -393,6 +494,8 @@ import_parse(int argc, char **argv, struct import_args *ia)
 			ia->socket = v;
 		else if (strcmp(argv[i - 1], "--hierarchies") == 0)
 			ia->hdir = v;
+		else if (strcmp(argv[i - 1], "--attacker") == 0)
+			ia->attacker = v;
 		else if (strcmp(argv[i - 1], "--hierarchy") == 0 &&
 		    ia->nhier < 64 && strchr(v, '=') != NULL)
 			ia->hier[ia->nhier++] = v;
@@ -408,21 +511,14 @@ import_parse(int argc, char **argv, struct import_args *ia)
 	return 0;
 }
 
-/* obj[key] as an object, made when missing. */
-static json_t *
-object_at(json_t *obj, const char *key)
-{
-	if (json_object_get(obj, key) == NULL)
-		json_object_set_new(obj, key, json_object());
-	return json_object_get(obj, key);
-}
-
-/* Upload one file; its sha into the job at "data" (or hierarchies.attr),
- * its path as given into the sources: the gate's errors name it so.
+/* Upload one file; its sha into the job at job[key] ("data",
+ * "attacker", or an attribute of "hierarchies"), its path as given into
+ * the sources at src[key]: the gate's errors name it so.
  * EXIT_BAD_INPUT when it cannot be read, EXIT_INTERNAL when the upload
  * fails. */
 static int
-import_upload(struct import_args *ia, const char *path, const char *attr)
+import_upload(struct import_args *ia, const char *path, json_t *job,
+    json_t *src, const char *key)
 {
 	char sha[65], err[512];
 	FILE *f;
@@ -436,16 +532,17 @@ import_upload(struct import_args *ia, const char *path, const char *attr)
 		fprintf(stderr, "cdsgate: %s\n", err);
 		return EXIT_INTERNAL;
 	}
-	if (attr == NULL) {
-		json_object_set_new(ia->job, "data", json_string(sha));
-		json_object_set_new(ia->sources, "data", json_string(path));
-		return 0;
-	}
-	json_object_set_new(object_at(ia->job, "hierarchies"), attr,
-	    json_string(sha));
-	json_object_set_new(object_at(ia->sources, "hierarchies"), attr,
-	    json_string(path));
+	json_object_set_new(job, key, json_string(sha));
+	json_object_set_new(src, key, json_string(path));
 	return 0;
+}
+
+/* A hierarchy file of attr to the spool (import_upload). */
+static int
+import_hierarchy(struct import_args *ia, const char *path, const char *attr)
+{
+	return import_upload(ia, path, object_at(ia->job, "hierarchies"),
+	    object_at(ia->sources, "hierarchies"), attr);
 }
 
 /* DIR/\*hierarchy_<attr>.csv for each QI, as `deid anonymize` finds
@@ -469,7 +566,7 @@ import_hierarchy_dir(struct import_args *ia)
 			    json_string_value(v));
 			rc = EXIT_BAD_INPUT;
 		} else if (grc == 0)
-			rc = import_upload(ia, g.gl_pathv[0],
+			rc = import_hierarchy(ia, g.gl_pathv[0],
 			    json_string_value(v));
 		globfree(&g);
 		if (rc != 0)
@@ -486,14 +583,16 @@ import_uploads(struct import_args *ia)
 	size_t i, n;
 	int rc;
 
-	if ((rc = import_upload(ia, ia->file, NULL)) != 0)
+	if ((rc = import_upload(ia, ia->file, ia->job, ia->sources, "data"))
+	    != 0 || (ia->attacker != NULL && (rc = import_upload(ia,
+	    ia->attacker, ia->job, ia->sources, "attacker")) != 0))
 		return rc;
 	if (ia->hdir != NULL && (rc = import_hierarchy_dir(ia)) != 0)
 		return rc;
 	for (i = 0; i < ia->nhier; i++) {
 		n = (size_t)(strchr(ia->hier[i], '=') - ia->hier[i]);
 		snprintf(attr, sizeof(attr), "%.*s", (int)n, ia->hier[i]);
-		if ((rc = import_upload(ia, ia->hier[i] + n + 1, attr)) != 0)
+		if ((rc = import_hierarchy(ia, ia->hier[i] + n + 1, attr)) != 0)
 			return rc;
 	}
 	return 0;
