@@ -62,8 +62,9 @@ mount_fails(const struct pg_target *t, const char *ds, long v,
     const char *csv, const char *const *cols, size_t n, int code,
     const char *want)
 {
+	struct pgm_ds d = { 1, ds };
 	char err[512] = "";
-	int r = pg_mount(t, ds, v, csv, cols, n, err, sizeof(err));
+	int r = pg_mount(t, &d, v, csv, cols, n, err, sizeof(err));
 
 	tap_diag("%s: %s", pgm_strerror(r), err);
 	return r == code && strstr(err, want) != NULL;
@@ -128,10 +129,15 @@ test_err_bounds(void)
 	char err[8];
 
 	memset(err, 'z', sizeof(err));
-	tap_ok(pg_unmount(NULL, "Bad", err, sizeof(err)) == PGM_EINPUT &&
+	tap_ok(pg_unmount(NULL, &(struct pgm_ds){ 1, "Bad" }, err,
+	    sizeof(err)) == PGM_EINPUT &&
 	    err[7] == '\0', "err is cut to errlen and terminated");
-	tap_ok(pg_unmount(NULL, "ok", NULL, 0) == PGM_EINPUT,
-	    "NULL target, NULL err: EINPUT, no crash");
+	tap_ok(pg_unmount(NULL, &(struct pgm_ds){ 1, "ok" }, NULL, 0) ==
+	    PGM_EINPUT, "NULL target, NULL err: EINPUT, no crash");
+	tap_ok(pg_unmount(NULL, &(struct pgm_ds){ 0, "ok" }, NULL, 0) ==
+	    PGM_EINPUT && !pgm_ds_valid(&(struct pgm_ds){ 0, "ok" }) &&
+	    pgm_ds_valid(&(struct pgm_ds){ 7, "ok" }),
+	    "a dataset id below 1 is invalid");
 }
 
 int
