@@ -27,19 +27,80 @@ struct buf {
 };
 
 void	 buf_init(struct buf *b, const void *d, size_t len);
-size_t	 buf_remaining(const struct buf *b);
-int	 buf_eof(const struct buf *b);
-/* Pointer to the unread bytes; valid while the underlying memory is. */
-const uint8_t *buf_ptr(const struct buf *b);
-int	 buf_peek_u8(const struct buf *b, uint8_t *v);
-int	 buf_get_u8(struct buf *b, uint8_t *v);
 int	 buf_get_u16(struct buf *b, uint16_t *v);	/* big-endian */
 int	 buf_get_u32(struct buf *b, uint32_t *v);	/* big-endian */
 int	 buf_get_bytes(struct buf *b, void *dst, size_t n);
-int	 buf_skip(struct buf *b, size_t n);
+
+/* The byte-at-a-time getters are inline: parsers call them for every
+ * byte or field (a CSV field costs a handful of calls otherwise). */
+static inline size_t
+buf_remaining(const struct buf *b)
+{
+	return b->len - b->off;
+}
+
+static inline int
+buf_eof(const struct buf *b)
+{
+	return b->off >= b->len;
+}
+
+/* Pointer to the unread bytes; valid while the underlying memory is. */
+static inline const uint8_t *
+buf_ptr(const struct buf *b)
+{
+	if (b->d == NULL)	/* NULL + 0 is undefined behaviour */
+		return NULL;
+	return b->d + b->off;
+}
+
+static inline int
+buf_peek_u8(const struct buf *b, uint8_t *v)
+{
+	if (buf_remaining(b) < 1)
+		return BUF_ESHORT;
+	*v = b->d[b->off];
+	return BUF_OK;
+}
+
+static inline int
+buf_get_u8(struct buf *b, uint8_t *v)
+{
+	if (buf_remaining(b) < 1)
+		return BUF_ESHORT;
+	*v = b->d[b->off++];
+	return BUF_OK;
+}
+
+static inline int
+buf_skip(struct buf *b, size_t n)
+{
+	if (buf_remaining(b) < n)
+		return BUF_ESHORT;
+	b->off += n;
+	return BUF_OK;
+}
+
 /* Length of the run of unread bytes (at most max) whose stop[] entry is
  * 0: lets a parser find a field's end without touching raw pointers. */
-size_t	 buf_span(const struct buf *b, const uint8_t stop[256], size_t max);
+static inline size_t
+buf_span(const struct buf *b, const uint8_t stop[256], size_t max)
+{
+	size_t i = 0, n = buf_remaining(b);
+	const uint8_t *d;
+
+	if (n > max)
+		n = max;
+	if (n == 0)		/* b->d may be NULL */
+		return 0;
+	d = b->d + b->off;
+	for (; i + 4 <= n && !(stop[d[i]] | stop[d[i + 1]] | stop[d[i + 2]] |
+	    stop[d[i + 3]]); i += 4)	/* four bytes a test */
+		;
+	for (; i < n && !stop[d[i]]; i++)
+		;
+	return i;
+}
 
 struct wbuf {
 	uint8_t		*d;
