@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -430,6 +431,28 @@ anon_criteria_text(const struct deid_criteria *c, char *buf, size_t len)
 		    n ? " and " : "", deid_game_variant_name(c->game.variant));
 }
 
+/* One more reason (while there is room), ending in "..." when it is
+ * longer than a reason can be. */
+static void __attribute__((format(printf, 2, 3)))
+anon_reason(struct deid_anon_report *rep, const char *fmt, ...)
+{
+	size_t max = sizeof(rep->reasons[0]);
+	char *r;
+	va_list ap;
+	int n;
+
+	if (rep->nreasons == DEID_MAX_REASONS)
+		return;
+	r = rep->reasons[rep->nreasons++];
+	va_start(ap, fmt);
+	n = vsnprintf(r, max, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		snprintf(r, max, "(a reason could not be formatted)");
+	else if ((size_t)n >= max)
+		memcpy(r + max - 4, "...", 4);
+}
+
 /* No feasible node: how close the search came, in words. */
 static void
 anon_no_solution(struct deid_anon_report *rep)
@@ -439,15 +462,13 @@ anon_no_solution(struct deid_anon_report *rep)
 
 	anon_criteria_text(c, crit, sizeof(crit));
 	if (rep->res.closest_found)
-		snprintf(rep->reasons[rep->nreasons++], 256, "no "
-		    "transformation reaches %s within the suppression limit "
-		    "of %g%%; the closest suppresses %.1f%%", crit,
-		    100 * c->suppression_limit,
+		anon_reason(rep, "no transformation reaches %s within the "
+		    "suppression limit of %g%%; the closest suppresses %.1f%%",
+		    crit, 100 * c->suppression_limit,
 		    100 * rep->res.closest_suppressed);
 	else
-		snprintf(rep->reasons[rep->nreasons++], 256, "no "
-		    "transformation reaches %s, even suppressing every record "
-		    "it would need to", crit);
+		anon_reason(rep, "no transformation reaches %s, even "
+		    "suppressing every record it would need to", crit);
 }
 
 /* The verdict is the verified figures' (the search's agree with them). */
@@ -467,9 +488,8 @@ anon_gate(struct deid_anon_report *rep, double warn)
 		snprintf(rep->callout, sizeof(rep->callout), "%.1f%% of the "
 		    "records are suppressed (more than the %g%% to call out)",
 		    100 * v->suppressed_share, 100 * warn);
-	for (i = 0; i < v->nreasons && rep->nreasons < DEID_MAX_REASONS; i++)
-		snprintf(rep->reasons[rep->nreasons++], 256, "%s",
-		    v->reasons[i]);
+	for (i = 0; i < v->nreasons; i++)
+		anon_reason(rep, "%s", v->reasons[i]);
 }
 
 /* Every QI hierarchy's warnings (repeated rows, ...), in QI order. */
