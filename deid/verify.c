@@ -106,7 +106,12 @@ v_hash(const char *s, size_t len)
 		h = (h ^ w) * 0xbf58476d1ce4e5b9ULL;
 		h ^= h >> 31;
 	}
-	for (w = 0; i < len; i++)
+	w = 0;
+	if (i + 4 <= len) {
+		memcpy(&w, s + i, 4);
+		i += 4;
+	}
+	for (; i < len; i++)
 		w = w << 8 | (uint8_t)s[i];
 	h = (h ^ w) * 0x94d049bb133111ebULL;
 	return h ^ (h >> 29);
@@ -197,13 +202,15 @@ v_values_grow(struct v_values *vs)
 	return DEID_OK;
 }
 
-/* One bit more for vs's numbers: every QI's place in the key moves. */
+/* Room for vs's largest number: its width doubles (1, 2, 4, ... 32
+ * bits: few repacks), and every QI's place in the key moves. */
 static void
 v_widen(struct v_ctx *x, struct v_values *vs)
 {
 	size_t j;
 
-	vs->width++;
+	while ((vs->n - 1) >> vs->width != 0)
+		vs->width = vs->width ? 2 * vs->width : 1;
 	x->wgen++;
 	for (x->bits = 0, j = 0; j < x->o->nqi; j++) {
 		x->pos[j] = x->bits;
