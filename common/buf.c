@@ -19,44 +19,6 @@ buf_init(struct buf *b, const void *d, size_t len)
 	b->off = 0;
 }
 
-size_t
-buf_remaining(const struct buf *b)
-{
-	return b->len - b->off;
-}
-
-int
-buf_eof(const struct buf *b)
-{
-	return b->off >= b->len;
-}
-
-const uint8_t *
-buf_ptr(const struct buf *b)
-{
-	if (b->d == NULL)	/* NULL + 0 is undefined behaviour */
-		return NULL;
-	return b->d + b->off;
-}
-
-int
-buf_peek_u8(const struct buf *b, uint8_t *v)
-{
-	if (buf_remaining(b) < 1)
-		return BUF_ESHORT;
-	*v = b->d[b->off];
-	return BUF_OK;
-}
-
-int
-buf_get_u8(struct buf *b, uint8_t *v)
-{
-	if (buf_remaining(b) < 1)
-		return BUF_ESHORT;
-	*v = b->d[b->off++];
-	return BUF_OK;
-}
-
 int
 buf_get_u16(struct buf *b, uint16_t *v)
 {
@@ -88,28 +50,6 @@ buf_get_bytes(struct buf *b, void *dst, size_t n)
 	memcpy(dst, b->d + b->off, n);
 	b->off += n;
 	return BUF_OK;
-}
-
-int
-buf_skip(struct buf *b, size_t n)
-{
-	if (buf_remaining(b) < n)
-		return BUF_ESHORT;
-	b->off += n;
-	return BUF_OK;
-}
-
-/* Bounded scan so parsers find a token's end through the buffer API. */
-size_t
-buf_span(const struct buf *b, const uint8_t stop[256], size_t max)
-{
-	size_t i, n = buf_remaining(b);
-
-	if (n > max)
-		n = max;
-	for (i = 0; i < n && !stop[b->d[b->off + i]]; i++)
-		;
-	return i;
 }
 
 void

@@ -12,6 +12,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 enum buf_status {
 	BUF_OK = 0,
@@ -27,19 +28,125 @@ struct buf {
 };
 
 void	 buf_init(struct buf *b, const void *d, size_t len);
-size_t	 buf_remaining(const struct buf *b);
-int	 buf_eof(const struct buf *b);
-/* Pointer to the unread bytes; valid while the underlying memory is. */
-const uint8_t *buf_ptr(const struct buf *b);
-int	 buf_peek_u8(const struct buf *b, uint8_t *v);
-int	 buf_get_u8(struct buf *b, uint8_t *v);
 int	 buf_get_u16(struct buf *b, uint16_t *v);	/* big-endian */
 int	 buf_get_u32(struct buf *b, uint32_t *v);	/* big-endian */
 int	 buf_get_bytes(struct buf *b, void *dst, size_t n);
-int	 buf_skip(struct buf *b, size_t n);
+
+/* The byte-at-a-time getters are inline: parsers call them for every
+ * byte or field (a CSV field costs a handful of calls otherwise). */
+static inline size_t
+buf_remaining(const struct buf *b)
+{
+	return b->len - b->off;
+}
+
+static inline int
+buf_eof(const struct buf *b)
+{
+	return b->off >= b->len;
+}
+
+/* Pointer to the unread bytes; valid while the underlying memory is. */
+static inline const uint8_t *
+buf_ptr(const struct buf *b)
+{
+	if (b->d == NULL)	/* NULL + 0 is undefined behaviour */
+		return NULL;
+	return b->d + b->off;
+}
+
+static inline int
+buf_peek_u8(const struct buf *b, uint8_t *v)
+{
+	if (buf_remaining(b) < 1)
+		return BUF_ESHORT;
+	*v = b->d[b->off];
+	return BUF_OK;
+}
+
+static inline int
+buf_get_u8(struct buf *b, uint8_t *v)
+{
+	if (buf_remaining(b) < 1)
+		return BUF_ESHORT;
+	*v = b->d[b->off++];
+	return BUF_OK;
+}
+
+static inline int
+buf_skip(struct buf *b, size_t n)
+{
+	if (buf_remaining(b) < n)
+		return BUF_ESHORT;
+	b->off += n;
+	return BUF_OK;
+}
+
 /* Length of the run of unread bytes (at most max) whose stop[] entry is
  * 0: lets a parser find a field's end without touching raw pointers. */
-size_t	 buf_span(const struct buf *b, const uint8_t stop[256], size_t max);
+static inline size_t
+buf_span(const struct buf *b, const uint8_t stop[256], size_t max)
+{
+	size_t i = 0, n = buf_remaining(b);
+	const uint8_t *d;
+
+	if (n > max)
+		n = max;
+	if (n == 0)		/* b->d may be NULL */
+		return 0;
+	d = b->d + b->off;
+	for (; i + 4 <= n && !(stop[d[i]] | stop[d[i + 1]] | stop[d[i + 2]] |
+	    stop[d[i + 3]]); i += 4)	/* four bytes a test */
+		;
+	for (; i < n && !stop[d[i]]; i++)
+		;
+	return i;
+}
+
+/* Offset of the first unread byte c, or SIZE_MAX if there is none. */
+static inline size_t
+buf_find(const struct buf *b, uint8_t c)
+{
+	const uint8_t *p;
+
+	if (buf_remaining(b) == 0)	/* b->d may be NULL */
+		return SIZE_MAX;
+	p = memchr(b->d + b->off, c, buf_remaining(b));
+	return p == NULL ? SIZE_MAX : (size_t)(p - (b->d + b->off));
+}
+
+/* Is none of the unread bytes c0, c1, NUL or 0x80 and above (a text
+ * parser's special bytes)?  Eight bytes a test where words are
+ * little-endian. */
+static inline int
+buf_plain_text(const struct buf *b, uint8_t c0, uint8_t c1)
+{
+	size_t i = 0, n = buf_remaining(b);
+	const uint8_t *d;
+	uint8_t x;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	const uint64_t lo = 0x0101010101010101ULL, hi = 0x8080808080808080ULL;
+	uint64_t w, t = 0;
+#endif
+
+	if (n == 0)
+		return 1;
+	d = b->d + b->off;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	for (; i + 8 <= n; i += 8) {	/* a zero byte of w, w^c0, w^c1 */
+		memcpy(&w, d + i, 8);
+		t |= (((w - lo) & ~w) | (((w ^ (lo * c0)) - lo) &
+		    ~(w ^ (lo * c0))) | (((w ^ (lo * c1)) - lo) &
+		    ~(w ^ (lo * c1))) | w) & hi;
+	}
+	if (t != 0)
+		return 0;
+#endif
+	for (; i < n; i++)
+		if ((x = d[i]) == c0 || x == c1 || x == 0 || x >= 0x80)
+			return 0;
+	return 1;
+}
 
 struct wbuf {
 	uint8_t		*d;

@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -206,9 +207,11 @@ anon_side(const struct deid_job *job, const struct deid_hist *h,
 	    job->residual_population, job->residual_bound, job->nresidual,
 	    &s->residual, &s->nresidual) != DEID_OK)
 		return DEID_ENOMEM;
-	for (i = 0; i < s->nresidual; i++)
-		deid_residual_check(h, c->pu_model, s->residual[i].population,
-		    s->residual[i].bound, &s->residual[i]);
+	for (i = 0; i < s->nresidual; i++)	/* PU's population: known */
+		deid_residual_with(h, c->pu_model, s->residual[i].population,
+		    s->residual[i].bound, s->has_pu &&
+		    s->residual[i].population == job->population[0] ? &s->pu :
+		    NULL, &s->residual[i]);
 	deid_attack_risk(h, job->npopulation ? job->population[0] : 0,
 	    &s->attack);
 	deid_summary_bins(h, s->bin_classes, s->bin_records);
@@ -265,32 +268,38 @@ anon_write_fp(FILE *f, const char *name, const struct deid_engine *e,
 	return r;
 }
 
-/* The bytes of the file behind fd, from its start. */
+/* The file behind fd, to be read again from its start. */
 static int
-anon_read_back(int fd, const char *name, char **bytes, size_t *len,
-    struct deid_error *err)
+anon_rewind(int fd, const char *name, struct deid_error *err)
 {
-	*bytes = NULL;
 	if (lseek(fd, 0, SEEK_SET) != 0)
 		return deid_error_set(err, DEID_EIO, name, 0, 0, "cannot read "
 		    "the release back: %s", strerror(errno));
-	return deid_fd_read(fd, name, bytes, len, err);
+	return DEID_OK;
 }
 
 /* Test hook: the last row once more at the end of the file. */
 static int
-anon_tamper(int fd, const char *bytes, size_t len)
+anon_tamper(int fd, const char *name, struct deid_error *err)
 {
-	size_t start = len > 1 ? len - 1 : 0;
+	size_t len, start;
+	char *bytes;
+	int r;
 
-	while (start > 0 && bytes[start - 1] != '\n')
-		start--;
-	return pwrite(fd, bytes + start, len - start, (off_t)len) ==
+	if ((r = anon_rewind(fd, name, err)) != DEID_OK ||
+	    (r = deid_fd_read(fd, name, &bytes, &len, err)) != DEID_OK)
+		return r;
+	for (start = len > 1 ? len - 1 : 0; start > 0 &&
+	    bytes[start - 1] != '\n'; start--)
+		;
+	r = pwrite(fd, bytes + start, len - start, (off_t)len) ==
 	    (ssize_t)(len - start) ? DEID_OK : DEID_EIO;
+	free(bytes);
+	return r;
 }
 
-/* The table to the caller's descriptor (or to memory without one),
- * then its bytes as they were written, read back. */
+/* The table to the caller's descriptor (read back from there by the
+ * verification), or to memory (*bytes) without one. */
 static int
 anon_write(const struct deid_job *job, const struct deid_engine *e,
     const struct deid_node_ws *ws, char **bytes, size_t *len,
@@ -314,13 +323,9 @@ anon_write(const struct deid_job *job, const struct deid_engine *e,
 		return DEID_ENOMEM;
 	}
 	if ((r = anon_write_fp(f, name, e, ws, err)) != DEID_OK ||
-	    (r = anon_read_back(job->out_fd, name, bytes, len, err)) !=
-	    DEID_OK || !job->test_tamper)
+	    !job->test_tamper)
 		return r;
-	if ((r = anon_tamper(job->out_fd, *bytes, *len)) != DEID_OK)
-		return r;
-	free(*bytes);
-	return anon_read_back(job->out_fd, name, bytes, len, err);
+	return anon_tamper(job->out_fd, name, err);
 }
 
 /* ---- the verdict ---------------------------------------------------- */
@@ -374,12 +379,14 @@ differ:
 	    "in the search", f[i].what, f[i].file, f[i].search);
 }
 
-/* Verify the bytes written for the chosen node, then compare. */
+/* Verify the bytes written for the chosen node (bytes[len], or the
+ * file behind the job's descriptor when bytes is NULL), then compare. */
 static int
 anon_verify(const struct deid_job *job, struct deid_anon_report *rep,
     const char *bytes, size_t len, struct deid_error *err)
 {
 	const struct deid_hierarchy *h[DEID_MAX_QI];
+	const char *name = job->out_name ? job->out_name : "(output)";
 	struct deid_verify_opts o;
 	char msg[sizeof(err->msg)];
 	size_t j;
@@ -407,8 +414,11 @@ anon_verify(const struct deid_job *job, struct deid_anon_report *rep,
 	o.adversary_workers = job->sopts.threads;
 	o.max_adversarial_risk = job->max_adversarial_risk;
 	rep->has_verified = 1;
-	r = deid_verify_release(bytes, len, job->out_name ? job->out_name :
-	    "(output)", &o, &rep->verified, err);
+	if (bytes != NULL)
+		r = deid_verify_release(bytes, len, name, &o, &rep->verified,
+		    err);
+	else if ((r = anon_rewind(job->out_fd, name, err)) == DEID_OK)
+		r = deid_verify_fd(job->out_fd, name, &o, &rep->verified, err);
 	if (r == DEID_EINPUT) {		/* we wrote it: not the input's fault */
 		snprintf(msg, sizeof(msg), "%s", err ? err->msg : "");
 		return deid_error_set(err, DEID_EINTERNAL, NULL, 0, 0, "the "
@@ -434,6 +444,28 @@ anon_criteria_text(const struct deid_criteria *c, char *buf, size_t len)
 		    n ? " and " : "", deid_game_variant_name(c->game.variant));
 }
 
+/* One more reason (while there is room), ending in "..." when it is
+ * longer than a reason can be. */
+static void __attribute__((format(printf, 2, 3)))
+anon_reason(struct deid_anon_report *rep, const char *fmt, ...)
+{
+	size_t max = sizeof(rep->reasons[0]);
+	char *r;
+	va_list ap;
+	int n;
+
+	if (rep->nreasons == DEID_MAX_REASONS)
+		return;
+	r = rep->reasons[rep->nreasons++];
+	va_start(ap, fmt);
+	n = vsnprintf(r, max, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		snprintf(r, max, "(a reason could not be formatted)");
+	else if ((size_t)n >= max)
+		memcpy(r + max - 4, "...", 4);
+}
+
 /* No feasible node: how close the search came, in words. */
 static void
 anon_no_solution(struct deid_anon_report *rep)
@@ -443,15 +475,13 @@ anon_no_solution(struct deid_anon_report *rep)
 
 	anon_criteria_text(c, crit, sizeof(crit));
 	if (rep->res.closest_found)
-		snprintf(rep->reasons[rep->nreasons++], 256, "no "
-		    "transformation reaches %s within the suppression limit "
-		    "of %g%%; the closest suppresses %.1f%%", crit,
-		    100 * c->suppression_limit,
+		anon_reason(rep, "no transformation reaches %s within the "
+		    "suppression limit of %g%%; the closest suppresses %.1f%%",
+		    crit, 100 * c->suppression_limit,
 		    100 * rep->res.closest_suppressed);
 	else
-		snprintf(rep->reasons[rep->nreasons++], 256, "no "
-		    "transformation reaches %s, even suppressing every record "
-		    "it would need to", crit);
+		anon_reason(rep, "no transformation reaches %s, even "
+		    "suppressing every record it would need to", crit);
 }
 
 /* The verdict is the verified figures' (the search's agree with them). */
@@ -471,9 +501,8 @@ anon_gate(struct deid_anon_report *rep, double warn)
 		snprintf(rep->callout, sizeof(rep->callout), "%.1f%% of the "
 		    "records are suppressed (more than the %g%% to call out)",
 		    100 * v->suppressed_share, 100 * warn);
-	for (i = 0; i < v->nreasons && rep->nreasons < DEID_MAX_REASONS; i++)
-		snprintf(rep->reasons[rep->nreasons++], 256, "%s",
-		    v->reasons[i]);
+	for (i = 0; i < v->nreasons; i++)
+		anon_reason(rep, "%s", v->reasons[i]);
 }
 
 /* Every QI hierarchy's warnings (repeated rows, ...), in QI order. */
@@ -566,7 +595,7 @@ anon_run(const struct deid_job *job, struct deid_anon_report *rep,
 		    (r = anon_write(job, rep->e, &ws, &bytes, &len, err)) !=
 		    DEID_OK)
 			goto out;
-		t1 = now_ms();
+		t1 = now_ms();	/* reading the release back included */
 		if ((r = anon_verify(job, rep, bytes, len, err)) != DEID_OK)
 			goto out;
 		rep->verify_ms = now_ms() - t1;

@@ -6,7 +6,13 @@
  * input is read through struct buf getters, never by pointer arithmetic;
  * every field is bounded (max_field), every record is bounded
  * (DEID_CSV_MAX_COLUMNS), and each record's fields live in one arena
- * (struct wbuf) allocated once per parse and reused for every record.
+ * (struct wbuf) allocated once per parse and reused for every record —
+ * or, for a span reader (deid_csv_scan), only its quoted fields do and
+ * the others stay where they are in the input (a line with no quote,
+ * CR, NUL or UTF-8 in it is cut at its separators in one go).  A file
+ * can be streamed
+ * (deid_csv_scan_fd): chunks end after a line end, and a record that
+ * runs past one (a quoted line end) is parsed again with the next.
  * Never logs: errors go to the caller's struct deid_error as
  * file:line:column, where column is the 1-based byte offset in the line.
  *
@@ -40,6 +46,11 @@
 
 enum csv_end { CSV_END_SEP, CSV_END_EOL, CSV_END_EOF };
 
+/* Internal status: the record runs past the end of a chunk that is not
+ * the input's last; it is read again with the next chunk. */
+#define CSV_MORE	(-1)
+#define CSV_CHUNK	(1u << 20)	/* bytes read at a time from a file */
+
 struct csv {
 	struct buf	 in;
 	const char	*name;
@@ -50,11 +61,16 @@ struct csv {
 	size_t		 fstart;	/* arena offset of the current field */
 	unsigned long	 fline, fcol;	/* where the current field began */
 	int		 first_quoted;	/* field 0 of the record was quoted */
+	int		 spans;		/* unquoted fields stay in the input */
+	int		 inplace;	/* the current field does */
+	int		 more;		/* the input goes on past this chunk */
+	size_t		 fin, fend;	/* its input offsets (inplace) */
 	unsigned long	 nrecords;
 	struct wbuf	 arena;		/* this record's fields, NUL-separated */
 	size_t		 nfields;
-	size_t		 off[DEID_CSV_MAX_COLUMNS];
+	size_t		 off[DEID_CSV_MAX_COLUMNS];	/* arena offsets */
 	const char	*fields[DEID_CSV_MAX_COLUMNS];
+	struct deid_csv_span span[DEID_CSV_MAX_COLUMNS];
 	uint8_t		 stop_plain[256];	/* bytes ending a plain run */
 	uint8_t		 stop_quoted[256];
 	struct deid_error *err;
@@ -94,7 +110,8 @@ csv_newline(struct csv *p)
 static int
 csv_room(struct csv *p, size_t n)
 {
-	size_t have = p->arena.len - p->fstart;
+	size_t have = p->inplace ? p->in.off - p->fin :
+	    p->arena.len - p->fstart;
 
 	if (n > p->max_field - have)
 		return deid_error_set(p->err, DEID_EINPUT, p->name, p->fline,
@@ -116,7 +133,8 @@ csv_wstatus(struct csv *p, int r)
 	    "CSV record arena overflow");
 }
 
-/* Copy the next n input bytes into the field. */
+/* The next n input bytes into the field: copied, or passed over when
+ * the field stays in the input. */
 static int
 csv_take(struct csv *p, size_t n)
 {
@@ -124,6 +142,8 @@ csv_take(struct csv *p, size_t n)
 
 	if ((r = csv_room(p, n)) != DEID_OK)
 		return r;
+	if (p->inplace)
+		return csv_wstatus(p, buf_skip(&p->in, n));
 	return csv_wstatus(p, wbuf_put_buf(&p->arena, &p->in, n));
 }
 
@@ -162,7 +182,7 @@ static int
 csv_utf8(struct csv *p)
 {
 	struct buf t = p->in;
-	uint8_t c, lead, lo = 0x80, hi = 0xbf;
+	uint8_t c, lead = 0, lo = 0x80, hi = 0xbf;
 	const char *why;
 	size_t i, n;
 
@@ -241,6 +261,7 @@ csv_plain(struct csv *p, enum csv_end *end)
 		r = csv_take(p, buf_span(&p->in, p->stop_plain, SIZE_MAX));
 		if (r != DEID_OK)
 			return r;
+		p->fend = p->in.off;
 		if (buf_peek_u8(&p->in, &c) != BUF_OK || c == p->sep ||
 		    c == '\n' || c == '\r')
 			return csv_field_end(p, end, "unexpected byte");
@@ -266,6 +287,8 @@ csv_quoted(struct csv *p, enum csv_end *end)
 		r = csv_take(p, buf_span(&p->in, p->stop_quoted, SIZE_MAX));
 		if (r != DEID_OK)
 			return r;
+		if (buf_peek_u8(&p->in, &c) != BUF_OK && p->more)
+			return CSV_MORE;
 		if (buf_peek_u8(&p->in, &c) != BUF_OK)
 			return deid_error_set(p->err, DEID_EINPUT, p->name,
 			    qline, qcol, "unterminated quoted field");
@@ -291,35 +314,110 @@ csv_quoted(struct csv *p, enum csv_end *end)
 	}
 }
 
-/* Read one record into the arena; *blank if it was an empty line. */
+/* One field of the record: its span in the input (p->spans and not
+ * quoted), or its bytes copied into the arena and NUL-terminated. */
+static int
+csv_field(struct csv *p, enum csv_end *end)
+{
+	struct deid_csv_span *s = &p->span[p->nfields];
+	uint8_t c;
+	int r, quoted = buf_peek_u8(&p->in, &c) == BUF_OK && c == '"';
+
+	p->off[p->nfields] = p->fstart = p->arena.len;
+	p->fline = p->line;
+	p->fcol = csv_col(p);
+	p->inplace = p->spans && !quoted;
+	p->fin = p->fend = p->in.off;
+	s->p = (const char *)buf_ptr(&p->in);	/* the input's, or NULL */
+	p->first_quoted |= quoted && p->nfields == 0;
+	if ((r = quoted ? csv_quoted(p, end) : csv_plain(p, end)) != DEID_OK)
+		return r;
+	if (p->inplace) {
+		s->len = p->fend - p->fin;
+		return DEID_OK;
+	}
+	s->p = NULL;	/* the arena's, once the record is complete */
+	s->len = p->arena.len - p->fstart;
+	return csv_wstatus(p, wbuf_put_u8(&p->arena, 0));
+}
+
+/* The common field of a span reader, at little cost: plain bytes up to
+ * a separator or an LF.  0 for anything else (a quote, UTF-8, CR, the
+ * end of the input, a field too long), left to csv_field as it is. */
+static int
+csv_fast_field(struct csv *p, enum csv_end *end)
+{
+	size_t n = buf_span(&p->in, p->stop_plain, p->max_field);
+	struct buf t = p->in;
+	uint8_t c;
+
+	if (buf_skip(&t, n) != BUF_OK || buf_peek_u8(&t, &c) != BUF_OK ||
+	    (c != p->sep && c != '\n'))
+		return 0;
+	p->span[p->nfields].p = (const char *)buf_ptr(&p->in);
+	p->span[p->nfields].len = n;
+	(void)buf_skip(&p->in, n + 1);
+	if (c == '\n')
+		csv_newline(p);
+	*end = c == '\n' ? CSV_END_EOL : CSV_END_SEP;
+	return 1;
+}
+
+/* The common record of a span reader, at little cost: a line ending in
+ * LF with no quote, CR, NUL or UTF-8 in it, cut at the separators.  0
+ * for anything else (nothing consumed), left to the byte-wise reader. */
+static int
+csv_fast_record(struct csv *p)
+{
+	size_t len = buf_find(&p->in, '\n'), n;
+	struct buf line;
+
+	if (len == SIZE_MAX)
+		return 0;
+	buf_init(&line, buf_ptr(&p->in), len);
+	if (!buf_plain_text(&line, '"', '\r'))
+		return 0;
+	for (p->nfields = 0;; p->nfields++) {
+		if ((n = buf_find(&line, p->sep)) == SIZE_MAX)
+			n = buf_remaining(&line);	/* the last field */
+		if (p->nfields == DEID_CSV_MAX_COLUMNS || n > p->max_field)
+			return 0;	/* the byte-wise reader says why */
+		p->span[p->nfields].p = (const char *)buf_ptr(&line);
+		p->span[p->nfields].len = n;
+		if (buf_skip(&line, n + 1) != BUF_OK)
+			break;		/* the line's last field */
+	}
+	p->nfields++;
+	(void)buf_skip(&p->in, len + 1);
+	csv_newline(p);
+	return 1;
+}
+
+/* Read one record; *blank if it was an empty line. */
 static int
 csv_record(struct csv *p, int *blank)
 {
 	enum csv_end end = CSV_END_SEP;
-	uint8_t c;
 	int r;
 
 	wbuf_reset(&p->arena);
 	p->first_quoted = 0;
+	if (p->spans && csv_fast_record(p)) {
+		*blank = p->nfields == 1 && p->span[0].len == 0;
+		return DEID_OK;
+	}
 	for (p->nfields = 0; end == CSV_END_SEP; p->nfields++) {
 		if (p->nfields == DEID_CSV_MAX_COLUMNS)
 			return deid_error_set(p->err, DEID_EINPUT, p->name,
 			    p->line, csv_col(p), "more than %d columns",
 			    DEID_CSV_MAX_COLUMNS);
-		p->off[p->nfields] = p->fstart = p->arena.len;
-		p->fline = p->line;
-		p->fcol = csv_col(p);
-		if (buf_peek_u8(&p->in, &c) == BUF_OK && c == '"') {
-			p->first_quoted |= p->nfields == 0;
-			r = csv_quoted(p, &end);
-		} else
-			r = csv_plain(p, &end);
-		if (r != DEID_OK)
-			return r;
-		if ((r = csv_wstatus(p, wbuf_put_u8(&p->arena, 0))) != DEID_OK)
+		if (p->spans && csv_fast_field(p, &end))
+			continue;
+		if ((r = csv_field(p, &end)) != DEID_OK)
 			return r;
 	}
-	*blank = p->nfields == 1 && p->arena.len == 1 && !p->first_quoted;
+	p->inplace = 0;
+	*blank = p->nfields == 1 && p->span[0].len == 0 && !p->first_quoted;
 	return DEID_OK;
 }
 
@@ -331,19 +429,42 @@ csv_fields(struct csv *p)
 	size_t i;
 
 	for (i = 0; i < p->nfields; i++)
-		p->fields[i] = (const char *)p->arena.d + p->off[i];
+		if (!p->spans)
+			p->fields[i] = (const char *)p->arena.d + p->off[i];
+		else if (p->span[i].p == NULL)
+			p->span[i].p = (const char *)p->arena.d + p->off[i];
 }
 
-/* Drive records to the callback until the input ends. */
+/* The record to whichever callback the caller gave. */
+struct csv_cb {
+	deid_csv_record_cb	 fields;
+	deid_csv_span_cb	 spans;
+	void			*ctx;
+};
+
+/* Drive records to the callback until the input (or the chunk: then
+ * CSV_MORE, the cursor at the unfinished record) ends. */
 static int
-csv_run(struct csv *p, deid_csv_record_cb cb, void *ctx)
+csv_run(struct csv *p, const struct csv_cb *cb)
 {
+	struct buf start;
+	size_t line_start;
 	unsigned long line;
 	int blank, r;
 
 	while (!buf_eof(&p->in)) {
+		start = p->in;
 		line = p->line;
-		if ((r = csv_record(p, &blank)) != DEID_OK)
+		line_start = p->line_start;
+		r = csv_record(p, &blank);
+		if (r == CSV_MORE || (r == DEID_OK && blank && p->more &&
+		    buf_eof(&p->in))) {
+			p->in = start;
+			p->line = line;
+			p->line_start = line_start;
+			return CSV_MORE;
+		}
+		if (r != DEID_OK)
 			return r;
 		if (blank && buf_eof(&p->in))
 			break;
@@ -351,8 +472,10 @@ csv_run(struct csv *p, deid_csv_record_cb cb, void *ctx)
 			return deid_error_set(p->err, DEID_EINPUT, p->name,
 			    line, 1, "blank line");
 		csv_fields(p);
-		if ((r = cb(ctx, p->fields, p->nfields, line, p->err)) !=
-		    DEID_OK)
+		r = p->spans ? cb->spans(cb->ctx, p->span, p->nfields, line,
+		    p->err) : cb->fields(cb->ctx, p->fields, p->nfields, line,
+		    p->err);
+		if (r != DEID_OK)
 			return r;
 		p->nrecords++;
 	}
@@ -418,18 +541,33 @@ csv_sep_ok(char sep)
 	return c != '"' && c != '\r' && c != '\n' && c != '\0' && c < 0x80;
 }
 
-/* Set up the cursor, separator, stop tables and arena. */
+/* The input is now data[len], from the start of a record (a file's
+ * next chunk); the arena is bounded by it: field bytes never exceed the
+ * input, one NUL per column more. */
+static int
+csv_chunk(struct csv *p, const void *data, size_t len)
+{
+	if (len > SIZE_MAX - DEID_CSV_MAX_COLUMNS - 1)
+		return deid_error_set(p->err, DEID_ELIMIT, p->name, 0, 0,
+		    "input too large");
+	buf_init(&p->in, data, len);
+	p->arena.max = len + DEID_CSV_MAX_COLUMNS + 1;
+	return DEID_OK;
+}
+
+/* Set up the cursor on the first chunk, separator, stop tables. */
 static int
 csv_init(struct csv *p, const void *data, size_t len, const char *name,
     const struct deid_csv_opts *opts, struct deid_error *err)
 {
 	char sep = opts != NULL ? opts->separator : 0;
-	int c;
+	int c, r;
 
 	p->err = err;
 	p->name = name;
 	p->line = 1;
-	buf_init(&p->in, data, len);
+	if ((r = csv_chunk(p, data, len)) != DEID_OK)
+		return r;
 	csv_skip_bom(&p->in);
 	p->line_start = p->in.off;
 	if (sep == 0)
@@ -446,17 +584,38 @@ csv_init(struct csv *p, const void *data, size_t len, const char *name,
 		p->stop_plain[c] = p->stop_quoted[c] || c == '\r' ||
 		    c == p->sep;
 	}
-	/* Field bytes never exceed the input; add one NUL per column. */
-	if (len > SIZE_MAX - DEID_CSV_MAX_COLUMNS - 1)
-		return deid_error_set(err, DEID_ELIMIT, name, 0, 0,
-		    "input too large");
-	wbuf_init(&p->arena, len + DEID_CSV_MAX_COLUMNS + 1);
 	return DEID_OK;
 }
 
-int
-deid_csv_parse(const void *data, size_t len, const char *name,
-    const struct deid_csv_opts *opts, deid_csv_record_cb cb, void *ctx,
+/* A parser for the callback given (spans or NUL-terminated fields). */
+static int
+csv_alloc(const struct csv_cb *cb, const char *name, struct csv **pp,
+    struct deid_error *err)
+{
+	if ((*pp = calloc(1, sizeof(**pp))) == NULL)
+		return deid_error_set(err, DEID_ENOMEM, name, 0, 0,
+		    "out of memory");
+	wbuf_init(&(*pp)->arena, 0);
+	(*pp)->spans = cb->spans != NULL;
+	return DEID_OK;
+}
+
+/* The end of a parse: no record is an error; the arena is wiped
+ * (records may be personal data). */
+static int
+csv_done(struct csv *p, int r, const char *name, struct deid_error *err)
+{
+	if (r == DEID_OK && p->nrecords == 0)
+		r = deid_error_set(err, DEID_EINPUT, name, 0, 0, "empty file");
+	wbuf_free(&p->arena);
+	free(p);
+	return r;
+}
+
+/* Parse len bytes in memory. */
+static int
+csv_memory(const void *data, size_t len, const char *name,
+    const struct deid_csv_opts *opts, const struct csv_cb *cb,
     char *sep_out, struct deid_error *err)
 {
 	struct csv *p = NULL;
@@ -465,22 +624,34 @@ deid_csv_parse(const void *data, size_t len, const char *name,
 	if (data == NULL && len != 0)
 		return deid_error_set(err, DEID_EINTERNAL, name, 0, 0,
 		    "NULL input");
-	if ((p = calloc(1, sizeof(*p))) == NULL)
-		return deid_error_set(err, DEID_ENOMEM, name, 0, 0,
-		    "out of memory");
-	wbuf_init(&p->arena, 0);
-	if ((r = csv_init(p, data, len, name, opts, err)) != DEID_OK)
-		goto out;
-	if (sep_out != NULL)
-		*sep_out = (char)p->sep;
-	if ((r = csv_run(p, cb, ctx)) != DEID_OK)
-		goto out;
-	if (p->nrecords == 0)
-		r = deid_error_set(err, DEID_EINPUT, name, 0, 0, "empty file");
-out:
-	wbuf_free(&p->arena);	/* wipes: records may be personal data */
-	free(p);
-	return r;
+	if ((r = csv_alloc(cb, name, &p, err)) != DEID_OK)
+		return r;
+	if ((r = csv_init(p, data, len, name, opts, err)) == DEID_OK) {
+		if (sep_out != NULL)
+			*sep_out = (char)p->sep;
+		r = csv_run(p, cb);
+	}
+	return csv_done(p, r, name, err);
+}
+
+int
+deid_csv_parse(const void *data, size_t len, const char *name,
+    const struct deid_csv_opts *opts, deid_csv_record_cb cb, void *ctx,
+    char *sep_out, struct deid_error *err)
+{
+	struct csv_cb c = { .fields = cb, .ctx = ctx };
+
+	return csv_memory(data, len, name, opts, &c, sep_out, err);
+}
+
+int
+deid_csv_scan(const void *data, size_t len, const char *name,
+    const struct deid_csv_opts *opts, deid_csv_span_cb cb, void *ctx,
+    char *sep_out, struct deid_error *err)
+{
+	struct csv_cb c = { .spans = cb, .ctx = ctx };
+
+	return csv_memory(data, len, name, opts, &c, sep_out, err);
 }
 
 /* read(2) until n bytes or EOF, retrying on EINTR. */
@@ -520,6 +691,107 @@ check_regular(int fd, const char *name, struct stat *st,
 	if (why != NULL)
 		return deid_error_set(err, DEID_EIO, name, 0, 0, "%s", why);
 	return DEID_OK;
+}
+
+/* A file read in chunks: the bytes not parsed yet, d[have] of cap. */
+struct csv_file {
+	int	 fd;
+	char	*d;
+	size_t	 have, cap;
+	int	 eof;
+};
+
+/* Read until the buffer is full or the file ends; a full buffer with
+ * no complete record in it first doubles. */
+static int
+csv_fill(struct csv_file *f, const char *name, struct deid_error *err)
+{
+	ssize_t got;
+	char *d;
+
+	if (f->have == f->cap) {
+		if (f->cap > SIZE_MAX / 2 ||
+		    (d = realloc(f->d, f->cap ? 2 * f->cap : CSV_CHUNK)) ==
+		    NULL)
+			return deid_error_set(err, DEID_ENOMEM, name, 0, 0,
+			    "out of memory");
+		f->d = d;
+		f->cap = f->cap ? 2 * f->cap : CSV_CHUNK;
+	}
+	if ((got = read_full(f->fd, f->d + f->have, f->cap - f->have)) < 0)
+		return deid_error_set(err, DEID_EIO, name, 0, 0, "%s",
+		    strerror(errno));
+	f->eof = (size_t)got < f->cap - f->have;
+	f->have += (size_t)got;
+	return DEID_OK;
+}
+
+/* The bytes up to the last line end (all at the end of the file): a
+ * chunk ends where a record may, and one that does not (a quoted line
+ * end) is read again with the next. */
+static size_t
+csv_cut(const struct csv_file *f)
+{
+	const char *nl;
+
+	if (f->eof || f->have == 0)
+		return f->have;
+	nl = memrchr(f->d, '\n', f->have);
+	return nl == NULL ? 0 : (size_t)(nl - f->d) + 1;
+}
+
+/* Parse every chunk of f with p; the file's unparsed rest moves to the
+ * front of the buffer for the next read. */
+static int
+csv_file_run(struct csv *p, struct csv_file *f, const char *name,
+    const struct deid_csv_opts *opts, const struct csv_cb *cb,
+    char *sep_out, struct deid_error *err)
+{
+	size_t cut, done;
+	int r;
+
+	for (;;) {
+		if ((r = csv_fill(f, name, err)) != DEID_OK)
+			return r;
+		if ((cut = csv_cut(f)) == 0 && !f->eof)
+			continue;
+		if (p->name == NULL && (r = csv_init(p, f->d, cut, name, opts,
+		    err)) == DEID_OK && sep_out != NULL)
+			*sep_out = (char)p->sep;
+		else if (p->name != NULL)
+			r = csv_chunk(p, f->d, cut);
+		if (r != DEID_OK)
+			return r;
+		p->more = !f->eof;
+		r = csv_run(p, cb);
+		if ((r != DEID_OK && r != CSV_MORE) || f->eof)
+			return r;
+		done = p->in.off;
+		memmove(f->d, f->d + done, f->have - done);
+		f->have -= done;
+		p->line_start -= done;
+	}
+}
+
+int
+deid_csv_scan_fd(int fd, const char *name, const struct deid_csv_opts *opts,
+    deid_csv_span_cb cb, void *ctx, char *sep_out, struct deid_error *err)
+{
+	struct csv_cb c = { .spans = cb, .ctx = ctx };
+	struct csv_file f = { .fd = fd };
+	struct csv *p = NULL;
+	struct stat st;
+	int r;
+
+	if ((r = check_regular(fd, name, &st, err)) != DEID_OK ||
+	    (r = csv_alloc(&c, name, &p, err)) != DEID_OK)
+		return r;
+	r = csv_file_run(p, &f, name, opts, &c, sep_out, err);
+	if (f.d != NULL) {
+		explicit_bzero(f.d, f.cap);
+		free(f.d);
+	}
+	return csv_done(p, r, name, err);
 }
 
 /* Open without blocking on FIFOs; only regular files are accepted. */

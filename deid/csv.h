@@ -4,7 +4,8 @@
  * Parses untrusted bytes through struct buf: RFC 4180 quoting, CRLF or
  * LF, ';' or ',' (detected from the first line, or given), strict UTF-8,
  * no NUL bytes, bounded field length.  Each record is handed to a
- * callback as an array of NUL-terminated fields; nothing is kept.
+ * callback as an array of NUL-terminated fields, or of spans of bytes
+ * (deid_csv_scan); nothing is kept.
  */
 #ifndef DEID_CSV_H
 #define DEID_CSV_H
@@ -35,6 +36,29 @@ typedef int (*deid_csv_record_cb)(void *ctx, const char *const *fields,
 int	deid_csv_parse(const void *data, size_t len, const char *name,
 	    const struct deid_csv_opts *opts, deid_csv_record_cb cb,
 	    void *ctx, char *sep_out, struct deid_error *err);
+
+/*
+ * The same grammar, checks and errors, for a reader that wants no copy:
+ * each field is a span of bytes (not NUL-terminated).  An unquoted
+ * field's span points into the input itself; a quoted one's, unescaped,
+ * into the reader's own buffer.  Spans are valid during the call only.
+ */
+struct deid_csv_span {
+	const char	*p;
+	size_t		 len;
+};
+typedef int (*deid_csv_span_cb)(void *ctx, const struct deid_csv_span *f,
+    size_t nfields, unsigned long line, struct deid_error *err);
+
+int	deid_csv_scan(const void *data, size_t len, const char *name,
+	    const struct deid_csv_opts *opts, deid_csv_span_cb cb, void *ctx,
+	    char *sep_out, struct deid_error *err);
+/* A regular file streamed from fd's offset in chunks of 1 MiB or so (a
+ * longer record, the length of the record), never held whole; the
+ * separator, when detected, is the first record's. */
+int	deid_csv_scan_fd(int fd, const char *name,
+	    const struct deid_csv_opts *opts, deid_csv_span_cb cb, void *ctx,
+	    char *sep_out, struct deid_error *err);
 
 /* Separator detection, exposed so loaders can apply their own rule:
  * counts of ';' and ',' outside quotes on the first record (after a

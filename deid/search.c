@@ -163,18 +163,27 @@ search_group(struct search *s, uint64_t node, const unsigned *levels,
 
 #define TIE_EPS	1e-12
 
-/* Is (obj, node) better than the current best?  Ties: fewer levels. */
+/* Is (obj, node) better than the current best?  Ties: the node that
+ * releases a record over one that suppresses them all, then fewer
+ * levels, then the lower index. */
 static int
-better(const struct search *s, double obj, uint64_t node)
+better(const struct search *s, double obj, uint64_t node,
+    const struct deid_node_eval *ev)
 {
 	const struct deid_search_result *r = s->res;
 	double tol = TIE_EPS * fmax(1.0, fabs(r->objective));
+	uint64_t n = s->e->ds->nrows;
+	int ra, rb;
 	unsigned a, b;
 
 	if (!r->found || obj < r->objective - tol)
 		return 1;
 	if (obj > r->objective + tol)
 		return 0;
+	ra = ev->suppressed_records < n;
+	rb = r->eval.suppressed_records < n;
+	if (ra != rb)
+		return ra;
 	a = deid_lattice_sum(s->lat, node);
 	b = deid_lattice_sum(s->lat, r->node);
 	return a < b || (a == b && node < r->node);
@@ -251,7 +260,7 @@ search_offer(struct search *s, uint64_t node, const unsigned *levels,
 	r->rollups += rolled;
 	r->model_calls += ev->model_calls;
 	search_closest(s, node, ev);
-	if (ev->feasible && better(s, obj, node)) {
+	if (ev->feasible && better(s, obj, node, ev)) {
 		r->found = 1;
 		r->node = node;
 		r->objective = obj;

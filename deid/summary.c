@@ -59,6 +59,14 @@ void
 deid_residual_check(const struct deid_hist *h, enum deid_model m,
     double population, double bound, struct deid_residual *out)
 {
+	deid_residual_with(h, m, population, bound, NULL, out);
+}
+
+void
+deid_residual_with(const struct deid_hist *h, enum deid_model m,
+    double population, double bound, const struct deid_estimate *pu,
+    struct deid_residual *out)
+{
 	memset(out, 0, sizeof(*out));
 	out->population = population;
 	out->bound = bound;
@@ -69,7 +77,10 @@ deid_residual_check(const struct deid_hist *h, enum deid_model m,
 		return;
 	}
 	out->su_fraction = (double)h->c1 / (double)h->n;
-	if (deid_model_estimate(m, h, population, &out->est) != DEID_OK) {
+	if (pu != NULL)
+		out->est = *pu;
+	if ((pu != NULL ? pu->status : deid_model_estimate(m, h, population,
+	    &out->est)) != DEID_OK) {
 		out->pu_fraction = out->ratio = NAN;
 		out->passed = 0;
 		return;

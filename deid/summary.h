@@ -45,6 +45,11 @@ int	deid_residual_list(const double *pop, size_t npop,
  * the check (fail closed). */
 void	deid_residual_check(const struct deid_hist *h, enum deid_model m,
 	    double population, double bound, struct deid_residual *out);
+/* The same from pu, model m's estimate on h at this population
+ * already made (the PU criterion's): the model is not run again. */
+void	deid_residual_with(const struct deid_hist *h, enum deid_model m,
+	    double population, double bound, const struct deid_estimate *pu,
+	    struct deid_residual *out);
 
 /* Classes and records by class size, in the bins a report shows: 1
  * (sample uniques), 2-4, 5-9 and 10 or more. */

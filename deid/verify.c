@@ -3,12 +3,19 @@
  * (deid/verify.h).  Parses the released CSV (untrusted when a custodian
  * or auditor verifies a file from elsewhere; runs in the deid worker).
  *
- * Classes are built here, independently of the search: each released
- * row's quasi-identifier strings become one length-prefixed key, looked
- * up byte for byte in this file's own hash table of the keys seen; a
- * new key is a new class, a known one counts a record to its class.
+ * Classes are built here, independently of the search, from the written
+ * strings: the file is streamed (deid_csv_scan_fd) and each row's QI
+ * cells are read where they lie.  Each QI's distinct strings are
+ * numbered in this file's own hash tables (compared byte for byte); a
+ * row's class is the tuple of its numbers, packed exactly into 128 bits
+ * while their widths allow (else hashed, and the tuple compared), and
+ * counted in an open-addressing table whose slot is fetched a few rows
+ * ahead.  Everything after the reading works on class sizes and the
+ * distinct values alone.
  */
 #include "config.h"
+
+#include <sys/mman.h>
 
 #include <math.h>
 #include <stdarg.h>
@@ -29,22 +36,59 @@ struct v_level {
 	size_t		  nslot;
 };
 
+/* One QI's distinct released values (copied into the arena), numbered
+ * in reading order behind an open-addressing hash, and the leaves under
+ * each at the QI's level. */
+struct v_values {
+	size_t		*off;		/* [n] arena offset of the length */
+	uint64_t	*hash;		/* [n] */
+	uint64_t	*leaves;	/* [n] */
+	size_t		 n, cap;
+	uint32_t	*slot;		/* value + 1, 0 empty */
+	size_t		 nslot;
+	unsigned	 width;		/* bits of the largest number */
+	uint32_t	 last;		/* the last row's value (n > 0) */
+};
+
+/* A class while the release is read: its key is the tuple of its QI
+ * values' numbers, packed exactly into key[] while their widths add up
+ * to 128 bits at most; beyond, key[] is a hash of the tuple and the
+ * tuple itself (vid) is compared. */
+struct v_slot {
+	uint64_t	 key[2];
+	uint64_t	 count;		/* records; 0: empty */
+	size_t		 cls;		/* the class's number, in reading order */
+};
+
+/* Rows between reading and counting: a row's slot is fetched from
+ * memory while the next rows are read (the table outgrows the caches). */
+#define V_PIPE	8
+
+struct v_pending {
+	uint32_t	 id[DEID_MAX_QI];	/* its values' numbers */
+	uint64_t	 key[2];
+	unsigned	 gen;			/* packed at this x->wgen */
+};
+
 struct v_ctx {
 	const struct deid_verify_opts	*o;
 	const char			*name;
 	size_t				 ncols;
 	size_t				 col[DEID_MAX_QI];	/* field of QI j */
-	size_t				 len[DEID_MAX_QI];	/* its length */
-	char				*arena;		/* distinct keys */
+	char				*arena;		/* distinct values */
 	size_t				 used, cap;
-	char				*row;		/* the row's key */
-	size_t				 rowcap;
-	size_t				*coff;		/* [ncls] key offset */
+	struct v_values			 val[DEID_MAX_QI];
+	unsigned			 bits;		/* sum of widths */
+	unsigned			 pos[DEID_MAX_QI];	/* QI j's bit */
+	unsigned			 wgen;		/* times a width grew */
+	unsigned			 tgen;		/* the table's keys' */
+	struct v_pending		 pend[V_PIPE];	/* a ring */
+	size_t				 head, npend;
+	struct v_slot			*slot;
+	size_t				 nslot, ncls;
+	uint32_t			*vid;		/* [ncls][nqi] values */
+	size_t				 vidcap;
 	uint64_t			*ccount;	/* [ncls] records */
-	uint64_t			*chash;		/* [ncls] key hash */
-	size_t				 ncls, capcls;
-	uint32_t			*slot;		/* class + 1, 0 empty */
-	size_t				 nslot;
 	uint64_t			 records, suppressed;
 };
 
@@ -62,24 +106,36 @@ v_hash(const char *s, size_t len)
 		h = (h ^ w) * 0xbf58476d1ce4e5b9ULL;
 		h ^= h >> 31;
 	}
-	if (i < len) {
-		w = 0;
-		memcpy(&w, s + i, len - i);
-		h = (h ^ w) * 0x94d049bb133111ebULL;
+	w = 0;
+	if (i + 4 <= len) {
+		memcpy(&w, s + i, 4);
+		i += 4;
 	}
+	for (; i < len; i++)
+		w = w << 8 | (uint8_t)s[i];
+	h = (h ^ w) * 0x94d049bb133111ebULL;
 	return h ^ (h >> 29);
+}
+
+/* Does span f hold the string s? */
+static int
+v_is(const struct deid_csv_span *f, const char *s)
+{
+	size_t n = strlen(s);
+
+	return f->len == n && memcmp(f->p, s, n) == 0;
 }
 
 /* Header: where each QI is. */
 static int
-v_header(struct v_ctx *x, const char *const *f, size_t nf,
+v_header(struct v_ctx *x, const struct deid_csv_span *f, size_t nf,
     struct deid_error *err)
 {
 	size_t i, j;
 
 	x->ncols = nf;
 	for (j = 0; j < x->o->nqi; j++) {
-		for (i = 0; i < nf && strcmp(f[i], x->o->qi[j]) != 0; i++)
+		for (i = 0; i < nf && !v_is(&f[i], x->o->qi[j]); i++)
 			;
 		if (i == nf)
 			return deid_error_set(err, DEID_EINPUT, x->name, 1, 0,
@@ -87,7 +143,7 @@ v_header(struct v_ctx *x, const char *const *f, size_t nf,
 			    x->o->qi[j]);
 		x->col[j] = i;
 		while (++i < nf)
-			if (strcmp(f[i], x->o->qi[j]) == 0)
+			if (v_is(&f[i], x->o->qi[j]))
 				return deid_error_set(err, DEID_EINPUT, x->name,
 				    1, i + 1, "column \"%s\" appears twice in "
 				    "the header", x->o->qi[j]);
@@ -113,128 +169,285 @@ v_reserve(void **p, size_t *cap, size_t n, size_t sz)
 	return DEID_OK;
 }
 
-/* The row's key into x->row: [len0][bytes0][len1][bytes1]..., lengths
- * as uint32_t, so no byte of a value can fake a boundary. */
+/* Do value i of vs and span f agree, byte for byte? */
 static int
-v_row_key(struct v_ctx *x, const char *const *f, size_t *n)
-{
-	uint32_t len;
-	size_t j;
-	char *p;
-	int r;
-
-	for (*n = 0, j = 0; j < x->o->nqi; j++)
-		*n += sizeof(len) + (x->len[j] = strlen(f[x->col[j]]));
-	if ((r = v_reserve((void **)&x->row, &x->rowcap, *n, 1)) != DEID_OK)
-		return r;
-	for (p = x->row, j = 0; j < x->o->nqi; j++) {
-		len = (uint32_t)x->len[j];
-		memcpy(p, &len, sizeof(len));
-		memcpy(p + sizeof(len), f[x->col[j]], len);
-		p += sizeof(len) + len;
-	}
-	return DEID_OK;
-}
-
-/* Does class c's key equal the row's key[n]? */
-static int
-v_same(const struct v_ctx *x, size_t c, size_t n)
+v_same_value(const struct v_ctx *x, const struct v_values *vs, size_t i,
+    const struct deid_csv_span *f)
 {
 	uint32_t len;
 
-	memcpy(&len, x->arena + x->coff[c], sizeof(len));
-	return len == n && memcmp(x->arena + x->coff[c] + sizeof(len), x->row,
-	    n) == 0;
+	memcpy(&len, x->arena + vs->off[i], sizeof(len));
+	return len == f->len && memcmp(x->arena + vs->off[i] + sizeof(len),
+	    f->p, len) == 0;
 }
 
-/* Twice the slots, every class placed again. */
+/* Twice the slots for a QI's values (or the first ones). */
 static int
-v_rehash(struct v_ctx *x)
+v_values_grow(struct v_values *vs)
 {
-	size_t c, k, n = x->nslot ? 2 * x->nslot : 1 << 12;
+	size_t i, k, n = vs->nslot ? 2 * vs->nslot : 64;
 	uint32_t *slot = calloc(n, sizeof(*slot));
 
 	if (slot == NULL)
 		return DEID_ENOMEM;
-	for (c = 0; c < x->ncls; c++) {
-		k = x->chash[c] & (n - 1);
-		while (slot[k] != 0)
-			k = (k + 1) & (n - 1);
-		slot[k] = (uint32_t)c + 1;
+	for (i = 0; i < vs->n; i++) {
+		for (k = vs->hash[i] & (n - 1); slot[k] != 0; k = (k + 1) &
+		    (n - 1))
+			;
+		slot[k] = (uint32_t)i + 1;
 	}
-	free(x->slot);
-	x->slot = slot;
-	x->nslot = n;
+	free(vs->slot);
+	vs->slot = slot;
+	vs->nslot = n;
 	return DEID_OK;
 }
 
-/* Room for one more class. */
-static int
-v_class_room(struct v_ctx *x)
+/* Room for vs's largest number: its width doubles (1, 2, 4, ... 32
+ * bits: few repacks), and every QI's place in the key moves. */
+static void
+v_widen(struct v_ctx *x, struct v_values *vs)
 {
-	size_t cap = x->capcls;
+	size_t j;
 
-	if (x->ncls < cap)
-		return DEID_OK;
-	if (v_reserve((void **)&x->coff, &cap, x->ncls + 1, sizeof(*x->coff))
-	    != DEID_OK ||
-	    (x->ccount = realloc(x->ccount, cap * sizeof(*x->ccount))) ==
-	    NULL ||
-	    (x->chash = realloc(x->chash, cap * sizeof(*x->chash))) == NULL)
+	while ((vs->n - 1) >> vs->width != 0)
+		vs->width = vs->width ? 2 * vs->width : 1;
+	x->wgen++;
+	for (x->bits = 0, j = 0; j < x->o->nqi; j++) {
+		x->pos[j] = x->bits;
+		x->bits += x->val[j].width;
+	}
+}
+
+/* A new value (of hash hv) for QI j, numbered n, in slot k: its bytes
+ * to the arena as a uint32_t length and the string. */
+static int
+v_new_value(struct v_ctx *x, size_t j, size_t k, uint64_t hv,
+    const struct deid_csv_span *f)
+{
+	struct v_values *vs = &x->val[j];
+	uint32_t len = (uint32_t)f->len;
+	size_t cap = vs->cap;
+
+	if (vs->n >= UINT32_MAX / 2 || f->len > UINT32_MAX ||
+	    v_reserve((void **)&x->arena, &x->cap, x->used + sizeof(len) +
+	    f->len, 1) != DEID_OK ||
+	    v_reserve((void **)&vs->off, &cap, vs->n + 1, sizeof(*vs->off)) !=
+	    DEID_OK || v_reserve((void **)&vs->hash, &vs->cap, vs->n + 1,
+	    sizeof(*vs->hash)) != DEID_OK)
 		return DEID_ENOMEM;
-	x->capcls = cap;
-	return DEID_OK;
-}
-
-/* A new class for the row's key[n] of hash hv, at slot k. */
-static int
-v_new_class(struct v_ctx *x, size_t k, size_t n, uint64_t hv)
-{
-	uint32_t len = (uint32_t)n;
-	int r;
-
-	if ((r = v_reserve((void **)&x->arena, &x->cap, x->used + sizeof(len) +
-	    n, 1)) != DEID_OK || (r = v_class_room(x)) != DEID_OK)
-		return r;
 	memcpy(x->arena + x->used, &len, sizeof(len));
-	memcpy(x->arena + x->used + sizeof(len), x->row, n);
-	x->coff[x->ncls] = x->used;
-	x->ccount[x->ncls] = 1;
-	x->chash[x->ncls] = hv;
-	x->used += sizeof(len) + n;
-	x->slot[k] = (uint32_t)++x->ncls;
-	return 2 * x->ncls > x->nslot ? v_rehash(x) : DEID_OK;
+	memcpy(x->arena + x->used + sizeof(len), f->p, len);
+	vs->off[vs->n] = x->used;
+	vs->hash[vs->n] = hv;
+	x->used += sizeof(len) + len;
+	vs->slot[k] = (uint32_t)++vs->n;
+	if ((vs->n - 1) >> vs->width != 0)
+		v_widen(x, vs);
+	return 2 * vs->n > vs->nslot ? v_values_grow(vs) : DEID_OK;
 }
 
-/* Count the row into its class (a new one if its key is new). */
+/* The number of QI j's value f (a new one if new). */
 static int
-v_key(struct v_ctx *x, const char *const *f)
+v_intern(struct v_ctx *x, size_t j, const struct deid_csv_span *f,
+    uint32_t *id)
 {
+	struct v_values *vs = &x->val[j];
 	uint64_t hv;
-	size_t k, n;
+	size_t k;
 	int r;
 
-	if ((r = v_row_key(x, f, &n)) != DEID_OK ||
-	    (x->nslot == 0 && (r = v_rehash(x)) != DEID_OK))
+	if (vs->n > 0 && v_same_value(x, vs, vs->last, f)) {
+		*id = vs->last;		/* often so: few values, or sorted */
+		return DEID_OK;
+	}
+	if (vs->nslot == 0 && (r = v_values_grow(vs)) != DEID_OK)
 		return r;
-	hv = v_hash(x->row, n);
-	for (k = hv & (x->nslot - 1); x->slot[k] != 0;
-	    k = (k + 1) & (x->nslot - 1))
-		if (x->chash[x->slot[k] - 1] == hv &&
-		    v_same(x, x->slot[k] - 1, n)) {
-			x->ccount[x->slot[k] - 1]++;
+	hv = v_hash(f->p, f->len);
+	for (k = hv & (vs->nslot - 1); vs->slot[k] != 0;
+	    k = (k + 1) & (vs->nslot - 1))
+		if (vs->hash[*id = vs->slot[k] - 1] == hv &&
+		    v_same_value(x, vs, *id, f)) {
+			vs->last = *id;
 			return DEID_OK;
 		}
-	if (x->ncls >= UINT32_MAX / 2)
-		return DEID_ELIMIT;
-	return v_new_class(x, k, n, hv);
+	*id = vs->last = (uint32_t)vs->n;
+	return v_new_value(x, j, k, hv, f);
+}
+
+/* The key of the tuple id[]: its numbers side by side in 128 bits when
+ * they fit (exact), else a hash of the tuple. */
+static void
+v_pack(const struct v_ctx *x, const uint32_t *id, uint64_t key[2])
+{
+	uint64_t k0 = 0, k1 = 0, v;
+	unsigned p;
+	size_t j;
+
+	if (x->bits > 128) {
+		key[0] = v_hash((const char *)id, x->o->nqi * sizeof(*id));
+		key[1] = 0;
+		return;
+	}
+	for (j = 0; j < x->o->nqi; j++) {
+		v = id[j];
+		if ((p = x->pos[j]) >= 64)
+			k1 |= v << (p - 64);
+		else {
+			k0 |= v << p;
+			k1 |= p > 0 ? v >> (64 - p) : 0;  /* bits past k0 */
+		}
+	}
+	key[0] = k0;
+	key[1] = k1;
+}
+
+/* The first slot to probe for a key. */
+static size_t
+v_slot_of(const struct v_ctx *x, const uint64_t key[2])
+{
+	uint64_t h = (key[0] ^ (key[1] * 0xc2b2ae3d27d4eb4fULL)) *
+	    0xff51afd7ed558ccdULL;
+
+	return (size_t)(h ^ (h >> 32)) & (x->nslot - 1);
+}
+
+/* n empty slots; a table of 2 MiB or more asks for huge pages (one
+ * TLB entry for what would take 512: every row's lookup lands in a
+ * random place in it). */
+static struct v_slot *
+v_slots_alloc(size_t n)
+{
+	size_t len = n * sizeof(struct v_slot), huge = 2u << 20;
+	void *p;
+
+	if (len < huge)
+		return calloc(n, sizeof(struct v_slot));
+	if (posix_memalign(&p, huge, len) != 0)
+		return NULL;
+	(void)madvise(p, len, MADV_HUGEPAGE);	/* a hint; fine without */
+	return memset(p, 0, len);
+}
+
+/* A table of n slots with every class placed by its key (again, when a
+ * width grew or the table filled up). */
+static int
+v_rehash(struct v_ctx *x, size_t n)
+{
+	struct v_slot *slot = v_slots_alloc(n), *old = x->slot;
+	size_t i, k, oldn = x->nslot;
+
+	if (slot == NULL)
+		return DEID_ENOMEM;
+	x->slot = slot;
+	x->nslot = n;
+	for (i = 0; i < oldn; i++) {
+		if (old[i].count == 0)
+			continue;
+		v_pack(x, x->vid + old[i].cls * x->o->nqi, old[i].key);
+		for (k = v_slot_of(x, old[i].key); slot[k].count != 0;
+		    k = (k + 1) & (n - 1))
+			;
+		slot[k] = old[i];
+	}
+	free(old);
+	x->tgen = x->wgen;
+	return DEID_OK;
+}
+
+/* Count the pending row p into its class (a new one if new). */
+static int
+v_count(struct v_ctx *x, struct v_pending *p)
+{
+	size_t k, nqi = x->o->nqi;
+	const uint32_t *id = p->id;
+	uint64_t *key = p->key;
+	struct v_slot *sl;
+	int r;
+
+	if ((x->tgen != x->wgen || 2 * (x->ncls + 1) > x->nslot) &&
+	    (r = v_rehash(x, 2 * (x->ncls + 1) > x->nslot ? (x->nslot ?
+	    2 * x->nslot : 1 << 12) : x->nslot)) != DEID_OK)
+		return r;
+	if (p->gen != x->wgen)	/* a width grew since it was packed */
+		v_pack(x, id, key);
+	for (k = v_slot_of(x, key); (sl = &x->slot[k])->count != 0;
+	    k = (k + 1) & (x->nslot - 1))
+		if (sl->key[0] == key[0] && sl->key[1] == key[1] &&
+		    (x->bits <= 128 || memcmp(x->vid + sl->cls * nqi, id,
+		    nqi * sizeof(*id)) == 0)) {
+			sl->count++;
+			return DEID_OK;
+		}
+	if ((r = v_reserve((void **)&x->vid, &x->vidcap, (x->ncls + 1) * nqi,
+	    sizeof(*x->vid))) != DEID_OK)
+		return r;
+	memcpy(x->vid + x->ncls * nqi, id, nqi * sizeof(*id));
+	*sl = (struct v_slot){ .key = { key[0], key[1] }, .count = 1,
+	    .cls = x->ncls++ };
+	return DEID_OK;
+}
+
+/* Count the oldest pending rows, up to n. */
+static int
+v_drain(struct v_ctx *x, size_t n)
+{
+	int r;
+
+	for (; n > 0 && x->npend > 0; n--, x->npend--) {
+		if ((r = v_count(x, &x->pend[x->head])) != DEID_OK)
+			return r;
+		x->head = (x->head + 1) % V_PIPE;
+	}
+	return DEID_OK;
+}
+
+/* The row's values numbered, its slot fetched; counted V_PIPE rows
+ * later (or at the end). */
+static int
+v_key(struct v_ctx *x, const struct deid_csv_span *f)
+{
+	struct v_pending *p;
+	size_t j;
+	int r;
+
+	if (x->npend == V_PIPE && (r = v_drain(x, 1)) != DEID_OK)
+		return r;
+	p = &x->pend[(x->head + x->npend) % V_PIPE];
+	for (j = 0; j < x->o->nqi; j++)
+		if ((r = v_intern(x, j, &f[x->col[j]], &p->id[j])) != DEID_OK)
+			return r;
+	x->npend++;
+	p->gen = x->wgen;
+	v_pack(x, p->id, p->key);
+	if (x->nslot > 0)
+		__builtin_prefetch(&x->slot[v_slot_of(x, p->key)]);
+	return DEID_OK;
+}
+
+/* Each class's count, in reading order, once every row is counted. */
+static int
+v_class_list(struct v_ctx *x)
+{
+	size_t i;
+
+	if (x->ncls == 0)
+		return DEID_OK;
+	if ((x->ccount = malloc(x->ncls * sizeof(*x->ccount))) == NULL)
+		return DEID_ENOMEM;
+	for (i = 0; i < x->nslot; i++)
+		if (x->slot[i].count != 0)
+			x->ccount[x->slot[i].cls] = x->slot[i].count;
+	free(x->slot);
+	x->slot = NULL;
+	return DEID_OK;
 }
 
 static int
-v_record(void *ctx, const char *const *f, size_t nf, unsigned long line,
-    struct deid_error *err)
+v_record(void *ctx, const struct deid_csv_span *f, size_t nf,
+    unsigned long line, struct deid_error *err)
 {
 	struct v_ctx *x = ctx;
+	const struct deid_csv_span *s;
 	size_t j;
 
 	if (line == 1 && x->ncols == 0)
@@ -243,25 +456,24 @@ v_record(void *ctx, const char *const *f, size_t nf, unsigned long line,
 		return deid_error_set(err, DEID_EINPUT, x->name, line, 0,
 		    "record has %zu fields, the header has %zu", nf, x->ncols);
 	x->records++;
-	for (j = 0; j < x->o->nqi; j++)
-		if (strcmp(f[x->col[j]], DEID_SUPPRESSED) != 0)
+	for (j = 0; j < x->o->nqi; j++) {
+		s = &f[x->col[j]];
+		if (s->len != sizeof(DEID_SUPPRESSED) - 1 ||
+		    memcmp(s->p, DEID_SUPPRESSED, s->len) != 0)
 			return v_key(x, f);
+	}
 	x->suppressed++;
 	return DEID_OK;
 }
 
-/* Field j of the key at offset off (not NUL-terminated). */
+/* Value i of QI j (not NUL-terminated). */
 static const char *
-v_field(const struct v_ctx *x, size_t off, size_t j, uint32_t *len)
+v_value(const struct v_ctx *x, size_t j, size_t i, uint32_t *len)
 {
-	const char *p = x->arena + off + sizeof(uint32_t);	/* past the total */
+	const char *p = x->arena + x->val[j].off[i];
 
-	for (;;) {
-		memcpy(len, p, sizeof(*len));
-		if (j-- == 0)
-			return p + sizeof(*len);
-		p += sizeof(*len) + *len;
-	}
+	memcpy(len, p, sizeof(*len));
+	return p + sizeof(*len);
 }
 
 /* ---- hierarchies: leaves under a released value ------------------- */
@@ -310,36 +522,34 @@ v_leaves(const struct v_level *lv, const char *s, uint32_t len)
 	return 0;
 }
 
-/* Leaves under QI j's value in the key at offset off. */
-static uint64_t
-v_key_leaves(const struct v_ctx *x, const struct v_level *lv, size_t off,
-    size_t j)
-{
-	uint32_t len;
-	const char *s = v_field(x, off, j, &len);
-
-	return v_leaves(lv, s, len);
-}
-
-/* Does every released value of QI j sit at level lv? */
+/* Does every released value of QI j sit at level lv?  The leaves
+ * under each, when they do. */
 static int
-v_level_holds(const struct v_ctx *x, size_t j, const struct v_level *lv,
+v_level_holds(struct v_ctx *x, size_t j, const struct v_level *lv,
     const char **bad, uint32_t *badlen)
 {
-	size_t c;
+	struct v_values *vs = &x->val[j];
+	size_t i;
 
-	for (c = 0; c < x->ncls; c++) {
-		*bad = v_field(x, x->coff[c], j, badlen);
-		if (v_leaves(lv, *bad, *badlen) == 0)
+	for (i = 0; i < vs->n; i++) {
+		*bad = v_value(x, j, i, badlen);
+		if ((vs->leaves[i] = v_leaves(lv, *bad, *badlen)) == 0)
 			return 0;
 	}
 	return 1;
 }
 
+/* Leaves under class c's value of QI j. */
+static uint64_t
+v_class_leaves(const struct v_ctx *x, size_t c, size_t j)
+{
+	return x->val[j].leaves[x->vid[c * x->o->nqi + j]];
+}
+
 /* The lowest level in lo..hi-1 that holds every value of QI j: DEID_OK
  * with *found set, or an error. */
 static int
-v_try_levels(const struct v_ctx *x, size_t j, size_t lo, size_t hi,
+v_try_levels(struct v_ctx *x, size_t j, size_t lo, size_t hi,
     struct v_level *lv, unsigned *level, int *found, const char **bad,
     uint32_t *badlen)
 {
@@ -366,7 +576,7 @@ v_try_levels(const struct v_ctx *x, size_t j, size_t lo, size_t hi,
  * holds every value means the release is not below Safe Harbor, even
  * when a lower level happens to hold them too). */
 static int
-v_pick_level(const struct v_ctx *x, size_t j, struct v_level *lv,
+v_pick_level(struct v_ctx *x, size_t j, struct v_level *lv,
     unsigned *level, struct deid_error *err)
 {
 	const struct deid_hierarchy *h = x->o->h[j];
@@ -382,7 +592,11 @@ v_pick_level(const struct v_ctx *x, size_t j, struct v_level *lv,
 			    x->o->qi[j], x->o->levels[j]);
 		lo = x->o->levels[j];
 		hi = lo + 1;
-	} else if (floor > 0 && floor < hi) {
+	}
+	if ((x->val[j].leaves = calloc(x->val[j].n + 1,
+	    sizeof(*x->val[j].leaves))) == NULL)
+		return DEID_ENOMEM;
+	if (x->o->levels == NULL && floor > 0 && floor < hi) {
 		if ((r = v_try_levels(x, j, floor, hi, lv, level, &found,
 		    &bad, &badlen)) != DEID_OK || found)
 			return r;
@@ -421,29 +635,31 @@ static int
 v_risk(const struct deid_verify_opts *o, const struct deid_hist *h,
     struct deid_verified *v)
 {
+	double population = NAN;
 	size_t i;
 
 	if (o->crit.pu || o->npopulation > 0) {
 		v->has_pu = 1;	/* exactly 0 with no sample unique */
-		deid_model_estimate(o->crit.pu_model, h, o->crit.pu ?
-		    o->crit.population : o->population[0], &v->pu);
+		population = o->crit.pu ? o->crit.population :
+		    o->population[0];
+		deid_model_estimate(o->crit.pu_model, h, population, &v->pu);
 	}
 	if (deid_residual_list(o->population, o->npopulation,
 	    o->residual_population, o->residual_bound, o->nresidual,
 	    &v->residual, &v->nresidual) != DEID_OK)
 		return DEID_ENOMEM;
-	for (i = 0; i < v->nresidual; i++)
-		deid_residual_check(h, o->crit.pu_model,
+	for (i = 0; i < v->nresidual; i++)	/* PU's population: known */
+		deid_residual_with(h, o->crit.pu_model,
 		    v->residual[i].population, v->residual[i].bound,
-		    &v->residual[i]);
+		    v->has_pu && v->residual[i].population == population ?
+		    &v->pu : NULL, &v->residual[i]);
 	return DEID_OK;
 }
 
-/* Information loss (Loss, DEID.md §4) from the released values, and
- * each class's IL for the game; lv[j] are the QIs' levels. */
+/* Information loss (Loss, DEID.md §4) from the released values' leaves
+ * at the QIs' levels. */
 static void
-v_quality(const struct v_ctx *x, const struct v_level *lv,
-    struct deid_verified *v)
+v_quality(const struct v_ctx *x, struct deid_verified *v)
 {
 	double terms[DEID_MAX_QI], R = (double)x->records, D, lo;
 	const struct deid_hierarchy *h;
@@ -454,8 +670,7 @@ v_quality(const struct v_ctx *x, const struct v_level *lv,
 		h = x->o->h[j];
 		sum = 0;
 		for (c = 0; c < x->ncls; c++)
-			sum += x->ccount[c] * v_key_leaves(x, &lv[j],
-			    x->coff[c], j);
+			sum += x->ccount[c] * v_class_leaves(x, c, j);
 		D = (double)h->nleaves;
 		lo = R / D;
 		terms[j] = R - lo <= 0 ? 0 : ((double)sum / D +
@@ -467,7 +682,7 @@ v_quality(const struct v_ctx *x, const struct v_level *lv,
 
 /* Wan's IL of class c: mean of ln(leaves)/ln|D| over its QIs. */
 static double
-v_il(const struct v_ctx *x, const struct v_level *lv, size_t c)
+v_il(const struct v_ctx *x, size_t c)
 {
 	const struct deid_hierarchy *h;
 	double s = 0;
@@ -476,17 +691,16 @@ v_il(const struct v_ctx *x, const struct v_level *lv, size_t c)
 	for (j = 0; j < x->o->nqi; j++) {
 		h = x->o->h[j];
 		if (h->nleaves > 1)
-			s += log((double)v_key_leaves(x, &lv[j], x->coff[c],
-			    j)) / log((double)h->nleaves);
+			s += log((double)v_class_leaves(x, c, j)) /
+			    log((double)h->nleaves);
 	}
 	return s / (double)x->o->nqi;
 }
 
 /* The game: released records worth attacking, and those its criterion
- * would not release (IL needs the hierarchies: lv NULL without). */
+ * would not release (IL needs the hierarchies: 1 without). */
 static void
-v_game(const struct v_ctx *x, const struct v_level *lv,
-    struct deid_verified *v)
+v_game(const struct v_ctx *x, int leaves, struct deid_verified *v)
 {
 	struct deid_game gj = x->o->crit.game, *g = &gj;
 	size_t c, n;
@@ -502,7 +716,7 @@ v_game(const struct v_ctx *x, const struct v_level *lv,
 		n = x->ccount[c];
 		if (deid_game_attacks(g, n))
 			v->attacked += n;
-		il = lv != NULL ? v_il(x, lv, c) : 1;
+		il = leaves ? v_il(x, c) : 1;
 		if (!deid_game_release(g, il, n))
 			v->unreleasable += n;
 	}
@@ -642,15 +856,75 @@ v_levels(struct v_ctx *x, struct deid_verified *v, struct deid_error *err)
 		    DEID_OK)
 			goto out;
 	if (v->has_quality)
-		v_quality(x, lv, v);
+		v_quality(x, v);
 	else
 		v->loss = v->loss_arithmetic = NAN;
 	if (game)
-		v_game(x, v->has_quality ? lv : NULL, v);
+		v_game(x, v->has_quality, v);
 out:
 	for (j = 0; j < nlv; j++)
 		v_level_free(&lv[j]);
 	return r;
+}
+
+/* The figures and the verdict from the classes read (parse status r). */
+static int
+v_finish(struct v_ctx *x, int r, const void *data, size_t len,
+    struct deid_verified *v, struct deid_error *err)
+{
+	struct deid_hist *h = NULL;
+	size_t j;
+
+	if (r == DEID_OK && x->ncols == 0)
+		r = deid_error_set(err, DEID_EINPUT, x->name, 0, 0,
+		    "empty file");
+	if (r == DEID_OK)
+		r = v_drain(x, V_PIPE);
+	if (r != DEID_OK)
+		goto out;
+	v->records = x->records;
+	v->suppressed = x->suppressed;
+	v->suppressed_share = x->records ? (double)x->suppressed /
+	    (double)x->records : 0;
+	if ((h = deid_hist_alloc(64)) == NULL) {
+		r = DEID_ENOMEM;
+		goto out;
+	}
+	if ((r = v_class_list(x)) != DEID_OK ||
+	    (r = v_classes(x, h, v)) != DEID_OK ||
+	    (r = v_risk(x->o, h, v)) != DEID_OK ||
+	    (r = v_levels(x, v, err)) != DEID_OK ||
+	    (r = v_adversary(data, len, x->name, x->o, v, err)) != DEID_OK)
+		goto out;
+	v_decide(x->o, v);
+out:
+	deid_hist_free(h);
+	free(x->arena);
+	for (j = 0; j < DEID_MAX_QI; j++) {
+		free(x->val[j].off);
+		free(x->val[j].hash);
+		free(x->val[j].leaves);
+		free(x->val[j].slot);
+	}
+	free(x->vid);
+	free(x->ccount);
+	free(x->slot);
+	return r;
+}
+
+/* Set up x for a release of o's columns. */
+static int
+v_start(struct v_ctx *x, const char *name, const struct deid_verify_opts *o,
+    struct deid_verified *v, struct deid_error *err)
+{
+	memset(v, 0, sizeof(*v));
+	memset(x, 0, sizeof(*x));
+	x->o = o;
+	x->name = name;
+	if (o->nqi == 0 || o->nqi > DEID_MAX_QI)
+		return deid_error_set(err, DEID_EINPUT, NULL, 0, 0, "1 to %d "
+		    "quasi-identifiers", DEID_MAX_QI);
+	return DEID_OK;
 }
 
 int
@@ -659,46 +933,34 @@ deid_verify_release(const void *data, size_t len, const char *name,
     struct deid_error *err)
 {
 	struct v_ctx x;
-	struct deid_hist *h = NULL;
 	int r;
 
-	memset(v, 0, sizeof(*v));
-	memset(&x, 0, sizeof(x));
-	x.o = o;
-	x.name = name;
-	if (o->nqi == 0 || o->nqi > DEID_MAX_QI)
-		return deid_error_set(err, DEID_EINPUT, NULL, 0, 0, "1 to %d "
-		    "quasi-identifiers", DEID_MAX_QI);
-	if ((r = deid_csv_parse(data, len, name, &o->csv, v_record, &x, NULL,
-	    err)) != DEID_OK)
-		goto out;
-	if (x.ncols == 0) {
-		r = deid_error_set(err, DEID_EINPUT, name, 0, 0, "empty file");
-		goto out;
+	if ((r = v_start(&x, name, o, v, err)) != DEID_OK)
+		return r;
+	r = deid_csv_scan(data, len, name, &o->csv, v_record, &x, NULL, err);
+	return v_finish(&x, r, data, len, v, err);
+}
+
+int
+deid_verify_fd(int fd, const char *name, const struct deid_verify_opts *o,
+    struct deid_verified *v, struct deid_error *err)
+{
+	struct v_ctx x;
+	char *data;
+	size_t len;
+	int r;
+
+	if (o->attacker != NULL) {	/* its Monte Carlo reads the table whole */
+		if ((r = deid_fd_read(fd, name, &data, &len, err)) != DEID_OK)
+			return r;
+		r = deid_verify_release(data, len, name, o, v, err);
+		free(data);
+		return r;
 	}
-	v->records = x.records;
-	v->suppressed = x.suppressed;
-	v->suppressed_share = x.records ? (double)x.suppressed /
-	    (double)x.records : 0;
-	if ((h = deid_hist_alloc(64)) == NULL) {
-		r = DEID_ENOMEM;
-		goto out;
-	}
-	if ((r = v_classes(&x, h, v)) != DEID_OK ||
-	    (r = v_risk(o, h, v)) != DEID_OK ||
-	    (r = v_levels(&x, v, err)) != DEID_OK ||
-	    (r = v_adversary(data, len, name, o, v, err)) != DEID_OK)
-		goto out;
-	v_decide(o, v);
-out:
-	deid_hist_free(h);
-	free(x.arena);
-	free(x.row);
-	free(x.coff);
-	free(x.ccount);
-	free(x.chash);
-	free(x.slot);
-	return r;
+	if ((r = v_start(&x, name, o, v, err)) != DEID_OK)
+		return r;
+	r = deid_csv_scan_fd(fd, name, &o->csv, v_record, &x, NULL, err);
+	return v_finish(&x, r, NULL, 0, v, err);
 }
 
 void

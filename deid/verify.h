@@ -90,6 +90,11 @@ struct deid_verified {
 int	deid_verify_release(const void *data, size_t len, const char *name,
 	    const struct deid_verify_opts *o, struct deid_verified *v,
 	    struct deid_error *err);
+/* The same for the regular file behind fd, read from its current
+ * offset in chunks (deid_csv_scan_fd): never held in memory whole. */
+int	deid_verify_fd(int fd, const char *name,
+	    const struct deid_verify_opts *o, struct deid_verified *v,
+	    struct deid_error *err);
 void	deid_verified_free(struct deid_verified *v);
 
 #endif

@@ -220,7 +220,7 @@ leaves_under(const struct gp_hier *h, unsigned x, unsigned l)
  * R/|D|), 0 when |D| = 1.  The geometric mean over the QIs, and in
  * *arith (if not NULL) the arithmetic one. */
 static double
-own_loss2(const struct gp_case *c, const int *supp, const unsigned *level,
+own_loss(const struct gp_case *c, const int *supp, const unsigned *level,
     double *arith)
 {
 	double R = (double)c->nrows, D, lo, sum, term, prod = 1, mean = 0;
@@ -239,12 +239,6 @@ own_loss2(const struct gp_case *c, const int *supp, const unsigned *level,
 	if (arith != NULL)
 		*arith = mean;
 	return pow(prod, 1.0 / (double)c->nqi) - 1;
-}
-
-static double
-own_loss(const struct gp_case *c, const int *supp, const unsigned *level)
-{
-	return own_loss2(c, supp, level, NULL);
 }
 
 /* -a log2(a/b), 0 for a = 0. */
@@ -641,7 +635,7 @@ gp_check_passed(const struct gp_case *c, const char *dir, json_t *rep,
 	if (check_criteria(c, &k, why) != 0 || check_report(c, rep, &k, why) != 0 ||
 	    check_pu(c, rep, &k, why) != 0)
 		goto out;
-	loss = own_loss2(c, supp, k.level, &arith);
+	loss = own_loss(c, supp, k.level, &arith);
 	if (jfig(rep, "quality", "loss", NULL, 1 - loss, why) != 0 ||
 	    jfig(rep, "quality", "loss_arithmetic", NULL, 1 - arith, why) ||
 	    jfig(rep, "quality", "nu_entropy", NULL,
@@ -715,26 +709,22 @@ floor_ok(const struct gp_case *c, const unsigned *lv)
 }
 
 /* k-anonymity alone (no PU, no game): does some node at or above the
- * Safe Harbor floor meet k within the suppression limit, release a record
- * and lose less than suppressing every record would?  (At equal Loss the search may rightly prefer
- * suppressing all.)  Every node is tried; lv gets the first. */
+ * Safe Harbor floor meet k within the suppression limit and release a
+ * record?  Suppressing every record loses most, and at equal Loss the
+ * search prefers a node that releases.  Every node is tried; lv gets the
+ * first. */
 static int
 own_feasible(const struct gp_case *c, unsigned *lv, size_t *S)
 {
 	static struct gp_rowkey rk[GP_MAXROWS];
 	int supp[GP_MAXROWS + 1];
-	double all;
 	size_t j;
 
 	memset(lv, 0, GP_MAXQI * sizeof(*lv));
-	for (j = 0; j <= c->nrows; j++)
-		supp[j] = 1;
-	all = own_loss(c, supp, lv);
 	for (;;) {
 		if (floor_ok(c, lv) &&
 		    (*S = node_suppressed(c, lv, rk, supp)) < c->nrows &&
-		    (double)*S <= c->limit * (double)c->nrows + 1e-9 &&
-		    own_loss(c, supp, lv) < all - 1e-9)
+		    (double)*S <= c->limit * (double)c->nrows + 1e-9)
 			return 1;
 		for (j = 0; j < c->nqi && ++lv[j] == c->h[j].nlevels; j++)
 			lv[j] = 0;

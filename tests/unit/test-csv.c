@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -475,6 +476,202 @@ test_garbage(void)
 	    bad);
 }
 
+/* ---- the span reader and the streamed file ---- */
+
+/* What a parse saw: a digest of every record's line, fields and bytes. */
+struct dig {
+	uint64_t	 h;
+	unsigned long	 records;
+};
+
+static void
+dig_add(struct dig *d, const void *p, size_t n)
+{
+	const unsigned char *b = p;
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		d->h = (d->h ^ b[i]) * 0x100000001b3ULL;
+}
+
+static void
+dig_field(struct dig *d, const char *p, size_t n)
+{
+	dig_add(d, &n, sizeof(n));
+	dig_add(d, p, n);
+}
+
+static int
+dig_fields(void *ctx, const char *const *f, size_t nf, unsigned long line,
+    struct deid_error *err)
+{
+	struct dig *d = ctx;
+	size_t i;
+
+	d->records++;
+	dig_add(d, &line, sizeof(line));
+	for (i = 0; i < nf; i++)
+		dig_field(d, f[i], strlen(f[i]));
+	return DEID_OK;
+}
+
+static int
+dig_spans(void *ctx, const struct deid_csv_span *f, size_t nf,
+    unsigned long line, struct deid_error *err)
+{
+	struct dig *d = ctx;
+	size_t i;
+
+	d->records++;
+	dig_add(d, &line, sizeof(line));
+	for (i = 0; i < nf; i++)
+		dig_field(d, f[i].p, f[i].len);
+	return DEID_OK;
+}
+
+/* Parse d[len] three ways — fields in memory, spans in memory, spans
+ * streamed from a file — and expect one answer: the same digest, or the
+ * same error at the same place. */
+static int
+three_ways(const char *dir, const char *d, size_t len, const char *what,
+    struct deid_error *err)
+{
+	struct deid_csv_opts o = { ';', 4u << 20 };
+	struct deid_error e[3];
+	struct dig g[3];
+	char path[PATH_MAX];
+	int r[3], fd, i, same = 1;
+	FILE *f;
+
+	memset(g, 0, sizeof(g));
+	memset(e, 0, sizeof(e));
+	snprintf(path, sizeof(path), "%s/s.csv", dir);
+	if ((f = fopen(path, "w")) == NULL || fwrite(d, 1, len, f) != len ||
+	    fclose(f) != 0 || (fd = open(path, O_RDONLY)) < 0) {
+		tap_ok(0, "%s: cannot write %s", what, path);
+		return -1;
+	}
+	r[0] = deid_csv_parse(d, len, "t.csv", &o, dig_fields, &g[0], NULL,
+	    &e[0]);
+	r[1] = deid_csv_scan(d, len, "t.csv", &o, dig_spans, &g[1], NULL,
+	    &e[1]);
+	r[2] = deid_csv_scan_fd(fd, "t.csv", &o, dig_spans, &g[2], NULL,
+	    &e[2]);
+	close(fd);
+	unlink(path);
+	for (i = 1; i < 3; i++)
+		same &= r[i] == r[0] && g[i].h == g[0].h &&
+		    g[i].records == g[0].records && e[i].line == e[0].line &&
+		    e[i].column == e[0].column &&
+		    strcmp(e[i].msg, e[0].msg) == 0;
+	if (!tap_ok(same, "%s: %lu records, status %d %lu:%lu %s", what,
+	    g[0].records, r[0], e[0].line, e[0].column, e[0].msg))
+		for (i = 0; i < 3; i++)
+			tap_diag("way %d: status %d, %lu records, %lu:%lu %s", i,
+			    r[i], g[i].records, e[i].line, e[i].column,
+			    e[i].msg);
+	*err = e[0];
+	return r[0];
+}
+
+/* Rows "a;bb" up to n bytes, then "x"s to n: the lines written. */
+static unsigned long
+plain_rows(char *d, size_t n)
+{
+	unsigned long lines = 0;
+	size_t len = 0;
+
+	for (; len + 5 <= n; len += 5, lines++)
+		memcpy(d + len, "a;bb\n", 5);
+	memset(d + len, 'x', n - len);
+	return lines;
+}
+
+/* Random records up to n bytes: plain and quoted cells (separators,
+ * quotes, LF and CRLF inside quotes), UTF-8, LF or CRLF line ends. */
+static size_t
+spans_table(char *d, size_t n)
+{
+	static const char *cell[] = { "a", "bb", "", "\"x;y\"", "\"q\"\"q\"",
+	    "\"l1\nl2\"", "\"c\r\nd\"", "\xc3\xa9t\xc3\xa9", "\"\"",
+	    "\xe2\x82\xac" };
+	size_t len = 0, c, i, k;
+
+	while (len + 64 < n) {
+		for (i = 0, k = 1 + rng() % 5; i < k; i++) {
+			c = rng() % (sizeof(cell) / sizeof(cell[0]));
+			if (k == 1 && c == 2)
+				c = 0;	/* an empty line would be blank */
+			len += (size_t)sprintf(d + len, "%s%s", i ? ";" : "",
+			    cell[c]);
+		}
+		len += (size_t)sprintf(d + len, "%s", rng() % 4 ? "\n" :
+		    "\r\n");
+	}
+	return len;
+}
+
+static void
+test_spans(void)
+{
+	char dir[] = "/tmp/test-csv.XXXXXX";
+	size_t n = 3u << 20, len, at, mib = 1u << 20;
+	char *d = malloc(n + 64);
+	struct deid_error e;
+	unsigned long line;
+	int r;
+
+	if (d == NULL || mkdtemp(dir) == NULL) {
+		tap_ok(0, "test_spans: no memory or directory");
+		free(d);
+		return;
+	}
+	len = spans_table(d, n);
+	r = three_ways(dir, d, len, "3 MiB of mixed records, streamed in "
+	    "chunks", &e);
+	tap_ok(r == DEID_OK, "... and they parse");
+	three_ways(dir, d, 200, "a short file (one chunk, no line end)", &e);
+	/* a quoted field of 1.5 MiB: the chunk buffer grows for it */
+	memset(d + 100, 'z', 3u << 19);
+	d[99] = '\n';
+	d[100] = '"';
+	d[100 + (3u << 19)] = '"';
+	three_ways(dir, d, len, "a quoted field longer than a chunk", &e);
+	/* the first chunk's last LF inside quotes: read again whole */
+	plain_rows(d, n);
+	at = mib - 8 - (mib - 8) % 5;
+	d[at] = '"';
+	memset(d + at + 1, 'x', mib - 2 - at);
+	memcpy(d + mib - 1, "\nyy\"\n", 5);
+	for (at = mib + 4; at % 5 != 4; at++)
+		d[at] = 'z';
+	d[at] = '\n';
+	r = three_ways(dir, d, n, "a quoted LF ends the first chunk", &e);
+	tap_ok(r == DEID_OK, "... and the record is whole");
+	/* a stray quote in the second chunk: the same line and column */
+	line = plain_rows(d, n);
+	at = 5 * (line / 2 + 2);
+	memcpy(d + at, "ab\"c;d\n", 7);
+	r = three_ways(dir, d, n, "an error in a later chunk is located", &e);
+	tap_ok(r == DEID_EINPUT && e.line == line / 2 + 3 && e.column == 3 &&
+	    strstr(e.msg, "quote") != NULL, "... at line %lu, column 3",
+	    line / 2 + 3);
+	/* a blank line as the last byte of the first chunk */
+	line = plain_rows(d, mib - 2);
+	plain_rows(d + mib, n - mib);
+	memcpy(d + mib - 2, "\n\n", 2);
+	r = three_ways(dir, d, n, "a blank line at a chunk's end", &e);
+	tap_ok(r == DEID_EINPUT && e.line == line + 2 &&
+	    strcmp(e.msg, "blank line") == 0, "... is refused at line %lu",
+	    line + 2);
+	d[mib - 1] = 'y';
+	memcpy(d + n - 1, "\n\n", 2);
+	r = three_ways(dir, d, n + 1, "one blank line at the very end", &e);
+	tap_ok(r == DEID_OK, "... is allowed");
+	rmdir(dir);
+	free(d);
+}
+
 static void
 test_file_read(void)
 {
@@ -618,6 +815,7 @@ main(void)
 	test_bounds();
 	test_roundtrip();
 	test_garbage();
+	test_spans();
 	test_file_read();
 	test_real();
 	return tap_done();

@@ -278,7 +278,8 @@ bf_game_node(const struct deid_dataset *ds, const unsigned *lv,
 	return 1 - pay / (R * g->benefit);
 }
 
-/* Best node by (objective, level sum, index) over the whole lattice:
+/* Best node by (objective, releasing a record, level sum, index) over
+ * the whole lattice:
  * the geometric loss under k-anonymity, or the game's when g != NULL;
  * INFINITY when none is feasible.  *least: the smallest share of records
  * any node suppresses to meet the criteria with no limit. */
@@ -289,6 +290,7 @@ bf_search(const struct deid_dataset *ds, unsigned k, double limit,
 	unsigned lv[NQI];
 	double bl = INFINITY, l, supp;
 	unsigned bs = 0, s;
+	int rel, brel = 0;
 	uint64_t idx, nn = 1;
 	unsigned j;
 
@@ -308,9 +310,12 @@ bf_search(const struct deid_dataset *ds, unsigned k, double limit,
 			*least = supp / (double)ds->nrows;
 		if (l < 0)
 			continue;
-		if (l < bl - 1e-12 || (fabs(l - bl) <= 1e-12 && s < bs)) {
+		rel = supp < (double)ds->nrows;
+		if (l < bl - 1e-12 || (fabs(l - bl) <= 1e-12 && (rel > brel ||
+		    (rel == brel && s < bs)))) {
 			bl = l;
 			bs = s;
+			brel = rel;
 			memcpy(best, lv, sizeof(lv));
 		}
 	}
