@@ -296,7 +296,9 @@ sb_load(const struct sandbox_rules *p, int dirfd, char *err, size_t errlen)
 	scmp_filter_ctx ctx;
 	int r = -1, e;
 
-	ctx = seccomp_init(sb_debug ? SCMP_ACT_TRAP : SCMP_ACT_KILL_PROCESS);
+	/* A deny-list allows by default, in debug mode too. */
+	ctx = seccomp_init(p->deny_list ? SCMP_ACT_ALLOW : sb_debug ?
+	    SCMP_ACT_TRAP : SCMP_ACT_KILL_PROCESS);
 	if (ctx == NULL) {
 		sb_err(err, errlen, "seccomp_init failed");
 		return -1;
