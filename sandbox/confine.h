@@ -19,8 +19,8 @@
  *   7. filter         the seccomp profile (sandbox/sandbox.h), with its
  *                     directory fd when the profile has dirfd rules
  *
- * A step whose field is left at its confine_init() default is skipped
- * (4 and 6 are never skipped unless dumpable is asked for).  A role that
+ * A step whose field is left at its confine_init() default is skipped;
+ * step 4 never is, step 6 only when dumpable is set.  A role that
  * must open things between the drop and its filter (the worker connects
  * to X, the key holder loads its key) applies its description in two
  * calls: the first without a profile, the second with only the profile;

@@ -1,12 +1,12 @@
 /*
- * sandbox/sandbox.h — the two-call confinement API every cdsgate process
- * role uses: pick the mode once (sandbox_init), then, in the child, load
- * the role's seccomp allow-list (sandbox_enter) as the last step before
- * its own code runs.
+ * sandbox/sandbox.h — the seccomp layer under confine_apply()
+ * (sandbox/confine.h): pick the mode once (sandbox_init), and load a
+ * role's filter (sandbox_enter), which only confine_apply calls, as its
+ * last step, before any thread exists.
  *
- * Order in every child (docs/processes.md): rlimits -> drop privileges ->
- * PR_SET_NO_NEW_PRIVS -> sandbox_enter(), before any thread exists.  The
- * filters are allow-lists (libseccomp, default action: kill the process);
+ * The filters are allow-lists (libseccomp, default action: kill the
+ * process), but for SUPERVISOR, a deny-list (EPERM) for the root
+ * supervisor;
  * sandbox_init(..., debug = 1) makes the default action SIGSYS-trap and
  * report the syscall instead, for developing a profile.
  *
@@ -23,7 +23,7 @@ enum sandbox_mode {
 	SANDBOX_MODE_NONE	/* --with-sandbox=none: no filters (logged) */
 };
 
-/* One allow-list per process role (sandbox/profiles.c). */
+/* One list per process role (sandbox/profiles.c). */
 enum sandbox_profile {
 	SANDBOX_PROFILE_WORKER,	/* session worker: RFB + X11, after start-up */
 	SANDBOX_PROFILE_XVFB,	/* loaded before exec of Xvfb */
