@@ -195,6 +195,7 @@ for p in $(descendants "$GW_PID"); do
 	s=$(awk '/^Seccomp:/ {print $2}' "/proc/$p/status" 2>/dev/null) || continue
 	[ -n "$s" ] || continue		# gone meanwhile
 	nproc=$((nproc + 1))
+	diag "pid $p $(cat /proc/$p/comm 2>/dev/null) uid $(awk '/^Uid:/ {print $2}' /proc/$p/status) Seccomp: $s"
 	[ "$s" = 2 ] || unfiltered="$unfiltered $p($(cat /proc/$p/comm 2>/dev/null))"
 done
 check "live: every process of the session ($nproc) shows Seccomp: 2${unfiltered:+ (not:$unfiltered)}" \
