@@ -600,6 +600,7 @@ static const int jailinit_allow[] = {
 	__NR_rt_sigtimedwait, __NR_rt_sigprocmask, __NR_rt_sigreturn,
 	__NR_restart_syscall, __NR_kill, __NR_wait4, __NR_waitid,
 	__NR_close, __NR_exit, __NR_exit_group,
+	__NR_sigaltstack,	/* the sanitizers' runtime, at its exit */
 };
 
 static const struct sandbox_errno jailinit_deny[] = {
