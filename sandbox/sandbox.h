@@ -51,7 +51,7 @@ int	sandbox_init(enum sandbox_mode mode, int debug, char *err,
 
 /*
  * Load the profile's filter into the calling thread (there must be only
- * one).  Requires PR_SET_NO_NEW_PRIVS (sets it if not yet set).  In
+ * one).  Requires PR_SET_NO_NEW_PRIVS, set before (confine_apply does).  In
  * SANDBOX_MODE_NONE it does nothing and returns 0.  Returns 0, or -1 and
  * a message; the caller must not go on (fail closed).
  */

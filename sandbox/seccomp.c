@@ -342,10 +342,11 @@ sb_enter(enum sandbox_profile profile, int dirfd, char *err, size_t errlen)
 	}
 	if (sb_mode == SANDBOX_MODE_NONE)
 		return 0;
-	/* The filter may only be loaded unprivileged with NO_NEW_PRIVS. */
-	if (prctl(PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0) != 1 &&
-	    prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) {
-		sb_err(err, errlen, "PR_SET_NO_NEW_PRIVS: %s", strerror(errno));
+	/* confine_apply sets it one step before (the filter may only be
+	   loaded unprivileged with it). */
+	if (prctl(PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0) != 1) {
+		sb_err(err, errlen, "no-new-privs is not set (confine_apply "
+		    "sets it before the filter)");
 		return -1;
 	}
 	if (sb_debug && sb_debug_prepare(p->name, err, errlen) != 0)
