@@ -4,7 +4,8 @@
  * Trust: none needed; this is a table read by sandbox/seccomp.c.  Every
  * list is grouped by category with a comment saying why the role needs
  * it (the model is OpenSSH's sandbox-seccomp-filter.c and chrony's
- * sys_linux.c).  What is not listed kills the process.  The lists were
+ * sys_linux.c).  What is not listed kills the process, but for the one
+ * deny-list, SUPERVISOR, at the end (see there).  The lists were
  * derived with `strace -f` against real sessions (docs/seccomp.md says
  * how to redo that) and checked with `cdsgated run-session
  * --sandbox-debug`, which reports the first syscall a list lacks.
