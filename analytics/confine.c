@@ -4,8 +4,10 @@
  *
  *   as root:  private mount namespace; static dir and mount dir bound
  *             read-only (nosuid, nodev, noexec); both opened; chroot into
- *             the static dir; rlimits; drop to AN_USER (common/privdrop)
- *   always:   PR_SET_NO_NEW_PRIVS; the seccomp profile "analytics"
+ *             the static dir
+ *   always:   confine_apply (sandbox/confine.h): rlimits; as root the
+ *             drop to AN_USER and chdir to the chroot's /; no-new-privs;
+ *             non-dumpable; the seccomp profile "analytics"
  *
  * Afterwards the process sees the front end's files as its whole file
  * system and reaches datasets only through the mount dir's fd (opened
@@ -30,6 +32,7 @@
 
 #include "analytics/analytics.h"
 #include "common/privdrop.h"
+#include "sandbox/confine.h"
 #include "sandbox/sandbox.h"
 
 #define RO_FLAGS	(MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | \
@@ -73,51 +76,18 @@ private_view(const char *st, const char *mnt, char *err, size_t errlen)
 	    0 ? -1 : 0;
 }
 
-/* No processes made, no core dumps of data, bounded fds.  (No
- * RLIMIT_FSIZE: stdout/stderr may be log files; seccomp refuses opening
- * anything for writing.) */
-static int
-limits(char *err, size_t errlen)
-{
-	static const struct { int res; rlim_t max; } lim[] = {
-		{ RLIMIT_CORE, 0 }, { RLIMIT_NPROC, 0 },
-		{ RLIMIT_NOFILE, 4 * AN_MAX_CONNECTIONS + 32 },
-	};
-	struct rlimit rl;
-	size_t i;
-
-	for (i = 0; i < sizeof(lim) / sizeof(lim[0]); i++) {
-		rl.rlim_cur = rl.rlim_max = lim[i].max;
-		if (setrlimit(lim[i].res, &rl) != 0) {
-			snprintf(err, errlen, "setrlimit: %s", strerror(errno));
-			return -1;
-		}
-	}
-	return 0;
-}
-
-/* As root: view, dirs, chroot, limits, drop. */
+/* As root: view, dirs, chroot.  The limits and the drop are
+ * confine_apply's (an_confine). */
 static int
 confine_root(const char *st, const char *mnt, struct an_dirs *dirs,
     char *err, size_t errlen)
 {
-	struct privdrop_user u;
-	const char *what;
-
-	if (privdrop_lookup(AN_USER, NULL, &u, err, errlen) != 0 ||
-	    private_view(st, mnt, err, errlen) != 0 ||
+	if (private_view(st, mnt, err, errlen) != 0 ||
 	    open_dir(st, &dirs->static_fd, err, errlen) != 0 ||
 	    open_dir(mnt, &dirs->mount_fd, err, errlen) != 0)
 		return -1;
-	if (chroot(st) != 0 || chdir("/") != 0) {
+	if (chroot(st) != 0) {
 		snprintf(err, errlen, "chroot %s: %s", st, strerror(errno));
-		return -1;
-	}
-	if (limits(err, errlen) != 0)
-		return -1;
-	if (privdrop_to(&u, &what) != 0) {
-		snprintf(err, errlen, "drop to %s: %s: %s", AN_USER, what,
-		    strerror(errno));
 		return -1;
 	}
 	return 0;
@@ -140,6 +110,8 @@ an_confine(const struct an_confine *c, struct an_dirs *dirs, char *err,
     size_t errlen)
 {
 	char st[PATH_MAX], mnt[PATH_MAX];
+	struct privdrop_user u;
+	struct confine cf;
 
 	dirs->static_fd = dirs->mount_fd = -1;
 	if (realpath(c->static_dir, st) == NULL) {
@@ -152,9 +124,20 @@ an_confine(const struct an_confine *c, struct an_dirs *dirs, char *err,
 	}
 	if (sandbox_mode(c->sandbox_debug, err, errlen) != 0)
 		return -1;
+	/* No processes made, no core dumps of data, bounded fds.  (No
+	   RLIMIT_FSIZE: stdout/stderr may be log files; seccomp refuses
+	   opening anything for writing.) */
+	confine_init(&cf, "cdsgate-analytics");
+	confine_rlimit(&cf, RLIMIT_CORE, 0);
+	confine_rlimit(&cf, RLIMIT_NPROC, 0);
+	confine_rlimit(&cf, RLIMIT_NOFILE, 4 * AN_MAX_CONNECTIONS + 32);
+	cf.profile = SANDBOX_PROFILE_ANALYTICS;
 	if (getuid() == 0 || geteuid() == 0) {
-		if (confine_root(st, mnt, dirs, err, errlen) != 0)
+		if (privdrop_lookup(AN_USER, NULL, &u, err, errlen) != 0 ||
+		    confine_root(st, mnt, dirs, err, errlen) != 0)
 			return -1;
+		cf.user = &u;
+		cf.dir = "/";	/* the chroot's */
 	} else {
 		an_log("not started as root: no private read-only view, no "
 		    "chroot, no user of its own (seccomp only)");
@@ -162,11 +145,7 @@ an_confine(const struct an_confine *c, struct an_dirs *dirs, char *err,
 		    open_dir(mnt, &dirs->mount_fd, err, errlen) != 0)
 			return -1;
 	}
-	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) {
-		snprintf(err, errlen, "no_new_privs: %s", strerror(errno));
-		return -1;
-	}
-	if (sandbox_enter(SANDBOX_PROFILE_ANALYTICS, err, errlen) != 0)
+	if (confine_apply(&cf, err, errlen) != CONFINE_OK)
 		return -1;
 	an_log("confined: uid %u, seccomp %s (profile %s)",
 	    (unsigned)getuid(), sandbox_mode_name(),

@@ -14,17 +14,21 @@
 #include <string.h>
 
 #include "api/api.h"
+#include "sandbox/confine.h"
 #include "sandbox/sandbox.h"
 
 /* Enter API; 0, or -1 after saying why (the caller must not go on). */
 int
 api_confine(void)
 {
+	struct confine c;
 	char err[256];
 
 	/* jansson seeds its hash tables from /dev/urandom at first use */
 	json_object_seed(0);
-	if (sandbox_enter(SANDBOX_PROFILE_API, err, sizeof(err)) != 0) {
+	confine_init(&c, "api");
+	c.profile = SANDBOX_PROFILE_API;
+	if (confine_apply(&c, err, sizeof(err)) != CONFINE_OK) {
 		fprintf(stderr, "cdsgated api: sandbox: %s\n", err);
 		return -1;
 	}

@@ -26,6 +26,7 @@
 
 #include "api/gaterunner.h"
 #include "common/ipc.h"
+#include "sandbox/confine.h"
 #include "sandbox/sandbox.h"
 
 enum { GR_RUN = 1, GR_DONE = 2 };
@@ -48,6 +49,9 @@ static const struct ipc_type gr_types[] = {
 static const struct ipc_proto gr_proto = { gr_types, 2 };
 
 /* ---- the runner ---- */
+
+/* The api's pid, set before the fork: the runner dies with it. */
+static pid_t	gr_api;
 
 struct gr_state {
 	const char	*cdsgate;
@@ -92,19 +96,26 @@ gr_collect(int fd, int sock, char *err, size_t errlen)
 static int
 gr_exec(char *const *argv, int sock, char *err, size_t errlen)
 {
+	pid_t pid, runner = getpid();
 	int p[2], st = 0, fd;
-	pid_t pid;
+	struct confine c;
 
 	if (pipe2(p, O_CLOEXEC) != 0 || (pid = fork()) < 0)
 		return snprintf(err, errlen, "starting the gate: %s",
 		    strerror(errno)), -1;
 	if (pid == 0) {
-		/* The gate dies with the runner (and it with the api). */
-		prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
-		fd = open("/dev/null", O_RDWR);
-		dup2(fd, 0);
-		dup2(fd, 1);
-		dup2(p[1], 2);
+		/* The gate dies with the runner (and it with the api); it
+		   keeps the runner's GATE filter through the exec. */
+		confine_init(&c, "gate");
+		c.deathsig = SIGKILL;
+		c.parent = runner;
+		if (dup2(p[1], 2) < 0 || confine_apply(&c, err, errlen) !=
+		    CONFINE_OK || (fd = open("/dev/null", O_RDWR)) < 0 ||
+		    dup2(fd, 0) < 0 || dup2(fd, 1) < 0) {
+			dprintf(2, "starting the gate: %s", err[0] ? err :
+			    strerror(errno));
+			_exit(1);
+		}
 #ifdef __SANITIZE_ADDRESS__
 		/* LeakSanitizer's exit check stops the world with ptrace,
 		   which GATE kills (the filter outlives the exec). */
@@ -173,11 +184,15 @@ gr_main(int sock, const char *cdsgate)
 {
 	struct ipc_peer peer = { sock, "api", &gr_proto, gr_from_api, 1 };
 	struct gr_state st = { cdsgate, sock };
+	struct confine c;
 	char err[256];
 	int rc;
 
-	prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
-	if (sandbox_enter(SANDBOX_PROFILE_GATE, err, sizeof(err)) != 0) {
+	confine_init(&c, "gate runner");
+	c.deathsig = SIGKILL;
+	c.parent = gr_api;	/* the api, which must still be there */
+	c.profile = SANDBOX_PROFILE_GATE;
+	if (confine_apply(&c, err, sizeof(err)) != CONFINE_OK) {
 		dprintf(2, "cdsgated api: gate runner: sandbox: %s\n", err);
 		_exit(1);
 	}
@@ -212,6 +227,7 @@ gaterunner_start(const char *cdsgate, struct gaterunner *gr, char *err,
 {
 	char why[256];
 
+	gr_api = getpid();
 	if (ipc_helper_start(gr_child, (void *)cdsgate, &gr->pid, &gr->sock,
 	    why, sizeof(why)) != 0)
 		return snprintf(err, errlen, "gate runner: %s", why), -1;

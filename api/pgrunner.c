@@ -30,6 +30,7 @@
 #include "common/ipc.h"
 #include "common/secret.h"
 #include "mount/postgres.h"
+#include "sandbox/confine.h"
 #include "sandbox/sandbox.h"
 
 enum { PR_MOUNT = 1, PR_UNMOUNT = 2, PR_DONE = 3, PR_ROLE = 4,
@@ -73,6 +74,9 @@ static const struct ipc_type pr_types[] = {
 static const struct ipc_proto pr_proto = { pr_types, 6 };
 
 /* ---- the mounter ---- */
+
+/* The api's pid, set before the fork: the mounter dies with it. */
+static pid_t	pr_api;
 
 struct pr_state {
 	const struct pgrunner_conf	*conf;
@@ -178,14 +182,18 @@ pr_main(int sock, const struct pgrunner_conf *conf)
 {
 	struct ipc_peer peer = { sock, "api", &pr_proto, pr_from_api, 4 };
 	struct pr_state st = { conf, sock };
+	struct confine c;
 	char err[256];
 	int rc;
 
-	prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
 	/* libpq writes to a closed server connection: an error, not death */
 	signal(SIGPIPE, SIG_IGN);
 	pr_warm_up();
-	if (sandbox_enter(SANDBOX_PROFILE_PGMOUNT, err, sizeof(err)) != 0) {
+	confine_init(&c, "postgres mounter");
+	c.deathsig = SIGKILL;
+	c.parent = pr_api;	/* the api, which must still be there */
+	c.profile = SANDBOX_PROFILE_PGMOUNT;
+	if (confine_apply(&c, err, sizeof(err)) != CONFINE_OK) {
 		dprintf(2, "cdsgated api: postgres mounter: sandbox: %s\n",
 		    err);
 		_exit(1);
@@ -216,6 +224,7 @@ pgrunner_start(const struct pgrunner_conf *conf, struct pgrunner *pr,
 {
 	char why[256];
 
+	pr_api = getpid();
 	if (ipc_helper_start(pr_child, (void *)conf, &pr->pid, &pr->sock,
 	    why, sizeof(why)) != 0)
 		return snprintf(err, errlen, "postgres mounter: %s", why), -1;

@@ -25,6 +25,7 @@
 #include "api/gaterunner.h"
 #include "api/pgrunner.h"
 #include "common/privdrop.h"
+#include "sandbox/confine.h"
 #include "sandbox/sandbox.h"
 
 /* Every api-side process (key holder, api) runs under its own filter;
@@ -196,25 +197,31 @@ serve_sessiond(const char *path)
 	return fd;
 }
 
-/* As root: become the api user for good. */
+/* As root: become the api user for good; not dumpable; when the
+ * parent is its only way to sessions, die with it (and it must still be
+ * there).  Its filter comes later (api_confine), once all is open. */
 static int
-serve_drop(void)
+serve_drop(const struct api_serve_args *a)
 {
 	struct privdrop_user u;
-	const char *what = NULL;
+	struct confine c;
 	char msg[256];
 
-	if (getuid() != 0)
-		return 0;
-	if (privdrop_lookup(API_USER, NULL, &u, msg, sizeof(msg)) != 0) {
-		fprintf(stderr, "cdsgated api: %s\n", msg);
-		return -1;
+	confine_init(&c, "cdsgated api");
+	if (getuid() == 0) {
+		if (privdrop_lookup(API_USER, NULL, &u, msg, sizeof(msg)) !=
+		    0) {
+			fprintf(stderr, "cdsgated api: %s\n", msg);
+			return -1;
+		}
+		c.user = &u;
 	}
-	if (privdrop_to(&u, &what) != 0 ||
-	    prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) {
-		fprintf(stderr, "cdsgated api: dropping to %s: %s: %s\n",
-		    API_USER, what != NULL ? what : "NO_NEW_PRIVS",
-		    strerror(errno));
+	if (a->parent_fd >= 0 || a->sessiond_path != NULL) {
+		c.deathsig = SIGTERM;
+		c.parent = a->parent_pid;
+	}
+	if (confine_apply(&c, msg, sizeof(msg)) != CONFINE_OK) {
+		fprintf(stderr, "%s\n", msg);
 		return -1;
 	}
 	return 0;
@@ -267,15 +274,9 @@ api_serve_bound(const struct api_serve_args *a)
 		return 1;
 	}
 	cfg.audit = &kh;
-	if (serve_drop() != 0) {
-		keyholder_stop(&kh);
-		return 1;
-	}
 	/* The parent is our only way to sessions (split: it is what the
-	   helper's socket sees go away): die with it. */
-	if ((a->parent_fd >= 0 || a->sessiond_path != NULL) &&
-	    (prctl(PR_SET_PDEATHSIG, SIGTERM) != 0 ||
-	    getppid() != a->parent_pid)) {	/* gone before the signal was set */
+	   helper's socket sees go away): serve_drop makes us die with it. */
+	if (serve_drop(a) != 0) {
 		keyholder_stop(&kh);
 		return 1;
 	}

@@ -28,6 +28,7 @@
 #include "audit/keyholder.h"
 #include "common/ipc.h"
 #include "common/privdrop.h"
+#include "sandbox/confine.h"
 #include "sandbox/sandbox.h"
 
 enum { KH_APPEND = 1, KH_RESULT = 2 };
@@ -153,30 +154,22 @@ static const struct ipc_handler kh_from_peer[] = {
 	{ KH_APPEND, kh_on_append },
 };
 
-/* Become the key holder's user; no core dumps of the key. */
+/* Become the key holder's user; no core dumps of the key, not
+ * dumpable (confine_apply), before the key is read. */
 static int
 kh_confine(char *err, size_t errlen)
 {
-	const struct rlimit none = { 0, 0 };
 	struct privdrop_user u;
-	const char *what = "";
+	struct confine c;
 
-	if (setrlimit(RLIMIT_CORE, &none) != 0 ||
-	    prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0)
-		return snprintf(err, errlen, "rlimits: %s", strerror(errno)), -1;
+	confine_init(&c, "audit key holder");
+	confine_rlimit(&c, RLIMIT_CORE, 0);
 	if (getuid() == 0) {
 		if (privdrop_lookup(KEYHOLDER_USER, NULL, &u, err, errlen) != 0)
 			return -1;
-		if (privdrop_to(&u, &what) != 0)
-			return snprintf(err, errlen, "dropping to %s: %s: %s",
-			    KEYHOLDER_USER, what, strerror(errno)), -1;
-		/* The drop made us dumpable again. */
-		prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+		c.user = &u;
 	}
-	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
-		return snprintf(err, errlen, "NO_NEW_PRIVS: %s",
-		    strerror(errno)), -1;
-	return 0;
+	return confine_apply(&c, err, errlen) == CONFINE_OK ? 0 : -1;
 }
 
 /* Test hook (--enable-test-hooks): CDSGATE_TEST_VIOLATE=audit:CALL makes
@@ -212,9 +205,18 @@ static int
 kh_sandbox(struct audit_log *log, char *err, size_t errlen)
 {
 	/* jansson seeds its hash tables from /dev/urandom at first use */
+	struct confine c;
+
 	json_object_seed(0);
-	if (sandbox_enter_fd(SANDBOX_PROFILE_AUDIT, audit_log_dirfd(log),
-	    err, errlen) != 0)
+	confine_init(&c, "audit key holder");
+	c.profile = SANDBOX_PROFILE_AUDIT;
+	c.dirfd = audit_log_dirfd(log);
+	if (c.dirfd < 0) {
+		snprintf(err, errlen, "audit key holder: filter: no log "
+		    "directory fd");
+		return -1;
+	}
+	if (confine_apply(&c, err, errlen) != CONFINE_OK)
 		return -1;
 	dprintf(2, "cdsgate audit key holder: sandbox %s, profile %s\n",
 	    sandbox_mode_name(), sandbox_profile_name(SANDBOX_PROFILE_AUDIT));

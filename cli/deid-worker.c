@@ -34,6 +34,7 @@
 #include "cli/deid-worker.h"
 #include "common/ipc.h"
 #include "common/privdrop.h"
+#include "sandbox/confine.h"
 #include "sandbox/sandbox.h"
 
 /* ---- the protocol (IPC_VERSION in common/ipc.h covers it) ---------- */
@@ -341,52 +342,16 @@ fail:
 
 /* Resource limits: no core (raw records), few fds, generous memory; no
  * file growth at all unless the job writes the released table. */
-static int
-dw_rlimits(const struct deid_args *a, int writes, char *msg, size_t len)
+static void
+dw_rlimits(const struct deid_args *a, int writes, struct confine *c)
 {
-	struct { int res; rlim_t lim; const char *name; } l[] = {
-		{ RLIMIT_CORE, 0, "RLIMIT_CORE" },
-		{ RLIMIT_NOFILE, 9 + a->nqi, "RLIMIT_NOFILE" },
+	confine_rlimit(c, RLIMIT_CORE, 0);
+	confine_rlimit(c, RLIMIT_NOFILE, 9 + a->nqi);
 #ifndef DW_SANITIZED	/* ASan reserves terabytes of address space */
-		{ RLIMIT_AS, (rlim_t)4 << 30, "RLIMIT_AS" },
-		{ RLIMIT_DATA, (rlim_t)4 << 30, "RLIMIT_DATA" },
+	confine_rlimit(c, RLIMIT_AS, (rlim_t)4 << 30);
+	confine_rlimit(c, RLIMIT_DATA, (rlim_t)4 << 30);
 #endif
-		{ RLIMIT_FSIZE, writes ? RLIM_INFINITY : 0, "RLIMIT_FSIZE" },
-	};
-	struct rlimit cur, rl;
-	size_t i;
-
-	for (i = 0; i < sizeof(l) / sizeof(l[0]); i++) {
-		if (getrlimit(l[i].res, &cur) != 0)
-			goto fail;
-		rl.rlim_cur = rl.rlim_max = l[i].lim < cur.rlim_max ?
-		    l[i].lim : cur.rlim_max;	/* never raise */
-		if (setrlimit(l[i].res, &rl) != 0)
-			goto fail;
-	}
-	return 0;
-fail:
-	snprintf(msg, len, "%s: %s", l[i].name, strerror(errno));
-	return -1;
-}
-
-/* As root: become the unprivileged cdsgate user, irreversibly. */
-static int
-dw_privdrop(char *msg, size_t len)
-{
-	struct privdrop_user u;
-	const char *what;
-
-	if (getuid() != 0 && geteuid() != 0)
-		return 0;	/* already unprivileged: stay who we are */
-	if (privdrop_lookup(PRIVDROP_WORKER_USER, NULL, &u, msg, len) != 0)
-		return -1;
-	if (privdrop_to(&u, &what) != 0) {
-		snprintf(msg, len, "dropping to %s: %s: %s", u.name, what,
-		    strerror(errno));
-		return -1;
-	}
-	return 0;
+	confine_rlimit(c, RLIMIT_FSIZE, writes ? RLIM_INFINITY : 0);
 }
 
 /* Everything that would need a forbidden syscall later happens now:
@@ -407,33 +372,31 @@ dw_warm_up(struct deid_args *a)
 	}
 }
 
-/* rlimits -> drop privileges -> NO_NEW_PRIVS -> seccomp, in that order. */
+/* The descriptors, the warm-up, then confine_apply: rlimits, the
+ * cdsgate user when run as root, no-new-privs, death with the CLI (which
+ * must still be there), non-dumpable, the DEID filter. */
 static int
 dw_confine(struct deid_args *a, int *sock, pid_t parent, int writes,
     char *msg, size_t len)
 {
-	char serr[256];
+	struct privdrop_user u;
+	struct confine c;
 
-	if (dw_fds(sock, msg, len) != 0 ||
-	    dw_rlimits(a, writes, msg, len) != 0 ||
-	    dw_privdrop(msg, len) != 0)
+	if (dw_fds(sock, msg, len) != 0)
 		return -1;
-	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 ||
-	    prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0 ||
-	    prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0) {
-		snprintf(msg, len, "prctl: %s", strerror(errno));
-		return -1;
+	confine_init(&c, "deid worker");
+	dw_rlimits(a, writes, &c);
+	if (getuid() == 0 || geteuid() == 0) {
+		if (privdrop_lookup(PRIVDROP_WORKER_USER, NULL, &u, msg,
+		    len) != 0)
+			return -1;
+		c.user = &u;	/* else stay who we are: unprivileged */
 	}
-	if (getppid() != parent) {
-		snprintf(msg, len, "the CLI exited before its worker started");
-		return -1;
-	}
+	c.deathsig = SIGKILL;
+	c.parent = parent;
+	c.profile = SANDBOX_PROFILE_DEID;
 	dw_warm_up(a);
-	if (sandbox_enter(SANDBOX_PROFILE_DEID, serr, sizeof(serr)) != 0) {
-		snprintf(msg, len, "seccomp: %s", serr);
-		return -1;
-	}
-	return 0;
+	return confine_apply(&c, msg, len) == CONFINE_OK ? 0 : -1;
 }
 
 /* Tell the parent why the worker gives up; then it exits. */

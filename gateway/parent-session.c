@@ -32,6 +32,7 @@
 #include "gateway/parent.h"
 #include "gateway/session.h"
 #include "policy/creds.h"
+#include "sandbox/confine.h"
 #include "sandbox/sandbox.h"
 
 
@@ -275,6 +276,7 @@ supervisor_child(struct parent *p, pid_t parent, const struct pipc_start *m,
 	struct session_spec s;
 	struct policy_error e;
 	char *argv[40], err[256];
+	struct confine c;
 	sigset_t none;
 	FILE *f;
 	int argc, r, i;
@@ -282,10 +284,16 @@ supervisor_child(struct parent *p, pid_t parent, const struct pipc_start *m,
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
 	signal(SIGPIPE, SIG_DFL);
-	/* the parent gone: this session goes too */
-	if (prctl(PR_SET_PDEATHSIG, SIGTERM, 0, 0, 0) != 0 ||
-	    getppid() != parent)	/* it went before the signal was set */
+	/* the parent gone: this session goes too (and if it went before
+	   the signal was set, now); root, no filter yet: session_run loads
+	   SUPERVISOR once the session's namespaces are made */
+	confine_init(&c, "supervisor");
+	c.deathsig = SIGTERM;
+	c.parent = parent;
+	if (confine_apply(&c, err, sizeof(err)) != CONFINE_OK) {
+		log_warnx("serve: session %s: %s", m->id, err);
 		_exit(SESSION_EXIT_FAILED);
+	}
 	close(p->ipc);
 	close(p->sigfd);
 	if (p->listen_fd >= 0)		/* sessiond's */

@@ -55,6 +55,7 @@
 #include "gateway/tlsfront.h"
 #include "gateway/worker.h"
 #include "gateway/xvfb.h"
+#include "sandbox/confine.h"
 #include "policy/chromium.h"
 #include "sandbox/namespace.h"
 #include "sandbox/sandbox.h"
@@ -151,10 +152,16 @@ static void	role_run_tls(struct session *, int);
  * The process table.  prepare runs in the child as root (after fork,
  * before the drop); run runs unprivileged and never returns.  A role's
  * exit either ends the session or (restart) brings it back with
- * back-off.  Each row also says the role's resource limits (set before
- * the drop; RL_KEEP leaves the inherited one; RLIMIT_CORE is 0 for all)
- * and its seccomp profile (NO_PROFILE: the browser keeps Chromium's own
- * seccomp-bpf sandbox; ours would only get in its way).
+ * back-off.  Each row also says the role's confinement, which
+ * child_confine turns into one description for confine_apply
+ * (sandbox/confine.h): its resource limits (RL_KEEP leaves the inherited
+ * one; RLIMIT_CORE is 0 for all), its directory, and its seccomp profile
+ * -- the one logged at its start is the one applied.  NO_PROFILE: the
+ * browser keeps Chromium's own seccomp-bpf sandbox, which ours would
+ * only get in the way of (a filter outlives the exec); its jail's init
+ * loads JAILINIT after forking Chromium's process.  late_filter: the
+ * role loads its profile itself once its start-up is done (the worker
+ * after connecting to X, the key holder after loading the key).
  */
 #define RL_KEEP		((rlim_t)-2)
 
@@ -168,18 +175,19 @@ static const struct role_entry {
 	rlim_t		 nproc;		/* 0: may not fork at all */
 	int		 data_limit;	/* RLIMIT_DATA: twice the limit */
 	int		 profile;	/* enum sandbox_profile */
+	int		 late_filter;	/* the role loads profile itself */
 } roles[ROLE_COUNT] = {
 	/* Xvfb forks xkbcomp through /bin/sh: nproc unset (it counts all
 	   processes of the shared user, across sessions). */
 	[ROLE_XVFB] = { "xvfb", PRIVDROP_WORKER_USER, 0,
 	    role_prepare_xvfb, role_run_xvfb, 1024, RL_KEEP, 0,
-	    SANDBOX_PROFILE_XVFB },
+	    SANDBOX_PROFILE_XVFB, 0 },
 	/* The worker appends to the session log: no RLIMIT_FSIZE. */
 	[ROLE_WORKER] = { "worker", PRIVDROP_WORKER_USER, 0,
-	    NULL, role_run_worker, 64, 0, 0, SANDBOX_PROFILE_WORKER },
+	    NULL, role_run_worker, 64, 0, 0, SANDBOX_PROFILE_WORKER, 1 },
 	/* The forwarder: its connection cap plus a few fds; no forks. */
 	[ROLE_FORWARD] = { "forward", PRIVDROP_BROWSER_USER, 0,
-	    NULL, role_run_forward, 256, 0, 0, SANDBOX_PROFILE_FORWARD },
+	    NULL, role_run_forward, 256, 0, 0, SANDBOX_PROFILE_FORWARD, 0 },
 	/* RLIMIT_DATA counts private writable mappings only, so Chromium's
 	   large PROT_NONE reservations (V8's cage, PartitionAlloc's pools)
 	   still work where RLIMIT_AS would stop it starting.  Twice the
@@ -189,11 +197,11 @@ static const struct role_entry {
 	   browser process 331 MiB for 38 MiB). */
 	[ROLE_BROWSER] = { "browser", PRIVDROP_BROWSER_USER, 1,
 	    role_prepare_browser, role_run_browser, RL_KEEP, RL_KEEP, 1,
-	    NO_PROFILE },
+	    NO_PROFILE, 0 },
 	/* The TLS key holder (only with --tls-cert): client sockets and
 	   relays (2 per connection), its socket to the worker, the log. */
 	[ROLE_TLS] = { "tls", PRIVDROP_WORKER_USER, 0,
-	    NULL, role_run_tls, 32, 0, 0, SANDBOX_PROFILE_TLS },
+	    NULL, role_run_tls, 32, 0, 0, SANDBOX_PROFILE_TLS, 1 },
 };
 
 /* ---- small helpers ---- */
@@ -219,34 +227,29 @@ session_stop(struct session *s, const char *reason, int code)
 
 /* ---- the child side of spawning ---- */
 
-/* The role's limits, before the drop (a raised limit cannot come back).
- * No core files: a crashing browser must not write what it showed. */
-static int
-child_rlimits(const struct session *s, const struct role_entry *re,
-    const char **what)
+/* The role's row as a confinement: limits (before the drop: a raised
+ * limit cannot come back; no core files: a crashing browser must not
+ * write what it showed), user, directory, the supervisor's death
+ * signal.  The profile is child_main's second step. */
+static void
+child_confine(const struct session *s, enum role r,
+    const struct privdrop_user *u, struct confine *c)
 {
-	const struct { int res; rlim_t v; const char *name; } l[] = {
-		{ RLIMIT_CORE, 0, "RLIMIT_CORE" },
-		{ RLIMIT_NOFILE, re->nofile, "RLIMIT_NOFILE" },
-		{ RLIMIT_NPROC, re->nproc, "RLIMIT_NPROC" },
-		{ RLIMIT_DATA, re->data_limit &&
-		    membound_data_rlimit(&s->mem) != RLIM_INFINITY ?
-		    membound_data_rlimit(&s->mem) : RL_KEEP,
-		    "RLIMIT_DATA" },
-	};
-	struct rlimit rl;
-	size_t i;
+	const struct role_entry *re = &roles[r];
+	rlim_t data = re->data_limit ? membound_data_rlimit(&s->mem) :
+	    RLIM_INFINITY;
 
-	for (i = 0; i < sizeof(l) / sizeof(l[0]); i++) {
-		if (l[i].v == RL_KEEP)
-			continue;
-		rl.rlim_cur = rl.rlim_max = l[i].v;
-		if (setrlimit(l[i].res, &rl) != 0) {
-			*what = l[i].name;
-			return -1;
-		}
-	}
-	return 0;
+	confine_init(c, re->name);
+	confine_rlimit(c, RLIMIT_CORE, 0);
+	if (re->nofile != RL_KEEP)
+		confine_rlimit(c, RLIMIT_NOFILE, re->nofile);
+	if (re->nproc != RL_KEEP)
+		confine_rlimit(c, RLIMIT_NPROC, re->nproc);
+	if (data != RLIM_INFINITY)
+		confine_rlimit(c, RLIMIT_DATA, data);
+	c->user = u;
+	c->dir = r == ROLE_BROWSER ? s->bdir : "/";
+	c->deathsig = SIGKILL;	/* set after the drop, which clears it */
 }
 
 static void __attribute__((noreturn))
@@ -256,6 +259,8 @@ child_main(struct session *s, enum role r, int errfd, pid_t parent)
 	const struct privdrop_user *u = strcmp(re->user,
 	    PRIVDROP_BROWSER_USER) == 0 ? &s->browser_user : &s->worker_user;
 	const char *what = NULL;
+	struct confine c;
+	char err[256];
 	int keep[6], nkeep = 0;
 
 	/* Out of the supervisor's session and process group: a ^C in
@@ -300,19 +305,17 @@ child_main(struct session *s, enum role r, int errfd, pid_t parent)
 			keep[nkeep++] = s->ev.pcap_fd;
 	}
 	close_except(keep, (size_t)nkeep);
-	if (child_rlimits(s, re, &what) != 0)
-		child_fail(errfd, what, errno);
-
-	if (privdrop_to(u, &what) != 0)
-		child_fail(errfd, what, errno);
-	/* No setuid binary can give anything back from here on. */
-	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
-		child_fail(errfd, "PR_SET_NO_NEW_PRIVS", errno);
-	/* Set after the drop: a credential change clears it. */
-	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0)
-		child_fail(errfd, "PR_SET_PDEATHSIG", errno);
+	child_confine(s, r, u, &c);
+	if (confine_apply(&c, err, sizeof(err)) != CONFINE_OK)
+		child_fail(errfd, err, 0);
 	if (supervisor_gone(errfd, parent))
 		_exit(127);	/* the supervisor is already gone */
+	/* The row's profile, unless the role loads it after its start-up
+	   (then from the same row: worker_config and tlsfront_config). */
+	confine_init(&c, re->name);
+	c.profile = re->late_filter ? CONFINE_NO_PROFILE : re->profile;
+	if (confine_apply(&c, err, sizeof(err)) != CONFINE_OK)
+		child_fail(errfd, err, 0);
 	re->run(s, errfd);
 	child_fail(errfd, "run returned", 0);
 }
@@ -332,13 +335,8 @@ static void
 role_run_xvfb(struct session *s, int errfd)
 {
 	struct xvfb_params p = { s->spec->width, s->spec->height, s->xauth };
-	char err[120];
 
-	if (chdir("/") != 0)
-		child_fail(errfd, "chdir /", errno);
-	/* The last step before the exec: the filter outlives it. */
-	if (sandbox_enter(SANDBOX_PROFILE_XVFB, err, sizeof(err)) != 0)
-		child_fail(errfd, err, 0);
+	/* Confined with its filter (child_main): it outlives the exec. */
 	if (s->violate[ROLE_XVFB] != NULL)	/* test hook: dies here */
 		sandbox_violate(s->violate[ROLE_XVFB]);
 	xvfb_exec(&p);
@@ -356,11 +354,14 @@ role_prepare_browser(struct session *s, const char **what)
 static void
 role_run_browser(struct session *s, int errfd)
 {
+	struct confine init;
+	char err[120] = "fork the jail's first process";
 	int code;
 
-	if (chdir(s->bdir) != 0)
-		child_fail(errfd, "chdir to the browser's home", errno);
-	switch (ns_init_fork(errfd, &code)) {
+	/* What the init does from here on is JAILINIT's: wait, reap. */
+	confine_init(&init, "jail init");
+	init.profile = SANDBOX_PROFILE_JAILINIT;
+	switch (ns_init_fork(errfd, &init, &code, err, sizeof(err))) {
 	case 0:
 		if (browser_policy_readable() != 0)
 			child_fail(errfd, "read the managed policy as the "
@@ -370,20 +371,15 @@ role_run_browser(struct session *s, int errfd)
 	case 1:
 		_exit(code);
 	default:
-		child_fail(errfd, "fork the jail's first process", errno);
+		child_fail(errfd, err, errno);
 	}
 }
 
 static void
 role_run_forward(struct session *s, int errfd)
 {
-	char err[120];
-
-	if (chdir("/") != 0)
-		child_fail(errfd, "chdir /", errno);
-	/* It has its listening socket and log: nothing else to open. */
-	if (sandbox_enter(SANDBOX_PROFILE_FORWARD, err, sizeof(err)) != 0)
-		child_fail(errfd, err, 0);
+	/* It has its listening socket and log (and its filter, from
+	   child_main): nothing else to open. */
 	if (s->violate[ROLE_FORWARD] != NULL)	/* test hook: dies here */
 		sandbox_violate(s->violate[ROLE_FORWARD]);
 	close(errfd);		/* "started": nothing is exec'd here */
@@ -393,8 +389,6 @@ role_run_forward(struct session *s, int errfd)
 static void
 role_run_worker(struct session *s, int errfd)
 {
-	if (chdir("/") != 0)
-		child_fail(errfd, "chdir /", errno);
 	/* Only what the worker needs from the environment: its display. */
 	if (clearenv() != 0 || setenv("PATH", "/usr/bin:/bin", 1) != 0 ||
 	    setenv("DISPLAY", s->display_name, 1) != 0 ||
@@ -410,8 +404,6 @@ role_run_worker(struct session *s, int errfd)
 static void
 role_run_tls(struct session *s, int errfd)
 {
-	if (chdir("/") != 0)
-		child_fail(errfd, "chdir /", errno);
 	if (clearenv() != 0)
 		child_fail(errfd, "environment", errno);
 	close(errfd);		/* "started": nothing is exec'd here */
@@ -1112,6 +1104,7 @@ worker_config_fill(struct session *s)
 	w->max_duration = sp->max_duration;
 	w->allow_observer = sp->observer;
 	w->test_violate = s->violate[ROLE_WORKER];
+	w->profile = roles[ROLE_WORKER].profile;
 	w->record_fd = s->ev.record_fd;
 	w->recipient = sp->recipient;
 	w->policy = sp->policy;
@@ -1161,6 +1154,7 @@ start_tls(struct session *s)
 	t->inner_password = s->password;
 	t->allow_plain = spec_allow_plain(s->spec);
 	t->test_violate = s->violate[ROLE_TLS];
+	t->profile = roles[ROLE_TLS].profile;
 	if (child_spawn(s, ROLE_TLS) != 0)
 		r = -1;
 	explicit_bzero(s->tls_key, s->tls_key_len);
@@ -1266,6 +1260,30 @@ memory_bound_setup(struct session *s)
 	log_warnx("memory bound: out of memory");
 	session_stop(s, "setup_failed", SESSION_EXIT_FAILED);
 	return -1;
+}
+
+/*
+ * The supervisor's own filter, once its namespaces, cgroup and
+ * directories are made: the SUPERVISOR deny-list (sandbox/profiles.c).
+ * It stays root and keeps what its children's start-up needs (they
+ * inherit the list, then load their own allow-lists).
+ */
+static int
+supervisor_confine(struct session *s)
+{
+	struct confine c;
+	char err[256], sb[64];
+
+	confine_init(&c, "supervisor");
+	c.profile = SANDBOX_PROFILE_SUPERVISOR;
+	if (confine_apply(&c, err, sizeof(err)) != CONFINE_OK) {
+		log_warnx("%s", err);
+		session_stop(s, "setup_failed", SESSION_EXIT_FAILED);
+		return -1;
+	}
+	log_info("supervisor confined, sandbox %s",
+	    role_sandbox(c.profile, sb, sizeof(sb)));
+	return 0;
 }
 
 /* ms until the next timed event (a browser restart, the max-duration
@@ -1550,7 +1568,8 @@ session_run(const struct session_spec *spec, FILE *ready_out)
 
 	if ((r = session_setup(s)) >= 0)
 		session_stop(s, "setup_failed", r);
-	else if (memory_bound_setup(s) == 0 && start_children(s) == 0 &&
+	else if (memory_bound_setup(s) == 0 && supervisor_confine(s) == 0 &&
+	    start_children(s) == 0 &&
 	    session_announce(s, ready_out))
 		session_loop(s);
 	notify_send("STOPPING=1");

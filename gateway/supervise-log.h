@@ -12,8 +12,10 @@
 
 #include <jansson.h>
 
+#include "sandbox/confine.h"
+
 /* A role confined by no filter of ours (the browser keeps Chromium's). */
-#define NO_PROFILE	(-1)
+#define NO_PROFILE	CONFINE_NO_PROFILE	/* sandbox/confine.h */
 
 /* log_warn appends strerror(errno); log_info speaks only when verbose. */
 void	log_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -29,6 +29,7 @@
 #include "gateway/tlsfront.h"
 #include "gateway/tlsipc.h"
 #include "gateway/vencrypt.h"
+#include "sandbox/confine.h"
 #include "sandbox/sandbox.h"
 
 #define TF_MAX_PFD	(2 + 2 * TIPC_SLOTS)
@@ -437,15 +438,15 @@ static int
 tf_setup(struct tlsfront *tf, const struct tlsfront_config *cfg)
 {
 	char err[256] = "";
+	struct confine c;
 	sigset_t set;
 	int st;
 
 	tf->cfg = cfg;
 	tf->peer = (struct ipc_peer){ cfg->ipc_fd, "worker", &tipc_proto,
 	    tf_permit, sizeof(tf_permit) / sizeof(tf_permit[0]) };
-	/* Nothing of our uid may read our memory (the worker runs as it). */
-	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0)
-		return tf_setup_failed("dumpable", strerror(errno));
+	/* Nothing of our uid may read our memory (the worker runs as it):
+	   non-dumpable since child_main's confine_apply. */
 	/* OpenSSL writes to client sockets with write(2): a client that
 	   vanished must cost us EPIPE, not the process (and the session).
 	   (In the worker LibVNCServer ignored SIGPIPE for us.) */
@@ -474,7 +475,9 @@ tf_setup(struct tlsfront *tf, const struct tlsfront_config *cfg)
 	   of 20): the worker keeps the rest for its door. */
 	tbucket_init(&tf->log_bucket, 4, 16, tf_clock());
 	tf_prewarm(cfg);
-	if (sandbox_enter(SANDBOX_PROFILE_TLS, err, sizeof(err)) != 0)
+	confine_init(&c, "tls");
+	c.profile = cfg->profile;
+	if (confine_apply(&c, err, sizeof(err)) != CONFINE_OK)
 		return tf_setup_failed("sandbox", err);
 	if (cfg->test_violate != NULL)
 		sandbox_violate(cfg->test_violate);	/* test hook: dies */

@@ -33,6 +33,8 @@ struct tlsfront_config {
 	const char		*inner_password; /* the library's VncAuth */
 	int			 allow_plain;	/* offer VncAuth too */
 	const char		*test_violate;	/* test hook, or NULL */
+	int			 profile;	/* its seccomp profile (the
+					   session's roles table: TLS) */
 };
 
 /* Run until SIGTERM or the worker goes away.  Returns the exit status:

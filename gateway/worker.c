@@ -40,6 +40,7 @@
 #include "gateway/worker.h"
 #include "gateway/x11.h"
 #include "record/record.h"
+#include "sandbox/confine.h"
 #include "sandbox/sandbox.h"
 
 #define WORKER_FRAME_US		16667	/* at most 60 captures a second */
@@ -878,10 +879,13 @@ worker_prewarm(void)
 static int
 worker_confine(struct worker *w)
 {
+	struct confine c;
 	char err[256];
 
 	worker_prewarm();
-	if (sandbox_enter(SANDBOX_PROFILE_WORKER, err, sizeof(err)) != 0) {
+	confine_init(&c, "worker");
+	c.profile = w->cfg->profile;
+	if (confine_apply(&c, err, sizeof(err)) != CONFINE_OK) {
 		worker_setup_failed("sandbox", err);
 		return -1;
 	}

@@ -62,12 +62,14 @@ struct worker_config {
 	const char		*watermark_layout; /* "tile" or "corner" */
 	const char		*test_violate;	/* test hook: a forbidden call to
 					   make after the filter, or NULL */
+	int			 profile;	/* its seccomp profile (the
+					   session's roles table) */
 };
 
 /*
  * Run the session until SIGTERM, idle timeout or max duration.  After
  * its start-up (X connection, MIT-SHM, RFB server) and before its loop
- * it loads the seccomp profile WORKER (sandbox/sandbox.h): from there on
+ * it loads its seccomp profile (cfg->profile: WORKER): from there on
  * it cannot open files, create sockets, exec, fork or ptrace.  Returns
  * the process exit status: 0 on a clean end, 1 when set-up failed (X
  * display unreachable, missing extension, ...) — fail closed.

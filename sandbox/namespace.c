@@ -34,6 +34,7 @@
 #include <net/if.h>
 #include <netinet/in.h>
 
+#include "sandbox/confine.h"
 #include "sandbox/namespace.h"
 
 #define NS_LISTEN_BACKLOG	64
@@ -278,7 +279,8 @@ exit_code_of(int st)
  * parent namespace: block them, wait for them, forward the stop signals.
  */
 int
-ns_init_fork(int child_fd, int *exit_code)
+ns_init_fork(int child_fd, const struct confine *init_confine,
+    int *exit_code, char *err, size_t errlen)
 {
 	sigset_t set, old;
 	siginfo_t si;
@@ -295,10 +297,21 @@ ns_init_fork(int child_fd, int *exit_code)
 	if ((pid = fork()) < 0)
 		return -1;
 	if (pid == 0) {
-		sigprocmask(SIG_SETMASK, &old, NULL);
+		struct confine c;
+
 		/* init gone = namespace gone; this only makes it explicit */
-		prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+		confine_init(&c, "jail init's child");
+		c.deathsig = SIGKILL;
+		if (sigprocmask(SIG_SETMASK, &old, NULL) != 0 ||
+		    confine_apply(&c, err, errlen) != CONFINE_OK)
+			_exit(127);
 		return 0;
+	}
+	if (init_confine != NULL &&
+	    confine_apply(init_confine, err, errlen) != CONFINE_OK) {
+		kill(pid, SIGKILL);
+		errno = EPERM;
+		return -1;
 	}
 	if (child_fd >= 0)
 		close(child_fd);

@@ -48,14 +48,19 @@ int	ns_pid_end(int saved);
 
 /*
  * Pid 1 of the jail: fork; the child gets 0 (and goes on to exec the
- * real program); the parent stays as init — forwards SIGTERM, SIGINT and
- * SIGHUP to the child, reaps every orphan, and when the child ends gets
- * 1 and its wait status as an exit code (128 + signal if killed).  When
- * init exits the kernel kills whatever is left in the namespace.
- * child_fd (-1: none) is the child's alone: init closes its copy (the
- * supervisor waits for EOF on it).  -1 (errno) if the fork failed.
+ * real program); the parent stays as init — applies init_confine (NULL:
+ * nothing; the session gives it the JAILINIT profile, which the child,
+ * forked before, does not inherit), forwards SIGTERM, SIGINT and SIGHUP
+ * to the child, reaps every orphan, and when the child ends gets 1 and
+ * its wait status as an exit code (128 + signal if killed).  When init
+ * exits the kernel kills whatever is left in the namespace.  child_fd
+ * (-1: none) is the child's alone: init closes its copy (the supervisor
+ * waits for EOF on it).  -1 (errno) if the fork failed, or if
+ * init_confine failed (its message in err; the child is killed).
  */
-int	ns_init_fork(int child_fd, int *exit_code);
+struct confine;
+int	ns_init_fork(int child_fd, const struct confine *init_confine,
+	    int *exit_code, char *err, size_t errlen);
 
 /* ---- mounts ---- */
 

@@ -4,7 +4,8 @@
  * Trust: none needed; this is a table read by sandbox/seccomp.c.  Every
  * list is grouped by category with a comment saying why the role needs
  * it (the model is OpenSSH's sandbox-seccomp-filter.c and chrony's
- * sys_linux.c).  What is not listed kills the process.  The lists were
+ * sys_linux.c).  What is not listed kills the process, but for the one
+ * deny-list, SUPERVISOR, at the end (see there).  The lists were
  * derived with `strace -f` against real sessions (docs/seccomp.md says
  * how to redo that) and checked with `cdsgated run-session
  * --sandbox-debug`, which reports the first syscall a list lacks.
@@ -589,6 +590,72 @@ static const struct sandbox_errno pgmount_deny[] = {
 	DENY_PROBES,
 };
 
+/*
+ * JAILINIT: pid 1 of the browser's pid namespace, once it has forked the
+ * process that execs Chromium (sandbox/namespace.c, ns_init_fork).  It
+ * only waits for signals, forwards the stop signals and reaps.  kill is
+ * not argument-checked: in its own pid namespace it sees only the jail's
+ * processes (the browser's, same user).
+ */
+static const int jailinit_allow[] = {
+	__NR_rt_sigtimedwait, __NR_rt_sigprocmask, __NR_rt_sigreturn,
+	__NR_restart_syscall, __NR_kill, __NR_wait4, __NR_waitid,
+	__NR_close, __NR_exit, __NR_exit_group,
+	__NR_sigaltstack,	/* the sanitizers' runtime, at its exit */
+};
+
+static const struct sandbox_errno jailinit_deny[] = {
+	DENY_PROBES,
+};
+
+/*
+ * SUPERVISOR: the session supervisor, root, once its namespaces,
+ * cgroup and directories are made.  Not an allow-list: the supervisor
+ * forks the session's children, and the browser's child still makes its
+ * jail (mounts, pivot_root, setns) after every restart, so it keeps the
+ * system calls those need; each child then loads its own allow-list.
+ * This list is what a root helper never needs: debugging other
+ * processes, kernel modules and programs, the kernel's keyring, the
+ * system clock, swap, reboot, file handles that bypass the path walk.
+ * The answer is EPERM, not death: the filter is inherited by every
+ * child (Chromium's crash handler may try ptrace), and a refusal is
+ * enough.  Built with AddressSanitizer, LeakSanitizer's exit check
+ * needs ptrace: that build leaves ptrace out.
+ */
+#define DENY_EPERM(nr)	{ (nr), EPERM, SANDBOX_ANY_ARG, 0 }
+
+static const struct sandbox_errno supervisor_deny[] = {
+#ifndef __SANITIZE_ADDRESS__
+	DENY_EPERM(__NR_ptrace),
+#endif
+	DENY_EPERM(__NR_process_vm_readv), DENY_EPERM(__NR_process_vm_writev),
+	DENY_EPERM(__NR_bpf), DENY_EPERM(__NR_perf_event_open),
+	DENY_EPERM(__NR_userfaultfd),
+	/* kernel modules and kernels */
+	DENY_EPERM(__NR_init_module), DENY_EPERM(__NR_finit_module),
+	DENY_EPERM(__NR_delete_module), DENY_EPERM(__NR_kexec_load),
+#ifdef __NR_kexec_file_load
+	DENY_EPERM(__NR_kexec_file_load),
+#endif
+	DENY_EPERM(__NR_reboot),
+	/* swap, accounting, quotas, the kernel log */
+	DENY_EPERM(__NR_swapon), DENY_EPERM(__NR_swapoff),
+	DENY_EPERM(__NR_acct), DENY_EPERM(__NR_quotactl),
+	DENY_EPERM(__NR_syslog),
+	/* the kernel's keyring */
+	DENY_EPERM(__NR_keyctl), DENY_EPERM(__NR_add_key),
+	DENY_EPERM(__NR_request_key),
+	/* handles that skip the path walk */
+	DENY_EPERM(__NR_open_by_handle_at), DENY_EPERM(__NR_name_to_handle_at),
+	/* the system clock */
+	DENY_EPERM(__NR_settimeofday), DENY_EPERM(__NR_clock_settime),
+	DENY_EPERM(__NR_clock_adjtime), DENY_EPERM(__NR_adjtimex),
+#ifdef __NR_iopl
+	/* hardware ports */
+	DENY_EPERM(__NR_iopl), DENY_EPERM(__NR_ioperm),
+#endif
+};
+
 #define RULES(nm, pfx, fl) { nm, pfx##_allow, N(pfx##_allow), \
 	pfx##_checked, N(pfx##_checked), pfx##_deny, N(pfx##_deny), fl }
 
@@ -609,6 +676,10 @@ static const struct sandbox_rules profiles[SANDBOX_PROFILE_COUNT] = {
 	[SANDBOX_PROFILE_TLS] = RULES("tls", tls, SANDBOX_SIGNAL_SELF),
 	[SANDBOX_PROFILE_PGMOUNT] = RULES("pgmount", pgmount,
 	    SANDBOX_SIGNAL_SELF),
+	[SANDBOX_PROFILE_JAILINIT] = { "jailinit", jailinit_allow,
+	    N(jailinit_allow), NULL, 0, jailinit_deny, N(jailinit_deny), 0 },
+	[SANDBOX_PROFILE_SUPERVISOR] = { "supervisor", NULL, 0, NULL, 0,
+	    supervisor_deny, N(supervisor_deny), 0, NULL, 0, 1 },
 };
 
 const struct sandbox_rules *

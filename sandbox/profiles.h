@@ -54,6 +54,9 @@ struct sandbox_rules {
 	   argument that is a dirfd: openat's 1st, renameat's 1st+3rd) */
 	const int			*dirfd_calls;
 	size_t				 ndirfd_calls;
+	/* 1: a deny-list (SUPERVISOR): everything not in deny is allowed;
+	   allow, checked and flags must be empty */
+	int				 deny_list;
 };
 
 /* The rules of a profile; NULL for an unknown one. */

@@ -1,12 +1,12 @@
 /*
- * sandbox/sandbox.h — the two-call confinement API every cdsgate process
- * role uses: pick the mode once (sandbox_init), then, in the child, load
- * the role's seccomp allow-list (sandbox_enter) as the last step before
- * its own code runs.
+ * sandbox/sandbox.h — the seccomp layer under confine_apply()
+ * (sandbox/confine.h): pick the mode once (sandbox_init), and load a
+ * role's filter (sandbox_enter), which only confine_apply calls, as its
+ * last step, before any thread exists.
  *
- * Order in every child (docs/processes.md): rlimits -> drop privileges ->
- * PR_SET_NO_NEW_PRIVS -> sandbox_enter(), before any thread exists.  The
- * filters are allow-lists (libseccomp, default action: kill the process);
+ * The filters are allow-lists (libseccomp, default action: kill the
+ * process), but for SUPERVISOR, a deny-list (EPERM) for the root
+ * supervisor;
  * sandbox_init(..., debug = 1) makes the default action SIGSYS-trap and
  * report the syscall instead, for developing a profile.
  *
@@ -23,7 +23,7 @@ enum sandbox_mode {
 	SANDBOX_MODE_NONE	/* --with-sandbox=none: no filters (logged) */
 };
 
-/* One allow-list per process role (sandbox/profiles.c). */
+/* One list per process role (sandbox/profiles.c). */
 enum sandbox_profile {
 	SANDBOX_PROFILE_WORKER,	/* session worker: RFB + X11, after start-up */
 	SANDBOX_PROFILE_XVFB,	/* loaded before exec of Xvfb */
@@ -35,6 +35,8 @@ enum sandbox_profile {
 	SANDBOX_PROFILE_API,	/* cdsgated api: HTTP, SQLite, spool; no exec */
 	SANDBOX_PROFILE_TLS,	/* session's TLS key holder: TLS, VeNCrypt, relay */
 	SANDBOX_PROFILE_PGMOUNT, /* api's PostgreSQL mounter: libpq, the CSV */
+	SANDBOX_PROFILE_JAILINIT, /* pid 1 of the browser jail: waits, reaps */
+	SANDBOX_PROFILE_SUPERVISOR, /* the root session supervisor: a deny-list */
 	SANDBOX_PROFILE_COUNT
 };
 
@@ -49,7 +51,7 @@ int	sandbox_init(enum sandbox_mode mode, int debug, char *err,
 
 /*
  * Load the profile's filter into the calling thread (there must be only
- * one).  Requires PR_SET_NO_NEW_PRIVS (sets it if not yet set).  In
+ * one).  Requires PR_SET_NO_NEW_PRIVS, set before (confine_apply does).  In
  * SANDBOX_MODE_NONE it does nothing and returns 0.  Returns 0, or -1 and
  * a message; the caller must not go on (fail closed).
  */
@@ -73,7 +75,7 @@ int	sandbox_enter_fd(enum sandbox_profile profile, int dirfd, char *err,
  */
 
 /* "worker", "xvfb", "deid", "forward", "analytics", "audit",
- * "gate", "api", "pgmount", "tls"; and the active mode
+ * "gate", "api", "pgmount", "tls", "jailinit", "supervisor"; and the active mode
  * ("seccomp", "none"). */
 const char	*sandbox_profile_name(enum sandbox_profile profile);
 const char	*sandbox_mode_name(void);

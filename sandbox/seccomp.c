@@ -296,7 +296,9 @@ sb_load(const struct sandbox_rules *p, int dirfd, char *err, size_t errlen)
 	scmp_filter_ctx ctx;
 	int r = -1, e;
 
-	ctx = seccomp_init(sb_debug ? SCMP_ACT_TRAP : SCMP_ACT_KILL_PROCESS);
+	/* A deny-list allows by default, in debug mode too. */
+	ctx = seccomp_init(p->deny_list ? SCMP_ACT_ALLOW : sb_debug ?
+	    SCMP_ACT_TRAP : SCMP_ACT_KILL_PROCESS);
 	if (ctx == NULL) {
 		sb_err(err, errlen, "seccomp_init failed");
 		return -1;
@@ -340,10 +342,11 @@ sb_enter(enum sandbox_profile profile, int dirfd, char *err, size_t errlen)
 	}
 	if (sb_mode == SANDBOX_MODE_NONE)
 		return 0;
-	/* The filter may only be loaded unprivileged with NO_NEW_PRIVS. */
-	if (prctl(PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0) != 1 &&
-	    prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) {
-		sb_err(err, errlen, "PR_SET_NO_NEW_PRIVS: %s", strerror(errno));
+	/* confine_apply sets it one step before (the filter may only be
+	   loaded unprivileged with it). */
+	if (prctl(PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0) != 1) {
+		sb_err(err, errlen, "no-new-privs is not set (confine_apply "
+		    "sets it before the filter)");
 		return -1;
 	}
 	if (sb_debug && sb_debug_prepare(p->name, err, errlen) != 0)

@@ -2,7 +2,10 @@
 # 024-seccomp: the session's seccomp filters, live.
 #   1. a real session: the worker, Xvfb and the forwarder run with a filter
 #      (/proc/PID/status "Seccomp: 2", NoNewPrivs), the log names each
-#      child's profile, the rlimits of the table are in force, a VNC client
+#      child's profile, the root supervisor (SUPERVISOR, a deny-list) and
+#      the jail's init (JAILINIT) are filtered too, so every process of
+#      the session shows "Seccomp: 2", the rlimits of the table are in
+#      force, a VNC client
 #      still logs in and gets the picture (the filter lets the worker do its
 #      job), and SIGTERM still ends it cleanly (the teardown runs filtered)
 #   2. the test hook (CDSGATE_TEST_VIOLATE, --enable-test-hooks) makes the
@@ -166,6 +169,37 @@ for r in worker:$WPID xvfb:$XPID ${FPID:+forward:$FPID}; do
 	check "live: the $n may not dump core (RLIMIT_CORE 0)" \
 		grep -qE '^Max core file size +0 +0 ' "/proc/$p/limits"
 done
+# The root supervisor runs under its deny-list, the jail's init under
+# JAILINIT, and so every process of the session is filtered (Chromium's
+# inherit the supervisor's list under their own).
+BPID=$(evv "$L" "child('browser')[0]['pid'] if child('browser') else ''")
+check "live: the supervisor (pid $GW_PID, root) is filtered (Seccomp: 2)" \
+	grep -qE '^Seccomp:[[:space:]]+2$' "/proc/$GW_PID/status"
+if [ -n "$BPID" ]; then
+	check "live: the jail's init (pid $BPID) is filtered (Seccomp: 2)" \
+		grep -qE '^Seccomp:[[:space:]]+2$' "/proc/$BPID/status"
+else
+	skip "live: no browser in this session (a build without the browser jail)"
+fi
+descendants() {
+	local p c
+	for p in "$@"; do
+		echo "$p"
+		for c in $(cat /proc/$p/task/*/children 2>/dev/null); do
+			descendants "$c"
+		done
+	done
+}
+unfiltered=; nproc=0
+for p in $(descendants "$GW_PID"); do
+	s=$(awk '/^Seccomp:/ {print $2}' "/proc/$p/status" 2>/dev/null) || continue
+	[ -n "$s" ] || continue		# gone meanwhile
+	nproc=$((nproc + 1))
+	diag "pid $p $(cat /proc/$p/comm 2>/dev/null) uid $(awk '/^Uid:/ {print $2}' /proc/$p/status) Seccomp: $s"
+	[ "$s" = 2 ] || unfiltered="$unfiltered $p($(cat /proc/$p/comm 2>/dev/null))"
+done
+check "live: every process of the session ($nproc) shows Seccomp: 2${unfiltered:+ (not:$unfiltered)}" \
+	test -z "$unfiltered" -a "$nproc" -ge 4
 check "live: the worker's RLIMIT_NOFILE is 64" grep -qE '^Max open files +64 +64 ' "/proc/$WPID/limits"
 check "live: the worker's RLIMIT_NPROC is 0 (it may not fork)" \
 	grep -qE '^Max processes +0 +0 ' "/proc/$WPID/limits"

@@ -27,6 +27,7 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 
+#include "sandbox/confine.h"
 #include "sandbox/namespace.h"
 #include "tests/tap.h"
 
@@ -370,11 +371,16 @@ net_addr_child(void)
 static void __attribute__((noreturn))
 pid_jail(int how, int held_fd)
 {
+	struct confine init;
+	char err[256];
 	int code;
 
 	if (getpid() != 1)
 		_exit(90);
-	switch (ns_init_fork(-1, &code)) {
+	/* the session's init: JAILINIT once the child is forked */
+	confine_init(&init, "jail init");
+	init.profile = SANDBOX_PROFILE_JAILINIT;
+	switch (ns_init_fork(-1, &init, &code, err, sizeof(err))) {
 	case 0:
 		if (getpid() != 2)
 			_exit(91);
@@ -451,6 +457,12 @@ main(void)
 
 	if (geteuid() != 0)
 		tap_skip_all("needs root (namespaces, mounts)");
+#ifdef HAVE_SECCOMP
+	if (sandbox_init(SANDBOX_MODE_SECCOMP, 0, path, sizeof(path)) != 0)
+#else
+	if (sandbox_init(SANDBOX_MODE_NONE, 0, path, sizeof(path)) != 0)
+#endif
+		tap_skip_all("sandbox_init failed");
 	snprintf(tmp, sizeof(tmp), "/tmp/cdsgate-test-ns.XXXXXX");
 	if (mkdtemp(tmp) == NULL)
 		tap_skip_all("mkdtemp failed");

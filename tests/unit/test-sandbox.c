@@ -24,22 +24,36 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "sandbox/confine.h"
 #include "sandbox/sandbox.h"
 #include "tests/tap.h"
 
 #define CHILD_OK	0
-#define CHILD_ENTER	90	/* sandbox_enter failed */
+#define CHILD_ENTER	90	/* confine_apply failed */
 #define CHILD_WRONG	91	/* a check inside the child failed */
 
 /* ---- running a body in a confined child ---- */
 
 typedef int (*body_fn)(const void *arg);
 
-/* >= 0: in_child enters with sandbox_enter_fd(profile, child_dirfd). */
+/* >= 0: in_child's filter is tied to this directory fd. */
 static int child_dirfd = -1;
 
-/* Fork; the child enters profile and runs body; return its wait status.
- * stderr of the child goes to errfd when >= 0. */
+/* Fork; the child loads profile (confine_apply, the filter step only)
+ * and runs body; return its wait status.  stderr of the child goes to
+ * errfd when >= 0. */
+static int
+enter(enum sandbox_profile profile, int dirfd, char *err, size_t errlen)
+{
+	struct confine c;
+
+	confine_init(&c, "test");
+	c.dumpable = 1;
+	c.profile = (int)profile;
+	c.dirfd = dirfd;
+	return confine_apply(&c, err, errlen);
+}
+
 static int
 in_child(enum sandbox_profile profile, body_fn body, const void *arg,
     int errfd)
@@ -54,10 +68,8 @@ in_child(enum sandbox_profile profile, body_fn body, const void *arg,
 	if (pid == 0) {
 		if (errfd >= 0)
 			dup2(errfd, STDERR_FILENO);
-		if ((child_dirfd >= 0 ? sandbox_enter_fd(profile, child_dirfd,
-		    err, sizeof(err)) : sandbox_enter(profile, err,
-		    sizeof(err))) != 0) {
-			fprintf(stderr, "sandbox_enter: %s\n", err);
+		if (enter(profile, child_dirfd, err, sizeof(err)) != 0) {
+			fprintf(stderr, "confine_apply: %s\n", err);
 			_exit(CHILD_ENTER);
 		}
 		_exit(body(arg));
@@ -374,8 +386,8 @@ test_deid_compute(void)
 		close(out[0]);
 		fds[0] = in[0];
 		fds[1] = out[1];
-		if (sandbox_enter(SANDBOX_PROFILE_DEID, err, sizeof(err)) != 0) {
-			fprintf(stderr, "sandbox_enter: %s\n", err);
+		if (enter(SANDBOX_PROFILE_DEID, -1, err, sizeof(err)) != 0) {
+			fprintf(stderr, "confine_apply: %s\n", err);
 			_exit(CHILD_ENTER);
 		}
 		_exit(body_compute(fds));
