@@ -35,6 +35,7 @@ enum sandbox_profile {
 	SANDBOX_PROFILE_API,	/* cdsgated api: HTTP, SQLite, spool; no exec */
 	SANDBOX_PROFILE_TLS,	/* session's TLS key holder: TLS, VeNCrypt, relay */
 	SANDBOX_PROFILE_PGMOUNT, /* api's PostgreSQL mounter: libpq, the CSV */
+	SANDBOX_PROFILE_REPLAY,	/* cdsgate replay: the recording, viewers */
 	SANDBOX_PROFILE_COUNT
 };
 
