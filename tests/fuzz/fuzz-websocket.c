@@ -2,7 +2,8 @@
  * tests/fuzz/fuzz-websocket.c — libFuzzer target for the front door's
  * websocket layer (gateway/websocket.c): any bytes as client frames, fed
  * in two pieces as a socket might deliver them, and as an HTTP upgrade
- * request to parse and answer; every call must return a status, never crash or overrun.
+ * request to parse and answer; every call must return a status, never
+ * crash or overrun.
  */
 #include "config.h"
 
