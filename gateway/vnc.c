@@ -410,38 +410,6 @@ vnc_accept(struct vnc *v, uint64_t now)
 	}
 }
 
-/* Constant-time comparison of two NUL-terminated strings' bytes. */
-static int
-vnc_secret_eq(const char *a, size_t alen, const char *b)
-{
-	size_t blen = strlen(b), i;
-	unsigned char d = alen != blen;
-
-	for (i = 0; i < alen && i < blen; i++)
-		d |= (unsigned char)(a[i] ^ b[i]);
-	return d == 0;
-}
-
-/* The token may be the whole path ("/T") or a query parameter
- * ("/websockify?token=T", "/?a=b&token=T"). */
-static int
-vnc_path_has_token(const char *path, const char *token)
-{
-	const char *q, *p, *end;
-
-	if (path == NULL || token == NULL || *token == '\0' || *path != '/')
-		return 0;
-	if ((q = strchr(path, '?')) == NULL)
-		return vnc_secret_eq(path + 1, strlen(path + 1), token);
-	for (p = q + 1; *p != '\0'; p = *end ? end + 1 : end) {
-		end = p + strcspn(p, "&");
-		if ((size_t)(end - p) > 6 && strncmp(p, "token=", 6) == 0 &&
-		    vnc_secret_eq(p + 6, (size_t)(end - p - 6), token))
-			return 1;
-	}
-	return 0;
-}
-
 /* Origin allowed: listed exactly, or (no list) naming the host the
  * request was sent to, so another web site cannot drive the session. */
 static int
@@ -468,7 +436,7 @@ vnc_ws_check(const struct vnc *v, const struct ws_request *r)
 {
 	if (v->prm.ws_token == NULL)
 		return "websockets disabled";
-	if (!vnc_path_has_token(r->path, v->prm.ws_token))
+	if (!ws_path_has_token(r->path, v->prm.ws_token))
 		return "websocket token missing or wrong";
 	if (r->origin[0] == '\0')
 		return "websocket origin missing";
@@ -937,7 +905,7 @@ vnc_new_client(rfbClientPtr cl)
 
 	cl->clientGoneHook = vnc_client_gone;	/* also for a refusal */
 	if (cl->wsctx != NULL && (v->prm.ws_token == NULL ||
-	    !vnc_path_has_token(cl->wspath, v->prm.ws_token))) {
+	    !ws_path_has_token(cl->wspath, v->prm.ws_token))) {
 		vnc_refused(v, addr, "websocket token missing or wrong");
 		return RFB_CLIENT_REFUSE;
 	}

@@ -37,11 +37,13 @@ static const struct {
 	{ "Sec-WebSocket-Protocol",	offsetof(struct ws_request, protocol) },
 };
 
-static uint8_t ws_stop_path[256], ws_stop_name[256], ws_stop_value[256];
+static uint8_t ws_stop_path[256], ws_stop_name[256], ws_stop_value[256],
+    ws_stop_query[256], ws_stop_param[256];
 
 /* Which bytes end a path (anything not visible ASCII), a header name
- * (anything not an RFC 9110 token character) and a value (controls but
- * tab; obs-text is allowed in values). */
+ * (anything not an RFC 9110 token character), a value (controls but
+ * tab; obs-text is allowed in values), the path before its query and a
+ * query parameter. */
 static void
 ws_stops(void)
 {
@@ -57,6 +59,8 @@ ws_stops(void)
 		    (i != 0 && strchr(tchar, (int)i) != NULL));
 		ws_stop_value[i] = (i < 0x20 && i != '\t') || i == 0x7f;
 	}
+	ws_stop_query['?'] = 1;
+	ws_stop_param['&'] = 1;
 }
 
 /* The literal `lit` next: WS_REQ_OK (consumed), _PARTIAL or _BAD. */
@@ -196,6 +200,61 @@ ws_request_parse(const void *d, size_t len, struct ws_request *r)
 		return ws_fail(r, st, "malformed header line");
 	r->len = len - buf_remaining(&b);
 	return WS_REQ_OK;
+}
+
+/* Constant-time comparison of a's alen bytes with the string b. */
+static int
+ws_secret_eq(const char *a, size_t alen, const char *b)
+{
+	size_t blen = strlen(b), i;
+	unsigned char d = alen != blen;
+
+	for (i = 0; i < alen && i < blen; i++)
+		d |= (unsigned char)(a[i] ^ b[i]);
+	return d == 0;
+}
+
+/* The next run up to a stop byte (or the end), copied into out, and the
+ * stop byte skipped: its length, or -1 if it does not fit. */
+static long
+ws_take(struct buf *b, const uint8_t stop[256], char *out, size_t size)
+{
+	size_t n = buf_span(b, stop, buf_remaining(b));
+
+	if (n >= size || buf_get_bytes(b, out, n) != BUF_OK)
+		return -1;
+	out[n] = '\0';
+	(void)buf_skip(b, 1);	/* the stop byte; BUF_ESHORT at the end */
+	return (long)n;
+}
+
+int
+ws_path_has_token(const char *path, const char *token)
+{
+	char part[WS_PATH_MAX];
+	struct buf b;
+	size_t len;
+	long n;
+	int query;
+
+	if (path == NULL || token == NULL || *token == '\0' || *path != '/' ||
+	    (len = strlen(path)) >= sizeof(part))
+		return 0;
+	ws_stops();
+	buf_init(&b, path + 1, len - 1);
+	query = buf_span(&b, ws_stop_query, len) < len - 1;
+	if ((n = ws_take(&b, ws_stop_query, part, sizeof(part))) < 0)
+		return 0;
+	if (!query)
+		return ws_secret_eq(part, (size_t)n, token);
+	while (!buf_eof(&b)) {
+		if ((n = ws_take(&b, ws_stop_param, part, sizeof(part))) < 0)
+			return 0;
+		if (n > 6 && strncmp(part, "token=", 6) == 0 &&
+		    ws_secret_eq(part + 6, (size_t)n - 6, token))
+			return 1;
+	}
+	return 0;
 }
 
 /* Does the comma-separated header value list `token` (any case)? */

@@ -63,6 +63,10 @@ enum ws_req_status {
  * CRLF line ends) from d[0..len) through common/buf.h. */
 enum ws_req_status ws_request_parse(const void *d, size_t len,
 	    struct ws_request *r);
+/* Does the request path carry the token, as the whole path ("/T") or a
+ * query parameter ("/websockify?token=T", "/?a=b&token=T")?  Compared
+ * in constant time. */
+int	 ws_path_has_token(const char *path, const char *token);
 /* The 101 answer to a parsed request (already checked for token and
  * Origin): NULL, or why it is not a websocket request we serve. */
 const char *ws_response(const struct ws_request *r, char *out, size_t size);

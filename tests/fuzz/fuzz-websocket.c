@@ -38,6 +38,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (r.len > size)
 			abort();
 		(void)ws_response(&r, resp, sizeof(resp));
+		(void)ws_path_has_token(r.path, "tok");
 		break;
 	case WS_REQ_BAD:
 		if (r.why == NULL)

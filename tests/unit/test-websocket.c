@@ -118,6 +118,30 @@ test_request(void)
 	    29, &r) == WS_REQ_BAD, "a NUL in a value is refused");
 }
 
+static void
+test_token(void)
+{
+	static const char *const yes[] = { "/tok", "/websockify?token=tok",
+	    "/?a=b&token=tok", "/x?token=tok&", "/?token=&token=tok" };
+	static const char *const no[] = { "/", "/to", "/tokk", "tok",
+	    "/?token=to", "/?token=tokk", "/?xtoken=tok", "/tok?token=x",
+	    "/?", "/?token=", "/x/tok" };
+	size_t i;
+	int ok = 1;
+
+	for (i = 0; i < sizeof(yes) / sizeof(yes[0]); i++)
+		if (!ws_path_has_token(yes[i], "tok"))
+			ok = 0, tap_diag("not found in %s", yes[i]);
+	tap_ok(ok, "the token as the path or a query parameter is found");
+	for (ok = 1, i = 0; i < sizeof(no) / sizeof(no[0]); i++)
+		if (ws_path_has_token(no[i], "tok"))
+			ok = 0, tap_diag("found in %s", no[i]);
+	tap_ok(ok, "a prefix, a longer token, another parameter or a "
+	    "relative path is not the token");
+	tap_ok(!ws_path_has_token("/tok", "") &&
+	    !ws_path_has_token(NULL, "tok"), "no token, no path: no");
+}
+
 /* A masked client frame: op, payload, mask. */
 static size_t
 frame(uint8_t *f, uint8_t op, const uint8_t *p, size_t n, int mask)
@@ -257,6 +281,7 @@ main(void)
 {
 	test_response();
 	test_request();
+	test_token();
 	test_decode();
 	test_encode();
 	return tap_done();
