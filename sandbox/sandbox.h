@@ -74,7 +74,7 @@ int	sandbox_enter_fd(enum sandbox_profile profile, int dirfd, char *err,
  */
 
 /* "worker", "xvfb", "deid", "forward", "analytics", "audit",
- * "gate", "api", "pgmount", "tls"; and the active mode
+ * "gate", "api", "pgmount", "tls", "replay"; and the active mode
  * ("seccomp", "none"). */
 const char	*sandbox_profile_name(enum sandbox_profile profile);
 const char	*sandbox_mode_name(void);
