@@ -10,6 +10,9 @@
  * on loopback only (reach it through an SSH tunnel) and requires a VNC
  * password: from --password-file, or a random one printed at start.
  * libvncserver is driven from this loop (rfbProcessEvents), no threads.
+ * Once the listener is bound and the password read, the process loads
+ * the replay seccomp profile (sandbox/profiles.c): from then on it reads
+ * the recording it holds and serves viewers, and can open nothing.
  */
 #include "config.h"
 
@@ -24,6 +27,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <jansson.h>
 #include <rfb/rfb.h>
 #include <rfb/keysym.h>
 
@@ -31,6 +35,8 @@
 #include "cli/replay-serve.h"
 #include "gateway/vncscreen.h"
 #include "record/record.h"
+#include "sandbox/confine.h"
+#include "sandbox/sandbox.h"
 
 struct player {
 	struct record_reader	*r;
@@ -196,6 +202,31 @@ get_password(const char *file, char *pw, size_t len)
 	return 1;
 }
 
+int
+replay_confine(void)
+{
+	struct confine c;
+	char err[256];
+#ifdef HAVE_SECCOMP
+	const enum sandbox_mode mode = SANDBOX_MODE_SECCOMP;
+#else
+	const enum sandbox_mode mode = SANDBOX_MODE_NONE;
+#endif
+
+	json_object_seed(0);	/* jansson reads /dev/urandom once, here */
+	vnc_des_warm_up();	/* libgcrypt reads its config once, here */
+	confine_init(&c, "replay");
+	c.profile = SANDBOX_PROFILE_REPLAY;
+	if (sandbox_init(mode, 0, err, sizeof(err)) != 0 ||
+	    confine_rlimit(&c, RLIMIT_CORE, 0) != CONFINE_OK ||
+	    confine_apply(&c, err, sizeof(err)) != CONFINE_OK) {
+		fprintf(stderr, "cdsgate: replay: cannot confine the reader: "
+		    "%s\n", err);
+		return -1;
+	}
+	return 0;
+}
+
 static rfbScreenInfoPtr
 serve_screen(struct player *p, in_addr_t addr, int port, char **passwords)
 {
@@ -254,6 +285,12 @@ replay_serve(struct record_reader *r, const char *addr, const char *pwfile,
 	}
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
+	if (replay_confine() != 0) {
+		rfbShutdownServer(p.s, TRUE);
+		free(p.s->frameBuffer);
+		rfbScreenCleanup(p.s);
+		return EXIT_INTERNAL;
+	}
 	printf("serving on %s%s%s; keys: Space pause, Left/Right 10 s, "
 	    "Down/Up 1 min, Home/End\n", addr, gen ? ", password: " : "",
 	    gen ? pw : "");

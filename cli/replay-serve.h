@@ -14,4 +14,8 @@
 int	replay_serve(struct record_reader *r, const char *addr,
 	    const char *pwfile, const char *at, uint64_t at_us);
 
+/* Load the replay seccomp profile (every file it needs already open;
+ * no thread yet): 0, or -1 with the reason on stderr (do not go on). */
+int	replay_confine(void);
+
 #endif

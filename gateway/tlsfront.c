@@ -20,7 +20,6 @@
 #include <unistd.h>
 
 #include <jansson.h>
-#include <rfb/rfbproto.h>	/* rfbEncryptBytes */
 
 #include "gateway/preauth.h"
 #include "gateway/ratelimit.h"
@@ -29,6 +28,7 @@
 #include "gateway/tlsfront.h"
 #include "gateway/tlsipc.h"
 #include "gateway/vencrypt.h"
+#include "gateway/vncscreen.h"
 #include "sandbox/confine.h"
 #include "sandbox/sandbox.h"
 
@@ -416,10 +416,7 @@ tf_loop(struct tlsfront *tf)
 static void
 tf_prewarm(const struct tlsfront_config *cfg)
 {
-	unsigned char b[CHALLENGESIZE] = { 0 };
-	char pw[] = "warm-up";
-
-	rfbEncryptBytes(b, pw);
+	vnc_des_warm_up();
 	json_object_seed(0);
 	(void)creds_check(cfg->creds, "", 0, "", 0);
 }

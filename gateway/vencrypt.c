@@ -62,6 +62,7 @@ struct vencrypt {
 	int			 minor;		/* client's RFB 3.x */
 	int			 plain;		/* client chose VncAuth */
 	int			 client_eof;
+	int			 broken;	/* a buffer overflowed: end */
 	uint64_t		 t0, close_at;
 	enum vc_state		 stage;		/* state the stage timer is for */
 	uint64_t		 stage_t0;
@@ -98,14 +99,6 @@ vc_consume(struct wbuf *w, size_t n)
 	memmove(w->d, w->d + n, w->len - n);
 	explicit_bzero(w->d + w->len - n, n);
 	w->len -= n;
-}
-
-static void
-vc_put_u32(struct wbuf *w, uint32_t v)
-{
-	uint8_t b[4] = { v >> 24, v >> 16, v >> 8, v };
-
-	(void)wbuf_put(w, b, sizeof(b));
 }
 
 static json_t *
@@ -165,6 +158,49 @@ vc_log_burst(const struct vencrypt *c, const char *event, const char *reason,
 	vc_log(c, event, quiet > 0 ? why : reason);
 }
 
+/* Every write to a buffer goes through these: one that does not fit
+ * marks the connection broken, and vc_finished() ends it. */
+static void
+vc_put(struct vencrypt *c, struct wbuf *w, const void *p, size_t n)
+{
+	if (wbuf_put(w, p, n) == BUF_OK || c->broken)
+		return;
+	c->broken = 1;
+	vc_log(c, "client_refused", "a handshake buffer overflowed");
+}
+
+static void
+vc_put_u8(struct vencrypt *c, struct wbuf *w, uint8_t v)
+{
+	vc_put(c, w, &v, 1);
+}
+
+static void
+vc_put_u32(struct vencrypt *c, struct wbuf *w, uint32_t v)
+{
+	uint8_t b[4] = { v >> 24, v >> 16, v >> 8, v };
+
+	vc_put(c, w, b, sizeof(b));
+}
+
+/* Take n bytes from the front of w through common/buf.h (the caller
+ * waited for them; short is a bug, and ends the connection). */
+static int
+vc_get(struct vencrypt *c, struct wbuf *w, void *dst, size_t n)
+{
+	struct buf b;
+
+	buf_init(&b, w->d, w->len);
+	if (buf_get_bytes(&b, dst, n) != BUF_OK) {
+		if (!c->broken)
+			vc_log(c, "client_refused", "a handshake read was short");
+		c->broken = 1;
+		return -1;
+	}
+	vc_consume(w, n);
+	return 0;
+}
+
 /* Queue an RFB failure for the client (what it can parse in the state
  * it is in), then close once it is flushed. */
 static void
@@ -174,16 +210,16 @@ vc_fail(struct vencrypt *c, const char *reason, uint64_t now)
 
 	wbuf_reset(&c->down);
 	if (c->state == VC_CLIENT_VERSION) {
-		vc_put_u32(&c->down, 0);	/* 3.3: "security type 0" */
-		vc_put_u32(&c->down, (uint32_t)len);
-		(void)wbuf_put(&c->down, reason, len);
+		vc_put_u32(c, &c->down, 0);	/* 3.3: "security type 0" */
+		vc_put_u32(c, &c->down, (uint32_t)len);
+		vc_put(c, &c->down, reason, len);
 	} else if (c->state == VC_SECTYPE || c->state == VC_PLAIN ||
 	    (c->state >= VC_WANT_INNER && c->state <= VC_INNER_RESULT &&
 	    !c->plain)) {
-		vc_put_u32(&c->down, 1);	/* SecurityResult failed */
+		vc_put_u32(c, &c->down, 1);	/* SecurityResult failed */
 		if (c->minor >= 8) {
-			vc_put_u32(&c->down, (uint32_t)len);
-			(void)wbuf_put(&c->down, reason, len);
+			vc_put_u32(c, &c->down, (uint32_t)len);
+			vc_put(c, &c->down, reason, len);
 		}
 	}
 	c->state = VC_CLOSING;
@@ -284,7 +320,7 @@ vc_client_in(struct vencrypt *c)
 	st = vc_cread(c, b, room < sizeof(b) ? room : sizeof(b), &got);
 	c->block_r = st;
 	if (st == TLS_OK) {
-		(void)wbuf_put(c->ws ? &c->wsin : &c->up, b, got);
+		vc_put(c, c->ws ? &c->wsin : &c->up, b, got);
 		explicit_bzero(b, got);
 		(void)vc_ws_in(c);
 		return 1;
@@ -364,7 +400,7 @@ vc_inner_in(struct vencrypt *c)
 	n = recv(c->ifd, b, room < sizeof(b) ? room : sizeof(b),
 	    MSG_DONTWAIT);
 	if (n > 0) {
-		(void)wbuf_put(to, b, (size_t)n);
+		vc_put(c, to, b, (size_t)n);
 		return 1;
 	}
 	if (n == 0 || (errno != EAGAIN && errno != EWOULDBLOCK &&
@@ -419,9 +455,9 @@ vc_client_version(struct vencrypt *c, uint64_t now)
 	int major, minor;
 	char nl;
 
-	memcpy(v, c->up.d, RFB_VERSION_LEN);
+	if (vc_get(c, &c->up, v, RFB_VERSION_LEN) != 0)
+		return 1;
 	v[RFB_VERSION_LEN] = '\0';
-	vc_consume(&c->up, RFB_VERSION_LEN);
 	if (sscanf(v, "RFB %3d.%3d%c", &major, &minor, &nl) != 3 ||
 	    nl != '\n' || major != 3) {
 		vc_log(c, "client_refused", "not an RFB client");
@@ -435,10 +471,10 @@ vc_client_version(struct vencrypt *c, uint64_t now)
 		return 1;
 	}
 	c->minor = minor >= 8 ? 8 : 7;
-	(void)wbuf_put_u8(&c->down, vc_plain_offered(c) ? 2 : 1);
-	(void)wbuf_put_u8(&c->down, RFB_SEC_VENCRYPT);
+	vc_put_u8(c, &c->down, vc_plain_offered(c) ? 2 : 1);
+	vc_put_u8(c, &c->down, RFB_SEC_VENCRYPT);
 	if (vc_plain_offered(c))
-		(void)wbuf_put_u8(&c->down, RFB_SEC_VNCAUTH);
+		vc_put_u8(c, &c->down, RFB_SEC_VNCAUTH);
 	c->state = VC_SECTYPE;
 	return 1;
 }
@@ -446,12 +482,13 @@ vc_client_version(struct vencrypt *c, uint64_t now)
 static enum vencrypt_event
 vc_sectype(struct vencrypt *c, uint64_t now)
 {
-	uint8_t t = c->up.d[0];
+	uint8_t t;
 	char why[128];
 
-	vc_consume(&c->up, 1);
+	if (vc_get(c, &c->up, &t, 1) != 0)
+		return VENCRYPT_CONTINUE;
 	if (t == RFB_SEC_VENCRYPT) {
-		(void)wbuf_put(&c->down, "\0\2", 2);	/* VeNCrypt 0.2 */
+		vc_put(c, &c->down, "\0\2", 2);	/* VeNCrypt 0.2 */
 		c->state = VC_VC_VERSION;
 		return VENCRYPT_CONTINUE;
 	}
@@ -470,42 +507,46 @@ vc_sectype(struct vencrypt *c, uint64_t now)
 static void
 vc_vc_version(struct vencrypt *c, uint64_t now)
 {
-	int ok = c->up.d[0] == 0 && c->up.d[1] == 2;
+	uint8_t v[2];
+	int ok;
 
-	vc_consume(&c->up, 2);
-	(void)wbuf_put_u8(&c->down, ok ? 0 : 0xff);
+	if (vc_get(c, &c->up, v, sizeof(v)) != 0)
+		return;
+	ok = v[0] == 0 && v[1] == 2;
+	vc_put_u8(c, &c->down, ok ? 0 : 0xff);
 	if (!ok) {
 		vc_log(c, "client_refused", "VeNCrypt version not 0.2");
 		c->state = VC_CLOSING;
 		c->close_at = now + VENCRYPT_CLOSE_US;
 		return;
 	}
-	(void)wbuf_put_u8(&c->down, 1);	/* inside wss, TLS is already up */
-	vc_put_u32(&c->down, c->ws ? VENCRYPT_PLAIN : VENCRYPT_X509PLAIN);
+	vc_put_u8(c, &c->down, 1);	/* inside wss, TLS is already up */
+	vc_put_u32(c, &c->down, c->ws ? VENCRYPT_PLAIN : VENCRYPT_X509PLAIN);
 	c->state = VC_VC_SUBTYPE;
 }
 
 static void
 vc_vc_subtype(struct vencrypt *c, uint64_t now)
 {
-	struct buf b;
-	uint32_t st = 0;
+	uint8_t b[4];
+	uint32_t st;
 
-	buf_init(&b, c->up.d, c->up.len);
-	(void)buf_get_u32(&b, &st);
-	vc_consume(&c->up, 4);
+	if (vc_get(c, &c->up, b, sizeof(b)) != 0)
+		return;
+	st = (uint32_t)b[0] << 24 | (uint32_t)b[1] << 16 |
+	    (uint32_t)b[2] << 8 | b[3];
 	if (c->ws && st == VENCRYPT_PLAIN) {
 		c->state = VC_PLAIN;	/* Plain has no acknowledgement */
 		return;
 	}
 	if (c->ws || st != VENCRYPT_X509PLAIN) {
-		(void)wbuf_put_u8(&c->down, 0);
+		vc_put_u8(c, &c->down, 0);
 		vc_log(c, "auth_fail", "VeNCrypt subtype not offered");
 		c->state = VC_CLOSING;
 		c->close_at = now + VENCRYPT_CLOSE_US;
 		return;
 	}
-	(void)wbuf_put_u8(&c->down, 1);
+	vc_put_u8(c, &c->down, 1);
 	c->state = VC_TLS_START;
 }
 
@@ -631,25 +672,33 @@ vc_plain(struct vencrypt *c, uint64_t now)
 static enum vencrypt_event
 vc_ws_request(struct vencrypt *c)
 {
-	const char *s;
-	size_t n = c->up.len < 4 ? c->up.len : 4;
+	struct ws_request r;
+	const char *why;
 
-	if (c->up.len == 0 || wbuf_cstr(&c->up, &s) != BUF_OK)
+	if (c->up.len == 0)
 		return VENCRYPT_CONTINUE;
-	if (strncmp(s, "GET ", n) != 0 ||
-	    memchr(c->up.d, '\0', c->up.len) != NULL) {
-		vc_log(c, "client_refused", "not a websocket request");
-		c->state = VC_DEAD;
-		return VENCRYPT_CONTINUE;
+	switch (ws_request_parse(c->up.d, c->up.len, &r)) {
+	case WS_REQ_OK:
+		if (r.len == c->up.len) {
+			c->state = VC_WS_CHECK;
+			return VENCRYPT_WS_REQUEST;
+		}
+		why = "bytes after the websocket request";
+		break;
+	case WS_REQ_PARTIAL:
+		if (c->up.len < VENCRYPT_REQUEST_MAX)
+			return VENCRYPT_CONTINUE;
+		why = "websocket request too long";
+		break;
+	case WS_REQ_NOTGET:
+		why = "not a websocket request";
+		break;
+	default:
+		why = r.why;
+		break;
 	}
-	if (strstr(s, "\r\n\r\n") != NULL) {
-		c->state = VC_WS_CHECK;
-		return VENCRYPT_WS_REQUEST;
-	}
-	if (c->up.len >= VENCRYPT_REQUEST_MAX) {
-		vc_log(c, "client_refused", "websocket request too long");
-		c->state = VC_DEAD;
-	}
+	vc_log(c, "client_refused", why);
+	c->state = VC_DEAD;
 	return VENCRYPT_CONTINUE;
 }
 
@@ -678,7 +727,7 @@ static void
 vc_start_relay(struct vencrypt *c)
 {
 	c->relay_t0 = c->prm.clock();
-	(void)wbuf_put(&c->down, c->iin.d, c->iin.len);
+	vc_put(c, &c->down, c->iin.d, c->iin.len);
 	vc_consume(&c->iin, c->iin.len);
 	c->state = VC_RELAY;
 }
@@ -709,7 +758,7 @@ vc_inner_types(struct vencrypt *c, uint64_t now)
 		vc_fail(c, "internal error", now);
 		return;
 	}
-	(void)wbuf_put_u8(&c->iout, RFB_SEC_VNCAUTH);
+	vc_put_u8(c, &c->iout, RFB_SEC_VNCAUTH);
 	if (c->plain)
 		vc_start_relay(c);	/* the client answers the challenge */
 	else
@@ -722,12 +771,12 @@ vc_inner_challenge(struct vencrypt *c)
 	unsigned char ch[CHALLENGESIZE];
 	char pw[9] = { 0 };
 
-	memcpy(ch, c->iin.d, CHALLENGESIZE);
-	vc_consume(&c->iin, CHALLENGESIZE);
+	if (vc_get(c, &c->iin, ch, sizeof(ch)) != 0)
+		return;
 	strncpy(pw, c->prm.inner_password, 8);
 	rfbEncryptBytes(ch, pw);
 	explicit_bzero(pw, sizeof(pw));
-	(void)wbuf_put(&c->iout, ch, sizeof(ch));
+	vc_put(c, &c->iout, ch, sizeof(ch));
 	c->state = VC_INNER_RESULT;
 }
 
@@ -746,7 +795,7 @@ vc_inner_result(struct vencrypt *c, uint64_t now)
 		return;
 	}
 	vc_consume(&c->iin, 4);
-	vc_put_u32(&c->down, 0);	/* SecurityResult: OK */
+	vc_put_u32(c, &c->down, 0);	/* SecurityResult: OK */
 	vc_start_relay(c);
 }
 
@@ -817,7 +866,7 @@ vc_client_step(struct vencrypt *c, uint64_t now)
 static int
 vc_finished(struct vencrypt *c, uint64_t now)
 {
-	if (c->state == VC_DEAD || c->client_eof)
+	if (c->state == VC_DEAD || c->client_eof || c->broken)
 		return 1;	/* nobody to talk to (or relay for) */
 	if (c->state == VC_CLOSING)
 		return vc_out_pending(c) == 0;
@@ -938,7 +987,7 @@ vencrypt_alloc(struct vencrypt **cp, int fd, const char *addr,
 		c->state = VC_WS_REQUEST;	/* no TLS: the request first */
 	else {
 		c->state = VC_CLIENT_VERSION;
-		(void)wbuf_put(&c->down, "RFB 003.008\n", RFB_VERSION_LEN);
+		vc_put(c, &c->down, "RFB 003.008\n", RFB_VERSION_LEN);
 	}
 	c->stage = c->state;
 	*cp = c;
@@ -1052,7 +1101,7 @@ vencrypt_attach(struct vencrypt *c, int fd)
 	ssize_t n;
 
 	c->ifd = fd;
-	(void)wbuf_put(&c->iout, "RFB 003.008\n", RFB_VERSION_LEN);
+	vc_put(c, &c->iout, "RFB 003.008\n", RFB_VERSION_LEN);
 	c->state = VC_INNER_VERSION;
 	n = send(fd, c->iout.d, c->iout.len, MSG_DONTWAIT | MSG_NOSIGNAL);
 	if (n < 0 || (size_t)n != c->iout.len) {
@@ -1071,22 +1120,24 @@ vencrypt_ws_accept(struct vencrypt *c, uint64_t now)
 	static const char bad[] = "HTTP/1.1 400 Bad Request\r\n"
 	    "Connection: close\r\n\r\n";
 	char resp[WS_RESPONSE_MAX];
-	const char *req, *why = "bad websocket request";
+	struct ws_request r;
+	const char *why = "bad websocket request";
 
-	if (c->state == VC_WS_CHECK && wbuf_cstr(&c->up, &req) == BUF_OK)
-		why = ws_response(req, resp, sizeof(resp));
+	if (c->state == VC_WS_CHECK &&
+	    ws_request_parse(c->up.d, c->up.len, &r) == WS_REQ_OK)
+		why = ws_response(&r, resp, sizeof(resp));
 	vc_consume(&c->up, c->up.len);
 	if (why != NULL) {
 		vc_log(c, "client_refused", why);
-		(void)wbuf_put(&c->down, bad, sizeof(bad) - 1);
+		vc_put(c, &c->down, bad, sizeof(bad) - 1);
 		c->state = VC_CLOSING;
 		c->close_at = now + VENCRYPT_CLOSE_US;
 		return;
 	}
-	(void)wbuf_put(&c->wsout, resp, strlen(resp));
+	vc_put(c, &c->wsout, resp, strlen(resp));
 	c->ws = 1;
 	c->state = VC_CLIENT_VERSION;	/* RFB, in frames from now on */
-	(void)wbuf_put(&c->down, "RFB 003.008\n", RFB_VERSION_LEN);
+	vc_put(c, &c->down, "RFB 003.008\n", RFB_VERSION_LEN);
 }
 
 void

@@ -410,38 +410,6 @@ vnc_accept(struct vnc *v, uint64_t now)
 	}
 }
 
-/* Constant-time comparison of two NUL-terminated strings' bytes. */
-static int
-vnc_secret_eq(const char *a, size_t alen, const char *b)
-{
-	size_t blen = strlen(b), i;
-	unsigned char d = alen != blen;
-
-	for (i = 0; i < alen && i < blen; i++)
-		d |= (unsigned char)(a[i] ^ b[i]);
-	return d == 0;
-}
-
-/* The token may be the whole path ("/T") or a query parameter
- * ("/websockify?token=T", "/?a=b&token=T"). */
-static int
-vnc_path_has_token(const char *path, const char *token)
-{
-	const char *q, *p, *end;
-
-	if (path == NULL || token == NULL || *token == '\0' || *path != '/')
-		return 0;
-	if ((q = strchr(path, '?')) == NULL)
-		return vnc_secret_eq(path + 1, strlen(path + 1), token);
-	for (p = q + 1; *p != '\0'; p = *end ? end + 1 : end) {
-		end = p + strcspn(p, "&");
-		if ((size_t)(end - p) > 6 && strncmp(p, "token=", 6) == 0 &&
-		    vnc_secret_eq(p + 6, (size_t)(end - p - 6), token))
-			return 1;
-	}
-	return 0;
-}
-
 /* Origin allowed: listed exactly, or (no list) naming the host the
  * request was sent to, so another web site cannot drive the session. */
 static int
@@ -462,28 +430,17 @@ vnc_origin_ok(const struct vnc *v, const char *origin, const char *host)
 	return *host != '\0' && strcasecmp(auth, host) == 0;
 }
 
-/* Check a complete websocket request; returns NULL or why it fails. */
+/* Check a parsed websocket request; returns NULL or why it fails. */
 static const char *
-vnc_ws_check(const struct vnc *v, char *req)
+vnc_ws_check(const struct vnc *v, const struct ws_request *r)
 {
-	char path[1024], origin[256], host[256];
-	size_t plen;
-
 	if (v->prm.ws_token == NULL)
 		return "websockets disabled";
-	plen = strcspn(req + 4, " \r\n");
-	if (plen == 0 || plen >= sizeof(path))
-		return "bad request line";
-	memcpy(path, req + 4, plen);
-	path[plen] = '\0';
-	if (!vnc_path_has_token(path, v->prm.ws_token))
+	if (!ws_path_has_token(r->path, v->prm.ws_token))
 		return "websocket token missing or wrong";
-	if (!ws_header(req, "Host", host, sizeof(host)))
-		host[0] = '\0';
-	if (!ws_header(req, "Origin", origin, sizeof(origin)) &&
-	    !ws_header(req, "Sec-WebSocket-Origin", origin, sizeof(origin)))
+	if (r->origin[0] == '\0')
 		return "websocket origin missing";
-	if (!vnc_origin_ok(v, origin, host))
+	if (!vnc_origin_ok(v, r->origin, r->host))
 		return "websocket origin not allowed";
 	return NULL;
 }
@@ -620,10 +577,19 @@ static void
 vnc_front_ws_check(struct vnc *v, uint32_t slot, char *req)
 {
 	struct tipc_slot m = { slot };
+	struct ws_request r;
 	const char *why;
 
-	why = strncmp(req, "GET ", 4) != 0 ? "not a websocket request" :
-	    vnc_ws_check(v, req);
+	switch (ws_request_parse(req, strlen(req), &r)) {
+	case WS_REQ_OK:
+		why = vnc_ws_check(v, &r);
+		break;
+	case WS_REQ_BAD:
+		why = r.why;
+		break;
+	default:
+		why = "not a websocket request";
+	}
 	if (why != NULL) {
 		vnc_front_refuse(v, slot, why);
 		return;
@@ -791,6 +757,49 @@ vnc_front_setup(struct vnc *v)
 	    "relay_fits_frame", (size_t)got >= frame, "key_holder", "tls"));
 }
 
+/* A plain-text websocket request at the door: NULL if it was handed on
+ * (or more of it is awaited), else why it is refused. */
+static const char *
+vnc_door_request(struct vnc *v, struct vnc_door *d, const char *buf,
+    size_t n, uint64_t now)
+{
+	struct ws_request r;
+	const char *why = NULL;
+
+	switch (ws_request_parse(buf, n, &r)) {
+	case WS_REQ_NOTGET:
+		why = "unexpected bytes before the server greeting";
+		break;
+	case WS_REQ_BAD:
+		why = r.why;
+		break;
+	case WS_REQ_PARTIAL:
+		if (n == VNC_WS_MAX_REQUEST)
+			why = "websocket request too long";
+		else if (vnc_since(now, d->t0) > VNC_WS_HEADER_US)
+			why = "websocket request too slow";
+		else {
+			d->more = 1;	/* poll would spin on peeked data */
+			d->recheck = now + VNC_RECHECK_US;
+			return NULL;
+		}
+		break;
+	case WS_REQ_OK:
+		if (!v->prm.allow_plain)
+			why = "websocket without TLS refused on this listener "
+			    "(use wss)";
+		else if ((why = vnc_ws_check(v, &r)) == NULL) {
+			if (v->prm.tls_ipc >= 0) /* the same login as wss */
+				vnc_front_take(v, d, TIPC_MODE_WS);
+			else
+				vnc_handover(v, d);
+			return NULL;
+		}
+		break;
+	}
+	return why;
+}
+
 /* Look at what a waiting connection has sent, without consuming it. */
 static void
 vnc_door_check(struct vnc *v, struct vnc_door *d, uint64_t now)
@@ -822,27 +831,8 @@ vnc_door_check(struct vnc *v, struct vnc_door *d, uint64_t now)
 	if (buf[0] == '\x16' || buf[0] == '\x80')
 		why = v->prm.tls_ipc >= 0 ? "websockets disabled" :
 		    "TLS not offered here";
-	else if (strncmp(buf, "GET ", (size_t)n < 4 ? (size_t)n : 4) != 0)
-		why = "unexpected bytes before the server greeting";
-	else if (n < 4 || strstr(buf, "\r\n\r\n") == NULL) {
-		if (n == VNC_WS_MAX_REQUEST)
-			why = "websocket request too long";
-		else if (vnc_since(now, d->t0) > VNC_WS_HEADER_US)
-			why = "websocket request too slow";
-		else {
-			d->more = 1;	/* poll would spin on peeked data */
-			d->recheck = now + VNC_RECHECK_US;
-			return;
-		}
-	} else if (!v->prm.allow_plain)
-		why = "websocket without TLS refused on this listener (use wss)";
-	else if ((why = vnc_ws_check(v, buf)) == NULL) {
-		if (v->prm.tls_ipc >= 0)	/* the same login as wss */
-			vnc_front_take(v, d, TIPC_MODE_WS);
-		else
-			vnc_handover(v, d);
+	else if ((why = vnc_door_request(v, d, buf, (size_t)n, now)) == NULL)
 		return;
-	}
 	vnc_refused(v, d->addr, why);
 	vnc_door_close(v, d);
 }
@@ -915,7 +905,7 @@ vnc_new_client(rfbClientPtr cl)
 
 	cl->clientGoneHook = vnc_client_gone;	/* also for a refusal */
 	if (cl->wsctx != NULL && (v->prm.ws_token == NULL ||
-	    !vnc_path_has_token(cl->wspath, v->prm.ws_token))) {
+	    !ws_path_has_token(cl->wspath, v->prm.ws_token))) {
 		vnc_refused(v, addr, "websocket token missing or wrong");
 		return RFB_CLIENT_REFUSE;
 	}
@@ -1226,19 +1216,6 @@ vnc_screen_policy(struct vnc *v, rfbScreenInfoPtr s)
 	clipboard_install(s);
 }
 
-/* The library's DES (VncAuth) is libgcrypt, which initialises itself at
- * first use: it reads /proc/sys/crypto/fips_enabled and /etc/gcrypt/
- * and may open a syslog socket.  Do that now, before the loop (and any
- * seccomp filter), not at the first login. */
-static void
-vnc_warm_up_des(void)
-{
-	unsigned char b[CHALLENGESIZE] = { 0 };
-	char pw[] = "warm-up";
-
-	rfbEncryptBytes(b, pw);
-}
-
 int
 vnc_open(struct vnc **vp, const struct vnc_params *prm,
     const struct vnc_ops *ops)
@@ -1301,7 +1278,7 @@ vnc_open(struct vnc **vp, const struct vnc_params *prm,
 	v->screen->frameBuffer = prm->framebuffer;
 	rfbSetServerVersionIdentity(v->screen, "cdsgate");  /* not the library's */
 	rfbInitServer(v->screen);
-	vnc_warm_up_des();
+	vnc_des_warm_up();
 	if (prm->tls_ipc >= 0)
 		vnc_front_setup(v);
 	*vp = v;

@@ -46,3 +46,12 @@ vnc_screen_new(const char *desktop, int width, int height, int red_shift,
 	s->permitFileTransfer = FALSE;
 	return s;
 }
+
+void
+vnc_des_warm_up(void)
+{
+	unsigned char b[CHALLENGESIZE] = { 0 };
+	char pw[] = "warm-up";
+
+	rfbEncryptBytes(b, pw);
+}

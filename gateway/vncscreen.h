@@ -20,4 +20,10 @@
 rfbScreenInfoPtr vnc_screen_new(const char *desktop, int width, int height,
     int red_shift, int green_shift, int blue_shift, void *data);
 
+/* The library's DES (VncAuth) is libgcrypt, which initialises itself at
+ * first use: it reads /proc/sys/crypto/fips_enabled and /etc/gcrypt/
+ * and may open a syslog socket.  Call this before any seccomp filter so
+ * that happens now, not at the first login. */
+void	vnc_des_warm_up(void);
+
 #endif

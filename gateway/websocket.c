@@ -8,6 +8,7 @@
  */
 #include "config.h"
 
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
@@ -18,31 +19,240 @@
 
 #define WS_GUID		"258EAFA5-E914-47DA-95CA-C5AB0DC85B11"
 #define WS_KEY_LEN	24	/* base64 of 16 bytes */
+#define WS_SEC_ORIGIN	((size_t)-1)	/* ws_fields: into origin if no Origin */
+
+/* ---- the upgrade request, through common/buf.h ------------------------ */
+
+/* The headers kept, each once; the rest are checked for form, skipped. */
+static const struct {
+	const char	*name;
+	size_t		 off;
+} ws_fields[] = {
+	{ "Host",			offsetof(struct ws_request, host) },
+	{ "Origin",			offsetof(struct ws_request, origin) },
+	{ "Sec-WebSocket-Origin",	WS_SEC_ORIGIN },
+	{ "Upgrade",			offsetof(struct ws_request, upgrade) },
+	{ "Sec-WebSocket-Version",	offsetof(struct ws_request, version) },
+	{ "Sec-WebSocket-Key",		offsetof(struct ws_request, key) },
+	{ "Sec-WebSocket-Protocol",	offsetof(struct ws_request, protocol) },
+};
+
+static uint8_t ws_stop_path[256], ws_stop_name[256], ws_stop_value[256],
+    ws_stop_query[256], ws_stop_param[256];
+
+/* Which bytes end a path (anything not visible ASCII), a header name
+ * (anything not an RFC 9110 token character), a value (controls but
+ * tab; obs-text is allowed in values), the path before its query and a
+ * query parameter. */
+static void
+ws_stops(void)
+{
+	static const char tchar[] = "!#$%&'*+-.^_`|~";
+	unsigned i;
+
+	if (ws_stop_path[0])
+		return;
+	for (i = 0; i < 256; i++) {
+		ws_stop_path[i] = i <= 0x20 || i >= 0x7f;
+		ws_stop_name[i] = !((i >= '0' && i <= '9') ||
+		    (i >= 'a' && i <= 'z') || (i >= 'A' && i <= 'Z') ||
+		    (i != 0 && strchr(tchar, (int)i) != NULL));
+		ws_stop_value[i] = (i < 0x20 && i != '\t') || i == 0x7f;
+	}
+	ws_stop_query['?'] = 1;
+	ws_stop_param['&'] = 1;
+}
+
+/* The literal `lit` next: WS_REQ_OK (consumed), _PARTIAL or _BAD. */
+static enum ws_req_status
+ws_expect(struct buf *b, const char *lit)
+{
+	uint8_t c;
+
+	for (; *lit != '\0'; lit++) {
+		if (buf_get_u8(b, &c) != BUF_OK)
+			return WS_REQ_PARTIAL;
+		if (c != (uint8_t)*lit)
+			return WS_REQ_BAD;
+	}
+	return WS_REQ_OK;
+}
+
+/* A run of bytes up to a stop byte, copied NUL-terminated into out
+ * (size bytes); *n its length.  _PARTIAL if the input ends first. */
+static enum ws_req_status
+ws_run(struct buf *b, const uint8_t stop[256], char *out, size_t size,
+    size_t *n)
+{
+	*n = buf_span(b, stop, buf_remaining(b));
+	if (*n == buf_remaining(b))
+		return WS_REQ_PARTIAL;
+	if (out == NULL)
+		return buf_skip(b, *n) == BUF_OK ? WS_REQ_OK : WS_REQ_BAD;
+	if (*n >= size || buf_get_bytes(b, out, *n) != BUF_OK)
+		return WS_REQ_BAD;
+	out[*n] = '\0';
+	return WS_REQ_OK;
+}
+
+static enum ws_req_status
+ws_fail(struct ws_request *r, enum ws_req_status st, const char *why)
+{
+	if (st == WS_REQ_BAD)
+		r->why = why;
+	return st;
+}
+
+/* "GET " path " HTTP/1.1" CRLF */
+static enum ws_req_status
+ws_request_line(struct buf *b, struct ws_request *r)
+{
+	enum ws_req_status st;
+	size_t n;
+
+	if ((st = ws_expect(b, "GET ")) != WS_REQ_OK)
+		return st == WS_REQ_BAD ? WS_REQ_NOTGET : st;
+	st = ws_run(b, ws_stop_path, r->path, sizeof(r->path), &n);
+	if (st == WS_REQ_OK && n == 0)
+		st = WS_REQ_BAD;
+	if (st != WS_REQ_OK)
+		return ws_fail(r, st, "bad request line");
+	return ws_fail(r, ws_expect(b, " HTTP/1.1\r\n"), "bad request line");
+}
+
+/* Where header `name` goes (NULL: not kept); -1 if seen before. */
+static char *
+ws_field(struct ws_request *r, const char *name, int *dup)
+{
+	size_t i;
+
+	*dup = 0;
+	for (i = 0; i < sizeof(ws_fields) / sizeof(ws_fields[0]); i++) {
+		if (strcasecmp(name, ws_fields[i].name) != 0)
+			continue;
+		*dup = (r->seen & (1u << i)) != 0;
+		r->seen |= 1u << i;
+		if (ws_fields[i].off == WS_SEC_ORIGIN)	/* Origin wins */
+			return r->seen & (1u << 1) ? NULL : r->origin;
+		return (char *)r + ws_fields[i].off;
+	}
+	return NULL;
+}
+
+/* name ":" OWS value OWS CRLF */
+static enum ws_req_status
+ws_header_line(struct buf *b, struct ws_request *r)
+{
+	char name[64], value[WS_FIELD_MAX], *to;
+	enum ws_req_status st;
+	size_t n;
+	int dup;
+
+	n = buf_span(b, ws_stop_name, sizeof(name));
+	if (n < sizeof(name))		/* a name we keep is never longer */
+		st = ws_run(b, ws_stop_name, name, sizeof(name), &n);
+	else {
+		name[0] = '\0';
+		st = ws_run(b, ws_stop_name, NULL, 0, &n);
+	}
+	if (st == WS_REQ_OK && n == 0)
+		st = WS_REQ_BAD;
+	if (st != WS_REQ_OK || (st = ws_expect(b, ":")) != WS_REQ_OK)
+		return ws_fail(r, st, "malformed header line");
+	to = ws_field(r, name, &dup);
+	if (dup)
+		return ws_fail(r, WS_REQ_BAD, "a websocket header is repeated");
+	st = ws_run(b, ws_stop_value, to != NULL ? value : NULL,
+	    sizeof(value), &n);
+	if (st != WS_REQ_OK)
+		return ws_fail(r, st, "header value too long or malformed");
+	if ((st = ws_expect(b, "\r\n")) != WS_REQ_OK)
+		return ws_fail(r, st, "malformed header line");
+	if (to != NULL) {
+		while (n > 0 && (value[n - 1] == ' ' || value[n - 1] == '\t'))
+			value[--n] = '\0';
+		snprintf(to, WS_FIELD_MAX, "%s", value + strspn(value, " \t"));
+	}
+	return WS_REQ_OK;
+}
+
+enum ws_req_status
+ws_request_parse(const void *d, size_t len, struct ws_request *r)
+{
+	struct buf b;
+	enum ws_req_status st;
+	uint8_t c;
+
+	ws_stops();
+	memset(r, 0, sizeof(*r));
+	buf_init(&b, d, len);
+	if ((st = ws_request_line(&b, r)) != WS_REQ_OK)
+		return st;
+	for (;;) {
+		if (buf_peek_u8(&b, &c) != BUF_OK)
+			return WS_REQ_PARTIAL;
+		if (c == '\r')
+			break;
+		if ((st = ws_header_line(&b, r)) != WS_REQ_OK)
+			return st;
+	}
+	if ((st = ws_expect(&b, "\r\n")) != WS_REQ_OK)
+		return ws_fail(r, st, "malformed header line");
+	r->len = len - buf_remaining(&b);
+	return WS_REQ_OK;
+}
+
+/* Constant-time comparison of a's alen bytes with the string b. */
+static int
+ws_secret_eq(const char *a, size_t alen, const char *b)
+{
+	size_t blen = strlen(b), i;
+	unsigned char d = alen != blen;
+
+	for (i = 0; i < alen && i < blen; i++)
+		d |= (unsigned char)(a[i] ^ b[i]);
+	return d == 0;
+}
+
+/* The next run up to a stop byte (or the end), copied into out, and the
+ * stop byte skipped: its length, or -1 if it does not fit. */
+static long
+ws_take(struct buf *b, const uint8_t stop[256], char *out, size_t size)
+{
+	size_t n = buf_span(b, stop, buf_remaining(b));
+
+	if (n >= size || buf_get_bytes(b, out, n) != BUF_OK)
+		return -1;
+	out[n] = '\0';
+	(void)buf_skip(b, 1);	/* the stop byte; BUF_ESHORT at the end */
+	return (long)n;
+}
 
 int
-ws_header(const char *req, const char *name, char *out, size_t size)
+ws_path_has_token(const char *path, const char *token)
 {
-	const char *line = strstr(req, "\r\n"), *v, *e;
-	size_t nlen = strlen(name);
+	char part[WS_PATH_MAX];
+	struct buf b;
+	size_t len;
+	long n;
+	int query;
 
-	while (line != NULL && line[2] != '\r') {
-		line += 2;
-		e = strstr(line, "\r\n");
-		if (e == NULL)
+	if (path == NULL || token == NULL || *token == '\0' || *path != '/' ||
+	    (len = strlen(path)) >= sizeof(part))
+		return 0;
+	ws_stops();
+	buf_init(&b, path + 1, len - 1);
+	query = buf_span(&b, ws_stop_query, len) < len - 1;
+	if ((n = ws_take(&b, ws_stop_query, part, sizeof(part))) < 0)
+		return 0;
+	if (!query)
+		return ws_secret_eq(part, (size_t)n, token);
+	while (!buf_eof(&b)) {
+		if ((n = ws_take(&b, ws_stop_param, part, sizeof(part))) < 0)
 			return 0;
-		if ((size_t)(e - line) > nlen && line[nlen] == ':' &&
-		    strncasecmp(line, name, nlen) == 0) {
-			for (v = line + nlen + 1; *v == ' ' || *v == '\t'; v++)
-				;
-			while (e > v && (e[-1] == ' ' || e[-1] == '\t'))
-				e--;
-			if ((size_t)(e - v) >= size)
-				return 0;
-			memcpy(out, v, (size_t)(e - v));
-			out[e - v] = '\0';
+		if (n > 6 && strncmp(part, "token=", 6) == 0 &&
+		    ws_secret_eq(part + 6, (size_t)n - 6, token))
 			return 1;
-		}
-		line = e;
 	}
 	return 0;
 }
@@ -81,26 +291,23 @@ ws_accept(const char *key, char *out, size_t size)
 }
 
 const char *
-ws_response(const char *req, char *out, size_t size)
+ws_response(const struct ws_request *r, char *out, size_t size)
 {
-	char v[256], key[WS_KEY_LEN + 1], acc[128];
+	char acc[128];
 	const char *proto = "";
 
-	if (!ws_header(req, "Upgrade", v, sizeof(v)) ||
-	    !ws_list_has(v, "websocket"))
+	if (!ws_list_has(r->upgrade, "websocket"))
 		return "not a websocket upgrade";
-	if (!ws_header(req, "Sec-WebSocket-Version", v, sizeof(v)) ||
-	    strcmp(v, "13") != 0)
+	if (strcmp(r->version, "13") != 0)
 		return "websocket version not 13";
-	if (!ws_header(req, "Sec-WebSocket-Key", key, sizeof(key)) ||
-	    strlen(key) != WS_KEY_LEN)
+	if (strlen(r->key) != WS_KEY_LEN)
 		return "websocket key missing or malformed";
-	if (ws_header(req, "Sec-WebSocket-Protocol", v, sizeof(v))) {
-		if (!ws_list_has(v, "binary"))
+	if (r->protocol[0] != '\0') {
+		if (!ws_list_has(r->protocol, "binary"))
 			return "websocket subprotocol not offered (binary only)";
 		proto = "Sec-WebSocket-Protocol: binary\r\n";
 	}
-	if (ws_accept(key, acc, sizeof(acc)) != 0)
+	if (ws_accept(r->key, acc, sizeof(acc)) != 0)
 		return "out of memory";
 	if ((size_t)snprintf(out, size, "HTTP/1.1 101 Switching Protocols\r\n"
 	    "Upgrade: websocket\r\nConnection: Upgrade\r\n"

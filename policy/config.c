@@ -281,19 +281,29 @@ config_apply(struct gw_config *c, json_t *root, const char *path,
 int
 config_load(struct gw_config *c, const char *path, struct policy_error *err)
 {
-	json_error_t je;
-	json_t *root;
 	size_t n;
 	char *text = NULL;
 	int r;
 
-	if ((r = config_defaults(c, err)) != POLICY_OK)
-		return r;
 	if ((r = spec_read_file(path, "configuration", CONFIG_FILE_MAX, 0,
 	    &text, &n, err)) != POLICY_OK)
 		return r;
-	root = json_loadb(text, n, JSON_REJECT_DUPLICATES, &je);
+	r = config_parse(c, text, n, path, err);
 	free(text);
+	return r;
+}
+
+int
+config_parse(struct gw_config *c, const char *text, size_t n,
+    const char *path, struct policy_error *err)
+{
+	json_error_t je;
+	json_t *root;
+	int r;
+
+	if ((r = config_defaults(c, err)) != POLICY_OK)
+		return r;
+	root = json_loadb(text, n, JSON_REJECT_DUPLICATES, &je);
 	if (root == NULL)
 		return policy_error_set(err, POLICY_EINPUT, "%s:%d:%d: %s",
 		    path, je.line, je.column, je.text);

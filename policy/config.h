@@ -81,6 +81,9 @@ struct gw_config {
 /* Defaults for every key, then the file at path over them; checked. */
 int	config_load(struct gw_config *c, const char *path,
 	    struct policy_error *err);
+/* The same from the file's text (n bytes; path names it in errors). */
+int	config_parse(struct gw_config *c, const char *text, size_t n,
+	    const char *path, struct policy_error *err);
 /* The effective configuration as a JSON object, one key a line. */
 void	config_print(const struct gw_config *c, FILE *f);
 

@@ -951,58 +951,57 @@ int
 spec_load_file(struct session_spec *s, const char *path,
     struct policy_error *err)
 {
-	const struct spec_option *o;
-	json_t *root = NULL, *v;
-	json_error_t je;
-	char *data = NULL, where[600];
-	const char *key;
+	char *data;
 	size_t n;
 	int fd, r;
 
 	if ((r = spec_open_private(path, &fd, err)) != POLICY_OK)
 		return r;
-	if ((data = malloc(POLICY_FILE_MAX + 1)) == NULL) {
+	if ((data = malloc(POLICY_FILE_MAX + 1)) == NULL)
 		r = policy_error_set(err, POLICY_ENOMEM, "out of memory");
-		goto out;
-	}
-	if (read_bounded(fd, data, POLICY_FILE_MAX, &n) != 0) {
+	else if (read_bounded(fd, data, POLICY_FILE_MAX, &n) != 0)
 		r = policy_error_set(err, POLICY_EIO,
 		    "%s: unreadable or larger than %d bytes", path,
 		    POLICY_FILE_MAX);
-		goto out;
-	}
-	root = json_loadb(data, n, JSON_REJECT_DUPLICATES, &je);
-	if (root == NULL) {
-		r = policy_error_set(err, POLICY_EINPUT, "%s:%d:%d: %s", path,
-		    je.line, je.column, je.text);
-		goto out;
-	}
-	if (!json_is_object(root)) {
+	else
+		r = spec_load_text(s, data, n, path, err);
+	free(data);
+	close(fd);
+	return r;
+}
+
+int
+spec_load_text(struct session_spec *s, const char *data, size_t n,
+    const char *path, struct policy_error *err)
+{
+	const struct spec_option *o;
+	json_t *root, *v;
+	json_error_t je;
+	char where[600];
+	const char *key;
+	int r = POLICY_OK;
+
+	if ((root = json_loadb(data, n, JSON_REJECT_DUPLICATES, &je)) == NULL)
+		return policy_error_set(err, POLICY_EINPUT, "%s:%d:%d: %s",
+		    path, je.line, je.column, je.text);
+	if (!json_is_object(root))
 		r = policy_error_set(err, POLICY_EINPUT,
 		    "%s: must hold one JSON object", path);
-		goto out;
-	}
 	json_object_foreach(root, key, v) {
+		if (r != POLICY_OK)
+			break;
 		snprintf(where, sizeof(where), "%s: %s", path, key);
-		if ((o = spec_find(key)) == NULL || strchr(key, '-') != NULL) {
+		if ((o = spec_find(key)) == NULL || strchr(key, '-') != NULL)
 			r = policy_error_set(err, POLICY_EINPUT,
 			    "%s: unknown key (`cdsgated options` lists them)",
 			    where);
-			goto out;
-		}
-		if ((o->scope & SPEC_FILE) == 0) {
+		else if ((o->scope & SPEC_FILE) == 0)
 			r = policy_error_set(err, POLICY_EINPUT,
 			    "%s: may only be given on the command line", where);
-			goto out;
-		}
-		if ((r = spec_set_json(s, o, where, v, err)) != POLICY_OK)
-			goto out;
+		else
+			r = spec_set_json(s, o, where, v, err);
 	}
-	r = POLICY_OK;
-out:
 	json_decref(root);
-	free(data);
-	close(fd);
 	return r;
 }
 

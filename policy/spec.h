@@ -155,6 +155,9 @@ int	spec_from_args(struct session_spec *s, int argc, char **argv,
  * by root or us); keys not settable from a file are errors. */
 int	spec_load_file(struct session_spec *s, const char *path,
 	    struct policy_error *err);
+/* The same from the file's text (n bytes; path names it in errors). */
+int	spec_load_text(struct session_spec *s, const char *data, size_t n,
+	    const char *path, struct policy_error *err);
 
 /* Unencrypted VNC (and ws://) allowed: the flag, or by default only
  * when --listen is a loopback address. */

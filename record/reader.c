@@ -289,9 +289,16 @@ open_header(struct record_reader *r)
 	rc = read_chunk(r, 0, &c, 1, 1);
 	if (rc == RECORD_EIO)
 		return rc;
-	if (rc != RECORD_OK || c.type != RECORD_CH_HEAD || c.t_us != 0)
-		return snprintf(r->err, sizeof(r->err), "no valid header "
-		    "chunk"), RECORD_EFORMAT;
+	if (rc == RECORD_OK && (c.type != RECORD_CH_HEAD || c.t_us != 0))
+		snprintf(r->err, sizeof(r->err), "not a header chunk");
+	if (rc != RECORD_OK || c.type != RECORD_CH_HEAD || c.t_us != 0) {
+		char why[sizeof(r->err)];
+
+		memcpy(why, r->err, sizeof(why));
+		snprintf(r->err, sizeof(r->err), "no valid header chunk at "
+		    "offset 0: %.100s", why);
+		return RECORD_EFORMAT;
+	}
 	rc = record_head_decode(r->buf + RECORD_CHUNK_HDR, c.len, &r->h,
 	    r->err, sizeof(r->err));
 	if (rc != RECORD_OK)

@@ -70,6 +70,16 @@
 	__NR_rt_sigprocmask, __NR_rt_sigaction, __NR_rt_sigreturn, \
 	__NR_restart_syscall, __NR_sigaltstack
 
+/* An RFB server on fds it has: reads and writes, and new clients on a
+ * listening socket it was given (worker, replay). */
+#define RFB_SERVING \
+	__NR_read, __NR_write, __NR_readv, __NR_writev, \
+	__NR_recvfrom, __NR_recvmsg, __NR_sendto, __NR_sendmsg, \
+	__NR_close, __NR_fstat, __NR_lseek, \
+	__NR_accept, __NR_accept4, __NR_shutdown, \
+	__NR_getsockname, __NR_getpeername, \
+	__NR_setsockopt, __NR_getsockopt
+
 /* The fcntl commands every role may use on fds it already has. */
 #define FCNTL_BASIC \
 	FCNTL_CMD(F_GETFL), FCNTL_CMD(F_SETFL), FCNTL_CMD(F_GETFD), \
@@ -89,14 +99,9 @@
  * socket() (socketpair(AF_UNIX) only, for the TLS relay), no exec, no
  * fork, no ptrace, no shm attach. */
 static const int worker_allow[] = {
-	/* I/O on fds it has: RFB clients, X, the session log, signalfd */
-	__NR_read, __NR_write, __NR_readv, __NR_writev,
-	__NR_recvfrom, __NR_recvmsg, __NR_sendto, __NR_sendmsg,
-	__NR_close, __NR_fstat, __NR_lseek,
-	/* new RFB clients on the inherited listening socket */
-	__NR_accept, __NR_accept4, __NR_shutdown,
-	__NR_getsockname, __NR_getpeername,
-	__NR_setsockopt, __NR_getsockopt,
+	/* I/O on fds it has (RFB clients, X, the session log, signalfd);
+	   new RFB clients on the inherited listening socket */
+	RFB_SERVING,
 	SERVER_LOOP,
 	/* identity queries libraries make; uname: libX11 at a new client */
 	__NR_getpid, __NR_gettid, __NR_getuid, __NR_geteuid,
@@ -659,6 +664,41 @@ static const struct sandbox_errno supervisor_deny[] = {
 #define RULES(nm, pfx, fl) { nm, pfx##_allow, N(pfx##_allow), \
 	pfx##_checked, N(pfx##_checked), pfx##_deny, N(pfx##_deny), fl }
 
+/* ---- REPLAY: `cdsgate replay` once its files are open --------------
+ * The recording is untrusted: after opening it (and, with --serve,
+ * binding the loopback listener and reading the password) the process
+ * reads the recording by pread on the fd it holds, writes stdout and
+ * stderr, and serves VNC viewers on the socket it bound.  No open, no
+ * socket(), no exec, no fork, no signals to others. */
+static const int replay_allow[] = {
+	/* the recording (pread), stdout/stderr; viewers on the listening
+	   socket bound before the filter */
+	__NR_pread64,
+	RFB_SERVING,
+	SERVER_LOOP,
+	/* identity queries libraries make; a lock they may take */
+	__NR_getpid, __NR_gettid, __NR_getuid, __NR_geteuid,
+	__NR_getgid, __NR_getegid, __NR_futex,
+	/* randomness for RFB challenges */
+	__NR_getrandom,
+	/* the end */
+	__NR_exit, __NR_exit_group,
+};
+
+static const struct sandbox_argrule replay_checked[] = {
+	FSTAT_BY_FD,
+	/* LibVNCServer asks RLIMIT_NOFILE at each new viewer: a query
+	   (no new limit) only */
+	{ __NR_prlimit64, 2, ~0UL, 0 },
+	IOCTL_REQ(FIONBIO),
+	FCNTL_BASIC,
+	NO_EXEC(__NR_mmap), NO_EXEC(__NR_mprotect),
+};
+
+static const struct sandbox_errno replay_deny[] = {
+	DENY_PROBES,
+};
+
 static const struct sandbox_rules profiles[SANDBOX_PROFILE_COUNT] = {
 	[SANDBOX_PROFILE_WORKER] = RULES("worker", worker, SANDBOX_SIGNAL_SELF),
 	[SANDBOX_PROFILE_XVFB] = RULES("xvfb", xvfb, SANDBOX_SIGNAL_SELF |
@@ -680,6 +720,8 @@ static const struct sandbox_rules profiles[SANDBOX_PROFILE_COUNT] = {
 	    N(jailinit_allow), NULL, 0, jailinit_deny, N(jailinit_deny), 0 },
 	[SANDBOX_PROFILE_SUPERVISOR] = { "supervisor", NULL, 0, NULL, 0,
 	    supervisor_deny, N(supervisor_deny), 0, NULL, 0, 1 },
+	[SANDBOX_PROFILE_REPLAY] = RULES("replay", replay,
+	    SANDBOX_SIGNAL_SELF),
 };
 
 const struct sandbox_rules *

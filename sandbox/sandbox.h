@@ -37,6 +37,7 @@ enum sandbox_profile {
 	SANDBOX_PROFILE_PGMOUNT, /* api's PostgreSQL mounter: libpq, the CSV */
 	SANDBOX_PROFILE_JAILINIT, /* pid 1 of the browser jail: waits, reaps */
 	SANDBOX_PROFILE_SUPERVISOR, /* the root session supervisor: a deny-list */
+	SANDBOX_PROFILE_REPLAY,	/* cdsgate replay: the recording, viewers */
 	SANDBOX_PROFILE_COUNT
 };
 
@@ -75,7 +76,8 @@ int	sandbox_enter_fd(enum sandbox_profile profile, int dirfd, char *err,
  */
 
 /* "worker", "xvfb", "deid", "forward", "analytics", "audit",
- * "gate", "api", "pgmount", "tls", "jailinit", "supervisor"; and the active mode
+ * "gate", "api", "pgmount", "tls", "jailinit", "supervisor", "replay"; and the
+ * active mode
  * ("seccomp", "none"). */
 const char	*sandbox_profile_name(enum sandbox_profile profile);
 const char	*sandbox_mode_name(void);

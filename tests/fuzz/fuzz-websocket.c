@@ -1,8 +1,9 @@
 /*
  * tests/fuzz/fuzz-websocket.c — libFuzzer target for the front door's
  * websocket layer (gateway/websocket.c): any bytes as client frames, fed
- * in two pieces as a socket might deliver them, and as an HTTP request to
- * answer; every call must return a status, never crash or overrun.
+ * in two pieces as a socket might deliver them, and as an HTTP upgrade
+ * request to parse and answer; every call must return a status, never
+ * crash or overrun.
  */
 #include "config.h"
 
@@ -20,7 +21,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct ws_decoder d;
 	struct wbuf out, reply;
-	char resp[WS_RESPONSE_MAX], *req;
+	struct ws_request r;
+	char resp[WS_RESPONSE_MAX];
 	size_t cut = size > 0 ? data[0] % (size + 1) : 0, used = 0;
 
 	memset(&d, 0, sizeof(d));
@@ -31,11 +33,19 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		    &used);
 	wbuf_free(&out);
 	wbuf_free(&reply);
-	if ((req = malloc(size + 1)) == NULL)
-		return 0;
-	memcpy(req, data, size);
-	req[size] = '\0';
-	(void)ws_response(req, resp, sizeof(resp));
-	free(req);
+	switch (ws_request_parse(data, size, &r)) {
+	case WS_REQ_OK:
+		if (r.len > size)
+			abort();
+		(void)ws_response(&r, resp, sizeof(resp));
+		(void)ws_path_has_token(r.path, "tok");
+		break;
+	case WS_REQ_BAD:
+		if (r.why == NULL)
+			abort();
+		break;
+	default:
+		break;
+	}
 	return 0;
 }

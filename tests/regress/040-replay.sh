@@ -133,6 +133,15 @@ check "bad TIME refused" fails_with 2 'bad TIME' "$REC" --frame 1:99 -o "$TMP/x.
 check "TIME after the end refused" fails_with 2 'after the end' "$REC" --frame 21 -o "$TMP/x.png"
 check "--export to an unknown format refused" fails_with 2 'mp4 or .webm' "$REC" --export "$TMP/x.avi"
 check "--serve refuses a non-loopback address" fails_with 2 'loopback only' "$REC" --serve 0.0.0.0:5999
+cp "$REC" "$TMP/badhead.rec"
+printf 'X' | dd of="$TMP/badhead.rec" bs=1 seek=30 conv=notrunc 2>/dev/null
+check "a corrupt header chunk: refused, naming the file and offset 0" \
+	fails_with 2 "$TMP/badhead.rec: .*header chunk at offset 0: CRC mismatch" \
+	"$TMP/badhead.rec" --events
+# --events reads the recording under the replay seccomp profile: it must
+# still print every item (the profile lacks nothing it needs).
+check "--events runs to the end under the replay profile" sh -c \
+	"'$CDSGATE' replay '$REC' --events 2>/dev/null | tail -n 1 | grep -q session-end"
 
 # ---- --serve: a read-only VNC player, driven by the viewer's keys ----
 VNCTEST=${VNCTEST:-$top_builddir/tests/gateway/cdsgate-vnctest}
@@ -144,6 +153,8 @@ if [ -x "$VNCTEST" ] && command -v compare >/dev/null; then
 		--at 8.05 >"$TMP/serve.out" 2>&1 &
 	spid=$!
 	if wait_line "$TMP/serve.out" '^serving on' 10 "$spid"; then
+		check "--serve: the process serving is filtered (Seccomp: 2)" \
+			grep -q '^Seccomp:[[:space:]]*2' "/proc/$spid/status"
 		vt() { "$VNCTEST" --port "$port" --timeout 20 "$@" >/dev/null 2>&1; }
 		vt --password-file "$TMP/pw" snapshot "$TMP/v8.ppm"
 		d=$(ae "$TMP/v8.ppm" "$TMP/e8.ppm")

@@ -700,6 +700,37 @@ test_pgmount(void)
 	test_forbidden(SANDBOX_PROFILE_PGMOUNT, calls);
 }
 
+/* replay: the recording is read by pread on the fd opened before. */
+static int
+body_pread(const void *arg)
+{
+	char b[4];
+
+	return pread(*(const int *)arg, b, sizeof(b), 0) == 4 &&
+	    memcmp(b, "RFBR", 4) == 0 ? CHILD_OK : CHILD_WRONG;
+}
+
+/* REPLAY: reads what it opened, serves viewers; opens nothing more. */
+static void
+test_replay(void)
+{
+	static const char *const calls[] = { "open", "socket", "execve",
+	    "ptrace", NULL };
+	char path[] = "/tmp/test-sandbox-replay.XXXXXX";
+	int fd = mkstemp(path);
+
+	tap_ok(fd >= 0 && write(fd, "RFBR", 4) == 4 && unlink(path) == 0,
+	    "replay: a recording-like file");
+	expect_exit0(SANDBOX_PROFILE_REPLAY, body_pread, &fd,
+	    "pread of the file it holds");
+	expect_sigsys(SANDBOX_PROFILE_REPLAY, body_fork, NULL, "fork");
+	expect_sigsys(SANDBOX_PROFILE_REPLAY, body_mmap_exec, NULL,
+	    "mmap(PROT_EXEC)");
+	test_forbidden(SANDBOX_PROFILE_REPLAY, calls);
+	if (fd >= 0)
+		close(fd);
+}
+
 /* The kernel's attack surface stays closed under Xvfb's broad list. */
 static void
 test_xvfb_closed(void)
@@ -818,6 +849,7 @@ main(void)
 	test_api();
 	test_tls();
 	test_pgmount();
+	test_replay();
 	test_debug();
 	test_mode_none();
 	return tap_done();

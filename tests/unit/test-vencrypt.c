@@ -30,13 +30,13 @@
 #include "gateway/slog.h"
 #include "gateway/vencrypt.h"
 #include "tests/tap.h"
+#include "tests/testcert.h"
 
 #define SPINS	20000
 
 static struct tls_ctx	*tls;
 static struct creds	*creds;
 static struct tbucket	 bucket;
-static char		 cert_pem[4096], key_pem[4096];
 
 static uint64_t
 clk(void)
@@ -45,37 +45,6 @@ clk(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
-}
-
-/* A self-signed P-256 certificate, as PEM in memory. */
-static int
-make_cert(void)
-{
-	EVP_PKEY *k = EVP_EC_gen("P-256");
-	X509 *x = X509_new();
-	BIO *b;
-	int ok;
-
-	X509_set_version(x, 2);
-	ASN1_INTEGER_set(X509_get_serialNumber(x), 1);
-	X509_gmtime_adj(X509_getm_notBefore(x), -60);
-	X509_gmtime_adj(X509_getm_notAfter(x), 3600);
-	X509_NAME_add_entry_by_txt(X509_get_subject_name(x), "CN", MBSTRING_ASC,
-	    (const unsigned char *)"test", -1, -1, 0);
-	X509_set_issuer_name(x, X509_get_subject_name(x));
-	X509_set_pubkey(x, k);
-	ok = X509_sign(x, k, EVP_sha256()) > 0;
-	b = BIO_new(BIO_s_mem());
-	ok = ok && PEM_write_bio_X509(b, x) == 1 &&
-	    BIO_read(b, cert_pem, sizeof(cert_pem) - 1) > 0;
-	BIO_free(b);
-	b = BIO_new(BIO_s_mem());
-	ok = ok && PEM_write_bio_PrivateKey(b, k, NULL, NULL, 0, NULL, NULL) ==
-	    1 && BIO_read(b, key_pem, sizeof(key_pem) - 1) > 0;
-	BIO_free(b);
-	X509_free(x);
-	EVP_PKEY_free(k);
-	return ok;
 }
 
 struct door {
@@ -613,8 +582,7 @@ main(void)
 	signal(SIGPIPE, SIG_IGN);	/* as LibVNCServer sets it in the worker */
 	slog_open("/dev/null", "test", "worker");
 	tbucket_init(&bucket, 1000, 1000, clk());
-	if (!make_cert() || tls_ctx_alloc(&tls, cert_pem, strlen(cert_pem),
-	    key_pem, strlen(key_pem), err, sizeof(err)) != TLS_OK ||
+	if (testcert_tls(&tls, err, sizeof(err)) != 0 ||
 	    creds_parse(&creds, cr, strlen(cr), "t", &e) != POLICY_OK)
 		tap_skip_all("cannot make a test certificate");
 	test_login_and_relay();

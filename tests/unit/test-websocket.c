@@ -1,7 +1,7 @@
 /*
  * tests/unit/test-websocket.c — the front door's websocket layer
- * (gateway/websocket.c): the handshake answer against RFC 6455's own
- * example, refusals of requests it must not serve, masked client frames
+ * (gateway/websocket.c): the upgrade request's parser (whole, partial,
+ * malformed), the handshake answer against RFC 6455's own example, refusals of requests it must not serve, masked client frames
  * decoded whether they arrive whole or a byte at a time, pings answered,
  * bad frames refused, and our frames' three length forms.
  */
@@ -17,13 +17,24 @@
 	"Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n" \
 	"Sec-WebSocket-Version: 13\r\n" extra "\r\n"
 
+/* The answer to a request given as text (NULL: it did not parse). */
+static const char *
+answer(const char *req, char *out, size_t size)
+{
+	struct ws_request r;
+
+	if (ws_request_parse(req, strlen(req), &r) != WS_REQ_OK)
+		return "did not parse";
+	return ws_response(&r, out, size);
+}
+
 static void
 test_response(void)
 {
-	char out[WS_RESPONSE_MAX], v[64];
+	char out[WS_RESPONSE_MAX];
 	const char *why;
 
-	why = ws_response(REQ(""), out, sizeof(out));
+	why = answer(REQ(""), out, sizeof(out));
 	tap_ok(why == NULL, "a websocket request is answered (%s)",
 	    why ? why : "ok");
 	tap_ok(strstr(out, "HTTP/1.1 101 ") == out &&
@@ -31,23 +42,104 @@ test_response(void)
 	    != NULL, "... with RFC 6455's example accept value");
 	tap_ok(strstr(out, "Sec-WebSocket-Protocol") == NULL,
 	    "... and no subprotocol when none was asked for");
-	why = ws_response(REQ("Sec-WebSocket-Protocol: base64, binary\r\n"),
+	why = answer(REQ("Sec-WebSocket-Protocol: base64, binary\r\n"),
 	    out, sizeof(out));
 	tap_ok(why == NULL && strstr(out, "Sec-WebSocket-Protocol: binary\r\n"),
 	    "binary is chosen from the offered subprotocols");
-	tap_ok(ws_response(REQ("Sec-WebSocket-Protocol: base64\r\n"), out,
+	tap_ok(answer(REQ("Sec-WebSocket-Protocol: base64\r\n"), out,
 	    sizeof(out)) != NULL, "base64 alone is refused");
-	tap_ok(ws_response("GET / HTTP/1.1\r\nHost: h\r\n\r\n", out,
+	tap_ok(answer("GET / HTTP/1.1\r\nHost: h\r\n\r\n", out,
 	    sizeof(out)) != NULL, "a request without Upgrade is refused");
-	tap_ok(ws_response("GET / HTTP/1.1\r\nUpgrade: websocket\r\n"
+	tap_ok(answer("GET / HTTP/1.1\r\nUpgrade: websocket\r\n"
 	    "Sec-WebSocket-Version: 8\r\nSec-WebSocket-Key: "
 	    "dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n", out, sizeof(out)) != NULL,
 	    "version 8 is refused");
-	tap_ok(ws_response("GET / HTTP/1.1\r\nUpgrade: websocket\r\n"
+	tap_ok(answer("GET / HTTP/1.1\r\nUpgrade: websocket\r\n"
 	    "Sec-WebSocket-Version: 13\r\nSec-WebSocket-Key: short\r\n\r\n",
 	    out, sizeof(out)) != NULL, "a malformed key is refused");
-	tap_ok(ws_header(REQ(""), "upgrade", v, sizeof(v)) &&
-	    strcmp(v, "websocket") == 0, "header names match in any case");
+}
+
+/* ws_request_parse on text: its status, r filled. */
+static enum ws_req_status
+parse(const char *req, struct ws_request *r)
+{
+	return ws_request_parse(req, strlen(req), r);
+}
+
+static void
+test_request(void)
+{
+	static const char *const bad[] = {
+		"GET  HTTP/1.1\r\n\r\n",		/* no path */
+		"GET /a b HTTP/1.1\r\n\r\n",		/* space in the path */
+		"GET / HTTP/1.0\r\n\r\n",
+		"GET / HTTP/1.1\nHost: h\n\n",		/* bare LF */
+		"GET / HTTP/1.1\r\nHost h\r\n\r\n",	/* no colon */
+		"GET / HTTP/1.1\r\n: v\r\n\r\n",		/* no name */
+		"GET / HTTP/1.1\r\nHo st: h\r\n\r\n",
+		"GET / HTTP/1.1\r\nHost: a\rb\r\n\r\n",	/* CR in a value */
+		"GET / HTTP/1.1\r\nOrigin: a\r\norigin: b\r\n\r\n",
+		"GET / HTTP/1.1\r\nHost: h\r\n\rX",
+	};
+	struct ws_request r;
+	const char *req = REQ("Origin: https://h:8443 \r\n"), *whole;
+	size_t i, n;
+	int partial = 1;
+
+	tap_ok(parse(req, &r) == WS_REQ_OK && r.len == strlen(req),
+	    "a whole request parses, to its blank line");
+	tap_ok(strcmp(r.path, "/websockify?token=t") == 0 &&
+	    strcmp(r.host, "h") == 0 &&
+	    strcmp(r.origin, "https://h:8443") == 0 &&
+	    strcmp(r.key, "dGhlIHNhbXBsZSBub25jZQ==") == 0 &&
+	    strcmp(r.version, "13") == 0, "its path and headers, trimmed");
+	whole = "GET / HTTP/1.1\r\nHOST:\th\r\nX-Long-Header-Name-That-"
+	    "Is-Longer-Than-Any-Header-We-Keep-By-Far-Really: 1\r\n\r\nrest";
+	tap_ok(parse(whole, &r) == WS_REQ_OK && strcmp(r.host, "h") == 0 &&
+	    r.len == strlen(whole) - 4,
+	    "names match in any case; long unknown names are skipped; "
+	    "bytes after the blank line are not the request's");
+	for (n = 0; n < strlen(req); n++)
+		if (ws_request_parse(req, n, &r) != WS_REQ_PARTIAL)
+			partial = 0;
+	tap_ok(partial, "every proper prefix is partial");
+	tap_ok(parse("PUT / HTTP/1.1\r\n\r\n", &r) == WS_REQ_NOTGET &&
+	    parse("\x16\x03\x01", &r) == WS_REQ_NOTGET,
+	    "other methods and TLS are not GET");
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		tap_ok(parse(bad[i], &r) == WS_REQ_BAD && r.why != NULL,
+		    "refused (%s): %.*s", r.why ? r.why : "-",
+		    (int)strcspn(bad[i], "\r\n"), bad[i]);
+	tap_ok(parse("GET / HTTP/1.1\r\nSec-WebSocket-Origin: a\r\n"
+	    "Origin: b\r\n\r\n", &r) == WS_REQ_OK &&
+	    strcmp(r.origin, "b") == 0, "Origin wins over "
+	    "Sec-WebSocket-Origin");
+	tap_ok(ws_request_parse("GET / HTTP/1.1\r\nHost: a\0b\r\n\r\n",
+	    29, &r) == WS_REQ_BAD, "a NUL in a value is refused");
+}
+
+static void
+test_token(void)
+{
+	static const char *const yes[] = { "/tok", "/websockify?token=tok",
+	    "/?a=b&token=tok", "/x?token=tok&", "/?token=&token=tok" };
+	static const char *const no[] = { "/", "/to", "/tokk", "tok",
+	    "/?token=to", "/?token=tokk", "/?xtoken=tok", "/tok?token=x",
+	    "/?", "/?token=", "/x/tok" };
+	size_t i;
+	int ok = 1;
+
+	for (i = 0; i < sizeof(yes) / sizeof(yes[0]); i++)
+		if (!ws_path_has_token(yes[i], "tok"))
+			ok = 0, tap_diag("not found in %s", yes[i]);
+	tap_ok(ok, "the token as the path or a query parameter is found");
+	for (ok = 1, i = 0; i < sizeof(no) / sizeof(no[0]); i++)
+		if (ws_path_has_token(no[i], "tok"))
+			ok = 0, tap_diag("found in %s", no[i]);
+	tap_ok(ok, "a prefix, a longer token, another parameter or a "
+	    "relative path is not the token");
+	tap_ok(!ws_path_has_token("/tok", "") &&
+	    !ws_path_has_token(NULL, "tok"), "no token, no path: no");
 }
 
 /* A masked client frame: op, payload, mask. */
@@ -188,6 +280,8 @@ int
 main(void)
 {
 	test_response();
+	test_request();
+	test_token();
 	test_decode();
 	test_encode();
 	return tap_done();
