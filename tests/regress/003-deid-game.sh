@@ -156,6 +156,11 @@ check "a population value not in its hierarchy: exit 2 naming badpop.csv:7:5 (ex
 vp --game-risk journalist --population-table "$TMP/badpop.csv"
 check "deid verify names it too (exit $rc)" \
 	test "$rc" -eq 2 -a -n "$(grep -F "badpop.csv:7:5:" "$TMP/vp.json")"
+rc=0
+"$CDSGATE" deid assess --data "$TMP/sample5k.csv" --qi "$QI" --population 4e6 --game no-attack \
+	--game-risk journalist --population-table "$P/patients.csv" > /dev/null 2> "$TMP/err" || rc=$?
+check "deid assess refuses --population-table (exit $rc)" \
+	test "$rc" -eq 2 -a -n "$(grep -F "assess takes no --population-table" "$TMP/err")"
 
 bad() {	# bad DESC PATTERN ARGS...
 	local d=$1 pat=$2 rc=0; shift 2
