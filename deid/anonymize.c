@@ -242,8 +242,8 @@ anon_pop_absent(struct deid_anon_report *rep, const struct deid_node_ws *ws)
 	memset(w, 0, sizeof(*w));
 	snprintf(w->file, sizeof(w->file), "%s", rep->pop->name);
 	snprintf(w->msg, sizeof(w->msg), "%llu released records are in "
-	    "classes the population table lacks (is the table a sample of "
-	    "it?); the game takes SP = 1 for them",
+	    "classes the population table lacks, so the data is not a "
+	    "sample of it; the game takes SP = 1 for them (fail closed)",
 	    (unsigned long long)rep->pop_absent);
 	return DEID_OK;
 }

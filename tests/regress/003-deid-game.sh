@@ -156,6 +156,21 @@ check "a population value not in its hierarchy: exit 2 naming badpop.csv:7:5 (ex
 vp --game-risk journalist --population-table "$TMP/badpop.csv"
 check "deid verify names it too (exit $rc)" \
 	test "$rc" -eq 2 -a -n "$(grep -F "badpop.csv:7:5:" "$TMP/vp.json")"
+# The population without 100 of the sample's rows: their classes fail
+# closed (SP = 1); the payout variant still releases them at a loss.
+(head -n 1 "$P/patients.csv"; tail -n +102 "$P/patients.csv") > "$TMP/popless.csv"
+check "payout, journalist, a population lacking 100 sample rows runs" \
+	anonp pl --game payout --game-risk journalist --population-table "$TMP/popless.csv"
+check "the report warns of the absent classes; verify counts the same" \
+	python3 - "$TMP/pl.json" "$TMP/pl.out" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+pt, v = r["game"]["population_table"], r["verified"]
+assert pt["rows"] == 39900 and pt["absent_records"] > 0, pt
+assert v["population_absent_records"] == pt["absent_records"], (v, pt)
+assert any("population table lacks" in w and "SP = 1" in w for w in r["warnings"]), r["warnings"]
+assert "population table lacks" in open(sys.argv[2]).read()
+PY
 rc=0
 "$CDSGATE" deid assess --data "$TMP/sample5k.csv" --qi "$QI" --population 4e6 --game no-attack \
 	--game-risk journalist --population-table "$P/patients.csv" > /dev/null 2> "$TMP/err" || rc=$?
