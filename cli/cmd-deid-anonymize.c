@@ -101,10 +101,12 @@ anon_print(FILE *f, const struct deid_anon_report *rep, const json_t *report)
 	    "entropy)\n", 100 * rep->loss.geometric, 100 * rep->loss.entropy);
 	if (rep->opts.crit.game.variant != DEID_GAME_OFF ||
 	    rep->opts.quality == DEID_QUALITY_PAYOUT)
-		fprintf(f, "game (%s, %s): publisher payout $%.0f of $%.0f "
+		fprintf(f, "game (%s, %s%s): publisher payout $%.0f of $%.0f "
 		    "(%.2f%%), %llu released records worth attacking\n",
 		    deid_game_variant_name(rep->opts.crit.game.variant),
 		    deid_game_risk_name(rep->opts.crit.game.risk),
+		    deid_game_uses_table(&rep->opts.crit.game) ?
+		    ", SP from the population table" : "",
 		    rep->payout.payout, rep->payout.max,
 		    100 * (1 - rep->loss.payout),
 		    (unsigned long long)rep->payout.attacked);
@@ -280,7 +282,8 @@ const struct cmd_entry cmd_deid_anonymize_entry = {
 	"snb]] [--k K] [--suppression-limit S] [--warn-suppressed S] "
 	"[--quality loss|entropy|payout] "
 	"[--game payout|no-attack|sh-friendly [--game-cost C] [--game-gain G] "
-	"[--game-loss L] [--game-benefit B] [--game-risk prosecutor|journalist]] "
+	"[--game-loss L] [--game-benefit B] [--game-risk prosecutor|journalist "
+	"[--population-table FILE]]] "
 	"[--safe-harbor QI=LEVEL,...] "
 	"[--residual N=BOUND ...] "
 	"[--attacker FILE [--max-adversarial-risk R] [--seed S]] "

@@ -121,6 +121,10 @@ cmd_deid_assess(int argc, char **argv)
 		return cli_usage_error(a.usage, "assess takes no --attacker: "
 		    "`deid verify --attacker FILE` gives the adversarial risk "
 		    "of a table as it is");
+	if (a.poptable != NULL)
+		return cli_usage_error(a.usage, "assess takes no "
+		    "--population-table: it is the game's journalist's "
+		    "(deid anonymize, deid verify)");
 	return dw_run_print(&a, assess_job);
 }
 

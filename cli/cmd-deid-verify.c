@@ -194,6 +194,7 @@ verify_job(struct deid_args *a, struct deid_inputs *in,
 	struct deid_verify_opts o;
 	struct deid_verified v = { 0 };
 	struct deid_attacker *attacker = NULL;
+	struct deid_dataset *pop = NULL;
 	struct deid_job job;
 	size_t i;
 	int r;
@@ -202,7 +203,10 @@ verify_job(struct deid_args *a, struct deid_inputs *in,
 	if ((r = verify_hierarchies(a, &job, h, &res->err)) != DEID_OK ||
 	    (r = deid_job_attacker(&job.attacker, &attacker, &res->err)) !=
 	    DEID_OK ||
-	    (verify_opts(a, &job, h, attacker, &o), r = deid_verify_release(
+	    (r = deid_job_population_table(&job, &pop, &res->err)) !=
+	    DEID_OK ||
+	    (verify_opts(a, &job, h, attacker, &o),
+	    o.population_table = pop, r = deid_verify_release(
 	    job.data.data, job.data.len, job.data.name, &o, &v, &res->err))
 	    != DEID_OK) {
 		dres_fail(res, r, 1);
@@ -214,6 +218,7 @@ verify_job(struct deid_args *a, struct deid_inputs *in,
 out:
 	deid_verified_free(&v);
 	deid_attacker_free(attacker);
+	deid_dataset_free(pop);
 	for (i = 0; i < a->nqi; i++)
 		deid_hierarchy_free(h[i]);
 	dargs_job_free(bufs);
@@ -245,7 +250,8 @@ const struct cmd_entry cmd_deid_verify_entry = {
 	"[--pu-threshold T --population N [--pu-model dankar|pitman|zayatz|"
 	"snb]] [--k K] [--suppression-limit S] [--warn-suppressed S] "
 	"[--game payout|no-attack|sh-friendly [--game-cost C] [--game-gain G] "
-	"[--game-loss L] [--game-benefit B] [--game-risk prosecutor|journalist]] "
+	"[--game-loss L] [--game-benefit B] [--game-risk prosecutor|journalist "
+	"[--population-table FILE]]] "
 	"[--safe-harbor QI=LEVEL,...] "
 	"[--residual N=BOUND ...] "
 	"[--attacker FILE [--max-adversarial-risk R] [--seed S]] [--json]",

@@ -35,6 +35,7 @@ enum {
 	OPT_IN_PROCESS, OPT_SANDBOX_DEBUG, OPT_GAME, OPT_GCOST, OPT_GGAIN,
 	OPT_GLOSS, OPT_GBENEFIT, OPT_INSENS, OPT_WARNSUPP, OPT_REPORT_HTML,
 	OPT_ERRJSON, OPT_SAFE_HARBOR, OPT_GRISK, OPT_ATTACKER, OPT_MAXADV,
+	OPT_POPTABLE,
 	OPT_SEED
 };
 
@@ -73,6 +74,7 @@ static const struct option deid_longopts[] = {
 	{ "safe-harbor", required_argument, NULL, OPT_SAFE_HARBOR },
 	{ "game-risk", required_argument, NULL, OPT_GRISK },
 	{ "attacker", required_argument, NULL, OPT_ATTACKER },
+	{ "population-table", required_argument, NULL, OPT_POPTABLE },
 	{ "max-adversarial-risk", required_argument, NULL, OPT_MAXADV },
 	{ "seed", required_argument, NULL, OPT_SEED },
 	/* hidden, for debugging: parse in the CLI process itself, or make a
@@ -249,6 +251,7 @@ args_named(struct deid_args *a, int opt, char *arg)
 	case OPT_REPORT: a->report = arg; break;
 	case OPT_REPORT_HTML: a->report_html = arg; break;
 	case OPT_ATTACKER: a->attacker = arg; break;
+	case OPT_POPTABLE: a->poptable = arg; break;
 	case OPT_IN_PROCESS: a->in_process = 1; break;
 	case OPT_SANDBOX_DEBUG: a->sandbox_debug = 1; break;
 	case OPT_SEP:
@@ -348,10 +351,17 @@ dargs_criteria(struct deid_args *a)
 		return cli_usage_error(a->usage, "%s", msg);
 	if ((r = args_floor(a)) != 0)
 		return r;
-	if (c->game.risk == DEID_GAME_JOURNALIST && a->npop == 0)
+	if (a->poptable != NULL && (c->game.variant == DEID_GAME_OFF ||
+	    c->game.risk != DEID_GAME_JOURNALIST))
+		return cli_usage_error(a->usage, "--population-table is the "
+		    "game's journalist's: give --game VARIANT --game-risk "
+		    "journalist");
+	if (c->game.risk == DEID_GAME_JOURNALIST && a->npop == 0 &&
+	    a->poptable == NULL)
 		return cli_usage_error(a->usage, "--game-risk journalist needs "
-		    "--population N (its success probability is the sampling "
-		    "fraction over the class size)");
+		    "--population-table FILE or --population N (its success "
+		    "probability is 1 over the class's size in the population, "
+		    "or the sampling fraction over the class size)");
 	if (c->game.variant == DEID_GAME_SH_FRIENDLY &&
 	    !deid_criteria_has_floor(c, a->nqi))
 		return cli_usage_error(a->usage, "--game sh-friendly needs "
@@ -508,7 +518,7 @@ dargs_open(const struct deid_args *a, int need_hier, struct deid_inputs *in,
 	size_t i;
 
 	memset(in, 0, sizeof(*in));
-	in->data.fd = in->out_fd = in->attacker.fd = -1;
+	in->data.fd = in->out_fd = in->attacker.fd = in->poptable.fd = -1;
 	for (i = 0; i < MAX_LIST; i++)
 		in->hier[i].fd = -1;
 	input_open(&in->data, a->data);
@@ -524,6 +534,13 @@ dargs_open(const struct deid_args *a, int need_hier, struct deid_inputs *in,
 		*err = in->attacker.err;
 		dargs_close(in);
 		return in->attacker.status;
+	}
+	if (a->poptable != NULL)
+		input_open(&in->poptable, a->poptable);
+	if (in->poptable.status != DEID_OK) {
+		*err = in->poptable.err;
+		dargs_close(in);
+		return in->poptable.status;
 	}
 	return DEID_OK;
 }
@@ -544,6 +561,9 @@ dargs_close(struct deid_inputs *in)
 	if (in->attacker.fd >= 0)
 		close(in->attacker.fd);
 	in->attacker.fd = -1;
+	if (in->poptable.fd >= 0)
+		close(in->poptable.fd);
+	in->poptable.fd = -1;
 }
 
 /* Read one input the parent opened (or report why it could not). */
@@ -610,6 +630,8 @@ dargs_job(const struct deid_args *a, struct deid_inputs *in,
 	job_file(&in->data, &job->data, &bufs[0]);
 	for (i = 0; i < a->nqi; i++)
 		job_file(&in->hier[i], &job->hier[i], &bufs[1 + i]);
+	job_file(&in->poptable, &job->population_table,
+	    &bufs[DARGS_NBUFS - 2]);
 	job_file(&in->attacker, &job->attacker, &bufs[DARGS_NBUFS - 1]);
 }
 

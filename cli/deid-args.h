@@ -16,7 +16,7 @@
 
 #define MAX_LIST	64
 #define DEID_NAME_MAX	512	/* a path as carried to the worker */
-#define DARGS_NBUFS	(2 + MAX_LIST)	/* dargs_job's buffers */
+#define DARGS_NBUFS	(3 + MAX_LIST)	/* dargs_job's buffers */
 
 /* One input file the parent opened for the worker, or why it could not:
  * an error is kept and reported where the worker would have read the
@@ -34,6 +34,8 @@ struct deid_inputs {
 	struct deid_input	hier[MAX_LIST];	/* [i] belongs to qi[i]; fd -1
 						   and DEID_OK: no file (flat) */
 	struct deid_input	attacker;	/* --attacker; fd -1: none */
+	struct deid_input	poptable;	/* --population-table; fd -1:
+						   none */
 	int			out_fd;		/* anonymize: the temp file of
 						   --output, or -1 */
 };
@@ -66,6 +68,7 @@ struct deid_args {
 	unsigned		 sh_level[MAX_LIST];
 	size_t			 nsh;
 	const char		*attacker;	/* --attacker FILE */
+	const char		*poptable;	/* --population-table */
 	double			 max_adversarial_risk;	/* 0: none */
 	uint64_t		 seed;		/* --seed, Monte Carlo */
 	const char		*usage;
@@ -97,10 +100,10 @@ int	dargs_load(const struct deid_args *a, struct deid_inputs *in,
 	    struct deid_dataset **dsp, struct deid_engine **ep,
 	    struct deid_error *err);
 /* In the worker: the library's job over the inputs: every file read into
- * memory (bufs[0] the data, bufs[1 + i] QI i's hierarchy, the attacker
- * file last, DARGS_NBUFS in all; free them with
- * dargs_job_free), read errors kept for the library to report in order;
- * the job points into a and in. */
+ * memory (bufs[0] the data, bufs[1 + i] QI i's hierarchy, the
+ * population table next to last, the attacker file last, DARGS_NBUFS
+ * in all; free them with dargs_job_free), read errors kept for the
+ * library to report in order; the job points into a and in. */
 void	dargs_job(const struct deid_args *a, struct deid_inputs *in,
 	    struct deid_job *job, char **bufs);
 void	dargs_job_free(char **bufs);

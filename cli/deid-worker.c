@@ -51,7 +51,8 @@ enum dw_type {
 	DW_DONE		/* struct dw_done: the job succeeded (last message) */
 };
 
-enum { DW_IN_DATA = 1, DW_IN_HIER, DW_IN_OUTPUT, DW_IN_ATTACKER };
+enum { DW_IN_DATA = 1, DW_IN_HIER, DW_IN_OUTPUT, DW_IN_ATTACKER,
+    DW_IN_POPTABLE };
 enum { DW_STREAM_REPORT = 1, DW_STREAM_OUT, DW_STREAM_HTML };
 
 #define DW_CHUNK	16384
@@ -196,15 +197,16 @@ err_from_wire(const struct dw_error *w, int allow_ok, struct deid_error *e,
 struct dw_worker {
 	struct deid_args	*a;
 	struct deid_inputs	 in;
-	uint8_t			 seen[3 + MAX_LIST];	/* data, output, QIs,
-							   attacker */
+	uint8_t			 seen[4 + MAX_LIST];	/* data, output, QIs,
+						   attacker, population
+						   table */
 	uint32_t		 received;
 	int			 run;
 };
 
 /* Which input a message names (0 data, 1 output, 2 + i QI i, 2 +
- * MAX_LIST the attacker), or -1: unknown, already sent, or after
- * DW_RUN. */
+ * MAX_LIST the attacker, 3 + MAX_LIST the population table), or -1:
+ * unknown, already sent, or after DW_RUN. */
 static int
 w_slot(struct dw_worker *w, uint32_t kind, uint32_t index)
 {
@@ -218,6 +220,8 @@ w_slot(struct dw_worker *w, uint32_t kind, uint32_t index)
 		k = 2 + (int)index;
 	else if (kind == DW_IN_ATTACKER && w->a->attacker != NULL)
 		k = 2 + MAX_LIST;
+	else if (kind == DW_IN_POPTABLE && w->a->poptable != NULL)
+		k = 3 + MAX_LIST;
 	else
 		return -1;
 	if (w->run || w->seen[k])
@@ -242,6 +246,7 @@ w_input(void *ctx, struct ipc_msg *m)
 		return 0;
 	}
 	slot = k == 0 ? &w->in.data : k == 2 + MAX_LIST ? &w->in.attacker :
+	    k == 3 + MAX_LIST ? &w->in.poptable :
 	    k > 1 ? &w->in.hier[k - 2] : NULL;
 	if (slot == NULL || ipc_str_get(slot->name, sizeof(slot->name),
 	    in.name, sizeof(in.name)) != 0) {
@@ -287,6 +292,8 @@ w_run(void *ctx, struct ipc_msg *m)
 		if (!w->seen[2 + i])
 			return -1;
 	if (w->a->attacker != NULL && !w->seen[2 + MAX_LIST])
+		return -1;
+	if (w->a->poptable != NULL && !w->seen[3 + MAX_LIST])
 		return -1;
 	w->run = 1;
 	return 0;
@@ -501,7 +508,7 @@ dw_worker_main(struct deid_args *a, int sock, pid_t parent, int writes,
 	w_test_hook(sock);
 	memset(&w, 0, sizeof(w));
 	w.a = a;
-	w.in.data.fd = w.in.out_fd = w.in.attacker.fd = -1;
+	w.in.data.fd = w.in.out_fd = w.in.attacker.fd = w.in.poptable.fd = -1;
 	for (i = 0; i < MAX_LIST; i++)
 		w.in.hier[i].fd = -1;
 	while (!w.run)
@@ -633,6 +640,12 @@ p_send_inputs(int sock, const struct deid_args *a,
 			return;
 	if (in->attacker.fd >= 0) {
 		if (p_send_input(sock, DW_IN_ATTACKER, 0, &in->attacker) !=
+		    IPC_OK)
+			return;
+		run.ninputs++;
+	}
+	if (in->poptable.fd >= 0) {
+		if (p_send_input(sock, DW_IN_POPTABLE, 0, &in->poptable) !=
 		    IPC_OK)
 			return;
 		run.ninputs++;

@@ -218,6 +218,36 @@ anon_side(const struct deid_job *job, const struct deid_hist *h,
 	return DEID_OK;
 }
 
+/* The released records of classes the population table lacks: the
+ * game takes SP = 1 for them (fail closed) and the report says so. */
+static int
+anon_pop_absent(struct deid_anon_report *rep, const struct deid_node_ws *ws)
+{
+	const struct deid_classes *c = ws->classes;
+	struct deid_warning *w;
+	size_t k;
+
+	if (!deid_game_uses_table(&rep->opts.crit.game))
+		return DEID_OK;
+	for (k = 0; k < c->n; k++)
+		if (!ws->supp->suppressed[k] && ws->supp->popsize[k] == 0)
+			rep->pop_absent += c->count[k];
+	if (rep->pop_absent == 0)
+		return DEID_OK;
+	if ((w = realloc(rep->warnings, (rep->nwarnings + 1) *
+	    sizeof(*w))) == NULL)
+		return DEID_ENOMEM;
+	rep->warnings = w;
+	w += rep->nwarnings++;
+	memset(w, 0, sizeof(*w));
+	snprintf(w->file, sizeof(w->file), "%s", rep->pop->name);
+	snprintf(w->msg, sizeof(w->msg), "%llu released records are in "
+	    "classes the population table lacks, so the data is not a "
+	    "sample of it; the game takes SP = 1 for them (fail closed)",
+	    (unsigned long long)rep->pop_absent);
+	return DEID_OK;
+}
+
 /* Group the chosen node again; its losses, payout and risk as the
  * search sees them. */
 static int
@@ -240,8 +270,10 @@ anon_finish(const struct deid_job *job, struct deid_anon_report *rep,
 	deid_quality_node_terms(e, t, ws->classes, ws->supp->suppressed,
 	    ws->scratch, rep->qi_loss, rep->qi_entropy);
 	deid_game_node(e, &rep->opts.crit.game, t->game, ws->classes,
-	    ws->supp->suppressed, &rep->payout);
+	    ws->supp->suppressed, ws->supp->popsize, &rep->payout);
 	rep->loss.payout = deid_game_loss(&rep->payout);
+	if ((r = anon_pop_absent(rep, ws)) != DEID_OK)
+		goto out;
 	if ((r = deid_summary_hist(ws->classes, ws->supp->suppressed, h)) !=
 	    DEID_OK)
 		goto out;
@@ -410,6 +442,7 @@ anon_verify(const struct deid_job *job, struct deid_anon_report *rep,
 	o.h = h;
 	o.levels = rep->res.levels;
 	o.attacker = rep->attacker;
+	o.population_table = rep->popds;
 	o.adversary_seed = job->adversary_seed;
 	o.adversary_workers = job->sopts.threads;
 	o.max_adversarial_risk = job->max_adversarial_risk;
@@ -609,6 +642,45 @@ out:
 }
 
 int
+deid_job_population_table(const struct deid_job *job,
+    struct deid_dataset **ds, struct deid_error *err)
+{
+	const struct deid_job_file *f = &job->population_table;
+
+	*ds = NULL;
+	if (f->status != DEID_OK) {
+		if (err != NULL)
+			*err = f->err;
+		return f->status;
+	}
+	return f->data == NULL ? DEID_OK : deid_dataset_parse(f->data,
+	    f->len, f->name, &job->csv, ds, err);
+}
+
+/* The population table: the journalist's SP from its class sizes. */
+static int
+anon_poptable(const struct deid_job *job, struct deid_anon_report *rep,
+    struct deid_error *err)
+{
+	struct deid_game *g = &rep->opts.crit.game;
+	int r;
+
+	if ((r = deid_job_population_table(job, &rep->popds, err)) !=
+	    DEID_OK || rep->popds == NULL)
+		return r;
+	if (g->risk != DEID_GAME_JOURNALIST || g->variant == DEID_GAME_OFF)
+		return deid_error_set(err, DEID_EINPUT, NULL, 0, 0, "a "
+		    "population table is for the game's journalist "
+		    "(--game VARIANT --game-risk journalist)");
+	if ((r = deid_poptable_alloc(rep->popds, rep->e, &rep->pop, err)) !=
+	    DEID_OK)
+		return r;
+	g->table = 1;
+	g->pop = rep->pop;
+	return DEID_OK;
+}
+
+int
 deid_job_attacker(const struct deid_job_file *f, struct deid_attacker **a,
     struct deid_error *err)
 {
@@ -639,6 +711,7 @@ deid_anonymize(const struct deid_job *job, struct deid_anon_report *rep,
 	    DEID_OK))
 		goto out;
 	if ((r = anon_warnings(rep)) != DEID_OK ||
+	    (r = anon_poptable(job, rep, err)) != DEID_OK ||
 	    (r = anon_floor(job, rep, err)) != DEID_OK ||
 	    (r = anon_fraction(job, rep, err)) != DEID_OK)
 		goto out;
@@ -664,6 +737,8 @@ deid_anon_report_free(struct deid_anon_report *rep)
 	free(rep->after.residual);
 	deid_verified_free(&rep->verified);
 	deid_attacker_free(rep->attacker);
+	deid_poptable_free(rep->pop);
+	deid_dataset_free(rep->popds);
 	free(rep->warnings);
 	deid_engine_free(rep->e);
 	deid_dataset_free(rep->ds);

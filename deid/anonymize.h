@@ -64,6 +64,10 @@ struct deid_job {
 	 * bound on the mean overall risk (0: none). */
 	struct deid_job_file	 attacker;
 	uint64_t		 adversary_seed;
+	/* The journalist's population table (data NULL: none): a CSV with
+	 * a header naming every QI; with --game-risk journalist the game's
+	 * SP(r) = 1 / (r's class size in it), deid/poptable.h. */
+	struct deid_job_file	 population_table;
 	double			 max_adversarial_risk;
 	/* The released table: a descriptor open for reading and writing
 	 * on an empty regular file (mkstemp, memfd_create, tmpfile), or -1
@@ -107,6 +111,10 @@ int	deid_anonymize(const struct deid_job *job,
 void	deid_anon_report_free(struct deid_anon_report *rep);
 /* The job's attacker file parsed (*a NULL when there is none), or the
  * error reading or parsing it. */
+/* The job's population table parsed (*ds NULL when there is none), or
+ * the error reading or parsing it. */
+int	deid_job_population_table(const struct deid_job *job,
+	    struct deid_dataset **ds, struct deid_error *err);
 int	deid_job_attacker(const struct deid_job_file *f,
 	    struct deid_attacker **a, struct deid_error *err);
 

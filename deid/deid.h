@@ -8,6 +8,7 @@
  *   csv.c, hierarchy.c   parse untrusted input through common/buf.h
  *   dataset.c            dictionary-encode columns, bind QIs to hierarchies
  *   groupify.c           bottom classes, grouping and roll-up of a node
+ *   poptable.c           the journalist's population table, counted per class
  *   lattice.c            node numbering and the bound-ordered visit list
  *   suppress.c           k-anonymity and PU <= t by binary search
  *   quality.c            Loss and non-uniform entropy, the search bound
@@ -28,6 +29,7 @@
 #include "deid/dataset.h"
 #include "deid/risk.h"
 #include "deid/groupify.h"
+#include "deid/poptable.h"
 #include "deid/lattice.h"
 #include "deid/quality.h"
 #include "deid/suppress.h"

@@ -258,6 +258,31 @@ crit_limit(struct crits *cs, const json_t *crit, const json_t *v)
 		    "%s of the records are suppressed", ls, gs);
 }
 
+/* The game's criterion with the journalist's SP from a population
+ * table: 1 over the class's size there. */
+static void
+crit_game_table(struct crits *cs, const char *g, double bad, double worth,
+    const json_t *pt)
+{
+	const char *file = json_string_value(json_object_get(pt, "file"));
+	double rows = deid_jnum(pt, "rows");
+	struct crit *c;
+
+	if (g == NULL || isnan(bad) || (c = crit_add(cs, bad > 0, 1)) == NULL)
+		return;
+	if (strcmp(g, "no-attack") == 0 && bad == 0)
+		snprintf(c->text, sizeof(c->text), "the game's no-attack "
+		    "criterion: no released class is worth attacking (each "
+		    "has more than Gain/Cost = %.4g records in the population "
+		    "table %s of %.0f rows, the journalist's SP = 1 over that "
+		    "size)", worth, file ? file : "", rows);
+	else
+		snprintf(c->text, sizeof(c->text), "the game's %s criterion "
+		    "(SP from the population table %s of %.0f rows): %.0f "
+		    "released records it would not release", g,
+		    file ? file : "", rows, bad);
+}
+
 /* The game's criterion: no released record it would not release. */
 static void
 crit_game(struct crits *cs, const json_t *crit, const json_t *game,
@@ -268,8 +293,15 @@ crit_game(struct crits *cs, const json_t *crit, const json_t *game,
 	double small = deid_jnum(v, "smallest_class");
 	double worth = deid_jnum(game, "gain") / deid_jnum(game, "cost");
 	double frac = deid_jnum(game, "sampling_fraction");
+	const char *src = json_string_value(json_object_get(game,
+	    "sp_source"));
 	struct crit *c;
 
+	if (src != NULL && strcmp(src, "population table") == 0) {
+		crit_game_table(cs, g, bad, worth,
+		    json_object_get(game, "population_table"));
+		return;
+	}
 	if (frac >= 0 && frac < 1)	/* journalist: SP = fraction/|class| */
 		worth *= frac;
 
@@ -281,8 +313,8 @@ crit_game(struct crits *cs, const json_t *crit, const json_t *game,
 		snprintf(c->text, sizeof(c->text), "the game's no-attack "
 		    "criterion: no released class is worth attacking (the "
 		    "smallest has %.0f records, more than Gain/Cost%s = %.4g)",
-		    small, frac >= 0 && frac < 1 ? " × sampling fraction" : "",
-		    worth);
+		    small, frac >= 0 && frac < 1 ? " × sampling fraction, "
+		    "the journalist's SP estimated" : "", worth);
 	else
 		snprintf(c->text, sizeof(c->text), "the game's %s criterion: "
 		    "%.0f released records it would not release", g, bad);

@@ -22,6 +22,8 @@ deid_game_defaults(struct deid_game *g)
 	g->benefit = 1200;
 	g->risk = DEID_GAME_PROSECUTOR;
 	g->fraction = 1;
+	g->table = 0;
+	g->pop = NULL;
 }
 
 const char *
@@ -47,7 +49,7 @@ deid_game_set_fraction(struct deid_game *g, uint64_t records,
     double population, char *msg, size_t len)
 {
 	g->fraction = 1;
-	if (g->risk != DEID_GAME_JOURNALIST)
+	if (g->risk != DEID_GAME_JOURNALIST || g->table)
 		return DEID_OK;
 	if (!(population >= 1)) {
 		snprintf(msg, len, "the journalist's success probability "
@@ -203,8 +205,10 @@ deid_game_class_il(const struct deid_engine *e,
 void
 deid_game_node(const struct deid_engine *e, const struct deid_game *g,
     const struct deid_game_tables *t, const struct deid_classes *c,
-    const uint8_t *suppressed, struct deid_payout *out)
+    const uint8_t *suppressed, const uint64_t *popsize,
+    struct deid_payout *out)
 {
+	uint64_t n;
 	double p;
 	size_t k;
 
@@ -213,12 +217,14 @@ deid_game_node(const struct deid_engine *e, const struct deid_game *g,
 	for (k = 0; k < c->n; k++) {
 		if (suppressed != NULL && suppressed[k])
 			continue;
-		p = deid_game_payout(g, deid_game_class_il(e, t, c, k),
-		    c->count[k]);
-		if (deid_game_attacks(g, c->count[k])) {
+		n = deid_game_size(g, c->count[k],
+		    popsize != NULL ? popsize[k] : 0);
+		p = deid_game_payout(g, deid_game_class_il(e, t, c, k), n);
+		if (deid_game_attacks(g, n)) {
 			out->attacked += c->count[k];
-			/* count * Loss * SP, SP = fraction/count */
-			out->expected_loss += g->loss * deid_game_fraction(g);
+			/* count * Loss * SP, SP = fraction/n */
+			out->expected_loss += g->loss * deid_game_fraction(g) *
+			    ((double)c->count[k] / (double)n);
 		}
 		if (p >= 0)
 			out->payout += p * (double)c->count[k];

@@ -4,8 +4,9 @@
  *
  * A rational adversary attacks a released record r when the expected
  * gain beats the cost: SP(r) * Gain > Cost, with SP(r) = 1 / |class of r|
- * (prosecutor) or fraction / |class of r| (journalist, the population's
- * class size estimated from the sampling fraction records / N).
+ * (prosecutor) or 1 / F (journalist, F the class's size in the
+ * population: counted in a population table, deid/poptable.h, or
+ * estimated from the sampling fraction records / N as |class|/fraction).
  * The publisher earns Benefit * (1 - IL(r)) for every released record and
  * loses Loss * SP(r) for every attacked one:
  *
@@ -59,9 +60,16 @@ enum deid_game_risk {
 	DEID_GAME_JOURNALIST
 };
 
+struct deid_poptable;
+
 struct deid_game {
 	enum deid_game_variant	 variant;
 	enum deid_game_risk	 risk;
+	/* Journalist with a population table: SP = 1/F, F the class's
+	 * records in the table (deid/poptable.h; pop is the search's, a
+	 * verifier counts its own); fraction is then 1. */
+	int			 table;
+	const struct deid_poptable *pop;
 	double			 fraction;	/* journalist: records / N, set
 						   by deid_game_set_fraction;
 						   prosecutor: 1 */
@@ -92,11 +100,29 @@ int		 deid_game_check(const struct deid_game *g, char *msg,
 static inline double
 deid_game_fraction(const struct deid_game *g)
 {
-	return g->risk == DEID_GAME_JOURNALIST ? g->fraction : 1;
+	return g->risk == DEID_GAME_JOURNALIST && !g->table ? g->fraction : 1;
 }
 
-/* Does the adversary attack a class of `size` records?  SP*Gain > Cost,
- * SP = fraction/size. */
+/* Does SP come from a population table? */
+static inline int
+deid_game_uses_table(const struct deid_game *g)
+{
+	return g->risk == DEID_GAME_JOURNALIST && g->table;
+}
+
+/* The size the functions below take for a class of `size` records with
+ * `pop` records in the population table: SP = fraction/size, so with a
+ * table F = pop, and a class the population lacks fails closed, SP = 1. */
+static inline uint64_t
+deid_game_size(const struct deid_game *g, uint64_t size, uint64_t pop)
+{
+	if (!deid_game_uses_table(g))
+		return size;
+	return pop > 0 ? pop : 1;
+}
+
+/* Does the adversary attack a class of `size` records (deid_game_size)?
+ * SP*Gain > Cost, SP = fraction/size. */
 static inline int
 deid_game_attacks(const struct deid_game *g, uint64_t size)
 {
@@ -147,9 +173,12 @@ struct deid_payout {
 	double		 expected_loss;	/* sum Loss * SP over attacked records */
 };
 
+/* popsize: per class the population table's records (NULL without a
+ * table). */
 void	deid_game_node(const struct deid_engine *e, const struct deid_game *g,
 	    const struct deid_game_tables *t, const struct deid_classes *c,
-	    const uint8_t *suppressed, struct deid_payout *out);
+	    const uint8_t *suppressed, const uint64_t *popsize,
+	    struct deid_payout *out);
 
 /* The loss form the search minimizes: 1 - payout / max, in 0..1. */
 double	deid_game_loss(const struct deid_payout *p);

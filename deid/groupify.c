@@ -91,6 +91,21 @@ classes_intern(struct deid_classes *c, const uint64_t *k, uint32_t first)
 	return (uint32_t)c->n++;
 }
 
+long
+deid_classes_find(const struct deid_classes *c, const uint64_t *k)
+{
+	unsigned W = c->W;
+	size_t i = key_hash(k, W) & (c->nslot - 1);
+	uint32_t s;
+
+	while ((s = c->slot[i]) != 0) {
+		if (key_equal(c->key + (size_t)(s - 1) * W, k, W))
+			return (long)s - 1;
+		i = (i + 1) & (c->nslot - 1);
+	}
+	return -1;
+}
+
 static struct deid_classes *
 classes_alloc_cap(unsigned W, size_t cap, size_t nbottom)
 {

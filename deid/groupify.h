@@ -69,6 +69,9 @@ void			 deid_classes_free(struct deid_classes *c);
 void	deid_groupify(const struct deid_engine *e, const unsigned *levels,
 	    struct deid_classes *c);
 
+/* The class of the grouped node whose key is k, or -1. */
+long	deid_classes_find(const struct deid_classes *c, const uint64_t *k);
+
 /*
  * Roll-up: a node one level above a checked predecessor on QI j has as
  * classes unions of the predecessor's classes, so it can be grouped from

@@ -217,6 +217,23 @@ report_floor(const struct deid_anon_report *r)
 	return o;
 }
 
+/* The journalist's population table: its file, rows, and the released
+ * records of classes it lacks (SP = 1 for them); null without one. */
+static json_t *
+report_poptable(const struct deid_anon_report *r)
+{
+	json_t *o;
+
+	if (r->pop == NULL)
+		return json_null();
+	o = json_object();
+	json_object_set_new(o, "file", json_string(r->pop->name));
+	json_object_set_new(o, "rows", json_integer((json_int_t)r->pop->rows));
+	json_object_set_new(o, "absent_records",
+	    json_integer((json_int_t)r->pop_absent));
+	return o;
+}
+
 /* The game's parameters and the chosen node's payout figures. */
 static json_t *
 report_game(const struct deid_anon_report *r)
@@ -230,6 +247,10 @@ report_game(const struct deid_anon_report *r)
 	json_object_set_new(o, "risk", json_string(deid_game_risk_name(g->risk)));
 	json_object_set_new(o, "sampling_fraction",
 	    json_real(deid_game_fraction(g)));
+	json_object_set_new(o, "sp_source", json_string(
+	    g->risk != DEID_GAME_JOURNALIST ? "class size" :
+	    deid_game_uses_table(g) ? "population table" : "estimated"));
+	json_object_set_new(o, "population_table", report_poptable(r));
 	json_object_set_new(o, "cost", json_real(g->cost));
 	json_object_set_new(o, "gain", json_real(g->gain));
 	json_object_set_new(o, "loss", json_real(g->loss));
@@ -392,6 +413,12 @@ report_verified_quality(json_t *o, const struct deid_verified *v,
 		    json_integer((json_int_t)v->attacked));
 		json_object_set_new(o, "unreleasable_records",
 		    json_integer((json_int_t)v->unreleasable));
+	}
+	if (v->has_population_table) {
+		json_object_set_new(o, "population_table_rows",
+		    json_integer((json_int_t)v->population_rows));
+		json_object_set_new(o, "population_absent_records",
+		    json_integer((json_int_t)v->population_absent));
 	}
 }
 

@@ -9,6 +9,7 @@
 
 #include <jansson.h>
 
+#include "deid/poptable.h"
 #include "deid/quality.h"
 #include "deid/search.h"
 #include "deid/summary.h"
@@ -66,6 +67,11 @@ struct deid_anon_report {
 	double				 verify_ms;	/* re-reading the release */
 	const char			*output;	/* path or NULL */
 	struct deid_attacker		*attacker;	/* parsed, or NULL */
+	/* The journalist's population table, or NULL; pop_absent: the
+	 * released records whose class it lacks (SP = 1 for them). */
+	struct deid_dataset		*popds;
+	struct deid_poptable		*pop;
+	uint64_t			 pop_absent;
 };
 
 json_t	*deid_report_anonymize(const struct deid_anon_report *r);

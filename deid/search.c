@@ -58,7 +58,7 @@ deid_node_evaluate(const struct deid_engine *e,
 	deid_suppress(e, ws->classes, &opts->crit, t->game, ws->supp, ev);
 	if (opts->quality == DEID_QUALITY_PAYOUT) {
 		deid_game_node(e, &opts->crit.game, t->game, ws->classes,
-		    ws->supp->suppressed, &pay);
+		    ws->supp->suppressed, ws->supp->popsize, &pay);
 		loss->geometric = loss->arithmetic = loss->entropy = NAN;
 		loss->payout = deid_game_loss(&pay);
 		return;

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "deid/poptable.h"
 #include "deid/quality.h"
 #include "deid/suppress.h"
 
@@ -25,10 +26,11 @@ deid_suppress_ws_alloc(size_t cap)
 	w->gstart = calloc(w->cap + 1, sizeof(*w->gstart));
 	w->gsize = calloc(w->cap, sizeof(*w->gsize));
 	w->gcount = calloc(w->cap, sizeof(*w->gcount));
+	w->popsize = calloc(w->cap, sizeof(*w->popsize));
 	w->hist = deid_hist_alloc(64);
 	if (w->order == NULL || w->ownloss == NULL || w->suppressed == NULL ||
 	    w->gstart == NULL || w->gsize == NULL || w->gcount == NULL ||
-	    w->hist == NULL) {
+	    w->popsize == NULL || w->hist == NULL) {
 		deid_suppress_ws_free(w);
 		return NULL;
 	}
@@ -46,6 +48,7 @@ deid_suppress_ws_free(struct deid_suppress_ws *w)
 	free(w->gstart);
 	free(w->gsize);
 	free(w->gcount);
+	free(w->popsize);
 	deid_hist_free(w->hist);
 	free(w);
 }
@@ -312,7 +315,7 @@ mark_game(const struct deid_engine *e, const struct deid_classes *c,
 	for (k = 0; k < c->n; k++)
 		if (!w->suppressed[k] && !deid_game_release(&crit->game,
 		    need_il ? deid_game_class_il(e, gt, c, k) : 0,
-		    c->count[k])) {
+		    deid_game_size(&crit->game, c->count[k], w->popsize[k]))) {
 			w->suppressed[k] = 1;
 			ev->suppressed_records += c->count[k];
 			p++;
@@ -351,6 +354,8 @@ deid_suppress(const struct deid_engine *e, const struct deid_classes *c,
 	ev->est.model = crit->pu_model;
 	ev->est.path = DEID_PATH_TRIVIAL;
 	p = mark_written(e, c, w, ev);
+	if (deid_game_uses_table(&crit->game) && crit->game.pop != NULL)
+		deid_poptable_count(crit->game.pop, e, c, w->popsize);
 	if (crit->pu) {
 		size_t q = 0;
 

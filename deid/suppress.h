@@ -55,6 +55,9 @@ struct deid_suppress_ws {
 	uint64_t		*gsize;		/* [cap] size of each group */
 	uint64_t		*gcount;	/* [cap] classes of each size */
 	size_t			 ngroups;
+	uint64_t		*popsize;	/* [cap] per class: the
+					   population table's records (the
+					   game with a table only) */
 	struct deid_hist	*hist;
 };
 

@@ -437,8 +437,10 @@ v_class_list(struct v_ctx *x)
 	for (i = 0; i < x->nslot; i++)
 		if (x->slot[i].count != 0)
 			x->ccount[x->slot[i].cls] = x->slot[i].count;
-	free(x->slot);
-	x->slot = NULL;
+	if (x->o->population_table == NULL) {	/* else v_pop_count's */
+		free(x->slot);
+		x->slot = NULL;
+	}
 	return DEID_OK;
 }
 
@@ -697,29 +699,158 @@ v_il(const struct v_ctx *x, size_t c)
 	return s / (double)x->o->nqi;
 }
 
+/* ---- the journalist's population table ------------------------------ */
+
+/* The number of QI j's released value s, or -1: not released. */
+static long
+v_find(const struct v_ctx *x, size_t j, const char *s)
+{
+	const struct v_values *vs = &x->val[j];
+	struct deid_csv_span f = { s, strlen(s) };
+	uint64_t hv = v_hash(f.p, f.len);
+	size_t k;
+	uint32_t i;
+
+	for (k = hv & (vs->nslot - 1); vs->nslot > 0 && vs->slot[k] != 0;
+	    k = (k + 1) & (vs->nslot - 1))
+		if (vs->hash[i = vs->slot[k] - 1] == hv &&
+		    v_same_value(x, vs, i, &f))
+			return (long)i;
+	return -1;
+}
+
+/* The class of the tuple id[], or -1: none released. */
+static long
+v_find_class(const struct v_ctx *x, const uint32_t *id)
+{
+	size_t k, nqi = x->o->nqi;
+	const struct v_slot *sl;
+	uint64_t key[2];
+
+	if (x->nslot == 0)
+		return -1;
+	v_pack(x, id, key);
+	for (k = v_slot_of(x, key); (sl = &x->slot[k])->count != 0;
+	    k = (k + 1) & (x->nslot - 1))
+		if (sl->key[0] == key[0] && sl->key[1] == key[1] &&
+		    (x->bits <= 128 || memcmp(x->vid + sl->cls * nqi, id,
+		    nqi * sizeof(*id)) == 0))
+			return (long)sl->cls;
+	return -1;
+}
+
+/* tr[d]: the released number of the population column's value d
+ * generalized to QI j's level l (UINT32_MAX: not released). */
+static int
+v_pop_column(const struct v_ctx *x, size_t j, unsigned l,
+    const struct deid_column *c, size_t col, uint32_t *tr,
+    struct deid_error *err)
+{
+	const struct deid_hierarchy *h = x->o->h[j];
+	const struct deid_dataset *pop = x->o->population_table;
+	uint32_t leaf;
+	long id;
+	size_t d;
+
+	for (d = 0; d < c->ndict; d++) {
+		if (deid_hierarchy_lookup(h, c->dict[d], &leaf) != DEID_OK)
+			return deid_error_set(err, DEID_EINPUT, pop->path,
+			    c->first_line[d], (unsigned long)col + 1,
+			    "population value \"%.200s\" of column \"%s\" is "
+			    "not in its hierarchy", c->dict[d], x->o->qi[j]);
+		id = v_find(x, j, h->values[l][h->map[l][leaf]]);
+		tr[d] = id < 0 ? UINT32_MAX : (uint32_t)id;
+	}
+	return DEID_OK;
+}
+
+/* pop[c]: the population table's rows in released class c, each row's
+ * QI values generalized to the release's levels and matched by their
+ * released strings. */
+static int
+v_pop_count(const struct v_ctx *x, const unsigned *levels, uint64_t *pop,
+    struct deid_error *err)
+{
+	const struct deid_dataset *p = x->o->population_table;
+	const struct deid_column *c[DEID_MAX_QI];
+	uint32_t *tr[DEID_MAX_QI] = { NULL }, id[DEID_MAX_QI];
+	size_t j, i, nqi = x->o->nqi;
+	long col, k;
+	int r = DEID_OK;
+
+	for (j = 0; j < nqi && r == DEID_OK; j++) {
+		if ((col = deid_dataset_column(p, x->o->qi[j])) < 0) {
+			r = deid_error_set(err, DEID_EINPUT, p->path, 1, 0,
+			    "the population table has no column \"%s\"",
+			    x->o->qi[j]);
+			break;
+		}
+		c[j] = &p->cols[col];
+		if ((tr[j] = calloc(c[j]->ndict + 1, sizeof(uint32_t))) ==
+		    NULL)
+			r = DEID_ENOMEM;
+		else
+			r = v_pop_column(x, j, levels[j], c[j], (size_t)col,
+			    tr[j], err);
+	}
+	for (i = 0; r == DEID_OK && i < p->nrows; i++) {
+		for (j = 0; j < nqi; j++)
+			if ((id[j] = tr[j][c[j]->codes[i]]) == UINT32_MAX)
+				break;
+		if (j == nqi && (k = v_find_class(x, id)) >= 0)
+			pop[k]++;
+	}
+	for (j = 0; j < nqi; j++)
+		free(tr[j]);
+	return r;
+}
+
 /* The game: released records worth attacking, and those its criterion
- * would not release (IL needs the hierarchies: 1 without). */
-static void
-v_game(const struct v_ctx *x, int leaves, struct deid_verified *v)
+ * would not release (IL needs the hierarchies: 1 without).  With a
+ * population table SP = 1/F, F counted from the table (a class it
+ * lacks: SP = 1, fail closed). */
+static int
+v_game(const struct v_ctx *x, int leaves, struct deid_verified *v,
+    struct deid_error *err)
 {
 	struct deid_game gj = x->o->crit.game, *g = &gj;
+	uint64_t *pop = NULL;
 	size_t c, n;
 	double il;
 	char msg[256];
+	int r;
 
 	/* The journalist's fraction from the records in the file; without a
 	 * population it stays 1 (prosecutor) and v_decide fails the table. */
+	g->table = x->o->population_table != NULL;
 	(void)deid_game_set_fraction(g, v->records, x->o->npopulation > 0 ?
 	    x->o->population[0] : 0, msg, sizeof(msg));
+	if (deid_game_uses_table(g)) {
+		if (!leaves)
+			return deid_error_set(err, DEID_EINPUT, NULL, 0, 0,
+			    "a population table needs every QI's hierarchy");
+		if ((pop = calloc(x->ncls + 1, sizeof(*pop))) == NULL)
+			return DEID_ENOMEM;
+		if ((r = v_pop_count(x, v->levels, pop, err)) != DEID_OK) {
+			free(pop);
+			return r;
+		}
+		v->has_population_table = 1;
+		v->population_rows = x->o->population_table->nrows;
+	}
 	v->has_game = 1;
 	for (c = 0; c < x->ncls; c++) {
-		n = x->ccount[c];
+		n = deid_game_size(g, x->ccount[c], pop != NULL ? pop[c] : 0);
 		if (deid_game_attacks(g, n))
-			v->attacked += n;
+			v->attacked += x->ccount[c];
 		il = leaves ? v_il(x, c) : 1;
 		if (!deid_game_release(g, il, n))
-			v->unreleasable += n;
+			v->unreleasable += x->ccount[c];
+		if (pop != NULL && pop[c] == 0)
+			v->population_absent += x->ccount[c];
 	}
+	free(pop);
+	return DEID_OK;
 }
 
 /* ---- the verdict ---------------------------------------------------- */
@@ -800,6 +931,7 @@ v_decide(const struct deid_verify_opts *o, struct deid_verified *v)
 	}
 	v_floor(o, v);
 	if (v->has_game && c->game.risk == DEID_GAME_JOURNALIST &&
+	    !v->has_population_table &&
 	    (o->npopulation == 0 || !(o->population[0] >= 1)))
 		v_fail(v, "the journalist's success probability needs the "
 		    "population");
@@ -860,7 +992,7 @@ v_levels(struct v_ctx *x, struct deid_verified *v, struct deid_error *err)
 	else
 		v->loss = v->loss_arithmetic = NAN;
 	if (game)
-		v_game(x, v->has_quality, v);
+		r = v_game(x, v->has_quality, v, err);
 out:
 	for (j = 0; j < nlv; j++)
 		v_level_free(&lv[j]);

@@ -45,6 +45,11 @@ struct deid_verify_opts {
 	 * computed), population[0] as N, seeded; with a bound > 0 the mean
 	 * overall risk over the subjects must not exceed it. */
 	const struct deid_attacker *attacker;
+	/* Optional: the journalist's population table (parsed, not bound;
+	 * NULL: none).  With the game's journalist SP = 1 / (the class's
+	 * rows in it), its values generalized to the verified levels
+	 * through o->h (required then). */
+	const struct deid_dataset *population_table;
 	uint64_t		 adversary_seed;
 	unsigned		 adversary_workers;	/* 0: 2 */
 	double			 max_adversarial_risk;	/* 0: no bound */
@@ -66,6 +71,10 @@ struct deid_verified {
 	uint64_t		 attacked;	/* released, SP*Gain > Cost */
 	uint64_t		 unreleasable;	/* released, the game's
 						   criterion would not */
+	int			 has_population_table; /* SP from it */
+	uint64_t		 population_rows;
+	uint64_t		 population_absent; /* released records
+						   of classes it lacks */
 	int			 has_quality;	/* hierarchies for every QI */
 	unsigned		 levels[DEID_MAX_QI];
 	double			 loss, loss_arithmetic;	/* information loss */
