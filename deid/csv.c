@@ -62,7 +62,8 @@ struct csv {
 	unsigned long	 fline, fcol;	/* where the current field began */
 	int		 first_quoted;	/* field 0 of the record was quoted */
 	int		 spans;		/* unquoted fields stay in the input */
-	int		 inplace;	/* the current field does */
+	int		 inplace;	/* the current field does (all, after
+					 * csv_fast_record) */
 	int		 more;		/* the input goes on past this chunk */
 	size_t		 fin, fend;	/* its input offsets (inplace) */
 	unsigned long	 nrecords;
@@ -364,30 +365,27 @@ csv_fast_field(struct csv *p, enum csv_end *end)
 }
 
 /* The common record of a span reader, at little cost: a line ending in
- * LF with no quote, CR, NUL or UTF-8 in it, cut at the separators.  0
- * for anything else (nothing consumed), left to the byte-wise reader. */
+ * LF with no quote, CR, NUL or UTF-8 in it, cut at the separators in
+ * one pass.  0 for anything else (nothing consumed), left to the
+ * byte-wise reader. */
 static int
 csv_fast_record(struct csv *p)
 {
-	size_t len = buf_find(&p->in, '\n'), n;
-	struct buf line;
+	size_t ncut, i, s = 0, len = buf_cut_line(&p->in, p->sep, '"', '\r',
+	    p->off, DEID_CSV_MAX_COLUMNS - 1, &ncut);
+	const char *d = (const char *)buf_ptr(&p->in);
 
 	if (len == SIZE_MAX)
 		return 0;
-	buf_init(&line, buf_ptr(&p->in), len);
-	if (!buf_plain_text(&line, '"', '\r'))
-		return 0;
-	for (p->nfields = 0;; p->nfields++) {
-		if ((n = buf_find(&line, p->sep)) == SIZE_MAX)
-			n = buf_remaining(&line);	/* the last field */
-		if (p->nfields == DEID_CSV_MAX_COLUMNS || n > p->max_field)
+	p->off[ncut] = len;
+	for (i = 0; i <= ncut; s = p->off[i++] + 1) {
+		if (p->off[i] - s > p->max_field)
 			return 0;	/* the byte-wise reader says why */
-		p->span[p->nfields].p = (const char *)buf_ptr(&line);
-		p->span[p->nfields].len = n;
-		if (buf_skip(&line, n + 1) != BUF_OK)
-			break;		/* the line's last field */
+		p->span[i].p = d + s;
+		p->span[i].len = p->off[i] - s;
 	}
-	p->nfields++;
+	p->nfields = ncut + 1;
+	p->inplace = 1;
 	(void)buf_skip(&p->in, len + 1);
 	csv_newline(p);
 	return 1;
@@ -428,7 +426,7 @@ csv_fields(struct csv *p)
 {
 	size_t i;
 
-	for (i = 0; i < p->nfields; i++)
+	for (i = 0; i < p->nfields && !p->inplace; i++)
 		if (!p->spans)
 			p->fields[i] = (const char *)p->arena.d + p->off[i];
 		else if (p->span[i].p == NULL)

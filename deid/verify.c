@@ -6,7 +6,9 @@
  * Classes are built here, independently of the search, from the written
  * strings: the file is streamed (deid_csv_scan_fd) and each row's QI
  * cells are read where they lie.  Each QI's distinct strings are
- * numbered in this file's own hash tables (compared byte for byte); a
+ * numbered in this file's own tables, keyed by length and first and
+ * last eight bytes (all of a string of 16 bytes or fewer; a longer one
+ * is also compared byte for byte); a
  * row's class is the tuple of its numbers, packed exactly into 128 bits
  * while their widths allow (else hashed, and the tuple compared), and
  * counted in an open-addressing table whose slot is fetched a few rows
@@ -36,18 +38,25 @@ struct v_level {
 	size_t		  nslot;
 };
 
+/* A released string's cheap key: its length and its first and last
+ * eight bytes (overlapping), which hold every byte of a string of 16
+ * bytes or fewer; a longer one is also compared byte for byte. */
+struct v_word {
+	uint64_t	 w[2];
+	uint32_t	 len;
+	uint32_t	 id;		/* in a slot: the value's number + 1 */
+};
+
 /* One QI's distinct released values (copied into the arena), numbered
- * in reading order behind an open-addressing hash, and the leaves under
- * each at the QI's level. */
+ * in reading order behind an open-addressing table of their keys, and
+ * the leaves under each at the QI's level. */
 struct v_values {
 	size_t		*off;		/* [n] arena offset of the length */
-	uint64_t	*hash;		/* [n] */
 	uint64_t	*leaves;	/* [n] */
 	size_t		 n, cap;
-	uint32_t	*slot;		/* value + 1, 0 empty */
+	struct v_word	*slot;		/* id 0: empty */
 	size_t		 nslot;
 	unsigned	 width;		/* bits of the largest number */
-	uint32_t	 last;		/* the last row's value (n > 0) */
 };
 
 /* A class while the release is read: its key is the tuple of its QI
@@ -169,16 +178,37 @@ v_reserve(void **p, size_t *cap, size_t n, size_t sz)
 	return DEID_OK;
 }
 
-/* Do value i of vs and span f agree, byte for byte? */
-static int
-v_same_value(const struct v_ctx *x, const struct v_values *vs, size_t i,
-    const struct deid_csv_span *f)
+/* The cheap key of span f. */
+static void
+v_word(const struct deid_csv_span *f, struct v_word *w)
 {
-	uint32_t len;
+	const char *s = f->p;
+	size_t n = f->len;
+	uint32_t a, b;
 
-	memcpy(&len, x->arena + vs->off[i], sizeof(len));
-	return len == f->len && memcmp(x->arena + vs->off[i] + sizeof(len),
-	    f->p, len) == 0;
+	w->len = (uint32_t)n;
+	w->w[1] = 0;
+	if (n >= 8) {
+		memcpy(&w->w[0], s, 8);
+		memcpy(&w->w[1], s + n - 8, 8);
+	} else if (n >= 4) {
+		memcpy(&a, s, 4);
+		memcpy(&b, s + n - 4, 4);
+		w->w[0] = (uint64_t)a << 32 | b;
+	} else	/* 0 to 3 bytes: the first, the middle and the last */
+		w->w[0] = n == 0 ? 0 : (uint64_t)(uint8_t)s[0] |
+		    (uint64_t)(uint8_t)s[n / 2] << 8 |
+		    (uint64_t)(uint8_t)s[n - 1] << 16;
+}
+
+/* A slot for key w in a table of n (a power of two). */
+static size_t
+v_word_slot(const struct v_word *w, size_t n)
+{
+	uint64_t h = (w->w[0] ^ w->len) * 0x9e3779b97f4a7c15ULL ^
+	    w->w[1] * 0xc2b2ae3d27d4eb4fULL;
+
+	return (size_t)(h ^ (h >> 29)) & (n - 1);
 }
 
 /* Twice the slots for a QI's values (or the first ones). */
@@ -186,15 +216,17 @@ static int
 v_values_grow(struct v_values *vs)
 {
 	size_t i, k, n = vs->nslot ? 2 * vs->nslot : 64;
-	uint32_t *slot = calloc(n, sizeof(*slot));
+	struct v_word *slot = calloc(n, sizeof(*slot));
 
 	if (slot == NULL)
 		return DEID_ENOMEM;
-	for (i = 0; i < vs->n; i++) {
-		for (k = vs->hash[i] & (n - 1); slot[k] != 0; k = (k + 1) &
-		    (n - 1))
+	for (i = 0; i < vs->nslot; i++) {
+		if (vs->slot[i].id == 0)
+			continue;
+		for (k = v_word_slot(&vs->slot[i], n); slot[k].id != 0;
+		    k = (k + 1) & (n - 1))
 			;
-		slot[k] = (uint32_t)i + 1;
+		slot[k] = vs->slot[i];
 	}
 	free(vs->slot);
 	vs->slot = slot;
@@ -218,29 +250,27 @@ v_widen(struct v_ctx *x, struct v_values *vs)
 	}
 }
 
-/* A new value (of hash hv) for QI j, numbered n, in slot k: its bytes
- * to the arena as a uint32_t length and the string. */
+/* A new value (key w) for QI j, numbered n, in slot k: its bytes to
+ * the arena as a uint32_t length and the string. */
 static int
-v_new_value(struct v_ctx *x, size_t j, size_t k, uint64_t hv,
+v_new_value(struct v_ctx *x, size_t j, size_t k, const struct v_word *w,
     const struct deid_csv_span *f)
 {
 	struct v_values *vs = &x->val[j];
 	uint32_t len = (uint32_t)f->len;
-	size_t cap = vs->cap;
 
 	if (vs->n >= UINT32_MAX / 2 || f->len > UINT32_MAX ||
 	    v_reserve((void **)&x->arena, &x->cap, x->used + sizeof(len) +
 	    f->len, 1) != DEID_OK ||
-	    v_reserve((void **)&vs->off, &cap, vs->n + 1, sizeof(*vs->off)) !=
-	    DEID_OK || v_reserve((void **)&vs->hash, &vs->cap, vs->n + 1,
-	    sizeof(*vs->hash)) != DEID_OK)
+	    v_reserve((void **)&vs->off, &vs->cap, vs->n + 1,
+	    sizeof(*vs->off)) != DEID_OK)
 		return DEID_ENOMEM;
 	memcpy(x->arena + x->used, &len, sizeof(len));
 	memcpy(x->arena + x->used + sizeof(len), f->p, len);
 	vs->off[vs->n] = x->used;
-	vs->hash[vs->n] = hv;
 	x->used += sizeof(len) + len;
-	vs->slot[k] = (uint32_t)++vs->n;
+	vs->slot[k] = *w;
+	vs->slot[k].id = (uint32_t)++vs->n;
 	if ((vs->n - 1) >> vs->width != 0)
 		v_widen(x, vs);
 	return 2 * vs->n > vs->nslot ? v_values_grow(vs) : DEID_OK;
@@ -252,26 +282,25 @@ v_intern(struct v_ctx *x, size_t j, const struct deid_csv_span *f,
     uint32_t *id)
 {
 	struct v_values *vs = &x->val[j];
-	uint64_t hv;
+	const struct v_word *sl;
+	struct v_word w;
 	size_t k;
 	int r;
 
-	if (vs->n > 0 && v_same_value(x, vs, vs->last, f)) {
-		*id = vs->last;		/* often so: few values, or sorted */
-		return DEID_OK;
-	}
 	if (vs->nslot == 0 && (r = v_values_grow(vs)) != DEID_OK)
 		return r;
-	hv = v_hash(f->p, f->len);
-	for (k = hv & (vs->nslot - 1); vs->slot[k] != 0;
+	v_word(f, &w);
+	for (k = v_word_slot(&w, vs->nslot); (sl = &vs->slot[k])->id != 0;
 	    k = (k + 1) & (vs->nslot - 1))
-		if (vs->hash[*id = vs->slot[k] - 1] == hv &&
-		    v_same_value(x, vs, *id, f)) {
-			vs->last = *id;
+		if (sl->w[0] == w.w[0] && sl->w[1] == w.w[1] &&
+		    sl->len == w.len && (w.len <= 16 ||
+		    memcmp(x->arena + vs->off[sl->id - 1] + sizeof(w.len),
+		    f->p, w.len) == 0)) {
+			*id = sl->id - 1;
 			return DEID_OK;
 		}
-	*id = vs->last = (uint32_t)vs->n;
-	return v_new_value(x, j, k, hv, f);
+	*id = (uint32_t)vs->n;
+	return v_new_value(x, j, k, &w, f);
 }
 
 /* The key of the tuple id[]: its numbers side by side in 128 bits when
@@ -1034,7 +1063,6 @@ out:
 	free(x->arena);
 	for (j = 0; j < DEID_MAX_QI; j++) {
 		free(x->val[j].off);
-		free(x->val[j].hash);
 		free(x->val[j].leaves);
 		free(x->val[j].slot);
 	}
