@@ -276,29 +276,42 @@ v_new_value(struct v_ctx *x, size_t j, size_t k, const struct v_word *w,
 	return 2 * vs->n > vs->nslot ? v_values_grow(vs) : DEID_OK;
 }
 
+/* The number of the value f (key w) in vs, or -1 with *k its free
+ * slot. */
+static long
+v_probe(const struct v_ctx *x, const struct v_values *vs,
+    const struct v_word *w, const struct deid_csv_span *f, size_t *k)
+{
+	const struct v_word *sl;
+
+	for (*k = v_word_slot(w, vs->nslot); (sl = &vs->slot[*k])->id != 0;
+	    *k = (*k + 1) & (vs->nslot - 1))
+		if (sl->w[0] == w->w[0] && sl->w[1] == w->w[1] &&
+		    sl->len == w->len && (w->len <= 16 ||
+		    memcmp(x->arena + vs->off[sl->id - 1] + sizeof(w->len),
+		    f->p, w->len) == 0))
+			return (long)sl->id - 1;
+	return -1;
+}
+
 /* The number of QI j's value f (a new one if new). */
 static int
 v_intern(struct v_ctx *x, size_t j, const struct deid_csv_span *f,
     uint32_t *id)
 {
 	struct v_values *vs = &x->val[j];
-	const struct v_word *sl;
 	struct v_word w;
 	size_t k;
+	long n;
 	int r;
 
 	if (vs->nslot == 0 && (r = v_values_grow(vs)) != DEID_OK)
 		return r;
 	v_word(f, &w);
-	for (k = v_word_slot(&w, vs->nslot); (sl = &vs->slot[k])->id != 0;
-	    k = (k + 1) & (vs->nslot - 1))
-		if (sl->w[0] == w.w[0] && sl->w[1] == w.w[1] &&
-		    sl->len == w.len && (w.len <= 16 ||
-		    memcmp(x->arena + vs->off[sl->id - 1] + sizeof(w.len),
-		    f->p, w.len) == 0)) {
-			*id = sl->id - 1;
-			return DEID_OK;
-		}
+	if ((n = v_probe(x, vs, &w, f, &k)) >= 0) {
+		*id = (uint32_t)n;
+		return DEID_OK;
+	}
 	*id = (uint32_t)vs->n;
 	return v_new_value(x, j, k, &w, f);
 }
@@ -736,16 +749,13 @@ v_find(const struct v_ctx *x, size_t j, const char *s)
 {
 	const struct v_values *vs = &x->val[j];
 	struct deid_csv_span f = { s, strlen(s) };
-	uint64_t hv = v_hash(f.p, f.len);
+	struct v_word w;
 	size_t k;
-	uint32_t i;
 
-	for (k = hv & (vs->nslot - 1); vs->nslot > 0 && vs->slot[k] != 0;
-	    k = (k + 1) & (vs->nslot - 1))
-		if (vs->hash[i = vs->slot[k] - 1] == hv &&
-		    v_same_value(x, vs, i, &f))
-			return (long)i;
-	return -1;
+	if (vs->nslot == 0)
+		return -1;
+	v_word(&f, &w);
+	return v_probe(x, vs, &w, &f, &k);
 }
 
 /* The class of the tuple id[], or -1: none released. */
