@@ -144,13 +144,19 @@ elif cmd == 'novnc':                    # EVENTS SINCE TIMEOUT: noVNC's page saw
     print('# noVNC states: %s' % sorted(s for s in seen if s))
     sys.exit(1)
 elif cmd == 'log':                      # LOG EVENT KEY=VALUE... (VALUE ~ regex)
-    for e in log(a[0]):
-        if e.get('event') == a[1] and all(
-                re.search(kv.split('=', 1)[1], str(e.get(kv.split('=', 1)[0], '')))
-                for kv in a[2:]):
-            print('# %s' % json.dumps(e)[:230])
-            sys.exit(0)
-    sys.exit(1)
+    # the session's processes write the line after the client saw the
+    # refusal: wait for it a while (5 s) before saying it is not there
+    end = time.time() + 5
+    while True:
+        for e in log(a[0]):
+            if e.get('event') == a[1] and all(
+                    re.search(kv.split('=', 1)[1], str(e.get(kv.split('=', 1)[0], '')))
+                    for kv in a[2:]):
+                print('# %s' % json.dumps(e)[:230])
+                sys.exit(0)
+        if time.time() > end:
+            sys.exit(1)
+        time.sleep(0.1)
 elif cmd == 'pid':                      # LOG ROLE -> the pid of its last child_start
     print([e['pid'] for e in log(a[0]) if e.get('event') == 'child_start'
            and e.get('role') == a[1]][-1])
