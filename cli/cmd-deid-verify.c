@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli/cli.h"
 #include "cli/deid-args.h"
@@ -184,6 +185,33 @@ verify_emit(const struct deid_args *a, struct deid_hierarchy **h,
 	return dres_take(&res->out, text, len);
 }
 
+/* The release's descriptor, taken from in when nothing needs the table
+ * whole (an attacker's Monte Carlo does): it is then streamed
+ * (deid_verify_fd) rather than read into memory first.  -1: read it. */
+static int
+verify_stream_fd(struct deid_inputs *in)
+{
+	int fd = in->data.fd;
+
+	if (in->data.status != DEID_OK || fd < 0 || in->attacker.fd >= 0)
+		return -1;
+	in->data.fd = -1;	/* dargs_job leaves it alone */
+	return fd;
+}
+
+/* Re-derive the figures from the release: streamed from fd, or the
+ * job's bytes when fd is -1. */
+static int
+verify_release(const struct deid_job *job, int fd,
+    const struct deid_verify_opts *o, struct deid_verified *v,
+    struct deid_error *err)
+{
+	if (fd >= 0)
+		return deid_verify_fd(fd, job->data.name, o, v, err);
+	return deid_verify_release(job->data.data, job->data.len,
+	    job->data.name, o, v, err);
+}
+
 /* The job, in the deid worker: read, re-derive, decide, say it. */
 static void
 verify_job(struct deid_args *a, struct deid_inputs *in,
@@ -197,7 +225,7 @@ verify_job(struct deid_args *a, struct deid_inputs *in,
 	struct deid_dataset *pop = NULL;
 	struct deid_job job;
 	size_t i;
-	int r;
+	int r, fd = verify_stream_fd(in);
 
 	dargs_job(a, in, &job, bufs);
 	if ((r = verify_hierarchies(a, &job, h, &res->err)) != DEID_OK ||
@@ -206,9 +234,8 @@ verify_job(struct deid_args *a, struct deid_inputs *in,
 	    (r = deid_job_population_table(&job, &pop, &res->err)) !=
 	    DEID_OK ||
 	    (verify_opts(a, &job, h, attacker, &o),
-	    o.population_table = pop, r = deid_verify_release(
-	    job.data.data, job.data.len, job.data.name, &o, &v, &res->err))
-	    != DEID_OK) {
+	    o.population_table = pop,
+	    r = verify_release(&job, fd, &o, &v, &res->err)) != DEID_OK) {
 		dres_fail(res, r, 1);
 		goto out;
 	}
@@ -216,6 +243,8 @@ verify_job(struct deid_args *a, struct deid_inputs *in,
 		dres_fail(res, r, 0);
 	res->exit_code = v.passed ? EXIT_GATE_PASSED : EXIT_GATE_FAILED;
 out:
+	if (fd >= 0)
+		close(fd);
 	deid_verified_free(&v);
 	deid_attacker_free(attacker);
 	deid_dataset_free(pop);

@@ -353,21 +353,38 @@ v_slot_of(const struct v_ctx *x, const uint64_t key[2])
 	return (size_t)(h ^ (h >> 32)) & (x->nslot - 1);
 }
 
-/* n empty slots; a table of 2 MiB or more asks for huge pages (one
- * TLB entry for what would take 512: every row's lookup lands in a
- * random place in it). */
+#define V_HUGE	(2u << 20)	/* a table this large is mapped */
+
+/* n empty slots.  A table of 2 MiB or more is mapped (its pages come
+ * zeroed from the kernel, touched only where used: no memset) and asks
+ * for huge pages (one TLB entry for what would take 512: every row's
+ * lookup lands in a random place in it). */
 static struct v_slot *
 v_slots_alloc(size_t n)
 {
-	size_t len = n * sizeof(struct v_slot), huge = 2u << 20;
+	size_t len = n * sizeof(struct v_slot);
 	void *p;
 
-	if (len < huge)
+	if (len < V_HUGE)
 		return calloc(n, sizeof(struct v_slot));
-	if (posix_memalign(&p, huge, len) != 0)
+	p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+	    -1, 0);
+	if (p == MAP_FAILED)
 		return NULL;
 	(void)madvise(p, len, MADV_HUGEPAGE);	/* a hint; fine without */
-	return memset(p, 0, len);
+	return p;
+}
+
+/* Free a table of n slots from v_slots_alloc. */
+static void
+v_slots_free(struct v_slot *slot, size_t n)
+{
+	size_t len = n * sizeof(struct v_slot);
+
+	if (len < V_HUGE)
+		free(slot);
+	else if (slot != NULL)
+		(void)munmap(slot, len);
 }
 
 /* A table of n slots with every class placed by its key (again, when a
@@ -391,7 +408,7 @@ v_rehash(struct v_ctx *x, size_t n)
 			;
 		slot[k] = old[i];
 	}
-	free(old);
+	v_slots_free(old, oldn);
 	x->tgen = x->wgen;
 	return DEID_OK;
 }
@@ -480,7 +497,7 @@ v_class_list(struct v_ctx *x)
 		if (x->slot[i].count != 0)
 			x->ccount[x->slot[i].cls] = x->slot[i].count;
 	if (x->o->population_table == NULL) {	/* else v_pop_count's */
-		free(x->slot);
+		v_slots_free(x->slot, x->nslot);
 		x->slot = NULL;
 	}
 	return DEID_OK;
@@ -1078,7 +1095,7 @@ out:
 	}
 	free(x->vid);
 	free(x->ccount);
-	free(x->slot);
+	v_slots_free(x->slot, x->nslot);
 	return r;
 }
 
