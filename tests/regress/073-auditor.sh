@@ -102,8 +102,12 @@ check "auditor: replay ID --frame 1 -o PNG (exit $rc)" \
 	sh -c "[ $rc = 0 ] && [ \"\$(head -c 4 '$A_DIR/f1.png' | tail -c 3)\" = PNG ]"
 rport=$(free_port)
 echo 'replay-pw' > "$A_DIR/pw"; chown "$AUD" "$A_DIR/pw"; chmod 0600 "$A_DIR/pw"
-as_aud "$CDSGATE" replay "$SID" --serve "127.0.0.1:$rport" --password-file "$A_DIR/pw" \
-	--at 1 > "$D/serve.out" 2>&1 &
+# setpriv execs (runuser would stay as a parent that keeps SIGTERM to
+# itself): $! is the replay process, the one stop kills.
+setpriv --reuid="$AUD" --regid="$(id -g "$AUD")" --init-groups \
+	env CDSGATE_SOCKET="$SOCK" "$CDSGATE" replay "$SID" \
+	--serve "127.0.0.1:$rport" --password-file "$A_DIR/pw" --at 1 \
+	> "$D/serve.out" 2>&1 &
 rpid=$!
 if wait_line "$D/serve.out" '^serving on' 10 "$rpid"; then
 	"$VNCTEST" --port "$rport" --password-file "$A_DIR/pw" --timeout 20 \
