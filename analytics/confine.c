@@ -1,6 +1,6 @@
 /*
  * analytics/confine.c — shutting cdsgate-analytics in before it reads a
- * byte of HTTP.  Order (docs/analytics.md, STYLE.md pattern 5):
+ * byte of HTTP.  Order (docs/analytics.md; sandbox/confine.c applies it):
  *
  *   as root:  private mount namespace; static dir and mount dir bound
  *             read-only (nosuid, nodev, noexec); both opened; chroot into

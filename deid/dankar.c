@@ -1,6 +1,6 @@
 /*
  * deid/dankar.c — Dankar et al. (2012) choice between the models
- * (DEID.md §2), and the one entry point that runs a model by name.
+ * (docs/deid.md), and the one entry point that runs a model by name.
  * c1 = 0: no sample unique can be a population unique, PU = 0.
  * f <= 10%: Pitman, falling back to Zayatz when Pitman has no answer.
  * f > 10%: min(Zayatz, SNB), or Zayatz when SNB has no solution.

@@ -1,6 +1,6 @@
 /*
  * deid/game.h — the game-theoretic model of re-identification (Wan et al.
- * 2015; Prasser et al. 2017 AMIA; DEID.md §6).
+ * 2015; Prasser et al. 2017 AMIA).
  *
  * A rational adversary attacks a released record r when the expected
  * gain beats the cost: SP(r) * Gain > Cost, with SP(r) = 1 / |class of r|

@@ -1,6 +1,6 @@
 /*
  * deid/hierarchy.c — load, validate and materialize ARX-format
- * generalization hierarchies (DEID.md §1).
+ * generalization hierarchies (docs/deid.md).
  *
  * Trust level: parses untrusted bytes (hierarchy files come from the
  * custodian but are read in the deid worker like any input); every byte

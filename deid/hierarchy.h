@@ -1,5 +1,5 @@
 /*
- * deid/hierarchy.h — ARX-format generalization hierarchies (DEID.md §1).
+ * deid/hierarchy.h — ARX-format generalization hierarchies (docs/deid.md).
  *
  * A hierarchy file has no header and one row per leaf (original) value:
  * column 0 is the leaf, column i its generalization at level i, the last

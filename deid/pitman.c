@@ -1,6 +1,6 @@
 /*
  * deid/pitman.c — Pitman (Hoshino 2001) population uniques by maximum
- * likelihood (DEID.md §2).  The likelihood equations F1 = F2 = 0 and
+ * likelihood (Hoshino 2001).  The likelihood equations F1 = F2 = 0 and
  * their Jacobian are evaluated two ways: closed forms costing
  * O(distinct class sizes) per step, and the explicit sums, O(u + n),
  * used to verify the closed-form root and as the fallback solver.  The
@@ -23,7 +23,7 @@
 #include "deid/error.h"
 #include "deid/risk.h"
 
-#define PIT_TOL		1e-6	/* |F1|, |F2| at a root (DEID.md) */
+#define PIT_TOL		1e-6	/* |F1|, |F2| at a root (docs/deid.md) */
 #define PIT_MAXIT	100	/* Newton steps per start point */
 #define PIT_MAXHALF	60	/* step halvings per line search */
 #define PIT_POLISH	2	/* extra Newton steps once within PIT_TOL */
@@ -37,7 +37,7 @@
 /*
  * For r > -1 and m >= 0: t0 = sum 1/(r+i), t1 = sum 1/(r+i)^2,
  * q1 = sum i/(r+i), q2 = sum i/(r+i)^2, q3 = sum i^2/(r+i)^2.
- * These are the digamma/trigamma closed forms of DEID.md (e.g. t0 =
+ * These are the digamma/trigamma closed forms of the equations (e.g. t0 =
  * psi(r+m+1) - psi(r+1), q1 = m - r t0, q3 = m - 2 r t0 + r^2 t1), but
  * written that way they cancel catastrophically once r = theta/alpha
  * is large against m (q3 loses (r/m)^2).  So they are computed from
@@ -608,7 +608,7 @@ pit_newton(const struct deid_hist *h, pit_evalfn fn, double theta0,
 	return DEID_OK;
 }
 
-/* Moment estimates (DEID.md), clamped to theta >= 0 as the paper says;
+/* Moment estimates (docs/deid.md), clamped to theta >= 0 as the paper says;
  * pit_clamp_start pulls alpha into the parameter space later. */
 void
 deid_pitman_start(const struct deid_hist *h, double *theta0, double *alpha0)

@@ -1,5 +1,5 @@
 /*
- * deid/poptable.h — the journalist's population table (DEID.md's game
+ * deid/poptable.h — the journalist's population table (the game's
  * model: SP(r) from a population table).  The table is a CSV whose
  * header names at least the quasi-identifiers; its rows are the
  * population the released table is a sample of.  At a node of the

@@ -1,5 +1,5 @@
 /*
- * deid/quality.h — information loss of a transformation (DEID.md §4).
+ * deid/quality.h — information loss of a transformation (ARX's Loss).
  *
  * Loss (Iyengar): per QI the normalized sum of domain shares, combined
  * by geometric mean (ARX's default; the arithmetic mean is reported too).

@@ -1,5 +1,5 @@
 /*
- * deid/risk.h — population-uniqueness risk models (DEID.md §2).
+ * deid/risk.h — population-uniqueness risk models (docs/deid.md).
  *
  * Every model works on the histogram of equivalence-class sizes only
  * (c_k = number of classes of size k), so a solver step costs

@@ -1,6 +1,6 @@
 /*
  * deid/search.h — globally optimal full-domain generalization with
- * record suppression (DEID.md §5).
+ * record suppression (as ARX's search; docs/deid.md).
  *
  * Nodes are checked in increasing order of a lower bound of their loss
  * (generalization-only loss, which suppression can only raise); the

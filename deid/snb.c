@@ -1,6 +1,6 @@
 /*
  * deid/snb.c — the shifted negative binomial model (Chen & Keller-McNulty
- * 1998) in its correct form (DEID.md §2): K population cells of size
+ * 1998) in its correct form (docs/deid.md): K population cells of size
  * 1 + NegBin(alpha, beta), each unit sampled with probability pi = n/N;
  * K from the modified Shlosser estimator; (alpha, beta) from
  * K p1 = c1 and K p2 = c2 by nested bisection (outer on ln alpha, inner
@@ -130,7 +130,7 @@ snb_outer(double pi, double x, double lnrho, double lntarget,
 	return snb_lnp1(pi, a, p) - lntarget;
 }
 
-/* Existence (DEID.md): c1/K below the alpha -> infinity limit of p1,
+/* Existence (docs/deid.md): c1/K below the alpha -> infinity limit of p1,
  * pi e^(-pi mu) (1 + (1-pi) mu), mu > 0 the root of the quadratic. */
 static int
 snb_exists(double K, double pi, double c1, double c2)

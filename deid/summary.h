@@ -1,7 +1,7 @@
 /*
  * deid/summary.h — risk figures of a released table: sample uniques,
- * population uniqueness per model, the PU/SU residual check (DEID.md §3)
- * and the prosecutor / journalist / marketer summary (DEID.md §7, for an
+ * population uniqueness per model, the PU/SU residual check (docs/deid.md)
+ * and the prosecutor / journalist / marketer summary (Xia 2021, for an
  * attacker who knows every quasi-identifier).
  */
 #ifndef DEID_SUMMARY_H

@@ -1,5 +1,5 @@
 /*
- * deid/suppress.h — privacy criteria and record suppression (DEID.md §2
+ * deid/suppress.h — privacy criteria and record suppression (docs/deid.md,
  * last part, §5).
  *
  * For a grouped transformation, decide which classes to suppress so the

@@ -717,7 +717,7 @@ v_risk(const struct deid_verify_opts *o, const struct deid_hist *h,
 	return DEID_OK;
 }
 
-/* Information loss (Loss, DEID.md §4) from the released values' leaves
+/* Information loss (ARX's Loss) from the released values' leaves
  * at the QIs' levels. */
 static void
 v_quality(const struct v_ctx *x, struct deid_verified *v)

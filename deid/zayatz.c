@@ -1,5 +1,5 @@
 /*
- * deid/zayatz.c — Zayatz (1991) population uniques (DEID.md §2):
+ * deid/zayatz.c — Zayatz (1991) population uniques (docs/deid.md):
  * PU = c1^2 / sum_k c_k h_k with h_k = P(X = 1), X ~ Hypergeometric
  * (population N, k successes, n draws), all in log space with doubles
  * (ARX clamps N and n to 32-bit ints; we don't).  Also home of the

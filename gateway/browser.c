@@ -191,7 +191,7 @@ browser_cmd_build(const struct browser_params *p, struct browser_cmd *cmd)
 	cmd->argv[a++] = cmd_str(cmd, &used, "--user-data-dir=%s",
 	    p->profile);
 	/* Without a window manager --kiosk alone does not fill the
-	   screen (GATEWAY.md). */
+	   screen (measured). */
 	cmd->argv[a++] = "--window-position=0,0";
 	cmd->argv[a++] = cmd_str(cmd, &used, "--window-size=%u,%u",
 	    p->width, p->height);

@@ -9,7 +9,7 @@
  *
  * Chromium runs straight from /usr/lib/chromium (the /usr/bin wrapper
  * adds flags from /etc/chromium.d) as the browser user, with its own
- * sandbox intact (never switched off; GATEWAY.md: as an unprivileged uid
+ * sandbox intact (never switched off; measured: as an unprivileged uid
  * the namespace sandbox works here).  The supervisor builds everything
  * (browser_cmd_build) before fork(); the child enters its namespace as
  * root, drops to the browser user and execs.

@@ -3,7 +3,7 @@
  *
  * Why this shape: a full-screen XShmGetImage costs ~1.5 ms, a damaged
  * area ~0.3 ms, and polling the screen costs 1.8% CPU idle against 0.3%
- * for XDamage (GATEWAY.md).  So the root window carries one Damage
+ * for XDamage (measured).  So the root window carries one Damage
  * object in ReportNonEmpty mode: one event when something changes, none
  * until we take the damage.  The framebuffer is itself the MIT-SHM
  * segment, and damaged rows are fetched as full-width strips straight

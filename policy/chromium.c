@@ -5,7 +5,7 @@
  * and writes one small file.  The backend URL is operator input and is
  * re-validated here; nothing else in the output depends on input.
  *
- * No policy closes every way out (GATEWAY.md: ctrl+n, shift+Esc, alt+F4
+ * No policy closes every way out (measured: ctrl+n, shift+Esc, alt+F4
  * are not policy-controlled); the worker's key allow-list and the
  * supervisor's browser restart cover what this cannot.
  */
@@ -50,7 +50,7 @@ static const char *const block_all[] = { "*", NULL };
 
 /*
  * The policy.  Content settings use 2 = "block".  The first block is the
- * list in GATEWAY.md (all required); the second closes further side
+ * list the kiosk needs (all required); the second closes further side
  * channels and background traffic.
  */
 const struct chromium_policy chromium_policies[] = {
@@ -103,7 +103,7 @@ const struct chromium_policy chromium_policies[] = {
 	S("WebRtcIPHandling", "disable_non_proxied_udp",
 	    "WebRTC may not open UDP paths around the allow-list"),
 
-	/* background traffic and noise (GATEWAY.md) */
+	/* background traffic and noise (measured) */
 	B("TranslateEnabled", 0, "no page text sent to a translate service"),
 	B("MetricsReportingEnabled", 0, "no usage reports"),
 

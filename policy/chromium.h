@@ -7,7 +7,7 @@
  * private mount namespace shows that directory at that path
  * (gateway/browser.c).  The policy is a table: one entry per key with
  * its value and why it is set, so a test can check it against the list
- * in GATEWAY.md and docs/gateway.md can be checked against it.
+ * in docs/gateway.md can be checked against it.
  *
  * Library code: no logging, no exits (policy_status codes, see
  * policy/spec.h).  Trust: the backend URL comes from the operator and is

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # 003-deid-game: the game-theoretic model through `cdsgate deid anonymize`
-# (DEID.md §6) — No-Attack with Cost 4 / Gain 300 is exactly 76-anonymity
+# (Wan 2015; Prasser 2017) — No-Attack with Cost 4 / Gain 300 is exactly
+# 76-anonymity
 # (same transformation, same suppression, every released class >= 76
 # records, counted from the output file); the publisher variant keeps only
 # profitable records and the payout objective beats the Loss objective on

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # 010-deid-benchmark: the published benchmark of Prasser et al. 2017
-# (DEID.md §8) on ../shared/data — ADULT, CUP and FARS (full, int-recoded),
+# (its Table I) on ../shared/data — ADULT, CUP and FARS (full, int-recoded),
 # all columns quasi-identifiers — at PU <= 1% (Dankar, N = 318.9e6) and at
 # 5-anonymity.  Each released table is re-checked from the output file
 # alone (k-anonymity by counting classes, PU by `cdsgate deid assess` on

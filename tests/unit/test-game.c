@@ -1,6 +1,7 @@
 /*
  * tests/unit/test-game.c — the game-theoretic model's formulas (Wan et
- * al. 2015, DEID.md §6) on hand-computed values: who attacks, payouts,
+ * al. 2015; Prasser et al. 2017) on hand-computed values: who attacks,
+ * payouts,
  * the two release rules at their boundaries, parameter checks, and the
  * entropy-based information loss of a small hierarchy; the journalist
  * with a population table, through the search's count and the

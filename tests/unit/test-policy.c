@@ -2,7 +2,7 @@
  * tests/unit/test-policy.c — policy/spec.c (the option table: bounds,
  * bad values refused with a message naming the option, defaults, the
  * policy file and its precedence, URL and listen parsing) and
- * policy/chromium.c (the managed policy carries every key GATEWAY.md
+ * policy/chromium.c (the managed policy carries every key the kiosk
  * lists, blocks the internal schemes, allows the backend's origin and
  * nothing else).
  */
@@ -392,7 +392,7 @@ test_url_listen(void)
 
 /* ---- chromium: the managed policy ---- */
 
-/* GATEWAY.md's list of keys, every one required. */
+/* The kiosk's required keys, every one required. */
 static const char *const gateway_md_keys[] = {
 	"URLBlocklist", "URLAllowlist", "DeveloperToolsAvailability",
 	"DownloadRestrictions", "AllowFileSelectionDialogs",
@@ -410,7 +410,7 @@ static const char *const gateway_md_keys[] = {
 	"TranslateEnabled", "MetricsReportingEnabled", "WebRtcIPHandling",
 };
 
-/* The values GATEWAY.md gives (integers and booleans). */
+/* The values the kiosk needs (integers and booleans). */
 struct want {
 	const char	*key;
 	int		 is_bool;
@@ -459,7 +459,7 @@ test_chromium_values(json_t *p)
 			bad++;
 		}
 	}
-	tap_ok(bad == 0, "%zu keys carry GATEWAY.md's values", NELEM(want));
+	tap_ok(bad == 0, "%zu keys carry the kiosk's values", NELEM(want));
 	v = json_object_get(p, "WebRtcIPHandling");
 	tap_ok(json_is_string(v) && strcmp(json_string_value(v),
 	    "disable_non_proxied_udp") == 0,
@@ -530,7 +530,7 @@ test_chromium_build(const char *backend, const char *allow)
 			tap_diag("missing key %s", gateway_md_keys[i]);
 			missing++;
 		}
-	tap_ok(missing == 0, "all %zu keys GATEWAY.md lists are present",
+	tap_ok(missing == 0, "all %zu keys the kiosk needs are present",
 	    NELEM(gateway_md_keys));
 	tap_ok(json_object_size(p) == chromium_npolicies,
 	    "the JSON has exactly the table's %zu keys", chromium_npolicies);

@@ -1,7 +1,7 @@
 /*
- * tests/unit/test-risk.c — population-uniqueness models (DEID.md §2):
- * histogram, closed forms against explicit sums, the golden values of
- * DEID.md (Pitman, ADULT, Zayatz, Shlosser, SNB), the Dankar rule, the
+ * tests/unit/test-risk.c — population-uniqueness models (docs/deid.md):
+ * histogram, closed forms against explicit sums, the published golden
+ * values (Pitman, ADULT, Zayatz, Shlosser, SNB), the Dankar rule, the
  * failure contract, and a simulation against known Pitman populations.
  * Every random case comes from a fixed-seed generator.
  */
@@ -116,7 +116,7 @@ static const uint64_t adult_hist[][2] = {
 };
 #define ADULT_N	318.9e6
 
-static const uint64_t golden_hist[][2] = {	/* DEID.md Pitman golden */
+static const uint64_t golden_hist[][2] = {	/* Pitman's golden values */
 	{ 1, 1500 }, { 2, 300 }, { 3, 120 }, { 4, 60 }, { 5, 30 },
 	{ 10, 10 }, { 50, 2 },
 };
@@ -184,7 +184,7 @@ test_names(void)
 
 /* ---- closed forms against explicit sums ---- */
 
-/* Independent reference: every sum of DEID.md spelled out in long
+/* Independent reference: every sum of Pitman's equations spelled out in long
  * double, with the magnitudes each difference is measured against. */
 struct ref {
 	long double	F[2], J[2][2], scale[2], jscale[3];
@@ -591,7 +591,7 @@ test_snb(void)
 	tap_close(e.snb_alpha, 0.137744796, 5e-9, "SNB from data: alpha");
 	tap_close(e.snb_beta, 0.0131169246, 5e-9, "SNB from data: beta");
 	tap_close(e.pu, 116.98573, 5e-8, "SNB from data: PU");
-	/* the same to 30 digits (mpmath root of the DEID.md equations) */
+	/* the same to 30 digits (mpmath root of the Pitman equations) */
 	tap_close(e.snb_alpha, 0.13774479617663333, 1e-10,
 	    "SNB from data: alpha, 10 digits");
 	tap_close(e.pu, 116.98573207855758, 1e-10,
