@@ -350,16 +350,20 @@ if session big 'size=128&count=100000&period=250' --observer; then
 		done
 		sleep 2
 		read -r wx wy <<< "${geo:-0 0}"
+		# Both banner colours within 10 s (a loaded machine delays a
+		# frame; a frozen viewer never shows the second colour).
 		kinds=
-		for i in 1 2 3 4 5 6; do
+		for i in $(seq 16); do
 			DISPLAY=":$d" import -window root "$TMP/tiger-$i.png" 2> /dev/null
 			kinds="$kinds $(cur banner "$TMP/tiger-$i.png" "$wx" "$wy")"
+			[ "$(echo $kinds | tr ' ' '\n' | grep -v other | sort -u | wc -l)" -eq 2 ] &&
+				break
 			sleep 0.6
 		done
-		diag "TigerVNC's window at ${geo:-?}; its banner over 4 s:$kinds"
+		diag "TigerVNC's window at ${geo:-?}; its banner, sampled every 0.6 s:$kinds"
 		check "TigerVNC (observer) still gets fresh frames while the 128x128 cursor is up" \
 			test "$(echo $kinds | tr ' ' '\n' | grep -v other | sort -u | wc -l)" -eq 2
-		r=$(cur drawn "$TMP/tiger-6.png" $((wx + 640)) $((wy + 480)) 128 "$SECRET" "$EV" 0.5)
+		r=$(cur drawn "$TMP/tiger-$i.png" $((wx + 640)) $((wy + 480)) 128 "$SECRET" "$EV" 0.5)
 		rc=$?
 		check "TigerVNC shows the 128x128 cursor as pixels of the frame (file offset, pixels matching: $r)" \
 			test "$rc" -eq 0
