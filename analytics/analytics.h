@@ -113,7 +113,4 @@ struct an_confine {
 int	an_confine(const struct an_confine *c, struct an_dirs *dirs,
 	    char *err, size_t errlen);
 
-/* Log to stderr, untrusted bytes escaped by the caller (http.c). */
-void	an_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-
 #endif

@@ -31,6 +31,7 @@
 #include <unistd.h>
 
 #include "analytics/analytics.h"
+#include "common/log.h"
 #include "common/privdrop.h"
 #include "sandbox/confine.h"
 #include "sandbox/sandbox.h"
@@ -100,7 +101,7 @@ sandbox_mode(int debug, char *err, size_t errlen)
 #ifdef HAVE_SECCOMP
 	return sandbox_init(SANDBOX_MODE_SECCOMP, debug, err, errlen);
 #else
-	an_log("built with --with-sandbox=none: no seccomp filter");
+	log_warnx("built with --with-sandbox=none: no seccomp filter");
 	return sandbox_init(SANDBOX_MODE_NONE, debug, err, errlen);
 #endif
 }
@@ -139,7 +140,7 @@ an_confine(const struct an_confine *c, struct an_dirs *dirs, char *err,
 		cf.user = &u;
 		cf.dir = "/";	/* the chroot's */
 	} else {
-		an_log("not started as root: no private read-only view, no "
+		log_warnx("not started as root: no private read-only view, no "
 		    "chroot, no user of its own (seccomp only)");
 		if (open_dir(st, &dirs->static_fd, err, errlen) != 0 ||
 		    open_dir(mnt, &dirs->mount_fd, err, errlen) != 0)
@@ -147,7 +148,7 @@ an_confine(const struct an_confine *c, struct an_dirs *dirs, char *err,
 	}
 	if (confine_apply(&cf, err, errlen) != CONFINE_OK)
 		return -1;
-	an_log("confined: uid %u, seccomp %s (profile %s)",
+	log_info("confined: uid %u, seccomp %s (profile %s)",
 	    (unsigned)getuid(), sandbox_mode_name(),
 	    sandbox_profile_name(SANDBOX_PROFILE_ANALYTICS));
 	return 0;

@@ -27,6 +27,7 @@
 
 #include "analytics/analytics.h"
 #include "common/buf.h"
+#include "common/log.h"
 
 /* perspective compiles its engine from WebAssembly ('wasm-unsafe-eval')
  * and runs it in a worker it builds from a blob: URL; nothing else may
@@ -50,18 +51,6 @@ struct an_conn {
 };
 
 static const struct an_dirs *an_dirs;
-
-void
-an_log(const char *fmt, ...)
-{
-	va_list ap;
-
-	fputs("cdsgate-analytics: ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-}
 
 /* Replace the reply (a handler may set one, then fail later). */
 static void
@@ -296,13 +285,13 @@ an_serve(int listen_fd, int sigfd, const struct an_dirs *dirs)
 	    MHD_OPTION_NOTIFY_COMPLETED, on_completed, NULL,
 	    MHD_OPTION_END);
 	if (d == NULL) {
-		an_log("cannot start the HTTP server");
+		log_warnx("cannot start the HTTP server");
 		close(sigfd);
 		return 1;
 	}
 	rc = serve_loop(d, sigfd) == 0 ? 0 : 1;
 	MHD_stop_daemon(d);
 	close(sigfd);
-	an_log("stopped");
+	log_info("stopped");
 	return rc;
 }

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "analytics/analytics.h"
+#include "common/log.h"
 #include "sandbox/sandbox.h"
 
 static const char usage[] =
@@ -70,7 +71,7 @@ listen_on(const char *spec, char *desc, size_t desclen)
 	    getsockname(fd, (struct sockaddr *)&ss, &sl) != 0 ||
 	    getnameinfo((struct sockaddr *)&ss, sl, h, sizeof(h), p, sizeof(p),
 	    NI_NUMERICHOST | NI_NUMERICSERV) != 0) {
-		perror("cdsgate-analytics: listen");
+		log_warn("listen");
 		if (fd >= 0)
 			close(fd);
 		fd = -1;
@@ -92,7 +93,7 @@ test_violate(void)
 
 	if (v != NULL && *v != '\0') {
 		sandbox_violate(v);
-		an_log("CDSGATE_TEST_VIOLATE=%s: the filter let it through", v);
+		log_warnx("CDSGATE_TEST_VIOLATE=%s: the filter let it through", v);
 		exit(3);
 	}
 }
@@ -109,13 +110,11 @@ grant_key_ready(const char *path, struct an_dirs *dirs)
 	char v[GRANT_VALUE_MAX];
 
 	if (grant_key_load(path, 0, dirs->grant_key) != GRANT_OK) {
-		fprintf(stderr, "cdsgate-analytics: %s: %s (%s)\n", path,
-		    grant_strerror(GRANT_EKEY), strerror(errno));
+		log_warn("%s: %s", path, grant_strerror(GRANT_EKEY));
 		return -1;
 	}
 	if (grant_sign(dirs->grant_key, &g, v) != GRANT_OK) {
-		fprintf(stderr, "cdsgate-analytics: %s\n",
-		    grant_strerror(GRANT_ECRYPTO));
+		log_warnx("%s", grant_strerror(GRANT_ECRYPTO));
 		return -1;
 	}
 	dirs->scoped = 1;
@@ -170,6 +169,7 @@ main(int argc, char **argv)
 	char desc[160], err[512];
 	int fd, sigfd, rc, unscoped = 0;
 
+	log_init("cdsgate-analytics");
 	if ((rc = parse_args(argc, argv, &c, &listen_spec, &grant_key,
 	    &unscoped)) >= 0)
 		return rc;
@@ -177,21 +177,21 @@ main(int argc, char **argv)
 	if (grant_key != NULL && grant_key_ready(grant_key, &dirs) != 0)
 		return 1;
 	if ((fd = listen_on(listen_spec, desc, sizeof(desc))) < 0) {
-		fprintf(stderr, "cdsgate-analytics: cannot listen on %s "
-		    "(want a numeric ADDR:PORT)\n", listen_spec);
+		log_warnx("cannot listen on %s (want a numeric ADDR:PORT)",
+		    listen_spec);
 		return 1;
 	}
 	if ((sigfd = an_term_signals()) < 0) {
-		perror("cdsgate-analytics: signalfd");
+		log_warn("signalfd");
 		return 1;
 	}
 	json_object_seed(0);	/* from the system's randomness, while we may */
 	if (an_confine(&c, &dirs, err, sizeof(err)) != 0) {
-		an_log("confinement: %s", err);
+		log_warnx("confinement: %s", err);
 		return 1;
 	}
 	test_violate();
-	an_log(dirs.scoped ? "scoped: each request sees only the dataset "
+	log_info(dirs.scoped ? "scoped: each request sees only the dataset "
 	    "its " GRANT_HEADER " names" : "unscoped: every dataset to every "
 	    "client (--unscoped)");
 	printf("ready %s\n", desc);

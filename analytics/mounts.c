@@ -24,6 +24,7 @@
 
 #include "analytics/analytics.h"
 #include "common/buf.h"
+#include "common/log.h"
 
 /* Read the whole (small) file into w; -1 when missing or too large. */
 static int
@@ -79,7 +80,7 @@ meta_load(int mount_fd, const char *id)
 	close(fd);
 	wbuf_free(&w);
 	if (m != NULL && !meta_ok(m)) {
-		an_log("dataset %s: meta.json does not follow the contract; "
+		log_warnx("dataset %s: meta.json does not follow the contract; "
 		    "not listed", id);
 		json_decref(m);
 		m = NULL;

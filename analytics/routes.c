@@ -14,6 +14,7 @@
 #include <time.h>
 
 #include "analytics/analytics.h"
+#include "common/log.h"
 
 #define M_GET	0x01	/* GET and HEAD */
 #define M_POST	0x02
@@ -123,17 +124,6 @@ static_file(struct an_req *r)
 	return send_static(r, r->param);
 }
 
-/* The request's path as logged: untrusted (unescaped) bytes, so only a
- * plain one is shown. */
-static const char *
-path_shown(const char *p)
-{
-	size_t n = strspn(p, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
-	    "0123456789._/-");
-
-	return p[n] == '\0' && n <= 200 ? p : "(a path with other bytes)";
-}
-
 /*
  * The session behind a data request: its grant, verified.  Unscoped:
  * g->dataset 0 (every dataset).  Else exactly one Cdsgate-Grant header
@@ -151,7 +141,8 @@ request_grant(struct an_req *r, struct grant *g)
 	if (r->ngrant == 1 && (st = grant_verify(r->dirs->grant_key, r->grant,
 	    strlen(r->grant), time(NULL), g)) == GRANT_OK)
 		return 0;
-	an_log("refused %s %s: %s", r->method, path_shown(r->path),
+	/* the method and path are the client's: the logger escapes them */
+	log_warnx("refused %.15s %.200s: %s", r->method, r->path,
 	    r->ngrant == 0 ?
 	    "no " GRANT_HEADER " header" : r->ngrant > 1 ? "more than one "
 	    GRANT_HEADER " header" : grant_strerror(st));
@@ -183,7 +174,7 @@ dataset_csv(struct an_req *r)
 		return 0;
 	fd = an_mounts_open_csv(r->dirs->mount_fd, r->param, g.dataset, &size);
 	if (fd < 0 && errno == EPERM) {
-		an_log("refused %s /data/%.64s: session %s is granted dataset "
+		log_warnx("refused %s /data/%.64s: session %s is granted dataset "
 		    "%lld only", r->method, r->param, g.session,
 		    (long long)g.dataset);
 		return an_reply_error(r, 403, "this session may not open "
@@ -193,7 +184,7 @@ dataset_csv(struct an_req *r)
 		return an_reply_error(r, errno == EACCES ? 403 : 404,
 		    "no such dataset");
 	if (r->dirs->scoped)
-		an_log("dataset_open session=%s dataset=%lld dir=%.64s "
+		log_info("dataset_open session=%s dataset=%lld dir=%.64s "
 		    "bytes=%lld method=%s", g.session, (long long)g.dataset,
 		    r->param, (long long)size, r->method);
 	return an_reply_fd(r, fd, size, "text/csv; charset=utf-8");
@@ -218,7 +209,7 @@ event_post(struct an_req *r)
 		return an_reply_error(r, 400, "expected {\"event\": name, "
 		    "\"dataset\": id, \"ms\": number, \"rows\": integer}");
 	}
-	an_log("event %.32s dataset=%.64s rows=%lld ms=%.0f", what,
+	log_info("event %.32s dataset=%.64s rows=%lld ms=%.0f", what,
 	    id != NULL ? id : "-", rows != NULL ?
 	    (long long)json_integer_value(rows) : -1LL,
 	    ms != NULL ? json_number_value(ms) : -1.0);

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "api/api.h"
+#include "common/log.h"
 #include "sandbox/confine.h"
 #include "sandbox/sandbox.h"
 
@@ -29,11 +30,11 @@ api_confine(void)
 	confine_init(&c, "api");
 	c.profile = SANDBOX_PROFILE_API;
 	if (confine_apply(&c, err, sizeof(err)) != CONFINE_OK) {
-		fprintf(stderr, "cdsgated api: sandbox: %s\n", err);
+		log_warnx("sandbox: %s", err);
 		return -1;
 	}
-	fprintf(stderr, "cdsgated api: sandbox %s, profile %s\n",
-	    sandbox_mode_name(), sandbox_profile_name(SANDBOX_PROFILE_API));
+	log_info("sandbox %s, profile %s", sandbox_mode_name(),
+	    sandbox_profile_name(SANDBOX_PROFILE_API));
 #ifdef ENABLE_TEST_HOOKS
 	/* CDSGATE_TEST_VIOLATE=api:CALL: prove the filter kills */
 	if (getenv("CDSGATE_TEST_VIOLATE") != NULL &&

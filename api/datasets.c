@@ -31,6 +31,7 @@
 #include "api/gaterunner.h"
 #include "api/mount.h"
 #include "api/pgrunner.h"
+#include "common/log.h"
 #include "mount/postgres.h"
 
 #define IMPORTS_MAX	4	/* waiting at once: 4 RUNs fit the socket buffer */
@@ -364,8 +365,8 @@ datasets_gate_input(const struct api_config *cfg, struct store *st)
 	if (gone) {
 		/* every import it had is lost: each becomes an error */
 		ws = gaterunner_stop(cfg->gate);
-		fprintf(stderr, "cdsgated api: %s (%s %d); imports fail from "
-		    "now on\n", said, WIFSIGNALED(ws) ? "killed by signal" :
+		log_warnx("%s (%s %d); imports fail from "
+		    "now on", said, WIFSIGNALED(ws) ? "killed by signal" :
 		    "exit status", WIFSIGNALED(ws) ? WTERMSIG(ws) :
 		    WEXITSTATUS(ws));
 	}

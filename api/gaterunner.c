@@ -26,6 +26,7 @@
 
 #include "api/gaterunner.h"
 #include "common/ipc.h"
+#include "common/log.h"
 #include "sandbox/confine.h"
 #include "sandbox/sandbox.h"
 
@@ -112,6 +113,8 @@ gr_exec(char *const *argv, int sock, char *err, size_t errlen)
 		if (dup2(p[1], 2) < 0 || confine_apply(&c, err, errlen) !=
 		    CONFINE_OK || (fd = open("/dev/null", O_RDWR)) < 0 ||
 		    dup2(fd, 0) < 0 || dup2(fd, 1) < 0) {
+			/* fd 2 is the pipe gr_collect reads: this is the
+			   caller's error text, not a log line */
 			dprintf(2, "starting the gate: %s", err[0] ? err :
 			    strerror(errno));
 			_exit(1);
@@ -188,15 +191,14 @@ gr_main(int sock, const char *cdsgate)
 	char err[256];
 	int rc;
 
+	log_init("cdsgated api: gate runner");
 	confine_init(&c, "gate runner");
 	c.deathsig = SIGKILL;
 	c.parent = gr_api;	/* the api, which must still be there */
 	c.profile = SANDBOX_PROFILE_GATE;
-	if (confine_apply(&c, err, sizeof(err)) != CONFINE_OK) {
-		dprintf(2, "cdsgated api: gate runner: sandbox: %s\n", err);
-		_exit(1);
-	}
-	dprintf(2, "cdsgated api: gate runner: sandbox %s, profile %s\n",
+	if (confine_apply(&c, err, sizeof(err)) != CONFINE_OK)
+		fatalx("sandbox: %s", err);
+	log_info("sandbox %s, profile %s",
 	    sandbox_mode_name(), sandbox_profile_name(SANDBOX_PROFILE_GATE));
 #ifdef ENABLE_TEST_HOOKS
 	/* CDSGATE_TEST_VIOLATE=gate:CALL: prove the filter kills */
@@ -207,9 +209,8 @@ gr_main(int sock, const char *cdsgate)
 	while ((rc = ipc_dispatch(&peer, &st, NULL)) == IPC_OK)
 		;
 	if (rc != IPC_EOF)
-		dprintf(2, "cdsgated api: gate runner: the api broke the "
-		    "protocol (%s)\n", ipc_strerror(rc));
-	_exit(rc == IPC_EOF ? 0 : 1);
+		fatalx("the api broke the protocol (%s)", ipc_strerror(rc));
+	_exit(0);
 }
 
 /* ---- the api's side ---- */

@@ -32,6 +32,7 @@
 #include "api/api.h"
 #include "api/gaterunner.h"
 #include "common/buf.h"
+#include "common/log.h"
 
 #ifndef SO_PEERGROUPS
 #define SO_PEERGROUPS	59
@@ -97,8 +98,7 @@ api_audit(struct api_req *r, const char *type, json_t *data)
 	if (rc == 0)
 		return 0;
 	api.read_only = 1;
-	fprintf(stderr, "cdsgated api: %s: no further changes accepted\n",
-	    err);
+	log_warnx("%s: no further changes accepted", err);
 	return api_error(r, 503, "audit", "the change could not be audited "
 	    "(%s), so it was not made; the API accepts no further changes",
 	    err), -1;
@@ -270,19 +270,6 @@ peer_identify(struct MHD_Connection *c, struct api_req *r)
 	return 0;
 }
 
-/* src for a log line: printable ASCII only, at most n - 1 bytes (the
- * path is the client's, decoded: it may hold a newline). */
-static const char *
-log_safe(char *dst, size_t n, const char *src)
-{
-	size_t i;
-
-	for (i = 0; src[i] != '\0' && i + 1 < n; i++)
-		dst[i] = src[i] > 0x20 && src[i] < 0x7f ? src[i] : '?';
-	dst[i] = '\0';
-	return dst;
-}
-
 /* Over TCP: the role of the bearer token's line; none is a 401, said
  * in the log with the client's address (the UNIX socket's 403 is not
  * audited either: a refusal changes nothing). */
@@ -291,7 +278,7 @@ token_identify(struct MHD_Connection *c, struct api_req *r)
 {
 	const struct api_token *t;
 	const union MHD_ConnectionInfo *ci;
-	char addr[INET6_ADDRSTRLEN] = "?", m[16], p[128];
+	char addr[INET6_ADDRSTRLEN] = "?";
 
 	r->role = API_ROLE_NONE;
 	r->peer_uid = (uid_t)-1;
@@ -311,9 +298,10 @@ token_identify(struct MHD_Connection *c, struct api_req *r)
 	else if (ci != NULL && ci->client_addr->sa_family == AF_INET6)
 		inet_ntop(AF_INET6, &((struct sockaddr_in6 *)ci->client_addr)->
 		    sin6_addr, addr, sizeof(addr));
-	fprintf(stderr, "cdsgated api: refused %s %s from %s over TCP: no "
-	    "valid bearer token\n", log_safe(m, sizeof(m), r->method),
-	    log_safe(p, sizeof(p), r->path), addr);
+	/* the method and the decoded path are the client's: the logger
+	   escapes them; the precision keeps the line short */
+	log_warnx("refused %.15s %.127s from %s over TCP: no valid bearer "
+	    "token", r->method, r->path, addr);
 	return -1;
 }
 
@@ -512,21 +500,20 @@ api_recover(void)
 
 	if (store_recover(api.store, (int64_t)time(NULL), &imports,
 	    &sessions) != STORE_OK) {
-		fprintf(stderr, "cdsgated api: recovery: %s\n",
-		    store_errmsg(api.store));
+		log_warnx("recovery: %s", store_errmsg(api.store));
 		return -1;
 	}
 	if (imports + sessions == 0)
 		return 0;
-	fprintf(stderr, "cdsgated api: recovered %d interrupted import(s), "
-	    "%d session(s)\n", imports, sessions);
+	log_info("recovered %d interrupted import(s), %d session(s)",
+	    imports, sessions);
 	rec = json_pack("{s:i, s:i}", "imports", imports, "sessions",
 	    sessions);
 	rc = keyholder_append(api.cfg->audit, "recover", rec, NULL, err,
 	    sizeof(err));
 	json_decref(rec);
 	if (rc != 0)
-		fprintf(stderr, "cdsgated api: %s\n", err);
+		log_warnx("%s", err);
 	return rc;
 }
 
@@ -541,8 +528,7 @@ state_dirs(const struct api_config *cfg)
 	for (i = 0; i < 2; i++) {
 		snprintf(p, sizeof(p), "%s/%s", cfg->state_dir, subs[i]);
 		if (mkdir(p, 0700) != 0 && errno != EEXIST) {
-			fprintf(stderr, "cdsgated api: %s: %s\n", p,
-			    strerror(errno));
+			log_warn("%s", p);
 			return -1;
 		}
 	}
@@ -660,20 +646,20 @@ api_main(const struct api_config *cfg)
 		return 1;
 	if (store_open(cfg->store_path, &api.store, err, sizeof(err)) !=
 	    STORE_OK) {
-		fprintf(stderr, "cdsgated api: store: %s\n", err);
+		log_warnx("store: %s", err);
 		return 1;
 	}
 	if (api_recover() != 0)
 		goto out;
 	if ((sigfd = signals_fd()) < 0 || (d = http_start(cfg->listen_fd))
 	    == NULL) {
-		fprintf(stderr, "cdsgated api: cannot start the HTTP server "
-		    "on %s\n", cfg->listen_desc);
+		log_warnx("cannot start the HTTP server "
+		    "on %s", cfg->listen_desc);
 		goto out;
 	}
 	if (cfg->tcp != NULL && (dtls = http_start_tls(cfg->tcp)) == NULL) {
-		fprintf(stderr, "cdsgated api: cannot start the HTTPS server "
-		    "on %s (certificate or key unusable?)\n", cfg->tcp->desc);
+		log_warnx("cannot start the HTTPS server "
+		    "on %s (certificate or key unusable?)", cfg->tcp->desc);
 		goto out;
 	}
 	if (api_confine() != 0)

@@ -28,6 +28,7 @@
 
 #include "api/pgrunner.h"
 #include "common/ipc.h"
+#include "common/log.h"
 #include "common/secret.h"
 #include "mount/postgres.h"
 #include "sandbox/confine.h"
@@ -186,6 +187,7 @@ pr_main(int sock, const struct pgrunner_conf *conf)
 	char err[256];
 	int rc;
 
+	log_init("cdsgated api: postgres mounter");
 	/* libpq writes to a closed server connection: an error, not death */
 	signal(SIGPIPE, SIG_IGN);
 	pr_warm_up();
@@ -193,20 +195,16 @@ pr_main(int sock, const struct pgrunner_conf *conf)
 	c.deathsig = SIGKILL;
 	c.parent = pr_api;	/* the api, which must still be there */
 	c.profile = SANDBOX_PROFILE_PGMOUNT;
-	if (confine_apply(&c, err, sizeof(err)) != CONFINE_OK) {
-		dprintf(2, "cdsgated api: postgres mounter: sandbox: %s\n",
-		    err);
-		_exit(1);
-	}
-	dprintf(2, "cdsgated api: postgres mounter: reader role %s, sandbox "
-	    "%s, profile %s\n", conf->reader_role, sandbox_mode_name(),
+	if (confine_apply(&c, err, sizeof(err)) != CONFINE_OK)
+		fatalx("sandbox: %s", err);
+	log_info("reader role %s, sandbox %s, profile %s", conf->reader_role,
+	    sandbox_mode_name(),
 	    sandbox_profile_name(SANDBOX_PROFILE_PGMOUNT));
 	while ((rc = ipc_dispatch(&peer, &st, NULL)) == IPC_OK)
 		;
 	if (rc != IPC_EOF)
-		dprintf(2, "cdsgated api: postgres mounter: the api broke the "
-		    "protocol (%s)\n", ipc_strerror(rc));
-	_exit(rc == IPC_EOF ? 0 : 1);
+		fatalx("the api broke the protocol (%s)", ipc_strerror(rc));
+	_exit(0);
 }
 
 /* ---- the api's side ---- */

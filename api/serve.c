@@ -24,6 +24,7 @@
 #include "api/api.h"
 #include "api/gaterunner.h"
 #include "api/pgrunner.h"
+#include "common/log.h"
 #include "common/privdrop.h"
 #include "sandbox/confine.h"
 #include "sandbox/sandbox.h"
@@ -38,6 +39,8 @@
 
 #define API_USER	PRIVDROP_API_USER
 
+/* Usage text answers whoever typed the command: output, not a log line
+ * (common/log.h), so it goes to stderr as it is. */
 static int
 serve_usage(void)
 {
@@ -105,7 +108,7 @@ serve_parse(int argc, char **argv, struct api_serve_args *a)
 		else
 			dst = serve_tcp_option(argv[i], a);
 		if (dst == NULL || i + 1 >= argc) {
-			fprintf(stderr, "cdsgated api: %s: %s\n", argv[i],
+			log_warnx("%s: %s", argv[i],
 			    dst == NULL ? "unknown option" : "needs a value");
 			return -1;
 		}
@@ -114,14 +117,13 @@ serve_parse(int argc, char **argv, struct api_serve_args *a)
 	if (a->socket_path == NULL || a->store_path == NULL ||
 	    a->audit_log == NULL || a->audit_key == NULL ||
 	    a->state_dir == NULL) {
-		fprintf(stderr, "cdsgated api: --socket, --store, --state-dir, "
+		log_warnx("--socket, --store, --state-dir, "
 		    "--audit-log and --audit-key are required (every change is "
-		    "audited)\n");
+		    "audited)");
 		return -1;
 	}
 	if ((a->pg_conninfo == NULL) != (a->pg_reader_role == NULL)) {
-		fprintf(stderr, "cdsgated api: --pg-conninfo and "
-		    "--pg-reader-role go together\n");
+		log_warnx("--pg-conninfo and --pg-reader-role go together");
 		return -1;
 	}
 	return 0;
@@ -144,15 +146,14 @@ api_bind(const char *path)
 	int fd;
 
 	if (strlen(path) >= sizeof(sun.sun_path)) {
-		fprintf(stderr, "cdsgated api: socket path too long\n");
+		log_warnx("socket path too long");
 		return -1;
 	}
 	memcpy(sun.sun_path, path, strlen(path) + 1);
 	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) < 0)
 		return -1;
 	if (connect(fd, (struct sockaddr *)&sun, sizeof(sun)) == 0) {
-		fprintf(stderr, "cdsgated api: %s: another API is listening\n",
-		    path);
+		log_warnx("%s: another API is listening", path);
 		close(fd);
 		return -1;
 	}
@@ -162,8 +163,7 @@ api_bind(const char *path)
 	   for two groups. */
 	if (bind(fd, (struct sockaddr *)&sun, sizeof(sun)) != 0 ||
 	    chmod(path, 0666) != 0 || listen(fd, 64) != 0) {
-		fprintf(stderr, "cdsgated api: %s: %s\n", path,
-		    strerror(errno));
+		log_warn("%s", path);
 		close(fd);
 		return -1;
 	}
@@ -182,14 +182,13 @@ serve_sessiond(const char *path)
 	int fd;
 
 	if (strlen(path) >= sizeof(sun.sun_path)) {
-		fprintf(stderr, "cdsgated api: %s: path too long\n", path);
+		log_warnx("%s: path too long", path);
 		return -1;
 	}
 	memcpy(sun.sun_path, path, strlen(path) + 1);
 	if ((fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0)) < 0 ||
 	    connect(fd, (struct sockaddr *)&sun, sizeof(sun)) != 0) {
-		fprintf(stderr, "cdsgated api: the session helper at %s: %s\n",
-		    path, strerror(errno));
+		log_warn("the session helper at %s", path);
 		if (fd >= 0)
 			close(fd);
 		return -1;
@@ -211,7 +210,7 @@ serve_drop(const struct api_serve_args *a)
 	if (getuid() == 0) {
 		if (privdrop_lookup(API_USER, NULL, &u, msg, sizeof(msg)) !=
 		    0) {
-			fprintf(stderr, "cdsgated api: %s\n", msg);
+			log_warnx("%s", msg);
 			return -1;
 		}
 		c.user = &u;
@@ -221,7 +220,7 @@ serve_drop(const struct api_serve_args *a)
 		c.parent = a->parent_pid;
 	}
 	if (confine_apply(&c, msg, sizeof(msg)) != CONFINE_OK) {
-		fprintf(stderr, "%s\n", msg);
+		log_warnx("%s", msg);
 		return -1;
 	}
 	return 0;
@@ -244,6 +243,7 @@ api_serve_bound(const struct api_serve_args *a)
 	char err[512], released[4096];
 	int rc;
 
+	log_init("cdsgated api");	/* also the api child of `serve` */
 	cfg.custodian_gid = group_gid(a->custodian_group);
 	cfg.auditor_gid = group_gid(a->auditor_group);
 	cfg.store_path = a->store_path;
@@ -262,7 +262,7 @@ api_serve_bound(const struct api_serve_args *a)
 	/* root-only files: read them before the drop and the filter */
 	if (a->tcp_fd >= 0) {
 		if (api_tcp_load(a, &tcp, err, sizeof(err)) != 0) {
-			fprintf(stderr, "cdsgated api: %s\n", err);
+			log_warnx("%s", err);
 			return 1;
 		}
 		cfg.tcp = &tcp;
@@ -270,7 +270,7 @@ api_serve_bound(const struct api_serve_args *a)
 	if (sandbox_init(SERVE_SANDBOX_MODE, 0, err, sizeof(err)) != 0 ||
 	    keyholder_start(a->audit_log, a->audit_key, &kh, err,
 	    sizeof(err)) != 0) {
-		fprintf(stderr, "cdsgated api: %s\n", err);
+		log_warnx("%s", err);
 		return 1;
 	}
 	cfg.audit = &kh;
@@ -282,7 +282,7 @@ api_serve_bound(const struct api_serve_args *a)
 	}
 	umask(077);	/* the store and its WAL: the api user's only */
 	if (gaterunner_start(a->cdsgate, &gate, err, sizeof(err)) != 0) {
-		fprintf(stderr, "cdsgated api: %s\n", err);
+		log_warnx("%s", err);
 		keyholder_stop(&kh);
 		return 1;
 	}
@@ -294,7 +294,7 @@ api_serve_bound(const struct api_serve_args *a)
 	    released };
 	if (a->pg_conninfo != NULL) {
 		if (pgrunner_start(&pgc, &pg, err, sizeof(err)) != 0) {
-			fprintf(stderr, "cdsgated api: %s\n", err);
+			log_warnx("%s", err);
 			gaterunner_stop(&gate);
 			keyholder_stop(&kh);
 			return 1;
@@ -317,8 +317,8 @@ api_serve_bound(const struct api_serve_args *a)
 	pgrunner_stop(&pg);
 	gaterunner_stop(&gate);
 	if (keyholder_stop(&kh) != 0) {
-		fprintf(stderr, "cdsgated api: the audit key holder did not "
-		    "close the log cleanly\n");
+		log_warnx("the audit key holder did not "
+		    "close the log cleanly");
 		rc = 1;
 	}
 #ifdef __SANITIZE_ADDRESS__
@@ -336,6 +336,7 @@ api_serve_cmd(int argc, char **argv)
 	struct api_serve_args a = { 0 };
 	int rc;
 
+	log_init("cdsgated api");
 	if (argc >= 1 && strcmp(argv[argc - 1], "--list-routes") == 0) {
 		api_routes_print(stdout);
 		return 0;

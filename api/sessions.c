@@ -24,6 +24,7 @@
 #include "api/api.h"
 #include "api/parentipc.h"
 #include "api/pgrunner.h"
+#include "common/log.h"
 #include "mount/postgres.h"
 #include "common/secret.h"
 #include "policy/creds.h"
@@ -160,11 +161,11 @@ pg_role_drop(struct pgrunner *pg, struct keyholder *audit, const char *id)
 	rec = rc == PGM_OK ? json_pack("{s:s}", "id", id) :
 	    json_pack("{s:s, s:s}", "id", id, "error", err);
 	if (rc != PGM_OK)
-		fprintf(stderr, "cdsgated api: session %s: its PostgreSQL role "
-		    "was not dropped: %s\n", id, err);
+		log_warnx("session %s: its PostgreSQL role "
+		    "was not dropped: %s", id, err);
 	if (keyholder_append(audit, rc == PGM_OK ? "session.pg_role_drop" :
 	    "session.pg_role_drop.failed", rec, NULL, aerr, sizeof(aerr)) != 0)
-		fprintf(stderr, "cdsgated api: %s\n", aerr);
+		log_warnx("%s", aerr);
 	json_decref(rec);
 }
 
@@ -295,16 +296,16 @@ answer_record_closed(void *ctx, struct ipc_msg *msg)
 	    sizeof(err));
 	json_decref(d);
 	if (rc != 0) {
-		fprintf(stderr, "cdsgated api: record_closed for %s not "
-		    "audited: %s: no further changes accepted\n", m.id, err);
+		log_warnx("record_closed for %s not "
+		    "audited: %s: no further changes accepted", m.id, err);
 		api_set_read_only();	/* fail closed, as api_audit() */
 		return 0;
 	}
 	if (store_recording_add(c->st, m.id, m.file, now, &id) != STORE_OK ||
 	    store_recording_close(c->st, id, m.sha256, (int64_t)m.size, now)
 	    != STORE_OK)
-		fprintf(stderr, "cdsgated api: recording of %s not indexed: "
-		    "%s\n", m.id, store_errmsg(c->st));
+		log_warnx("recording of %s not indexed: "
+		    "%s", m.id, store_errmsg(c->st));
 	return 0;
 }
 
@@ -335,8 +336,8 @@ answer_record_expire(void *ctx, struct ipc_msg *msg)
 		json_object_del(d, "end");
 		if (keyholder_append(c->audit, "record_expired", d, NULL, err,
 		    sizeof(err)) != 0) {
-			fprintf(stderr, "cdsgated api: record_expired not "
-			    "audited: %s: no further changes accepted\n", err);
+			log_warnx("record_expired not "
+			    "audited: %s: no further changes accepted", err);
 			api_set_read_only();	/* and the file is kept */
 		} else
 			a.ok = store_recording_expire(c->st, sr.id,
@@ -355,8 +356,7 @@ parent_dispatch(struct pctx *c)
 	int r;
 
 	if ((r = ipc_dispatch(&peer, c, NULL)) != IPC_OK) {
-		fprintf(stderr, "cdsgated api: the parent: %s; exiting\n",
-		    ipc_strerror(r));
+		log_warnx("the parent: %s; exiting", ipc_strerror(r));
 		return -1;
 	}
 	return 0;
@@ -462,7 +462,7 @@ hours_tick(const struct api_config *cfg, struct store *st)
 		    err, sizeof(err));
 		json_decref(rec);
 		if (rc != 0) {
-			fprintf(stderr, "cdsgated api: %s\n", err);
+			log_warnx("%s", err);
 			return;
 		}
 		store_session_end(st, o.ids[i], o.states[i] ==
@@ -496,7 +496,7 @@ api_sessions_tick(const struct api_config *cfg, struct store *st)
 	    sizeof(err));
 	json_decref(rec);
 	if (i != 0) {
-		fprintf(stderr, "cdsgated api: %s\n", err);
+		log_warnx("%s", err);
 		return;
 	}
 	if (store_session_expire(st, x.now, &n) != STORE_OK)

@@ -27,6 +27,7 @@
 #include "api/api.h"
 #include "common/buf.h"
 #include "common/digest.h"
+#include "common/log.h"
 
 #define PEM_MAX		(64 * 1024)
 #define TOKENS_FILE_MAX	(256 * 1024)
@@ -74,15 +75,14 @@ api_tcp_bind(const char *spec)
 	int fd, one = 1;
 
 	if (tcp_addr(spec, &ss, &len) != 0) {
-		fprintf(stderr, "cdsgated api: api_listen %s: wants a numeric "
-		    "\"ADDR:PORT\" (IPv6: \"[ADDR]:PORT\")\n", spec);
+		log_warnx("api_listen %s: wants a numeric "
+		    "\"ADDR:PORT\" (IPv6: \"[ADDR]:PORT\")", spec);
 		return -1;
 	}
 	if ((fd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0)) < 0 ||
 	    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) != 0 ||
 	    bind(fd, (struct sockaddr *)&ss, len) != 0 || listen(fd, 64) != 0) {
-		fprintf(stderr, "cdsgated api: api_listen %s: %s\n", spec,
-		    strerror(errno));
+		log_warn("api_listen %s", spec);
 		if (fd >= 0)
 			close(fd);
 		return -1;
@@ -334,15 +334,14 @@ api_tcp_prepare(struct api_serve_args *a)
 	if (a->tcp_listen == NULL)
 		return 0;
 	if (a->tls_cert == NULL || a->tls_key == NULL || a->tokens == NULL) {
-		fprintf(stderr, "cdsgated api: api_listen %s needs api_tls_cert, "
+		log_warnx("api_listen %s needs api_tls_cert, "
 		    "api_tls_key and api_tokens (--tls-cert, --tls-key, "
 		    "--tokens): the TCP API is never plaintext nor "
-		    "unauthenticated\n", a->tcp_listen);
+		    "unauthenticated", a->tcp_listen);
 		return -1;
 	}
 	if (MHD_is_feature_supported(MHD_FEATURE_TLS) != MHD_YES) {
-		fprintf(stderr, "cdsgated api: this libmicrohttpd has no TLS: "
-		    "api_listen refused\n");
+		log_warnx("this libmicrohttpd has no TLS: api_listen refused");
 		return -1;
 	}
 	return (a->tcp_fd = api_tcp_bind(a->tcp_listen)) < 0 ? -1 : 0;

@@ -27,6 +27,7 @@
 #include "audit/audit.h"
 #include "audit/keyholder.h"
 #include "common/ipc.h"
+#include "common/log.h"
 #include "common/privdrop.h"
 #include "sandbox/confine.h"
 #include "sandbox/sandbox.h"
@@ -142,8 +143,7 @@ kh_wait(struct kh_state *st)
 			continue;
 		if (audit_log_checkpoint(st->log, err, sizeof(err)) !=
 		    AUDIT_OK) {
-			dprintf(2, "cdsgate audit key holder: the periodic "
-			    "checkpoint failed: %s\n", err);
+			log_warnx("the periodic checkpoint failed: %s", err);
 			kh_now(&st->unsigned_since);	/* again later */
 		}
 	}
@@ -218,8 +218,8 @@ kh_sandbox(struct audit_log *log, char *err, size_t errlen)
 	}
 	if (confine_apply(&c, err, errlen) != CONFINE_OK)
 		return -1;
-	dprintf(2, "cdsgate audit key holder: sandbox %s, profile %s\n",
-	    sandbox_mode_name(), sandbox_profile_name(SANDBOX_PROFILE_AUDIT));
+	log_info("sandbox %s, profile %s", sandbox_mode_name(),
+	    sandbox_profile_name(SANDBOX_PROFILE_AUDIT));
 	kh_test_violate();
 	return 0;
 }
@@ -235,6 +235,7 @@ kh_main(int sock, const char *log_path, const char *key_path)
 	char err[256] = "";
 	int rc;
 
+	log_init("cdsgate audit key holder");
 	if (kh_confine(err, sizeof(err)) != 0 ||
 	    audit_key_load_private(key_path, &key, err, sizeof(err)) !=
 	    AUDIT_OK) {
@@ -259,8 +260,8 @@ kh_main(int sock, const char *log_path, const char *key_path)
 	if (rc == -1)
 		rc = IPC_ESYS;
 	if (rc != IPC_EOF)
-		dprintf(2, "cdsgate audit key holder: the peer broke the "
-		    "protocol (%s): closing the log\n", ipc_strerror(rc));
+		log_warnx("the peer broke the protocol (%s): closing the "
+		    "log", ipc_strerror(rc));
 	rc = audit_log_close(st.log, err, sizeof(err));
 	audit_key_free(key);
 	_exit(rc == AUDIT_OK ? 0 : 1);

@@ -20,6 +20,7 @@
 
 #include "cli/cli.h"
 #include "cli/deid-args.h"
+#include "common/log.h"
 #include "deid/anonymize.h"
 #include "deid/dataset.h"
 #include "deid/output.h"
@@ -370,20 +371,18 @@ dargs_criteria(struct deid_args *a)
 	return 0;
 }
 
-/* Untrusted bytes to a terminal: control bytes escaped, never obeyed. */
+/* Untrusted bytes to a terminal: escaped by the logger's one escaping
+ * step (common/log.h), so a terminal never obeys them. */
 void
 dargs_put_safe(FILE *f, const char *s, size_t n, int keep_lines)
 {
-	unsigned char c;
-	size_t i;
+	char c[LOG_ESC_MAX];
+	size_t i, used;
 
-	for (i = 0; i < n; i++) {
-		c = (unsigned char)s[i];
-		if ((c < 0x20 && !(keep_lines && (c == '\n' || c == '\t'))) ||
-		    c == 0x7f)
-			fprintf(f, "\\x%02x", c);
-		else
-			putc(c, f);
+	for (i = 0; i < n; i += used) {
+		used = log_esc_char((const unsigned char *)s + i, n - i,
+		    keep_lines ? LOG_ESC_LINES : 0, c);
+		fputs(c, f);
 	}
 }
 

@@ -81,8 +81,8 @@ int	dargs_parse(struct deid_args *a, int argc, char **argv);
  * one criterion, the game's amounts): 0 or a usage error's exit code. */
 int	dargs_criteria(struct deid_args *a);
 /* Write n bytes that came from the input (or the worker) to a terminal's
- * stream: control bytes become \xHH so a CSV cannot drive the terminal;
- * keep_lines keeps newlines and tabs. */
+ * stream: control bytes, C1 controls and malformed UTF-8 become \xHH so
+ * a CSV cannot drive the terminal; keep_lines keeps newlines and tabs. */
 void	dargs_put_safe(FILE *f, const char *s, size_t n, int keep_lines);
 /* Print a library error as "cdsgate: file:line: msg"; map to the exit
  * code (an unreadable input file is bad input while reading). */

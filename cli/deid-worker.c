@@ -33,6 +33,7 @@
 #include "cli/cli.h"
 #include "cli/deid-worker.h"
 #include "common/ipc.h"
+#include "common/log.h"
 #include "common/privdrop.h"
 #include "sandbox/confine.h"
 #include "sandbox/sandbox.h"
@@ -502,6 +503,7 @@ dw_worker_main(struct deid_args *a, int sock, pid_t parent, int writes,
 	size_t i;
 	int r;
 
+	log_init("cdsgate deid worker");
 	if (dw_confine(a, &sock, parent, writes, msg, sizeof(msg)) != 0)
 		w_fail(sock, "cannot confine itself", msg);
 	pp.sock = sock;
@@ -512,11 +514,9 @@ dw_worker_main(struct deid_args *a, int sock, pid_t parent, int writes,
 	for (i = 0; i < MAX_LIST; i++)
 		w.in.hier[i].fd = -1;
 	while (!w.run)
-		if ((r = ipc_dispatch(&pp, &w, NULL)) != IPC_OK) {
-			dprintf(2, "cdsgate: deid worker: the parent broke "
-			    "the protocol: %s\n", ipc_strerror(r));
-			_exit(EXIT_INTERNAL);
-		}
+		if ((r = ipc_dispatch(&pp, &w, NULL)) != IPC_OK)
+			fatalx("the parent broke the protocol: %s",
+			    ipc_strerror(r));
 	dres_init(&res);
 	job(a, &w.in, &res);
 	_exit(w_send_result(sock, &res) == IPC_OK ? 0 : EXIT_INTERNAL);

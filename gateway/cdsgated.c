@@ -8,6 +8,9 @@
  * policy/spec.c before anything starts.  Exit statuses: 0 ended
  * normally, 1 a failure while running, 2 bad arguments, configuration
  * or environment (gateway/session.h).
+ *
+ * Diagnostics go through common/log.h ("cdsgated: ..."); usage text is
+ * output for whoever typed the command, printed to stderr as it is.
  */
 #include "config.h"
 
@@ -19,6 +22,7 @@
 #include <jansson.h>
 
 #include "api/api.h"
+#include "common/log.h"
 #include "gateway/parent.h"
 #include "gateway/session.h"
 #include "gateway/tls.h"
@@ -141,7 +145,7 @@ session_args(int argc, char **argv, struct session_spec *s)
 	if (spec_init(s, &e) != POLICY_OK ||
 	    spec_from_args(s, argc, argv, &e) != POLICY_OK ||
 	    spec_check(s, &e) != POLICY_OK) {
-		fprintf(stderr, "cdsgated: %s\n", e.msg);
+		log_warnx("%s", e.msg);
 		fprintf(stderr, "usage: cdsgated run-session --backend URL "
 		    "--listen ADDR:PORT --password-file FILE [options]\n"
 		    "       (`cdsgated options` lists them)\n");
@@ -170,16 +174,16 @@ sandbox_args(int *argc, char **argv)
 	*argc = j;
 #ifndef HAVE_SECCOMP
 	mode = SANDBOX_MODE_NONE;
-	fprintf(stderr, "cdsgated: built with --with-sandbox=none: no "
-	    "seccomp filter confines the session's processes\n");
+	log_warnx("built with --with-sandbox=none: no "
+	    "seccomp filter confines the session's processes");
 #endif
 	if (sandbox_init(mode, debug, err, sizeof(err)) != 0) {
-		fprintf(stderr, "cdsgated: sandbox: %s\n", err);
+		log_warnx("sandbox: %s", err);
 		return SESSION_EXIT_CONFIG;
 	}
 	if (debug)
-		fprintf(stderr, "cdsgated: --sandbox-debug: seccomp violations "
-		    "are reported and exit %d instead of killing\n",
+		log_warnx("--sandbox-debug: seccomp violations "
+		    "are reported and exit %d instead of killing",
 		    SANDBOX_DEBUG_EXIT);
 	return 0;
 }
@@ -218,13 +222,12 @@ check_tls_files(const struct session_spec *s)
 	    spec_read_file(s->tls_key, "TLS key", 64 * 1024, 1, &key, &klen,
 	    &e) != POLICY_OK ||
 	    creds_load(&c, s->credentials_file, &e) != POLICY_OK) {
-		fprintf(stderr, "cdsgated: %s\n", e.msg);
+		log_warnx("%s", e.msg);
 		goto out;
 	}
 	if (tls_ctx_alloc(&t, cert, clen, key, klen, err, sizeof(err)) !=
 	    TLS_OK) {
-		fprintf(stderr, "cdsgated: %s, %s: %s\n", s->tls_cert,
-		    s->tls_key, err);
+		log_warnx("%s, %s: %s", s->tls_cert, s->tls_key, err);
 		goto out;
 	}
 	r = 0;
@@ -253,7 +256,7 @@ cmd_check_session(int argc, char **argv)
 	}
 	if (spec_read_secret(s.password_file, "password", 1,
 	    SPEC_PASSWORD_MAX, NULL, &secret, &e) != POLICY_OK) {
-		fprintf(stderr, "cdsgated: %s\n", e.msg);
+		log_warnx("%s", e.msg);
 		r = SESSION_EXIT_CONFIG;
 		goto out;
 	}
@@ -264,7 +267,7 @@ cmd_check_session(int argc, char **argv)
 	    "websocket token", SPEC_TOKEN_MIN, SPEC_TOKEN_MAX,
 	    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
 	    "0123456789-._~", &secret, &e) != POLICY_OK) {
-		fprintf(stderr, "cdsgated: %s\n", e.msg);
+		log_warnx("%s", e.msg);
 		r = SESSION_EXIT_CONFIG;
 		goto out;
 	}
@@ -297,7 +300,7 @@ cmd_browser_policy(int argc, char **argv)
 		return SESSION_EXIT_CONFIG;
 	}
 	if (chromium_policy_build(argv[1], &j, &e) != POLICY_OK) {
-		fprintf(stderr, "cdsgated: --backend: %s\n", e.msg);
+		log_warnx("--backend: %s", e.msg);
 		return SESSION_EXIT_CONFIG;
 	}
 	json_dumpf(j, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
@@ -311,6 +314,7 @@ main(int argc, char **argv)
 {
 	const struct cmd_entry *c;
 
+	log_init("cdsgated");
 	if (argc < 2) {
 		usage(stderr);
 		return SESSION_EXIT_CONFIG;
@@ -337,7 +341,7 @@ main(int argc, char **argv)
 	for (c = cmd_table; c->name != NULL; c++)
 		if (strcmp(argv[1], c->name) == 0)
 			return c->exec(argc - 2, argv + 2);
-	fprintf(stderr, "cdsgated: unknown command '%s'\n", argv[1]);
+	log_warnx("unknown command '%s'", argv[1]);
 	usage(stderr);
 	return SESSION_EXIT_CONFIG;
 }
@@ -361,13 +365,13 @@ cmd_hash_password(int argc, char **argv)
 	n = strcspn(pass, "\r\n");
 	if (n == 0 || n > CREDS_PASS_MAX) {
 		explicit_bzero(pass, sizeof(pass));
-		fprintf(stderr, "cdsgated: the password must have 1 to %d "
-		    "bytes\n", CREDS_PASS_MAX);
+		log_warnx("the password must have 1 to %d "
+		    "bytes", CREDS_PASS_MAX);
 		return SESSION_EXIT_CONFIG;
 	}
 	if (creds_hash(pass, n, out, sizeof(out), &e) != POLICY_OK) {
 		explicit_bzero(pass, sizeof(pass));
-		fprintf(stderr, "cdsgated: %s\n", e.msg);
+		log_warnx("%s", e.msg);
 		return SESSION_EXIT_FAILED;
 	}
 	explicit_bzero(pass, sizeof(pass));

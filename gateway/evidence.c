@@ -14,9 +14,10 @@
 
 #include <jansson.h>
 
+#include "common/log.h"
 #include "gateway/evidence.h"
 #include "gateway/rundir.h"
-#include "gateway/session.h"		/* and supervise-log.h */
+#include "gateway/session.h"
 #include "gateway/slog.h"
 #include "record/record.h"
 

@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "common/digest.h"
+#include "common/log.h"
 #include "common/privdrop.h"
 #include "gateway/parent.h"
 #include "gateway/session.h"
@@ -67,7 +68,7 @@ share(const char *path, gid_t gid, mode_t mode, const char *what)
 	    (st.st_mode & 07777) == mode))
 		return;
 	if (record_share(path, gid, mode) != 0)
-		log_warn("serve: %s %s: cannot make it mode %04o, group %u "
+		log_warn("%s %s: cannot make it mode %04o, group %u "
 		    "(auditors then need root to read it)", what, path,
 		    (unsigned)mode, (unsigned)gid);
 }
@@ -103,11 +104,11 @@ parent_record_dir(const struct gw_config *c)
 	gid_t gid = auditor_gid(c);
 
 	if (record_dir_make(c->record_dir) != 0) {
-		log_warn("serve: record_dir %s", c->record_dir);
+		log_warn("record_dir %s", c->record_dir);
 		return -1;
 	}
 	if (gid == (gid_t)-1) {
-		log_warnx("serve: no group %s: recordings and the audit log "
+		log_warnx("no group %s: recordings and the audit log "
 		    "are readable by root only", c->auditor_group);
 		return 0;
 	}
@@ -177,7 +178,7 @@ companions_remove(const char *rec)
 	for (i = 0; i < sizeof(ext) / sizeof(ext[0]); i++)
 		if (companion_path(rec, ext[i], f, sizeof(f)) == 0 &&
 		    unlink(f) != 0 && errno != ENOENT)
-			log_warn("serve: retention: %s", f);
+			log_warn("retention: %s", f);
 }
 
 /* Seal path and fill a RECORD_CLOSED / RECORD_EXPIRE message. */
@@ -231,7 +232,7 @@ record_file_share(const struct parent *p, const char *f)
 
 	if (f[0] != '\0' && (gid == (gid_t)-1 ? chmod(f, 0400) :
 	    record_share(f, gid, 0440)) != 0)
-		log_warn("serve: chmod %s", f);
+		log_warn("chmod %s", f);
 }
 
 /* RECORD_CLOSED to the api; once it is sent the file and its companions
@@ -260,7 +261,7 @@ parent_record_closed(struct parent *p, const struct psession *ps,
 	    access(path, F_OK) != 0)
 		return;		/* never made, or removed: nothing ran */
 	if (record_msg(ps->id, path, end_word(ps, status), &m) != 0) {
-		log_warnx("serve: session %s: cannot read its recording %s",
+		log_warnx("session %s: cannot read its recording %s",
 		    ps->id, path);
 		return;
 	}
@@ -309,8 +310,7 @@ parent_record_recover(struct parent *p)
 		    record_in_use(path) ||
 		    record_msg(id, path, "recovered", &m) != 0)
 			continue;
-		log_info("serve: %s was never chained: sending its digest",
-		    path);
+		log_info("%s was never chained: sending its digest", path);
 		record_send_closed(p, &m);
 	}
 	closedir(d);
@@ -435,13 +435,13 @@ parent_record_expired(struct parent *p, const struct pipc_expired *m)
 		return -1;	/* not what we asked: a protocol violation */
 	if (m->ok == 1 && !record_busy(p, p->expiring_id)) {
 		if (unlink(file) != 0)
-			log_warn("serve: retention: %s", file);
+			log_warn("retention: %s", file);
 		else
-			log_info("serve: retention: removed %s", file);
+			log_info("retention: removed %s", file);
 		companions_remove(file);
 		p->retention_due = 1;
 	} else if (p->nkept < PARENT_KEPT_MAX) {
-		log_warnx("serve: retention: the api keeps %s (its digest is "
+		log_warnx("retention: the api keeps %s (its digest is "
 		    "not in the audit chain, or the file changed)", file);
 		snprintf(p->kept[p->nkept++], sizeof(p->kept[0]), "%s",
 		    p->expiring_id);

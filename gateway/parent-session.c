@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "common/grant.h"
+#include "common/log.h"
 #include "common/secret.h"
 #include "gateway/parent.h"
 #include "gateway/session.h"
@@ -281,6 +282,7 @@ supervisor_child(struct parent *p, pid_t parent, const struct pipc_start *m,
 	FILE *f;
 	int argc, r, i;
 
+	log_init("cdsgated");		/* as `cdsgated run-session` says */
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
 	signal(SIGPIPE, SIG_DFL);
@@ -291,7 +293,7 @@ supervisor_child(struct parent *p, pid_t parent, const struct pipc_start *m,
 	c.deathsig = SIGTERM;
 	c.parent = parent;
 	if (confine_apply(&c, err, sizeof(err)) != CONFINE_OK) {
-		log_warnx("serve: session %s: %s", m->id, err);
+		log_warnx("session %s: %s", m->id, err);
 		_exit(SESSION_EXIT_FAILED);
 	}
 	close(p->ipc);
@@ -311,7 +313,7 @@ supervisor_child(struct parent *p, pid_t parent, const struct pipc_start *m,
 	if (f == NULL || r != 0 || spec_init(&s, &e) != POLICY_OK ||
 	    spec_from_args(&s, argc, argv, &e) != POLICY_OK ||
 	    spec_check(&s, &e) != POLICY_OK) {
-		log_warnx("serve: session %s: %s", m->id, r != 0 ? err :
+		log_warnx("session %s: %s", m->id, r != 0 ? err :
 		    e.msg);
 		_exit(SESSION_EXIT_CONFIG);
 	}
@@ -416,7 +418,7 @@ parent_session_start(struct parent *p, const struct pipc_start *m0)
 	}
 	explicit_bzero(secret, sizeof(secret));
 	if (why != NULL) {
-		log_warnx("serve: session %s not started: %s", m.id, why);
+		log_warnx("session %s not started: %s", m.id, why);
 		answer_failed(p, m.id, why);
 	}
 	explicit_bzero(&m, sizeof(m));
@@ -485,7 +487,7 @@ parent_session_timers(struct parent *p)
 		    now < ps->deadline_ms)
 			continue;
 		if (!ps->stopping) {
-			log_warnx("serve: session %s: not ready in %d ms",
+			log_warnx("session %s: not ready in %d ms",
 			    ps->id, PARENT_READY_MS);
 			parent_session_stop(p, ps->id, 0);
 		} else {

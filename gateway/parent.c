@@ -24,6 +24,7 @@
 
 #include "api/api.h"
 #include "common/grant.h"
+#include "common/log.h"
 #include "gateway/parent.h"
 #include "gateway/session.h"
 #include "policy/paths.h"
@@ -39,6 +40,8 @@ static const struct ipc_handler parent_permit[] = {
 	{ PIPC_RECORD_EXPIRED, answer_expired },
 };
 
+/* Usage text answers whoever typed the command: output, not a log line
+ * (common/log.h), so it goes to stderr as it is. */
 static int
 serve_usage(void)
 {
@@ -72,17 +75,13 @@ answer_stop(void *ctx, struct ipc_msg *m)
 {
 	struct pipc_stop st;
 	char id[STORE_ID_MAX], why[PIPC_REASON_MAX];
-	size_t i;
 
 	memcpy(&st, m->data, sizeof(st));
 	if (ipc_str_get(id, sizeof(id), st.id, sizeof(st.id)) != 0 ||
 	    !store_id_valid(id) ||
 	    ipc_str_get(why, sizeof(why), st.reason, sizeof(st.reason)) != 0)
 		return -1;
-	for (i = 0; why[i] != '\0'; i++)	/* the api's words: printable */
-		if (why[i] < 0x20 || why[i] > 0x7e)
-			why[i] = '?';
-	log_warnx("serve: session %s: stopping: %s", id, why);
+	log_warnx("session %s: stopping: %s", id, why);
 	parent_session_stop(ctx, id, 1);
 	return 0;
 }
@@ -208,7 +207,7 @@ parent_reap(struct parent *p)
 
 	while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
 		if (pid == p->api_pid) {
-			log_warnx("serve: the api exited (status %d); "
+			log_warnx("the api exited (status %d); "
 			    "stopping every session", WIFEXITED(status) ?
 			    WEXITSTATUS(status) : 128 + WTERMSIG(status));
 			p->api_pid = 0;
@@ -251,7 +250,7 @@ parent_stop_api(struct parent *p, int ms)
 	    parent_now_ms() < end)
 		usleep(20000);
 	if (r == 0) {
-		log_warnx("serve: the api did not stop; killing it");
+		log_warnx("the api did not stop; killing it");
 		kill(p->api_pid, SIGKILL);
 		waitpid(p->api_pid, &status, 0);
 		return -1;
@@ -306,7 +305,7 @@ parent_loop(struct parent *p, int sigfd)
 			if (ir != IPC_OK && p->listen_fd >= 0)
 				sessiond_peer_lost(p, ir);
 			else if (ir != IPC_OK) {
-				log_warnx("serve: the api: %s; stopping "
+				log_warnx("the api: %s; stopping "
 				    "every session", ipc_strerror(ir));
 				return -1;
 			}
@@ -357,8 +356,7 @@ parent_dirs(const struct gw_config *c)
 	r = grant_key_load(c->grant_key, 1, key);
 	explicit_bzero(key, sizeof(key));
 	if (r != GRANT_OK) {
-		log_warn("serve: grant_key %s: %s", c->grant_key,
-		    grant_strerror(r));
+		log_warn("grant_key %s: %s", c->grant_key, grant_strerror(r));
 		return -1;
 	}
 
@@ -373,13 +371,12 @@ parent_dirs(const struct gw_config *c)
 		goto fail;
 	if (!S_ISDIR(st.st_mode) || st.st_uid != 0 ||
 	    chmod(c->secrets_dir, 0700) != 0) {
-		log_warnx("serve: %s: must be a directory of root's",
-		    c->secrets_dir);
+		log_warnx("%s: must be a directory of root's", c->secrets_dir);
 		return -1;
 	}
 	return 0;
 fail:
-	log_warn("serve: %s", c->secrets_dir);
+	log_warn("%s", c->secrets_dir);
 	return -1;
 }
 
@@ -391,7 +388,7 @@ parent_run(struct parent *p)
 	int sigfd, r;
 
 	if ((sigfd = parent_signals(&old)) < 0) {
-		log_warn("serve: signals");
+		log_warn("signals");
 		return SESSION_EXIT_FAILED;
 	}
 	p->sigfd = sigfd;
@@ -419,7 +416,7 @@ serve_paths_ok(const struct parent *p, const char *path)
 	int i, n = paths_check(&p->cfg, p->sessiond != NULL, pr, 16);
 
 	for (i = 0; i < (n < 0 ? 1 : n < 16 ? n : 16); i++)
-		fprintf(stderr, "cdsgated serve: %s: %s%s%s\n", path, pr[i].key,
+		log_warnx("%s: %s%s%s", path, pr[i].key,
 		    pr[i].key[0] != '\0' ? ": " : "", pr[i].msg);
 	return n == 0 ? 0 : -1;
 }
@@ -432,10 +429,11 @@ parent_serve_cmd(int argc, char **argv)
 	const char *path = NULL;
 	int check = 0, print = 0;
 
+	log_init("cdsgated serve");
 	if (serve_parse(argc, argv, &path, &check, &print, &p.sessiond) != 0)
 		return serve_usage();
 	if (config_load(&p.cfg, path, &e) != POLICY_OK) {
-		fprintf(stderr, "cdsgated serve: %s\n", e.msg);
+		log_warnx("%s", e.msg);
 		return SESSION_EXIT_CONFIG;
 	}
 	if (print)
@@ -448,7 +446,7 @@ parent_serve_cmd(int argc, char **argv)
 		return SESSION_EXIT_OK;
 	}
 	if (geteuid() != 0) {
-		fprintf(stderr, "cdsgated serve: must run as root (%s)\n",
+		log_warnx("must run as root (%s)",
 		    p.sessiond != NULL ? "it drops the api and the audit key "
 		    "holder to their users" : "it starts session supervisors");
 		return SESSION_EXIT_CONFIG;

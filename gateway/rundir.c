@@ -21,9 +21,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/log.h"
 #include "gateway/rundir.h"
 #include "gateway/session.h"
-#include "gateway/supervise-log.h"
 
 #define STALE_AGE_S		10	/* unlocked and this old: stale */
 

@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "common/privdrop.h"
+#include "common/log.h"
 #include "gateway/parent.h"
 #include "gateway/session.h"
 
@@ -39,6 +40,8 @@ struct sessiond_args {
 	const char	*peer_user;
 };
 
+/* Usage text answers whoever typed the command: output, not a log line
+ * (common/log.h), so it goes to stderr as it is. */
 static int
 sessiond_usage(void)
 {
@@ -80,7 +83,7 @@ sessiond_systemd_fd(void)
 
 	if (pid == NULL || n == NULL || strtol(pid, NULL, 10) != getpid() ||
 	    strcmp(n, "1") != 0) {
-		log_warnx("sessiond: no --socket and no socket from systemd "
+		log_warnx("no --socket and no socket from systemd "
 		    "(LISTEN_PID/LISTEN_FDS)");
 		return -1;
 	}
@@ -89,7 +92,7 @@ sessiond_systemd_fd(void)
 	unsetenv("LISTEN_FDNAMES");
 	if (getsockopt(SD_LISTEN_FDS_START, SOL_SOCKET, SO_TYPE, &type,
 	    &len) != 0 || type != SOCK_SEQPACKET) {
-		log_warnx("sessiond: the socket from systemd is not "
+		log_warnx("the socket from systemd is not "
 		    "SOCK_SEQPACKET (ListenSequentialPacket=)");
 		return -1;
 	}
@@ -105,7 +108,7 @@ sessiond_bind(const char *path, const struct privdrop_user *u)
 	int fd;
 
 	if (strlen(path) >= sizeof(sun.sun_path)) {
-		log_warnx("sessiond: %s: path too long", path);
+		log_warnx("%s: path too long", path);
 		return -1;
 	}
 	memcpy(sun.sun_path, path, strlen(path) + 1);
@@ -115,7 +118,7 @@ sessiond_bind(const char *path, const struct privdrop_user *u)
 	if (bind(fd, (struct sockaddr *)&sun, sizeof(sun)) != 0 ||
 	    chown(path, u->uid, u->gid) != 0 || chmod(path, 0600) != 0 ||
 	    listen(fd, 4) != 0) {
-		log_warn("sessiond: %s", path);
+		log_warn("%s", path);
 		close(fd);
 		return -1;
 	}
@@ -134,19 +137,19 @@ sessiond_accept(struct parent *p)
 		return;
 	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &uc, &len) != 0 ||
 	    len != sizeof(uc)) {
-		log_warn("sessiond: SO_PEERCRED; connection refused");
+		log_warn("SO_PEERCRED; connection refused");
 		close(fd);
 	} else if (uc.uid != p->peer_uid) {
-		log_warnx("sessiond: refused a connection from uid %u pid %d: "
+		log_warnx("refused a connection from uid %u pid %d: "
 		    "only uid %u may ask", (unsigned)uc.uid, (int)uc.pid,
 		    (unsigned)p->peer_uid);
 		close(fd);
 	} else if (p->ipc >= 0) {
-		log_warnx("sessiond: refused a second connection (pid %d): "
+		log_warnx("refused a second connection (pid %d): "
 		    "one daemon at a time", (int)uc.pid);
 		close(fd);
 	} else {
-		log_warnx("sessiond: the daemon connected (uid %u pid %d)",
+		log_warnx("the daemon connected (uid %u pid %d)",
 		    (unsigned)uc.uid, (int)uc.pid);
 		p->ipc = fd;
 		/* digests of recordings closed while nobody was connected */
@@ -161,10 +164,10 @@ sessiond_peer_lost(struct parent *p, int ipc_rc)
 	int n = parent_sessions_live(p);
 
 	if (ipc_rc == IPC_EOF)
-		log_warnx("sessiond: the daemon went away; stopping its %d "
+		log_warnx("the daemon went away; stopping its %d "
 		    "session(s)", n);
 	else
-		log_warnx("sessiond: the daemon's request refused: %s; "
+		log_warnx("the daemon's request refused: %s; "
 		    "dropping it and stopping its %d session(s)",
 		    ipc_strerror(ipc_rc), n);
 	close(p->ipc);
@@ -181,16 +184,15 @@ sessiond_setup(struct parent *p, const struct sessiond_args *a)
 	char msg[256];
 
 	if (config_load(&p->cfg, a->config, &e) != POLICY_OK) {
-		log_warnx("sessiond: %s", e.msg);
+		log_warnx("%s", e.msg);
 		return -1;
 	}
 	if (geteuid() != 0) {
-		log_warnx("sessiond: must run as root (it starts session "
-		    "supervisors)");
+		log_warnx("must run as root (it starts session supervisors)");
 		return -1;
 	}
 	if (privdrop_lookup(a->peer_user, NULL, &u, msg, sizeof(msg)) != 0) {
-		log_warnx("sessiond: %s", msg);
+		log_warnx("%s", msg);
 		return -1;
 	}
 	p->peer_uid = u.uid;
@@ -212,6 +214,7 @@ sessiond_cmd(int argc, char **argv)
 	sigset_t old;
 	int r;
 
+	log_init("cdsgated sessiond");
 	if (sessiond_parse(argc, argv, &a) != 0)
 		return sessiond_usage();
 	p.ipc = -1;
@@ -219,7 +222,7 @@ sessiond_cmd(int argc, char **argv)
 	if (sessiond_setup(&p, &a) != 0)
 		return SESSION_EXIT_CONFIG;
 	if ((p.sigfd = parent_signals(&old)) < 0) {
-		log_warn("sessiond: signals");
+		log_warn("signals");
 		return SESSION_EXIT_FAILED;
 	}
 	printf("ready %s\n", a.socket != NULL ? a.socket : "(systemd)");

@@ -1,7 +1,6 @@
 /*
- * gateway/supervise-log.c — the supervisor's diagnostics: log_warn and
- * friends on stderr, and the wait-status and sandbox descriptions of the
- * child_exit event.
+ * gateway/supervise-log.c — the wait-status and sandbox descriptions of
+ * the child_exit event; a seccomp kill is said through common/log.h too.
  *
  * Trust: runs in the root supervisor (and the parent); it formats only
  * what the supervisor itself knows — wait statuses, role names, profile
@@ -9,9 +8,7 @@
  */
 #include "config.h"
 
-#include <errno.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -19,63 +16,6 @@
 #include "gateway/slog.h"
 #include "gateway/supervise-log.h"
 #include "sandbox/sandbox.h"
-
-/* ---- operator diagnostics ---- */
-
-static int log_verbose;
-
-/* log_info speaks only when the session (or serve) was asked to. */
-void
-log_set_verbose(int verbose)
-{
-	log_verbose = verbose;
-}
-
-static void
-log_vmsg(const char *fmt, va_list ap, int with_errno)
-{
-	char msg[1024];
-	int saved = errno;
-
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	if (with_errno)
-		fprintf(stderr, "cdsgated: %s: %s\n", msg, strerror(saved));
-	else
-		fprintf(stderr, "cdsgated: %s\n", msg);
-	errno = saved;
-}
-
-void
-log_warn(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	log_vmsg(fmt, ap, 1);
-	va_end(ap);
-}
-
-void
-log_warnx(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	log_vmsg(fmt, ap, 0);
-	va_end(ap);
-}
-
-void
-log_info(const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!log_verbose)
-		return;
-	va_start(ap, fmt);
-	log_vmsg(fmt, ap, 0);
-	va_end(ap);
-}
 
 /* ---- wait statuses ---- */
 

@@ -1,8 +1,9 @@
 /*
- * gateway/supervise-log.h — the supervisor's diagnostics: operator
- * messages on stderr ("cdsgated: ..."), and the child_exit event with
- * its wait status and sandbox.  The session's events go to the JSON log
- * (gateway/slog.h).
+ * gateway/supervise-log.h — what the supervisor says about its
+ * children: the child_exit event (wait status, sandbox) for the
+ * session's JSON log (gateway/slog.h), and signal and profile names.
+ * Operator diagnostics go through the one logger, common/log.h, which
+ * this header brings in for the gateway's files.
  */
 #ifndef GATEWAY_SUPERVISE_LOG_H
 #define GATEWAY_SUPERVISE_LOG_H
@@ -12,16 +13,11 @@
 
 #include <jansson.h>
 
+#include "common/log.h"
 #include "sandbox/confine.h"
 
 /* A role confined by no filter of ours (the browser keeps Chromium's). */
 #define NO_PROFILE	CONFINE_NO_PROFILE	/* sandbox/confine.h */
-
-/* log_warn appends strerror(errno); log_info speaks only when verbose. */
-void	log_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-void	log_warnx(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-void	log_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-void	log_set_verbose(int verbose);
 
 /* "SIGTERM" for 15 (or the number), in buf. */
 const char *sig_name(int sig, char *buf, size_t len);

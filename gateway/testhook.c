@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gateway/supervise-log.h"
+#include "common/log.h"
 #include "gateway/testhook.h"
 
 /* Which role commits which forbidden call; "worker" when no ROLE: is
