@@ -187,7 +187,7 @@ log_vline(const char *what, int errnum, const char *fmt, va_list ap)
 	mlen = len < 0 ? 0 : (size_t)len < sizeof(msg) ? (size_t)len :
 	    sizeof(msg) - 1;
 	if (errnum >= 0)
-		snprintf(tail, sizeof(tail), ": %s\n", strerror(errnum));
+		snprintf(tail, sizeof(tail), ": %.100s\n", strerror(errnum));
 	else
 		snprintf(tail, sizeof(tail), "\n");
 	off = (size_t)snprintf(line, sizeof(line), "%s: %s", log_name(),
@@ -195,7 +195,7 @@ log_vline(const char *what, int errnum, const char *fmt, va_list ap)
 	room = sizeof(line) - off - strlen(tail) - strlen(LOG_CUT);
 	used = log_escape(line + off, room, msg, mlen, 0);
 	off += strlen(line + off);
-	if (used < mlen || (size_t)len > mlen)
+	if (used < mlen || (len > 0 && (size_t)len > mlen))
 		off += (size_t)snprintf(line + off, sizeof(line) - off, "%s",
 		    LOG_CUT);
 	off += (size_t)snprintf(line + off, sizeof(line) - off, "%s", tail);
