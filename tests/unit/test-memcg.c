@@ -15,7 +15,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "gateway/memcg.h"
+#include "supervisor/memcg.h"
 #include "tests/tap.h"
 
 static void

@@ -13,7 +13,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "gateway/memwatch.h"
+#include "supervisor/memwatch.h"
 #include "tests/tap.h"
 
 #define MIB		(UINT64_C(1) << 20)

@@ -17,7 +17,7 @@
 #include <sys/wait.h>
 
 #include "gateway/slog.h"
-#include "gateway/supervise-log.h"
+#include "supervisor/supervise-log.h"
 #include "sandbox/sandbox.h"
 
 /* ---- operator diagnostics ---- */

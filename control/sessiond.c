@@ -27,8 +27,8 @@
 #include <unistd.h>
 
 #include "common/privdrop.h"
-#include "gateway/parent.h"
-#include "gateway/session.h"
+#include "control/parent.h"
+#include "supervisor/session.h"
 
 #define SESSIOND_PEER_USER	PRIVDROP_API_USER
 #define SD_LISTEN_FDS_START	3	/* sd_listen_fds(3) */

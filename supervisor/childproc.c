@@ -17,7 +17,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "gateway/childproc.h"
+#include "supervisor/childproc.h"
 
 /* Tell the supervisor what failed, then die.  Never returns. */
 void __attribute__((noreturn))

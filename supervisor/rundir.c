@@ -21,9 +21,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "gateway/rundir.h"
-#include "gateway/session.h"
-#include "gateway/supervise-log.h"
+#include "supervisor/rundir.h"
+#include "supervisor/session.h"
+#include "supervisor/supervise-log.h"
 
 #define STALE_AGE_S		10	/* unlocked and this old: stale */
 

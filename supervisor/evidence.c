@@ -14,9 +14,9 @@
 
 #include <jansson.h>
 
-#include "gateway/evidence.h"
-#include "gateway/rundir.h"
-#include "gateway/session.h"		/* and supervise-log.h */
+#include "supervisor/evidence.h"
+#include "supervisor/rundir.h"
+#include "supervisor/session.h"		/* and supervise-log.h */
 #include "gateway/slog.h"
 #include "record/record.h"
 

@@ -24,7 +24,7 @@
 
 #include <openssl/rand.h>
 
-#include "gateway/xvfb.h"
+#include "supervisor/xvfb.h"
 
 #define FAMILY_WILD	0xffff		/* libXau: matches any address */
 #define COOKIE_NAME	"MIT-MAGIC-COOKIE-1"

@@ -17,7 +17,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "gateway/memwatch.h"
+#include "supervisor/memwatch.h"
 
 struct mw_proc {
 	pid_t	 pid, ppid;

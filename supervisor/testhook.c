@@ -9,8 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gateway/supervise-log.h"
-#include "gateway/testhook.h"
+#include "supervisor/supervise-log.h"
+#include "supervisor/testhook.h"
 
 /* Which role commits which forbidden call; "worker" when no ROLE: is
  * given.  Anything else is refused, so a typo cannot go unnoticed. */

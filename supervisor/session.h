@@ -27,7 +27,7 @@
 
 #include <stdio.h>
 
-#include "gateway/supervise-log.h"	/* log_warn and friends */
+#include "supervisor/supervise-log.h"	/* log_warn and friends */
 #include "policy/spec.h"
 
 /* Exit statuses of `cdsgated run-session`: a contract with scripts. */

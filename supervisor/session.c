@@ -40,21 +40,21 @@
 #include <arpa/inet.h>
 #include <openssl/rand.h>
 
-#include "gateway/browser.h"
-#include "gateway/childproc.h"
-#include "gateway/evidence.h"
+#include "supervisor/browser.h"
+#include "supervisor/childproc.h"
+#include "supervisor/evidence.h"
 #include "common/grant.h"
 #include "gateway/forward.h"
-#include "gateway/membound.h"
-#include "gateway/notify.h"
-#include "gateway/privdrop.h"
-#include "gateway/rundir.h"
-#include "gateway/session.h"		/* and supervise-log.h */
-#include "gateway/testhook.h"
+#include "supervisor/membound.h"
+#include "supervisor/notify.h"
+#include "common/privdrop.h"
+#include "supervisor/rundir.h"
+#include "supervisor/session.h"		/* and supervise-log.h */
+#include "supervisor/testhook.h"
 #include "gateway/slog.h"
 #include "gateway/tlsfront.h"
 #include "gateway/worker.h"
-#include "gateway/xvfb.h"
+#include "supervisor/xvfb.h"
 #include "sandbox/confine.h"
 #include "policy/chromium.h"
 #include "sandbox/namespace.h"

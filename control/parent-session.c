@@ -29,8 +29,8 @@
 
 #include "common/grant.h"
 #include "common/secret.h"
-#include "gateway/parent.h"
-#include "gateway/session.h"
+#include "control/parent.h"
+#include "supervisor/session.h"
 #include "policy/creds.h"
 #include "sandbox/confine.h"
 #include "sandbox/sandbox.h"

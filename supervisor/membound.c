@@ -13,7 +13,7 @@
 
 #include <jansson.h>
 
-#include "gateway/membound.h"
+#include "supervisor/membound.h"
 #include "gateway/slog.h"
 
 void

@@ -26,7 +26,7 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 
-#include "gateway/browser.h"
+#include "supervisor/browser.h"
 #include "policy/chromium.h"
 #include "policy/spec.h"
 

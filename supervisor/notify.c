@@ -14,7 +14,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include "gateway/notify.h"
+#include "supervisor/notify.h"
 
 static struct sockaddr_un notify_addr;
 static socklen_t notify_len;		/* 0: not configured */

@@ -16,8 +16,8 @@
 
 #include <sys/resource.h>
 
-#include "gateway/memcg.h"
-#include "gateway/memwatch.h"
+#include "supervisor/memcg.h"
+#include "supervisor/memwatch.h"
 
 #define MEMBOUND_SAMPLE_MS	250	/* how often the bound is checked */
 

@@ -17,7 +17,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "gateway/memcg.h"
+#include "supervisor/memcg.h"
 
 #define MEMCG_FILE_MAX	65536	/* mountinfo can be long */
 

@@ -19,8 +19,8 @@
 #include <jansson.h>
 
 #include "api/api.h"
-#include "gateway/parent.h"
-#include "gateway/session.h"
+#include "control/parent.h"
+#include "supervisor/session.h"
 #include "gateway/tls.h"
 #include "policy/chromium.h"
 #include "policy/creds.h"

@@ -24,8 +24,8 @@
 
 #include "api/api.h"
 #include "common/grant.h"
-#include "gateway/parent.h"
-#include "gateway/session.h"
+#include "control/parent.h"
+#include "supervisor/session.h"
 #include "policy/paths.h"
 
 static int	answer_start(void *, struct ipc_msg *);

@@ -27,8 +27,8 @@
 
 #include "common/digest.h"
 #include "common/privdrop.h"
-#include "gateway/parent.h"
-#include "gateway/session.h"
+#include "control/parent.h"
+#include "supervisor/session.h"
 #include "record/record.h"
 
 #define RETENTION_EVERY_MS	10000	/* a scan at most this often */
