@@ -1,13 +1,13 @@
 /*
- * gateway/cdsgated.c — entry point of the gateway daemon: looks the
+ * control/cdsgated.c — entry point of the gateway daemon: looks the
  * command up in cmd_table[] and runs it.
  *
- * Runs as root for run-session (the supervisor, gateway/session.c);
+ * Runs as root for run-session (the supervisor, supervisor/session.c);
  * the other commands need no privilege.  Its input, the command line
  * and the files it names, comes from the operator and is checked by
  * policy/spec.c before anything starts.  Exit statuses: 0 ended
  * normally, 1 a failure while running, 2 bad arguments, configuration
- * or environment (gateway/session.h).
+ * or environment (supervisor/session.h).
  */
 #include "config.h"
 

@@ -1,5 +1,5 @@
 /*
- * gateway/parent-record.c — the root parent's side of the session
+ * control/parent-record.c — the root parent's side of the session
  * recordings: the digest of each finished recording goes to the api
  * (which chains it into the audit log as record_closed), the free-space
  * check before a start, and retention (oldest closed recordings removed

@@ -1,5 +1,5 @@
 /*
- * gateway/parent-session.c — the root parent's session table: pick a
+ * control/parent-session.c — the root parent's session table: pick a
  * port, write the session's secret files, fork a supervisor that runs
  * session_run(), answer the api when it is ready or gone, stop it.
  *

@@ -1,5 +1,5 @@
 /*
- * gateway/parent.c — `cdsgated serve --config FILE`: the root parent's
+ * control/parent.c — `cdsgated serve --config FILE`: the root parent's
  * command, its api child and its loop.
  *
  * Root, no seccomp filter (it forks session supervisors that need root).

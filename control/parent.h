@@ -1,8 +1,8 @@
 /*
- * gateway/parent.h — `cdsgated serve`: the root parent.  It does only
+ * control/parent.h — `cdsgated serve`: the root parent.  It does only
  * config, sockets, spawning and reaping: it binds the API socket, forks
  * the api child (api/serve.c's api_serve_bound) and, when the api asks
- * over api/parentipc.h, one session supervisor (gateway/session.c's
+ * over api/parentipc.h, one session supervisor (supervisor/session.c's
  * session_run) per session.  It parses no client input.
  *
  * parent.c: the command, the api child, signals, the loop.

@@ -1,5 +1,5 @@
 /*
- * gateway/sessiond.c — `cdsgated sessiond --config FILE`: the root part
+ * control/sessiond.c — `cdsgated sessiond --config FILE`: the root part
  * of `cdsgated serve`, on its own, for the split systemd units
  * (systemd/README.md).  It starts and stops session supervisors for one
  * peer: the api of `cdsgated serve --sessiond PATH`, which runs in the
@@ -9,7 +9,7 @@
  * Trust: the operator's config and arguments; one connection at a time on
  * a SOCK_SEQPACKET socket, accepted only from the api user's uid
  * (SO_PEERCRED), speaking api/parentipc.h exactly as the api speaks it to
- * the parent of plain `serve` (gateway/parent-session.c does the work).
+ * the parent of plain `serve` (control/parent-session.c does the work).
  * A peer that breaks the protocol, or goes away, is dropped and every
  * session it started is stopped (fail closed); the next connection may
  * then start afresh.

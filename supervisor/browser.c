@@ -1,11 +1,11 @@
 /*
- * gateway/browser.c — the kiosk browser's argv, environment and jail.
+ * supervisor/browser.c — the kiosk browser's argv, environment and jail.
  *
  * Supervisor side (root): builds the command and the jail's mount table,
  * prepares the host's policy mount point, resolves the backend and makes
  * the jail's network namespace.  Child side: as root (pid 1 of a fresh
  * pid namespace) joins that network namespace and builds the jail's
- * root, then — after the drop to the browser user in gateway/session.c —
+ * root, then — after the drop to the browser user in supervisor/session.c —
  * execs Chromium.  No untrusted input: the URL was validated by
  * policy/spec.c.
  */

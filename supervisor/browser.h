@@ -1,5 +1,5 @@
 /*
- * gateway/browser.h — the session's kiosk Chromium: its command line,
+ * supervisor/browser.h — the session's kiosk Chromium: its command line,
  * its environment, and its jail (docs/jail.md): a network namespace
  * whose only reachable address:port is the backend (through
  * gateway/forward.c), a pid namespace, and a root file system built
@@ -69,7 +69,7 @@ int	browser_cmd_build(const struct browser_params *p,
 
 /*
  * Supervisor, once Xvfb is ready: an O_PATH fd of its socket file dir/XN
- * (the session's private X11-unix, gateway/xvfb.h), checked to be a
+ * (the session's private X11-unix, supervisor/xvfb.h), checked to be a
  * socket owned by owner.  Each browser start copies this very inode's
  * mount into the jail (ns_tree_clone), so the jail gets our Xvfb's
  * socket or, if the file was replaced (the directory belongs to the

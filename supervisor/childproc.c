@@ -1,5 +1,5 @@
 /*
- * gateway/childproc.c — the child side of the supervisor's fork(), before
+ * supervisor/childproc.c — the child side of the supervisor's fork(), before
  * its exec or its run function: report a failure up the error pipe, close
  * every inherited fd but the ones it keeps, reset signals, point stdio at
  * /dev/null, and notice a supervisor that died before PR_SET_PDEATHSIG

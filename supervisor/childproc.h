@@ -1,5 +1,5 @@
 /*
- * gateway/childproc.h — the child side of the supervisor's fork() (see
+ * supervisor/childproc.h — the child side of the supervisor's fork() (see
  * childproc.c): what a child does to itself before it drops privileges
  * and runs its role, whatever the role.
  */

@@ -1,5 +1,5 @@
 /*
- * gateway/evidence.c — the session's evidence files (see evidence.h).
+ * supervisor/evidence.c — the session's evidence files (see evidence.h).
  * Root, in the supervisor, before any child exists; the paths come from
  * the spec (checked by policy/spec.c) and the session id we made.
  */

@@ -1,5 +1,5 @@
 /*
- * gateway/evidence.h — a session's evidence files, made by the supervisor
+ * supervisor/evidence.h — a session's evidence files, made by the supervisor
  * (root) before any child: the recording for the worker, the network log
  * and (if the policy asks) the capture for the forwarder, in record_dir,
  * O_EXCL, 0600 root (docs/recording-format.md).  No file, no session.

@@ -1,5 +1,5 @@
 /*
- * gateway/membound.c — the supervisor's memory bound (see membound.h).
+ * supervisor/membound.c — the supervisor's memory bound (see membound.h).
  *
  * Trust: the supervisor's own choices and kernel text (memory.events,
  * /proc); the process names it logs are chosen by the processes and are

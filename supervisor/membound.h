@@ -1,10 +1,10 @@
 /*
- * gateway/membound.h — the supervisor's memory bound for its session
+ * supervisor/membound.h — the supervisor's memory bound for its session
  * (docs/processes.md, "Memory").
  *
- * A cgroup v2 for the browser where the kernel offers one (gateway/memcg.h:
+ * A cgroup v2 for the browser where the kernel offers one (supervisor/memcg.h:
  * memory.max, memory.oom.group), else a sampler of all the supervisor's
- * descendants (gateway/memwatch.h) plus RLIMIT_DATA of twice the limit on
+ * descendants (supervisor/memwatch.h) plus RLIMIT_DATA of twice the limit on
  * each browser process.  The session log says which and why
  * (memory_bound), and when the limit is hit (memory_limit).
  *

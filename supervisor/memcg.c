@@ -1,5 +1,5 @@
 /*
- * gateway/memcg.c — a session's memory bound as a cgroup v2 (see memcg.h).
+ * supervisor/memcg.c — a session's memory bound as a cgroup v2 (see memcg.h).
  *
  * Runs in the supervisor (root) and, for memcg_join(), in its forked
  * child before the privilege drop.  Reads /proc/self/cgroup,

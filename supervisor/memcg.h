@@ -1,5 +1,5 @@
 /*
- * gateway/memcg.h — a session's memory bound as a cgroup v2.
+ * supervisor/memcg.h — a session's memory bound as a cgroup v2.
  *
  * Where the kernel offers it, the browser of a session runs in a cgroup of
  * its own, made beside the supervisor's (a sibling: the supervisor's own
@@ -12,7 +12,7 @@
  * (cgroup.subtree_control); under systemd a delegated unit whose main
  * process sits in a subgroup (Delegate=memory, DelegateSubgroup=).
  * Otherwise memcg_create() says why not, and the supervisor falls back to
- * gateway/memwatch.h and RLIMIT_DATA (docs/processes.md).
+ * supervisor/memwatch.h and RLIMIT_DATA (docs/processes.md).
  *
  * Library code: file I/O under /proc and the cgroup2 mount, no logging;
  * statuses and a reason string.

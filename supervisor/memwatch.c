@@ -1,5 +1,5 @@
 /*
- * gateway/memwatch.c — a session's memory, summed over its processes (see
+ * supervisor/memwatch.c — a session's memory, summed over its processes (see
  * memwatch.h).
  *
  * Runs in the supervisor (root).  Reads /proc/PID/stat (parent, name)

@@ -1,5 +1,5 @@
 /*
- * gateway/memwatch.h — how much memory a session's processes hold.
+ * supervisor/memwatch.h — how much memory a session's processes hold.
  *
  * The session's memory bound (docs/processes.md): the supervisor samples
  * the private resident memory (RssAnon: what a page's allocations grow)

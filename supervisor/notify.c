@@ -1,5 +1,5 @@
 /*
- * gateway/notify.c — sd_notify without libsystemd (see notify.h for
+ * supervisor/notify.c — sd_notify without libsystemd (see notify.h for
  * why): one SOCK_DGRAM datagram to the socket in $NOTIFY_SOCKET.
  * Trust: root supervisor; sends only fixed state strings.
  */

@@ -1,5 +1,5 @@
 /*
- * gateway/notify.h — systemd's service notification protocol
+ * supervisor/notify.h — systemd's service notification protocol
  * (sd_notify(3)) for Type=notify: READY=1 once the session takes
  * clients, STOPPING=1 when it begins to stop.
  *

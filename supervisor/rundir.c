@@ -1,5 +1,5 @@
 /*
- * gateway/rundir.c — the session run directory (SESSION_RUN_DIR): make
+ * supervisor/rundir.c — the session run directory (SESSION_RUN_DIR): make
  * directories with an exact mode and owner, remove a session's tree
  * without following symlinks, and sweep the directories of supervisors
  * that died without cleaning up.

@@ -1,5 +1,5 @@
 /*
- * gateway/rundir.h — the session run directory's helpers (root, in the
+ * supervisor/rundir.h — the session run directory's helpers (root, in the
  * supervisor): exact-owner mkdir, symlink-safe tree removal, the sweep of
  * stale session directories.
  */

@@ -1,5 +1,5 @@
 /*
- * gateway/session.c — the session supervisor.
+ * supervisor/session.c — the session supervisor.
  *
  * Runs as root, single-threaded, one poll() loop on a signalfd.  Trust:
  * it reads only the operator's spec and files (already checked by
@@ -971,7 +971,7 @@ log_session_start(struct session *s)
 	slog_event("session_start", o);
 }
 
-/* The test hook (gateway/testhook.h): which role dies by which call. */
+/* The test hook (supervisor/testhook.h): which role dies by which call. */
 static int
 setup_test_hook(struct session *s)
 {
@@ -1233,7 +1233,7 @@ duration_deadline(const struct session *s)
 	    SESSION_DURATION_GRACE_S) * 1000L;
 }
 
-/* The memory bound (gateway/membound.h), checked every
+/* The memory bound (supervisor/membound.h), checked every
  * MEMBOUND_SAMPLE_MS and when the browser exits: over it, the session
  * ends. */
 static void

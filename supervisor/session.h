@@ -1,5 +1,5 @@
 /*
- * gateway/session.h — the session supervisor: one researcher's session
+ * supervisor/session.h — the session supervisor: one researcher's session
  * from set-up to the last reaped child.
  *
  * The supervisor is the "parent" of the privilege-separation table

@@ -1,5 +1,5 @@
 /*
- * gateway/supervise-log.c — the supervisor's diagnostics: log_warn and
+ * supervisor/supervise-log.c — the supervisor's diagnostics: log_warn and
  * friends on stderr, and the wait-status and sandbox descriptions of the
  * child_exit event.
  *

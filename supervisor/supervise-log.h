@@ -1,5 +1,5 @@
 /*
- * gateway/supervise-log.h — the supervisor's diagnostics: operator
+ * supervisor/supervise-log.h — the supervisor's diagnostics: operator
  * messages on stderr ("cdsgated: ..."), and the child_exit event with
  * its wait status and sandbox.  The session's events go to the JSON log
  * (gateway/slog.h).

@@ -1,5 +1,5 @@
 /*
- * gateway/testhook.c — parses CDSGATE_TEST_VIOLATE (gateway/testhook.h).
+ * supervisor/testhook.c — parses CDSGATE_TEST_VIOLATE (testhook.h).
  *
  * Trust: root supervisor; reads only the operator's environment.  Built
  * to a no-op unless configure --enable-test-hooks.

@@ -1,5 +1,5 @@
 /*
- * gateway/testhook.h — the seccomp test hook (configure
+ * supervisor/testhook.h — the seccomp test hook (configure
  * --enable-test-hooks): CDSGATE_TEST_VIOLATE in the operator's
  * environment, "[ROLE:]CALL", makes a confined child commit one
  * forbidden call right after its filter is loaded.  CALL is open,

@@ -1,5 +1,5 @@
 /*
- * gateway/xvfb.c — start the session's Xvfb and wait until it is ready.
+ * supervisor/xvfb.c — start the session's Xvfb and wait until it is ready.
  *
  * Supervisor side (root): the cookie and the Xauthority files.  Child
  * side (already the worker's user): the exec.  No untrusted input; the

@@ -1,5 +1,5 @@
 /*
- * gateway/xvfb.h — the session's X server: a private Xvfb with its own
+ * supervisor/xvfb.h — the session's X server: a private Xvfb with its own
  * MIT-MAGIC-COOKIE-1, no TCP, its display number picked by Xvfb itself.
  *
  * The supervisor makes the cookie (OpenSSL's CSPRNG) and writes it as an
