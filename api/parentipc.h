@@ -1,6 +1,6 @@
 /*
  * api/parentipc.h — the typed protocol between the root parent
- * (`cdsgated serve`, gateway/parent.c) and its api child.
+ * (`cdsgated serve`, control/parent.c) and its api child.
  *
  * The api asks, the parent spawns: the api never forks a session and the
  * parent never parses HTTP.  Sizes are fixed (common/ipc.h); strings are

@@ -668,7 +668,7 @@ forward_main(const struct forward_config *cfg)
 		return 1;
 	}
 	/* Its seccomp filter is already on (the role table in
-	   gateway/session.c loads FORWARD before forward_main). */
+	   supervisor/session.c loads FORWARD before forward_main). */
 	slog_event("forward_start", json_pack("{s:s, s:i, s:s, s:b, s:b}",
 	    "backend", cfg->backend_desc, "max_conns", (int)cfg->max_conns,
 	    "relay", cfg->http ? "http" : "opaque", "network_log",

@@ -3,7 +3,7 @@
  * a socket listening inside the jail's network namespace to the one
  * configured backend.
  *
- * Its own small process (role "forward" in gateway/session.c), as the
+ * Its own small process (role "forward" in supervisor/roles.c), as the
  * browser's user, in the host's network namespace: it holds the
  * listening socket (made by the supervisor inside the jail's namespace,
  * sandbox/namespace.c) and connects each accepted connection to the

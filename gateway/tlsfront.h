@@ -4,7 +4,7 @@
  * credentials (relayd's `ca`, OpenSSH's monitor: the secret lives apart
  * from the code that parses untrusted RFB).
  *
- * A child of the supervisor (gateway/session.c, role "tls"), running as
+ * A child of the supervisor (supervisor/roles.c, role "tls"), running as
  * `cdsgate`, not dumpable.  It builds its OpenSSL context from the PEM
  * bytes the supervisor read, wipes them, warms up what opens files
  * lazily (libgcrypt's DES, scrypt), and loads the seccomp profile TLS

@@ -1,7 +1,7 @@
 /*
  * gateway/worker.h — the per-session gateway worker.
  *
- * An unprivileged child of the supervisor (gateway/session.c).  It is
+ * An unprivileged child of the supervisor (supervisor/session.c).  It is
  * handed everything it needs: the X display and cookie of the session's
  * Xvfb, an already-listening TCP socket, the VNC password and websocket
  * token, the input limits and timeouts.  It runs one event loop (no

@@ -5,7 +5,7 @@
  * in /etc/chromium/policies/managed.  The supervisor writes one file
  * per session into the session's policy directory and the browser's
  * private mount namespace shows that directory at that path
- * (gateway/browser.c).  The policy is a table: one entry per key with
+ * (supervisor/browser.c).  The policy is a table: one entry per key with
  * its value and why it is set, so a test can check it against the list
  * in docs/gateway.md can be checked against it.
  *

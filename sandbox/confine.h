@@ -3,7 +3,7 @@
  * function that applies it.
  *
  * Every cdsgate process confines itself through confine_apply(): the
- * session's children (the roles table in gateway/session.c fills the
+ * session's children (the roles table in supervisor/roles.c fills the
  * description), the session supervisor, the browser jail's init, the
  * api and its helpers, the audit key holder, the CLI's deid worker and
  * cdsgate-analytics.  The steps, in this order, each one checked:

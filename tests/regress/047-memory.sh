@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# 047-memory: a memory bound per session (gateway/membound.c,
+# 047-memory: a memory bound per session (supervisor/membound.c,
 # docs/processes.md).  Where the kernel offers a cgroup v2 memory
 # controller the browser runs in a cgroup with memory.max; elsewhere (a
 # SKIP says why, from the session log's memory_bound) the supervisor sums

@@ -1,5 +1,5 @@
 /*
- * tests/unit/test-memcg.c — gateway/memcg.c: its parsers of
+ * tests/unit/test-memcg.c — supervisor/memcg.c: its parsers of
  * /proc/self/cgroup, /proc/self/mountinfo and controller lists, then the
  * real thing.  Where this kernel offers a cgroup v2 memory controller to
  * root, a cgroup is made with memory.max, a child joins it, and a child
@@ -15,7 +15,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "gateway/memcg.h"
+#include "supervisor/memcg.h"
 #include "tests/tap.h"
 
 static void

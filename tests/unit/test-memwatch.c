@@ -1,5 +1,5 @@
 /*
- * tests/unit/test-memwatch.c — gateway/memwatch.c against the real
+ * tests/unit/test-memwatch.c — supervisor/memwatch.c against the real
  * kernel: a grandchild that touches 64 MiB is counted under us and under
  * its parent, by its name, and not under itself; memory that is only
  * reserved, or shared, is not counted.
@@ -13,7 +13,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "gateway/memwatch.h"
+#include "supervisor/memwatch.h"
 #include "tests/tap.h"
 
 #define MIB		(UINT64_C(1) << 20)

@@ -1,0 +1,91 @@
+/*
+ * control/parent.h — `cdsgated serve`: the root parent.  It does only
+ * config, sockets, spawning and reaping: it binds the API socket, forks
+ * the api child (api/serve.c's api_serve_bound) and, when the api asks
+ * over api/parentipc.h, one session supervisor (supervisor/session.c's
+ * session_run) per session.  It parses no client input.
+ *
+ * parent.c: the command, the api child, signals, the loop.
+ * parent-session.c: the session table, spawning and stopping.
+ * sessiond.c: `cdsgated sessiond`, the same table and loop as a root
+ * helper that the api reaches over a socket (the split systemd units).
+ */
+#ifndef GATEWAY_PARENT_H
+#define GATEWAY_PARENT_H
+
+#include <signal.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "api/parentipc.h"
+#include "policy/config.h"
+
+#define PARENT_MAX_SESSIONS	256
+#define PARENT_READY_MS		60000	/* start -> "ready" line */
+#define PARENT_STOP_MS		10000	/* SIGTERM -> SIGKILL at shutdown */
+#define PARENT_REVOKE_MS	1500	/* SIGTERM -> SIGKILL on revoke */
+
+struct psession {
+	char		id[STORE_ID_MAX];
+	pid_t		pid;		/* supervisor; 0 = free slot */
+	unsigned	port;
+	int		ready_fd;	/* its stdout until "ready"; -1 after */
+	char		line[128];	/* what it printed so far */
+	size_t		linelen;
+	char		ws_token[PIPC_TOKEN_MAX];
+	int64_t		deadline_ms;	/* ready by / killed by; 0 = none */
+	int		stopping;
+	int		started;	/* SESSION_STARTED was sent */
+};
+
+#define PARENT_KEPT_MAX		256	/* recordings retention may not remove */
+
+struct parent {
+	struct gw_config	 cfg;
+	int			 ipc;		/* to the api */
+	int			 sigfd;		/* children close it */
+	pid_t			 api_pid;
+	int			 listen_fd;	/* sessiond: -1 in serve */
+	const char		*sessiond;	/* serve --sessiond PATH */
+	uid_t			 peer_uid;	/* sessiond: who may ask */
+	struct psession		 s[PARENT_MAX_SESSIONS];
+	/* retention (parent-record.c) */
+	char			 expiring[STORE_PATH_MAX]; /* asked; "" none */
+	char			 expiring_id[80];
+	char			 kept[PARENT_KEPT_MAX][80]; /* refused ids */
+	int			 nkept;
+	int			 retention_due;	/* scan at the next tick */
+	int64_t			 retention_next_ms;
+};
+
+int	parent_serve_cmd(int argc, char **argv);
+int	parent_dirs(const struct gw_config *c);
+int	parent_signals(sigset_t *old);
+int	parent_loop(struct parent *p, int sigfd);
+
+/* sessiond.c */
+int	sessiond_cmd(int argc, char **argv);
+void	sessiond_accept(struct parent *p);
+void	sessiond_peer_lost(struct parent *p, int ipc_rc);
+
+/* parent-session.c */
+int64_t	parent_now_ms(void);
+int	parent_session_start(struct parent *p, const struct pipc_start *m);
+void	parent_session_stop(struct parent *p, const char *id, int revoke);
+void	parent_session_ready(struct parent *p, struct psession *ps);
+void	parent_session_reaped(struct parent *p, pid_t pid, int status);
+void	parent_session_timers(struct parent *p);
+/* SIGTERM all, wait up to ms, SIGKILL the rest; reaps them. */
+void	parent_sessions_stop_all(struct parent *p, int ms);
+int	parent_sessions_live(const struct parent *p);
+
+/* parent-record.c */
+int	parent_record_dir(const struct gw_config *c);
+int	parent_record_room(const struct parent *p, char *why, size_t len);
+void	parent_record_closed(struct parent *p, const struct psession *ps,
+	    int status);
+void	parent_record_recover(struct parent *p);
+void	parent_retention(struct parent *p);
+int	parent_record_expired(struct parent *p, const struct pipc_expired *m);
+
+#endif
