@@ -283,7 +283,6 @@ do_export(struct replay_worker *w, const struct replay_args *a)
 	if ((pid = spawn_ffmpeg(&w->h, a, &q.fd)) == -1)
 		return EXIT_BAD_INPUT;
 	rc = rw_run(w, &q, NULL, &frames, NULL, NULL);
-	close(q.fd);
 	while (waitpid(pid, &status, 0) == -1 && errno == EINTR)
 		;
 	if (rc != 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {

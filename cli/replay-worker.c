@@ -702,6 +702,8 @@ rw_run(struct replay_worker *w, const struct rw_request *q, uint8_t *rgb,
 	fflush(NULL);
 	(void)ipc_send(w->sock, &rw_proto, q->fd >= 0 ? RWM_ACT_FD : RWM_ACT,
 	    &a, sizeof(a), q->fd);
+	if (q->fd >= 0)
+		close(q->fd);	/* the worker's now: ffmpeg sees its EOF */
 	explicit_bzero(&a, sizeof(a));
 	if (p_collect(w, &p, rw_from_worker_act, sizeof(rw_from_worker_act) /
 	    sizeof(rw_from_worker_act[0])) != 0)

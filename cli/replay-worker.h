@@ -30,7 +30,8 @@ struct rw_request {
 	const char	*text;		/* RW_SEARCH: the text; RW_SERVE: the
 					   password */
 	int		 fd;		/* RW_EXPORT: ffmpeg's stdin; RW_SERVE:
-					   the listener; else -1 */
+					   the listener (handed over and
+					   closed by rw_run); else -1 */
 };
 
 /* The worker, once it has read the recording's header and chunks. */
