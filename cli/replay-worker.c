@@ -116,6 +116,7 @@ struct rw_worker {
 	int			 done;	/* the action ran */
 };
 
+/* A key's or clipboard's verdict in words. */
 static const char *
 verdict_name(unsigned v)
 {
@@ -332,6 +333,7 @@ w_export(struct rw_worker *w, int fd, double fps, uint64_t *frames)
 	return wr != 0 ? EXIT_INTERNAL : 0;
 }
 
+/* replay_serve's ready hook: viewers may connect, tell the CLI. */
 static void
 w_serving(void *arg)
 {
@@ -526,6 +528,7 @@ header_ok(const struct record_header *h)
 	    memchr(h->policy, '\0', sizeof(h->policy)) != NULL;
 }
 
+/* RWM_INFO: the header and scan, checked before the CLI uses them. */
 static int
 p_info(void *ctx, struct ipc_msg *m)
 {
@@ -543,6 +546,8 @@ p_info(void *ctx, struct ipc_msg *m)
 	return 0;
 }
 
+/* RWM_REFUSED: not a readable recording; said here as the CLI always
+ * said it ("FILE: status (detail)"). */
 static int
 p_refused(void *ctx, struct ipc_msg *m)
 {
@@ -560,6 +565,7 @@ p_refused(void *ctx, struct ipc_msg *m)
 	return 0;
 }
 
+/* RWM_PIXELS: a piece of the frame; never more than one frame. */
 static int
 p_pixels(void *ctx, struct ipc_msg *m)
 {
@@ -575,6 +581,7 @@ p_pixels(void *ctx, struct ipc_msg *m)
 	return 0;
 }
 
+/* RWM_SERVING: once, and only for --serve. */
 static int
 p_serving(void *ctx, struct ipc_msg *m)
 {
@@ -588,6 +595,7 @@ p_serving(void *ctx, struct ipc_msg *m)
 	return 0;
 }
 
+/* RWM_DONE: a cdsgate exit code; for --frame, after the whole frame. */
 static int
 p_done(void *ctx, struct ipc_msg *m)
 {
