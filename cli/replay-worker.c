@@ -459,19 +459,30 @@ w_confine(int *sock, pid_t parent, char *msg, size_t len)
 }
 
 /* Test hook (--enable-test-hooks builds): CDSGATE_TEST_VIOLATE=open|
- * socket|execve|ptrace makes the confined worker commit that syscall. */
+ * socket|execve|ptrace makes the confined worker commit that syscall;
+ * =ipc makes it send a message only the CLI may send, and wait for the
+ * CLI to kill it. */
 static void
-w_test_hook(void)
+w_test_hook(int sock)
 {
 #ifdef ENABLE_TEST_HOOKS
 	const char *v = getenv("CDSGATE_TEST_VIOLATE");
+	struct rwm_act a;
 
 	if (v == NULL || *v == '\0')
 		return;
+	if (strcmp(v, "ipc") == 0) {
+		memset(&a, 0, sizeof(a));
+		(void)ipc_send(sock, &rw_proto, RWM_ACT, &a, sizeof(a), -1);
+		for (;;)
+			sleep(1);
+	}
 	(void)sandbox_violate(v);
 	fprintf(stderr, "cdsgate: replay worker: the sandbox let the "
 	    "forbidden call through\n");
 	_exit(EXIT_INTERNAL);
+#else
+	(void)sock;
 #endif
 }
 
@@ -491,7 +502,7 @@ rw_main(int sock, void *arg)
 		_exit(EXIT_INTERNAL);
 	}
 	pp.sock = w.sock;
-	w_test_hook();
+	w_test_hook(w.sock);
 	while (!w.done)
 		if ((r = ipc_dispatch(&pp, &w, NULL)) != IPC_OK) {
 			if (r != IPC_EOF)

@@ -8,7 +8,8 @@
 #      and so does the CLI, which then only waits;
 #   3. --keys still prints (the worker's stdout is the CLI's);
 #   4. a forbidden syscall in the worker (test hook) kills it with
-#      SIGSYS, and the CLI says so and fails.
+#      SIGSYS, and the CLI says so and fails; a worker that sends a
+#      message only the CLI may send is killed by the CLI.
 . "$(dirname "$0")/lib.sh"
 
 RB=$top_builddir/bench/recording/record-bench
@@ -80,6 +81,15 @@ else
 			not_ok "CDSGATE_TEST_VIOLATE=$call: rc $rc: $(cat "$TMP/err")"
 		fi
 	done
+	rc=0
+	CDSGATE_TEST_VIOLATE=ipc timeout 20 "$CDSGATE" replay "$REC" --events \
+		>"$TMP/out" 2>"$TMP/err" || rc=$?
+	if [ "$rc" = 1 ] && grep -q 'replay worker broke the protocol (.*): killed' "$TMP/err" &&
+	    [ ! -s "$TMP/out" ]; then
+		ok "a worker that sends what only the CLI may send is killed, the CLI fails"
+	else
+		not_ok "CDSGATE_TEST_VIOLATE=ipc: rc $rc: $(cat "$TMP/err")"
+	fi
 fi
 
 done_testing
