@@ -10,6 +10,7 @@
  *
  * Inside api/: http.c (server, request bodies, replies), route.c (the
  * registration table and dispatch), field.c (typed JSON field checks),
+ * body.c (each route's body into a struct, before any store action),
  * one file per resource (recipients.c, datasets.c, health.c), and
  * serve.c (the `cdsgated api` command: socket, privilege drop).
  */
@@ -25,6 +26,7 @@
 #include <jansson.h>
 
 #include "audit/keyholder.h"
+#include "store/hours.h"
 #include "store/store.h"
 
 #define API_MAX_BODY		(1024 * 1024)	/* bytes; more => 413 */
@@ -221,6 +223,38 @@ int	field_uint(struct api_req *r, const char *key, int required,
 int	field_hours(struct api_req *r, int required, char *hours, char *tz);
 /* Refuse keys not in the NULL-terminated list (typos must not pass). */
 int	field_only(struct api_req *r, const char *const *allowed);
+
+/* The collected body into r->body: nothing (len 0), or a JSON object
+ * (duplicate keys refused); else a 400 naming line and column, -1. */
+int	api_body_load(struct api_req *r, const void *data, size_t len);
+
+/*
+ * The bodies of the routes that take one, parsed into structs
+ * (api/body.c): pure functions of r->body and r->cfg's limits, each 0
+ * or -1 with the 4xx reply set.  The handlers act on what they return.
+ */
+struct body_hours {
+	int	 has_hours, has_tz;	/* which the body gave */
+	char	 hours[HOURS_TEXT_MAX], tz[HOURS_TZ_MAX];
+};
+struct body_session {
+	char		 recipient[STORE_ID_MAX];
+	int64_t		 dataset;
+	unsigned long	 expires_in;	/* s; default cfg->expires_default */
+	unsigned long	 memory_limit_mb;	/* default: the ceiling */
+};
+struct body_import {
+	char	 name[64];	/* [a-z][a-z0-9_]{0,39} */
+	json_t	*job;		/* what the gate runs, checked */
+	json_t	*sources;	/* the custodian's names, or NULL */
+};
+int	body_recipient_add(struct api_req *r, struct store_recipient *rc);
+int	body_recipient_hours(struct api_req *r, struct body_hours *b);
+int	body_session_create(struct api_req *r, struct body_session *b);
+int	body_session_extend(struct api_req *r, unsigned long *expires_in);
+int	body_dataset_import(struct api_req *r, struct body_import *b);
+void	body_import_clear(struct body_import *b);	/* then reusable */
+int	body_dataset_mount(struct api_req *r, char *backend, size_t len);
 
 /* Streamed uploads (api/upload.c). */
 struct upload;

@@ -111,16 +111,6 @@ datasets_show(struct api_req *r)
 	return id == 0 ? -1 : reply_dataset(r, id, 200);
 }
 
-/* A dataset name: [a-z][a-z0-9_]{0,39} (a directory and a SQL name). */
-static int
-name_ok(const char *s)
-{
-	size_t n = strlen(s);
-
-	return n >= 1 && n <= 40 && s[0] >= 'a' && s[0] <= 'z' &&
-	    strspn(s, "abcdefghijklmnopqrstuvwxyz0123456789_") == n;
-}
-
 /* The uploads a job names must be in the spool. */
 static int
 job_uploads_exist(struct api_req *r, json_t *job)
@@ -397,64 +387,44 @@ datasets_abandon(void)
 int
 datasets_import(struct api_req *r)
 {
-	char name[64], msg[512], job_sha[65], *canon;
-	json_t *job, *sources;
+	struct body_import b;
+	char job_sha[65], *canon = NULL;
 	const char *raw;
 	int64_t id = 0;
 	int st;
 
-	if (field_string(r, "name", 1, 40, name, sizeof(name)) != 0)
+	if (body_dataset_import(r, &b) != 0)
 		return -1;
-	if (!name_ok(name))
-		return api_error(r, 422, "invalid", "field 'name': "
-		    "[a-z][a-z0-9_]{0,39}");
-	/* the job is what the gate runs; name and sources only label it */
-	job = json_deep_copy(r->body);
-	json_object_del(job, "name");
-	sources = json_incref(json_object_get(job, "sources"));
-	json_object_del(job, "sources");
-	if (gate_sources_check(sources, msg, sizeof(msg)) != 0 ||
-	    gate_job_check(job, msg, sizeof(msg)) != 0) {
-		json_decref(job);
-		json_decref(sources);
-		return api_error(r, 400, "job", "%s", msg);
-	}
-	if (gate_job_values(job, msg, sizeof(msg)) != 0) {
-		json_decref(job);
-		json_decref(sources);
-		return api_error(r, 422, "input", "%s", msg);
-	}
 	if (njobs >= IMPORTS_MAX) {
-		json_decref(job);
-		json_decref(sources);
-		return api_error(r, 503, "busy", "%u imports are waiting for "
-		    "the gate; try again later", njobs);
-	}
-	if (job_uploads_exist(r, job) != 0) {
-		json_decref(job);
-		json_decref(sources);
-		return -1;
-	}
-	canon = json_dumps(job, JSON_COMPACT | JSON_SORT_KEYS);
-	digest_buf_hex(canon, strlen(canon), job_sha);
-	raw = json_string_value(json_object_get(job, "data"));
-	if (api_audit(r, "dataset.import", json_pack("{s:s, s:s, s:s, s:O, "
-	    "s:O}", "name", name, "raw_sha256", raw, "job_sha256", job_sha,
-	    "job", job, "sources", sources != NULL ? sources : json_null())) !=
-	    0)
+		api_error(r, 503, "busy", "%u imports are waiting for the "
+		    "gate; try again later", njobs);
 		goto out;
-	st = store_dataset_begin(r->store, name, raw, job_sha, canon,
+	}
+	if (job_uploads_exist(r, b.job) != 0)
+		goto out;
+	if ((canon = json_dumps(b.job, JSON_COMPACT | JSON_SORT_KEYS)) ==
+	    NULL) {
+		api_error(r, 503, "memory", "out of memory");
+		goto out;
+	}
+	digest_buf_hex(canon, strlen(canon), job_sha);
+	raw = json_string_value(json_object_get(b.job, "data"));
+	if (api_audit(r, "dataset.import", json_pack("{s:s, s:s, s:s, s:O, "
+	    "s:O}", "name", b.name, "raw_sha256", raw, "job_sha256", job_sha,
+	    "job", b.job, "sources", b.sources != NULL ? b.sources :
+	    json_null())) != 0)
+		goto out;
+	st = store_dataset_begin(r->store, b.name, raw, job_sha, canon,
 	    (int64_t)time(NULL), &id);
 	if (st != STORE_OK) {
 		api_audit_refused(r, "dataset.import", st);
 		api_store_error(r, st, "starting the import");
 		goto out;
 	}
-	import_gate(r, id, job, sources);
+	import_gate(r, id, b.job, b.sources);
 out:
 	free(canon);
-	json_decref(job);
-	json_decref(sources);
+	body_import_clear(&b);
 	return 0;
 }
 
@@ -468,26 +438,6 @@ report_records(const char *report)
 
 	json_decref(j);
 	return n;
-}
-
-/* The backend a mount names ({"backend"}), else the config's default. */
-static int
-mount_backend_of(struct api_req *r, char *out, size_t len)
-{
-	static const char *const keys[] = { "backend", NULL };
-
-	snprintf(out, len, "%s", r->cfg->mount_backend != NULL ?
-	    r->cfg->mount_backend : "embedded");
-	if (r->body != NULL && (field_only(r, keys) != 0 ||
-	    field_string(r, "backend", 0, len - 1, out, len) != 0))
-		return -1;
-	if (strcmp(out, "embedded") != 0 && strcmp(out, "postgres") != 0)
-		return api_error(r, 422, "invalid", "field 'backend': "
-		    "\"embedded\" or \"postgres\""), -1;
-	if (strcmp(out, "postgres") == 0 && r->cfg->pg == NULL)
-		return api_error(r, 409, "backend", "no PostgreSQL backend is "
-		    "configured (pg_conninfo, pg_reader_role)"), -1;
-	return 0;
 }
 
 /* The released file is byte for byte the one the gate verified (its
@@ -569,7 +519,7 @@ datasets_mount(struct api_req *r)
 	char backend[16];
 	int st;
 
-	if (id == 0 || mount_backend_of(r, backend, sizeof(backend)) != 0)
+	if (id == 0 || body_dataset_mount(r, backend, sizeof(backend)) != 0)
 		return -1;
 	if ((st = store_dataset_get(r->store, id, &d)) != STORE_OK)
 		return api_store_error(r, st, "dataset");

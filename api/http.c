@@ -305,12 +305,28 @@ token_identify(struct MHD_Connection *c, struct api_req *r)
 	return -1;
 }
 
+int
+api_body_load(struct api_req *r, const void *data, size_t len)
+{
+	json_error_t je;
+
+	if (len == 0)
+		return 0;
+	r->body = json_loadb(data, len, JSON_REJECT_DUPLICATES, &je);
+	if (r->body == NULL)
+		return api_error(r, 400, "bad_json", "request body: line %d "
+		    "column %d: %s", je.line, je.column, je.text), -1;
+	if (!json_is_object(r->body))
+		return api_error(r, 400, "bad_json", "request body: expected "
+		    "a JSON object"), -1;
+	return 0;
+}
+
 /* Parse the collected body: an object, or nothing. */
 static int
 body_parse(struct MHD_Connection *c, struct http_req *h)
 {
 	const char *type;
-	json_error_t je;
 
 	if (h->body.len == 0)
 		return 0;
@@ -320,16 +336,7 @@ body_parse(struct MHD_Connection *c, struct http_req *h)
 	    (type[16] != '\0' && type[16] != ';'))
 		return api_error(&h->req, 415, "media_type", "a request "
 		    "body must be Content-Type: application/json"), -1;
-	h->req.body = json_loadb((const char *)h->body.d, h->body.len,
-	    JSON_REJECT_DUPLICATES, &je);
-	if (h->req.body == NULL)
-		return api_error(&h->req, 400, "bad_json",
-		    "request body: line %d column %d: %s", je.line, je.column,
-		    je.text), -1;
-	if (!json_is_object(h->req.body))
-		return api_error(&h->req, 400, "bad_json",
-		    "request body: expected a JSON object"), -1;
-	return 0;
+	return api_body_load(&h->req, h->body.d, h->body.len);
 }
 
 /* Queue h's reply on the connection. */

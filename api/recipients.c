@@ -47,19 +47,11 @@ recipients_list(struct api_req *r)
 int
 recipients_add(struct api_req *r)
 {
-	static const char *const keys[] = { "id", "name", "max_sessions",
-	    "allowed_hours", "tz", NULL };
-	struct store_recipient rc = { .max_sessions = 1, .tz = "UTC" };
-	unsigned long max = 1;
+	struct store_recipient rc;
 	int st;
 
-	if (field_only(r, keys) != 0 || field_id(r, "id", 1, rc.id) != 0 ||
-	    field_string(r, "name", 1, sizeof(rc.name) - 1, rc.name,
-	    sizeof(rc.name)) != 0 ||
-	    field_uint(r, "max_sessions", 0, 1, 100, &max) != 0 ||
-	    field_hours(r, 0, rc.allowed_hours, rc.tz) != 0)
+	if (body_recipient_add(r, &rc) != 0)
 		return -1;
-	rc.max_sessions = (unsigned)max;
 	rc.created = (int64_t)time(NULL);
 	if (api_audit(r, "recipient.add", recipient_json(&rc)) != 0)
 		return -1;
@@ -111,24 +103,20 @@ recipients_disable(struct api_req *r)
 int
 recipients_hours(struct api_req *r)
 {
-	static const char *const keys[] = { "allowed_hours", "tz", NULL };
 	struct store_recipient rc;
+	struct body_hours b;
 	char hours[HOURS_TEXT_MAX], tz[HOURS_TZ_MAX];
 	int st;
 
-	if (field_only(r, keys) != 0)
+	if (body_recipient_hours(r, &b) != 0)
 		return -1;
-	if (json_object_get(r->body, "allowed_hours") == NULL &&
-	    json_object_get(r->body, "tz") == NULL)
-		return api_error(r, 400, "missing", "give 'allowed_hours', "
-		    "'tz' or both"), -1;
 	if ((st = store_recipient_get(r->store, r->params[0], &rc)) !=
 	    STORE_OK)
 		return api_store_error(r, st, "recipient");
-	snprintf(hours, sizeof(hours), "%s", rc.allowed_hours);
-	snprintf(tz, sizeof(tz), "%s", rc.tz[0] != '\0' ? rc.tz : "UTC");
-	if (field_hours(r, 0, hours, tz) != 0)
-		return -1;
+	snprintf(hours, sizeof(hours), "%s", b.has_hours ? b.hours :
+	    rc.allowed_hours);
+	snprintf(tz, sizeof(tz), "%s", b.has_tz ? b.tz : rc.tz[0] != '\0' ?
+	    rc.tz : "UTC");
 	if (api_audit(r, "recipient.hours", json_pack("{s:s, s:s, s:s}",
 	    "id", r->params[0], "allowed_hours", hours, "tz", tz)) != 0)
 		return -1;

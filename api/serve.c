@@ -39,12 +39,13 @@
 
 #define API_USER	PRIVDROP_API_USER
 
-/* Usage text answers whoever typed the command: output, not a log line
- * (common/log.h), so it goes to stderr as it is. */
+/* The synopsis, to f (stdout for --help, stderr for a usage error):
+ * output for whoever typed the command, not a log line (common/log.h).
+ * Returns 2 (a usage error). */
 static int
-serve_usage(void)
+serve_usage(FILE *f)
 {
-	fprintf(stderr, "usage: cdsgated api --socket PATH --store FILE "
+	fprintf(f, "usage: cdsgated api --socket PATH --store FILE "
 	    "--audit-log FILE --audit-key FILE\n"
 	    "       --state-dir DIR [--mount-dir DIR] [--cdsgate PATH]\n"
 	    "       [--custodian-group NAME] [--auditor-group NAME]\n"
@@ -341,8 +342,11 @@ api_serve_cmd(int argc, char **argv)
 		api_routes_print(stdout);
 		return 0;
 	}
+	if (argc >= 1 && (strcmp(argv[argc - 1], "--help") == 0 ||
+	    strcmp(argv[argc - 1], "-h") == 0))
+		return serve_usage(stdout), 0;
 	if (serve_parse(argc, argv, &a) != 0)
-		return serve_usage();
+		return serve_usage(stderr);
 	a.parent_fd = -1;
 	a.expires_default = 3600;
 	a.expires_max = 7 * 86400;

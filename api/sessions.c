@@ -595,34 +595,26 @@ start_send(int fd, const struct store_session *ss, const char *secret,
 	return rc == IPC_OK ? 0 : -1;
 }
 
-/* The fields of POST /v1/sessions into *ss and *mem (MiB; default and
- * ceiling: the config's session_memory_limit_mb). */
+/* The fields of POST /v1/sessions (api/body.c) into *ss and *mem
+ * (MiB), with a fresh id and the times from now. */
 static int
 create_fields(struct api_req *r, struct store_session *ss,
     unsigned long *mem)
 {
-	static const char *const keys[] = { "recipient", "dataset",
-	    "expires_in", "memory_limit_mb", NULL };
-	unsigned long ds = 0, exp = r->cfg->expires_default;
+	struct body_session b;
 	int64_t now = (int64_t)time(NULL);
 	char rnd[17];
 
-	if (field_only(r, keys) != 0 ||
-	    field_id(r, "recipient", 1, ss->recipient) != 0 ||
-	    field_uint(r, "dataset", 1, 1, (unsigned long)INT64_MAX / 2,
-	    &ds) != 0 ||
-	    field_uint(r, "expires_in", 0, 1, r->cfg->expires_max, &exp) != 0)
-		return -1;
-	*mem = r->cfg->memory_limit_max;
-	if (field_uint(r, "memory_limit_mb", 0, 512, r->cfg->memory_limit_max,
-	    mem) != 0)
+	if (body_session_create(r, &b) != 0)
 		return -1;
 	if (secret_text(rnd, 16) != 0)
 		return api_error(r, 503, "random", "no randomness"), -1;
 	snprintf(ss->id, sizeof(ss->id), "s-%s", rnd);
-	ss->dataset = (int64_t)ds;
+	memcpy(ss->recipient, b.recipient, sizeof(ss->recipient));
+	ss->dataset = b.dataset;
 	ss->created = now;
-	ss->expires = now + (int64_t)exp;
+	ss->expires = now + (int64_t)b.expires_in;
+	*mem = b.memory_limit_mb;
 	return 0;
 }
 
@@ -934,15 +926,13 @@ sessions_revoke(struct api_req *r)
 int
 sessions_extend(struct api_req *r)
 {
-	static const char *const keys[] = { "expires_in", NULL };
 	struct store_session ss;
-	unsigned long exp = 0;
+	unsigned long exp;
 	int64_t now = (int64_t)time(NULL);
 	json_t *j;
 	int st;
 
-	if (field_only(r, keys) != 0 || field_uint(r, "expires_in", 1, 1,
-	    r->cfg->expires_max, &exp) != 0 || session_known(r) != 0)
+	if (body_session_extend(r, &exp) != 0 || session_known(r) != 0)
 		return -1;
 	if (api_audit(r, "session.extend", json_pack("{s:s, s:I}", "id",
 	    r->params[0], "expires", (json_int_t)(now + (int64_t)exp))) != 0)

@@ -137,28 +137,47 @@ on_session(struct rep *r, json_t *rec, json_t *d, const char *type)
 		copy(r->o, "end", d, "reason");
 }
 
+/* What both passes read of a record. */
+struct recview {
+	const char	*type;
+	json_t		*d;		/* its data */
+	int		 ours;		/* data.id is our session's */
+	int		 created;	/* our session's session.create */
+};
+
+/* Fill v; 0 when the record has no type (skip it). */
+static int
+rec_view(const struct rep *r, json_t *rec, struct recview *v)
+{
+	const char *id;
+
+	v->type = json_string_value(json_object_get(rec, "type"));
+	v->d = json_object_get(rec, "data");
+	id = json_string_value(json_object_get(v->d, "id"));
+	v->ours = id != NULL && strcmp(id, r->id) == 0;
+	v->created = v->type != NULL && v->ours &&
+	    strcmp(v->type, "session.create") == 0;
+	return v->type != NULL;
+}
+
 /* One audit record about the session (or the dataset's name). */
 static int
 report_record(json_t *rec, unsigned long line, void *arg)
 {
 	struct rep *r = arg;
-	const char *type = json_string_value(json_object_get(rec, "type"));
-	json_t *d = json_object_get(rec, "data");
-	const char *id = json_string_value(json_object_get(d, "id"));
-	const char *s = json_string_value(json_object_get(d, "session"));
+	struct recview v;
+	const char *s;
 
-	if (type == NULL)
+	if (!rec_view(r, rec, &v))
 		return 0;
-	if (strcmp(type, "session.create") == 0 && id != NULL &&
-	    strcmp(id, r->id) == 0)
-		on_create(r, rec, d);
-	else if (strcmp(type, "record_closed") == 0 && s != NULL &&
+	s = json_string_value(json_object_get(v.d, "session"));
+	if (v.created)
+		on_create(r, rec, v.d);
+	else if (strcmp(v.type, "record_closed") == 0 && s != NULL &&
 	    strcmp(s, r->id) == 0)
-		on_closed(r, rec, d, line);
-	else if (strncmp(type, "session.", 8) == 0 &&
-	    strcmp(type, "session.create") != 0 && id != NULL &&
-	    strcmp(id, r->id) == 0)
-		on_session(r, rec, d, type);
+		on_closed(r, rec, v.d, line);
+	else if (strncmp(v.type, "session.", 8) == 0 && v.ours)
+		on_session(r, rec, v.d, v.type);
 	return 0;
 }
 
@@ -168,21 +187,18 @@ static int
 report_dataset(json_t *rec, unsigned long line, void *arg)
 {
 	struct rep *r = arg;
-	const char *type = json_string_value(json_object_get(rec, "type"));
-	json_t *d = json_object_get(rec, "data");
-	const char *id = json_string_value(json_object_get(d, "id"));
+	struct recview v;
 
 	(void)line;
-	if (type == NULL)
+	if (!rec_view(r, rec, &v))
 		return 0;
-	if (strcmp(type, "session.create") == 0 && id != NULL &&
-	    strcmp(id, r->id) == 0)
+	if (v.created)
 		return 1;
-	if (strcmp(type, "dataset.mount") == 0 &&
-	    json_is_integer(json_object_get(d, "id")) &&
-	    json_integer_value(json_object_get(d, "id")) ==
+	if (strcmp(v.type, "dataset.mount") == 0 &&
+	    json_is_integer(json_object_get(v.d, "id")) &&
+	    json_integer_value(json_object_get(v.d, "id")) ==
 	    strtoll(r->dataset, NULL, 10))
-		copy(r->o, "dataset_name", d, "name");
+		copy(r->o, "dataset_name", v.d, "name");
 	return 0;
 }
 

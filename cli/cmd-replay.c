@@ -6,11 +6,13 @@
  * (cli/replay-serve.c).
  *
  * Runs as the invoking auditor; the recording is untrusted input (it may
- * be damaged or forged) and is read only through record/reader.c.  A
- * recording given by path is looked up in the audit log (audit/lookup.c:
- * the record_closed of its path or session): replay warns when its digest
- * is not the one chained, or that it cannot tell.  A
- * damaged tail is reported on stderr and the intact part is used.
+ * be damaged or forged) and is read only by the replay worker
+ * (cli/replay-worker.c), a confined child this file hands the opened
+ * recording and asks for one action.  A recording given by path is
+ * looked up in the audit log (audit/lookup.c: the record_closed of its
+ * path or session): replay warns when its digest is not the one chained,
+ * or that it cannot tell.  A damaged tail is reported on stderr and the
+ * intact part is used.
  * ffmpeg is run without a shell; the output name is passed as "file:..."
  * so that it can never be read as an option.
  */
@@ -35,8 +37,10 @@
 #include "cli/apiclient.h"
 #include "cli/cli.h"
 #include "cli/replay-serve.h"
+#include "cli/replay-worker.h"
 #include "common/digest.h"
 #include "record/record.h"
+#include "sandbox/confine.h"
 
 #define USAGE_REPLAY	"replay FILE|SESSION-ID [--socket PATH] [--info | --frame TIME -o OUT.png | " \
 	"--keys | --search TEXT | --events | --export OUT.mp4|OUT.webm " \
@@ -86,24 +90,6 @@ parse_time(const char *s, uint64_t *us)
 		return -1;
 	*us = (uint64_t)(v * 1e6 + 0.5);
 	return 0;
-}
-
-/* hh:mm:ss.mmm */
-static const char *
-fmt_time(uint64_t us, char *buf, size_t len)
-{
-	uint64_t s = us / 1000000;
-
-	snprintf(buf, len, "%02" PRIu64 ":%02" PRIu64 ":%02" PRIu64 ".%03" PRIu64,
-	    s / 3600, s / 60 % 60, s % 60, us / 1000 % 1000);
-	return buf;
-}
-
-static const char *
-verdict_name(unsigned v)
-{
-	return v == RECORD_DELIVERED ? "delivered" : v == RECORD_FILTERED ?
-	    "filtered" : v == RECORD_RATELIMITED ? "rate-limited" : "unknown";
 }
 
 static int
@@ -167,14 +153,14 @@ warn_truncated(const char *file, const struct record_info *in)
 	if (in->truncated)
 		fprintf(stderr, "cdsgate: warning: %s: truncated at offset %"
 		    PRIu64 " (time %s): %s\n", file, in->trunc_offset,
-		    fmt_time(in->trunc_t_us, t, sizeof(t)), in->trunc_reason);
+		    replay_fmt_time(in->trunc_t_us, t, sizeof(t)), in->trunc_reason);
 }
 
 static int
-do_info(struct record_reader *r, const char *file)
+do_info(const struct replay_worker *w, const char *file)
 {
-	const struct record_header *h = record_reader_header(r);
-	const struct record_info *in = record_reader_info(r);
+	const struct record_header *h = &w->h;
+	const struct record_info *in = &w->info;
 	time_t start = (time_t)(h->start_unix_us / 1000000);
 	char t[32], when[32] = "?", hex[DIGEST_HEX_SIZE] = "?";
 	uint8_t d[DIGEST_LEN];
@@ -186,8 +172,8 @@ do_info(struct record_reader *r, const char *file)
 	    "started: %s\ngeometry: %ux%u\nduration: %s (%.3f s)\n"
 	    "size: %" PRIu64 " bytes\n", file, h->session, h->recipient,
 	    h->policy, when, h->width, h->height,
-	    fmt_time(in->duration_us, t, sizeof(t)), in->duration_us / 1e6,
-	    in->size);
+	    replay_fmt_time(in->duration_us, t, sizeof(t)),
+	    in->duration_us / 1e6, in->size);
 	printf("chunks: %zu (keyframes %zu, deltas %zu, keys %zu, pointer %zu, "
 	    "clipboard %zu, events %zu)\nkeyframe interval: %u s\nindex: %s\n",
 	    in->chunks, in->keyframes, in->deltas, in->keys, in->pointers,
@@ -198,187 +184,42 @@ do_info(struct record_reader *r, const char *file)
 	printf("sha256: %s\n", hex);
 	if (in->truncated)
 		printf("complete: no, truncated at offset %" PRIu64 " (time %s):"
-		    " %s\n", in->trunc_offset, fmt_time(in->trunc_t_us, t,
-		    sizeof(t)), in->trunc_reason);
+		    " %s\n", in->trunc_offset, replay_fmt_time(in->trunc_t_us,
+		    t, sizeof(t)), in->trunc_reason);
 	else
 		printf("complete: yes\n");
 	return 0;
 }
 
+/* --frame: the worker's RGB at TIME, written here as a PNG. */
 static int
-do_frame(struct record_reader *r, const struct replay_args *a)
+do_frame(struct replay_worker *w, const struct replay_args *a)
 {
-	const struct record_header *h = record_reader_header(r);
+	struct rw_request q = { .action = RW_FRAME, .fd = -1 };
 	uint8_t *rgb;
-	uint64_t t;
 	int fd, rc;
 
-	if (parse_time(a->value, &t) != 0)
+	if (parse_time(a->value, &q.t_us) != 0)
 		return cli_usage_error(USAGE_REPLAY, "bad TIME '%s' (seconds, "
 		    "mm:ss or hh:mm:ss)", a->value);
-	if (t > record_reader_info(r)->duration_us)
+	if (q.t_us > w->info.duration_us)
 		return cli_usage_error(NULL, "%s is after the end of the "
-		    "recording (%.3f s)", a->value,
-		    record_reader_info(r)->duration_us / 1e6);
-	if ((rc = record_reader_seek(r, t)) != RECORD_OK) {
-		fprintf(stderr, "cdsgate: %s: %s %s\n", a->file,
-		    record_strerror(rc), record_reader_error(r));
-		return EXIT_BAD_INPUT;
-	}
-	if ((rgb = malloc((size_t)h->width * h->height * 3)) == NULL)
+		    "recording (%.3f s)", a->value, w->info.duration_us / 1e6);
+	if ((rgb = malloc((size_t)w->h.width * w->h.height * 3)) == NULL)
 		return EXIT_INTERNAL;
-	record_reader_rgb(r, rgb);
+	if ((rc = rw_run(w, &q, rgb, NULL, NULL, NULL)) != 0) {
+		free(rgb);
+		return rc;
+	}
 	fd = open(a->out, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	rc = fd == -1 ? RECORD_EIO : record_png_write(fd, rgb, h->width,
-	    h->height);
+	rc = fd == -1 ? RECORD_EIO : record_png_write(fd, rgb, w->h.width,
+	    w->h.height);
 	if (fd != -1 && close(fd) == -1)
 		rc = RECORD_EIO;
 	free(rgb);
 	if (rc != RECORD_OK) {
 		fprintf(stderr, "cdsgate: %s: %s\n", a->out, strerror(errno));
 		return EXIT_INTERNAL;
-	}
-	return 0;
-}
-
-/* Feed every key chunk to the text; print the timeline if asked. */
-static int
-walk_keys(struct record_reader *r, struct record_text *x, int print,
-    const char *needle, size_t *hits)
-{
-	struct record_item it;
-	char t[32], t0[32], name[32];
-	uint64_t first;
-	size_t i;
-	int rc;
-
-	for (i = 0; i < record_reader_nchunks(r); i++) {
-		if (record_reader_chunk(r, i)->type != RECORD_CH_KEY)
-			continue;
-		if ((rc = record_reader_item(r, i, &it)) != RECORD_OK)
-			return rc;
-		if (print) {
-			record_keysym_name(it.keysym, name, sizeof(name));
-			printf("%s %-7s %-12s %s\n", fmt_time(it.t_us, t,
-			    sizeof(t)), it.down ? "press" : "release", name,
-			    it.verdict == RECORD_DELIVERED ? "" :
-			    verdict_name(it.verdict));
-		}
-		if (record_text_feed(x, it.t_us, it.keysym, it.down,
-		    it.verdict) && needle != NULL &&
-		    record_text_ends_with(x, needle, &first)) {
-			printf("%s typed (started %s)\n", fmt_time(it.t_us, t,
-			    sizeof(t)), fmt_time(first, t0, sizeof(t0)));
-			(*hits)++;
-		}
-	}
-	return RECORD_OK;
-}
-
-static int
-do_keys(struct record_reader *r, const struct replay_args *a, int search)
-{
-	struct record_text *x = record_text_alloc();
-	char *shown = NULL;
-	size_t hits = 0;
-	int rc;
-
-	if (x == NULL)
-		return EXIT_INTERNAL;
-	if (search && a->value[0] == '\0') {
-		record_text_free(x);
-		return cli_usage_error(USAGE_REPLAY, "empty search text");
-	}
-	rc = walk_keys(r, x, !search, search ? a->value : NULL, &hits);
-	if (rc == RECORD_OK && !search) {
-		if ((shown = record_text_shown(x)) == NULL)
-			rc = RECORD_ENOMEM;
-		else
-			printf("--- typed text ---\n%s\n", shown);
-		free(shown);
-	}
-	record_text_free(x);
-	if (rc != RECORD_OK) {
-		fprintf(stderr, "cdsgate: %s: %s %s\n", a->file,
-		    record_strerror(rc), record_reader_error(r));
-		return EXIT_BAD_INPUT;
-	}
-	if (search && hits == 0) {
-		fprintf(stderr, "cdsgate: '%s' was not typed\n", a->value);
-		return EXIT_INTERNAL;
-	}
-	return 0;
-}
-
-/* One non-frame chunk as a JSON object. */
-static json_t *
-item_json(const struct record_item *it)
-{
-	char name[32];
-	json_t *o = json_pack("{s:f, s:I}", "t", it->t_us / 1e6, "t_us",
-	    (json_int_t)it->t_us), *v = NULL;
-
-	switch (it->type) {
-	case RECORD_CH_KEY:
-		record_keysym_name(it->keysym, name, sizeof(name));
-		json_object_set_new(o, "type", json_string("key"));
-		json_object_set_new(o, "keysym", json_integer(it->keysym));
-		json_object_set_new(o, "name", json_string(name));
-		json_object_set_new(o, "down", json_boolean(it->down));
-		break;
-	case RECORD_CH_PTR:
-		json_object_set_new(o, "type", json_string("pointer"));
-		json_object_set_new(o, "x", json_integer(it->x));
-		json_object_set_new(o, "y", json_integer(it->y));
-		json_object_set_new(o, "buttons", json_integer(it->mask));
-		break;
-	case RECORD_CH_CLIP:
-		json_object_set_new(o, "type", json_string("clipboard"));
-		json_object_set_new(o, "direction", json_string(it->dir ==
-		    RECORD_CLIP_IN ? "in" : "out"));
-		json_object_set_new(o, "bytes", json_integer(it->full_len));
-		if ((v = json_stringn(it->data, it->data_len)) != NULL)
-			json_object_set_new(o, "text", v);
-		break;
-	case RECORD_CH_EVNT:
-		json_object_set_new(o, "type", json_string("event"));
-		v = json_loadb(it->data, it->data_len, 0, NULL);
-		json_object_set_new(o, "event", v != NULL ? v :
-		    json_stringn(it->data, it->data_len));
-		return o;
-	}
-	json_object_set_new(o, "verdict", json_string(verdict_name(it->verdict)));
-	return o;
-}
-
-static int
-do_events(struct record_reader *r, const char *file)
-{
-	struct record_item it;
-	const struct record_chunk *c;
-	json_t *o;
-	char *s;
-	size_t i;
-	int rc;
-
-	for (i = 0; i < record_reader_nchunks(r); i++) {
-		c = record_reader_chunk(r, i);
-		if (c->type != RECORD_CH_KEY && c->type != RECORD_CH_PTR &&
-		    c->type != RECORD_CH_CLIP && c->type != RECORD_CH_EVNT)
-			continue;
-		if ((rc = record_reader_item(r, i, &it)) != RECORD_OK) {
-			fprintf(stderr, "cdsgate: %s: %s %s\n", file,
-			    record_strerror(rc), record_reader_error(r));
-			return EXIT_BAD_INPUT;
-		}
-		o = item_json(&it);
-		s = o != NULL ? json_dumps(o, JSON_COMPACT |
-		    JSON_REAL_PRECISION(9)) : NULL;
-		json_decref(o);
-		if (s == NULL)
-			return EXIT_INTERNAL;
-		printf("%s\n", s);
-		free(s);
 	}
 	return 0;
 }
@@ -429,47 +270,22 @@ spawn_ffmpeg(const struct record_header *h, const struct replay_args *a,
 	return pid;
 }
 
+/* --export: ffmpeg runs here; the worker writes the frames into it. */
 static int
-do_export(struct record_reader *r, const struct replay_args *a)
+do_export(struct replay_worker *w, const struct replay_args *a)
 {
-	const struct record_header *h = record_reader_header(r);
-	uint64_t dur = record_reader_info(r)->duration_us, i, frames;
-	size_t len = (size_t)h->width * h->height * 3;
-	uint8_t *rgb = malloc(len);
-	int fd = -1, status, rc = RECORD_OK, wr = 0;
+	struct rw_request q = { .action = RW_EXPORT, .fps = a->fps };
+	uint64_t frames = 0;
+	int status, rc;
 	pid_t pid;
 
-	if (rgb == NULL) {
-		free(rgb);
-		return EXIT_INTERNAL;
-	}
 	signal(SIGPIPE, SIG_IGN);
-	if ((pid = spawn_ffmpeg(h, a, &fd)) == -1) {
-		free(rgb);
+	if ((pid = spawn_ffmpeg(&w->h, a, &q.fd)) == -1)
 		return EXIT_BAD_INPUT;
-	}
-	/* frame i shows [i/fps, (i+1)/fps): the video lasts the session */
-	frames = (uint64_t)ceil(dur / 1e6 * a->fps);
-	if (frames == 0)
-		frames = 1;
-	for (i = 0; i < frames && rc == RECORD_OK && wr == 0; i++) {
-		rc = record_reader_seek(r, (uint64_t)(i * 1e6 / a->fps));
-		if (rc == RECORD_ENOFRAME)	/* before the first frame: black */
-			rc = RECORD_OK, memset(rgb, 0, len);
-		else if (rc == RECORD_OK)
-			record_reader_rgb(r, rgb);
-		if (rc == RECORD_OK)
-			wr = -(record_write_all(fd, rgb, len) != 0);
-	}
-	close(fd);
-	free(rgb);
+	rc = rw_run(w, &q, NULL, &frames, NULL, NULL);
 	while (waitpid(pid, &status, 0) == -1 && errno == EINTR)
 		;
-	if (rc != RECORD_OK)
-		fprintf(stderr, "cdsgate: %s: %s %s\n", a->file,
-		    record_strerror(rc), record_reader_error(r));
-	if (rc != RECORD_OK || wr != 0 || !WIFEXITED(status) ||
-	    WEXITSTATUS(status) != 0) {
+	if (rc != 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
 		fprintf(stderr, "cdsgate: export to %s failed\n", a->out);
 		return EXIT_INTERNAL;
 	}
@@ -576,11 +392,10 @@ vouched(const char *file, const char *session, const char *log, int given,
 /* Say what the audit log says of FILE: on --info always, else only a
  * warning when it does not vouch for it. */
 static void
-check_vouched(const struct replay_args *a, struct record_reader *r,
-    int info)
+check_vouched(const struct replay_args *a, const char *session, int info)
 {
 	char what[8192];
-	int ok = vouched(a->file, record_reader_header(r)->session,
+	int ok = vouched(a->file, session,
 	    a->audit_log != NULL ? a->audit_log : cli_default_audit_log(),
 	    a->audit_log != NULL, what, sizeof(what));
 
@@ -652,72 +467,125 @@ replay_resolve(struct replay_args *a, char *path, size_t len)
 	return rc;
 }
 
-/* The actions that only read the recording and write stdout run under
- * the replay profile from here on (--serve loads it itself once it
- * listens); --info reads the audit log after, --frame opens its PNG,
- * --export runs ffmpeg. */
-static int
-replay_confines(const char *action)
+/* --serve: the CLI binds the listener and reads the password; the
+ * worker serves.  Once it does, the CLI only waits: it loads the replay
+ * profile too, and a SIGINT or SIGTERM ends it (the worker dies with
+ * it, by its death signal). */
+struct serve_ctx {
+	const char	*addr;
+	const char	*pw;	/* generated: shown */
+};
+
+static void
+serve_stop(int sig)
 {
-	return strcmp(action, "--keys") == 0 ||
-	    strcmp(action, "--search") == 0 ||
-	    strcmp(action, "--events") == 0;
+	(void)sig;
+	_exit(0);
 }
 
+static void
+serve_started(void *arg)
+{
+	const struct serve_ctx *sc = arg;
+	struct confine c;
+	char err[256];
+
+	signal(SIGINT, serve_stop);
+	signal(SIGTERM, serve_stop);
+	confine_init(&c, "replay");
+	if (replay_confine(&c, err, sizeof(err)) != 0) {
+		fprintf(stderr, "cdsgate: replay: cannot confine itself: %s\n",
+		    err);
+		_exit(EXIT_INTERNAL);
+	}
+	printf("serving on %s%s%s; keys: Space pause, Left/Right 10 s, "
+	    "Down/Up 1 min, Home/End\n", sc->addr, sc->pw != NULL ?
+	    ", password: " : "", sc->pw != NULL ? sc->pw : "");
+	fflush(stdout);
+}
+
+static int
+do_serve(struct replay_worker *w, const struct replay_args *a, uint64_t at)
+{
+	struct rw_request q = { .action = RW_SERVE, .t_us = at,
+	    .paused = a->at != NULL };
+	struct serve_ctx sc = { a->value, NULL };
+	char pw[64];
+	int gen, rc;
+
+	if ((q.fd = replay_serve_listen(a->value, a->pwfile, pw, sizeof(pw),
+	    &gen)) < 0)
+		return -q.fd;
+	q.text = pw;
+	sc.pw = gen ? pw : NULL;
+	rc = rw_run(w, &q, NULL, NULL, serve_started, &sc);
+	explicit_bzero(pw, sizeof(pw));
+#ifdef __SANITIZE_ADDRESS__
+	/* LeakSanitizer's exit check stops the world with clone and
+	   ptrace, which the replay filter kills: end without it. */
+	fflush(NULL);
+	_exit(rc);
+#endif
+	return rc;
+}
+
+/* Actions whose only output is the worker's stdout. */
+static enum rw_action
+print_action(const char *action)
+{
+	return strcmp(action, "--keys") == 0 ? RW_KEYS :
+	    strcmp(action, "--search") == 0 ? RW_SEARCH :
+	    strcmp(action, "--events") == 0 ? RW_EVENTS : 0;
+}
+
+/* Open the recording here, read it in the worker (cli/replay-worker.c),
+ * check it against the audit log here, then run the action. */
 static int
 cmd_replay(int argc, char **argv)
 {
 	struct replay_args a;
-	struct record_reader *r = NULL;
-	char err[256], path[4096];
+	struct replay_worker w;
+	struct rw_request q = { .fd = -1 };
+	char path[4096];
 	uint64_t at = 0;
-	int rc;
+	int rc, fd;
 
 	if (replay_parse(argc, argv, &a) != 0)
 		return EXIT_BAD_INPUT;
 	if (a.at != NULL && parse_time(a.at, &at) != 0)
 		return cli_usage_error(USAGE_REPLAY, "bad --at TIME '%s'", a.at);
+	if (strcmp(a.action, "--search") == 0 && a.value[0] == '\0')
+		return cli_usage_error(USAGE_REPLAY, "empty search text");
 	if ((rc = replay_resolve(&a, path, sizeof(path))) != 0)
 		return rc;
 	a.file = path;
-	if ((rc = record_reader_open(a.file, &r, err, sizeof(err))) !=
-	    RECORD_OK) {
-		fprintf(stderr, "cdsgate: %s: %s (%s)\n", a.file,
-		    record_strerror(rc), err);
+	/* O_NONBLOCK: a FIFO must not hang us before the S_ISREG check */
+	if ((fd = open(a.file, O_RDONLY | O_CLOEXEC | O_NONBLOCK)) == -1) {
+		fprintf(stderr, "cdsgate: %s: %s (%s: %s)\n", a.file,
+		    record_strerror(RECORD_EIO), a.file, strerror(errno));
 		return EXIT_BAD_INPUT;
 	}
+	if ((rc = rw_start(&w, fd, a.file)) != 0)
+		return rc;
 	if (strcmp(a.action, "--info") != 0)
-		warn_truncated(a.file, record_reader_info(r));
+		warn_truncated(a.file, &w.info);
 	if (!a.by_id)
-		check_vouched(&a, r, strcmp(a.action, "--info") == 0);
-	if (replay_confines(a.action) && replay_confine() != 0) {
-		record_reader_free(r);
-		return EXIT_INTERNAL;
-	}
-	if (strcmp(a.action, "--info") == 0 &&
-	    (rc = do_info(r, a.file)) == 0)
-		info_session(record_reader_header(r)->session, &a);
-	else if (strcmp(a.action, "--frame") == 0)
-		rc = do_frame(r, &a);
-	else if (strcmp(a.action, "--keys") == 0)
-		rc = do_keys(r, &a, 0);
-	else if (strcmp(a.action, "--search") == 0)
-		rc = do_keys(r, &a, 1);
-	else if (strcmp(a.action, "--events") == 0)
-		rc = do_events(r, a.file);
+		check_vouched(&a, w.h.session, strcmp(a.action, "--info") == 0);
+	if ((q.action = print_action(a.action)) != 0) {
+		q.text = a.value;
+		rc = rw_run(&w, &q, NULL, NULL, NULL, NULL);
+	} else if (strcmp(a.action, "--info") == 0) {
+		rw_stop(&w);
+		if ((rc = do_info(&w, a.file)) == 0)
+			info_session(w.h.session, &a);
+	} else if (strcmp(a.action, "--frame") == 0)
+		rc = do_frame(&w, &a);
 	else if (strcmp(a.action, "--serve") == 0)
-		rc = replay_serve(r, a.value, a.pwfile, a.at, at);
+		rc = do_serve(&w, &a, at);
 	else
-		rc = do_export(r, &a);
-	record_reader_free(r);
-#ifdef __SANITIZE_ADDRESS__
-	/* LeakSanitizer's exit check stops the world with clone and
-	   ptrace, which the replay filter kills: end without it. */
-	if (replay_confines(a.action) || strcmp(a.action, "--serve") == 0) {
-		fflush(NULL);
-		_exit(rc);
-	}
-#endif
+		rc = do_export(&w, &a);
+	if (w.pid > 0)
+		rw_stop(&w);
 	return rc;
 }
 

@@ -306,40 +306,6 @@ static const struct ipc_handler dw_from_parent[] = {
 	{ DW_RUN, w_run },
 };
 
-/* Close every descriptor from lo up to hi (inclusive). */
-static void
-close_from(unsigned lo, unsigned hi)
-{
-	unsigned fd;
-
-	if (lo > hi || close_range(lo, hi, 0) == 0)
-		return;
-	for (fd = lo; fd <= hi && fd < 65536; fd++)
-		(void)close((int)fd);
-}
-
-/* Keep only stderr and the socket; stdin and stdout become /dev/null so
- * a stray print can never land in a file handed over later. */
-static int
-dw_fds(int *sock, char *msg, size_t len)
-{
-	int null, s = *sock;
-
-	if (s <= 2 && (s = fcntl(s, F_DUPFD_CLOEXEC, 3)) < 0)
-		goto fail;
-	if ((null = open("/dev/null", O_RDWR | O_CLOEXEC)) < 0 ||
-	    (null != 0 && dup2(null, 0) < 0) ||
-	    (null != 1 && dup2(null, 1) < 0))
-		goto fail;
-	close_from(3, (unsigned)s - 1);
-	close_from((unsigned)s + 1, ~0U);
-	*sock = s;
-	return 0;
-fail:
-	snprintf(msg, len, "descriptors: %s", strerror(errno));
-	return -1;
-}
-
 #if defined(__SANITIZE_ADDRESS__)
 #define DW_SANITIZED	1
 #elif defined(__has_feature)
@@ -390,7 +356,7 @@ dw_confine(struct deid_args *a, int *sock, pid_t parent, int writes,
 	struct privdrop_user u;
 	struct confine c;
 
-	if (dw_fds(sock, msg, len) != 0)
+	if (confine_fds(sock, 0, msg, len) != 0)
 		return -1;
 	confine_init(&c, "deid worker");
 	dw_rlimits(a, writes, &c);

@@ -10,9 +10,10 @@
  * on loopback only (reach it through an SSH tunnel) and requires a VNC
  * password: from --password-file, or a random one printed at start.
  * libvncserver is driven from this loop (rfbProcessEvents), no threads.
- * Once the listener is bound and the password read, the process loads
- * the replay seccomp profile (sandbox/profiles.c): from then on it reads
- * the recording it holds and serves viewers, and can open nothing.
+ * The CLI binds the listener and reads the password (replay_serve_listen);
+ * the replay worker (cli/replay-worker.c), already under the replay
+ * seccomp profile, is handed the listener and serves viewers on it
+ * (replay_serve): it reads the recording it holds and can open nothing.
  */
 #include "config.h"
 
@@ -24,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -202,33 +204,8 @@ get_password(const char *file, char *pw, size_t len)
 	return 1;
 }
 
-int
-replay_confine(void)
-{
-	struct confine c;
-	char err[256];
-#ifdef HAVE_SECCOMP
-	const enum sandbox_mode mode = SANDBOX_MODE_SECCOMP;
-#else
-	const enum sandbox_mode mode = SANDBOX_MODE_NONE;
-#endif
-
-	json_object_seed(0);	/* jansson reads /dev/urandom once, here */
-	vnc_des_warm_up();	/* libgcrypt reads its config once, here */
-	confine_init(&c, "replay");
-	c.profile = SANDBOX_PROFILE_REPLAY;
-	if (sandbox_init(mode, 0, err, sizeof(err)) != 0 ||
-	    confine_rlimit(&c, RLIMIT_CORE, 0) != CONFINE_OK ||
-	    confine_apply(&c, err, sizeof(err)) != CONFINE_OK) {
-		fprintf(stderr, "cdsgate: replay: cannot confine the reader: "
-		    "%s\n", err);
-		return -1;
-	}
-	return 0;
-}
-
 static rfbScreenInfoPtr
-serve_screen(struct player *p, in_addr_t addr, int port, char **passwords)
+serve_screen(struct player *p, int listen_fd, char **passwords)
 {
 	const struct record_header *h = record_reader_header(p->r);
 	rfbScreenInfoPtr s;
@@ -238,8 +215,6 @@ serve_screen(struct player *p, in_addr_t addr, int port, char **passwords)
 	if (s == NULL)
 		return NULL;
 	s->frameBuffer = calloc(1, (size_t)h->width * h->height * 4);
-	s->listenInterface = addr;
-	s->port = port;
 	s->authPasswdData = passwords;
 	s->passwordCheck = rfbCheckPasswordByList;
 	s->kbdAddEvent = serve_kbd;
@@ -250,51 +225,63 @@ serve_screen(struct player *p, in_addr_t addr, int port, char **passwords)
 		rfbScreenCleanup(s);
 		return NULL;
 	}
-	rfbInitServer(s);
-	if (s->listenSock == RFB_INVALID_SOCKET) {
-		free(s->frameBuffer);
-		rfbScreenCleanup(s);
-		return NULL;
-	}
+	rfbInitServer(s);	/* port 0: the library binds nothing */
+	s->listenSock = listen_fd;
+	FD_SET(listen_fd, &s->allFds);
+	if (listen_fd > s->maxFd)
+		s->maxFd = listen_fd;
 	return s;
 }
 
 int
-replay_serve(struct record_reader *r, const char *addr, const char *pwfile,
-    const char *at, uint64_t at_us)
+replay_serve_listen(const char *addr, const char *pwfile, char *pw,
+    size_t pwlen, int *generated)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET };
+	int fd, one = 1, port;
+
+	if (parse_addr(addr, &sa.sin_addr.s_addr, &port) != 0)
+		return -cli_usage_error(NULL, "--serve needs 127.x.x.x:PORT "
+		    "(loopback only; tunnel it for a remote viewer)");
+	if ((*generated = get_password(pwfile, pw, pwlen)) < 0)
+		return -cli_usage_error(NULL, "no password: %s",
+		    pwfile != NULL ? pwfile : "/dev/urandom");
+	sa.sin_port = htons((uint16_t)port);
+	if ((fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0)) == -1 ||
+	    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) ||
+	    bind(fd, (struct sockaddr *)&sa, sizeof(sa)) == -1 ||
+	    listen(fd, 32) == -1) {
+		fprintf(stderr, "cdsgate: cannot listen on %s: %s\n", addr,
+		    strerror(errno));
+		if (fd != -1)
+			close(fd);
+		explicit_bzero(pw, pwlen);
+		return -EXIT_INTERNAL;
+	}
+	return fd;
+}
+
+int
+replay_serve(struct record_reader *r, int listen_fd, const char *pw,
+    int paused, uint64_t at_us, void (*ready)(void *), void *arg)
 {
 	struct player p = { .r = r, .shown_us = UINT64_MAX };
-	char pw[64], *passwords[2] = { pw, NULL };
-	in_addr_t a;
-	int port, gen;
+	char pwc[64], *passwords[2] = { pwc, NULL };
 
-	if (parse_addr(addr, &a, &port) != 0)
-		return cli_usage_error(NULL, "--serve needs 127.x.x.x:PORT "
-		    "(loopback only; tunnel it for a remote viewer)");
-	if ((gen = get_password(pwfile, pw, sizeof(pw))) < 0)
-		return cli_usage_error(NULL, "no password: %s",
-		    pwfile != NULL ? pwfile : "/dev/urandom");
+	snprintf(pwc, sizeof(pwc), "%s", pw);
 	p.dur_us = record_reader_info(r)->duration_us;
-	p.pos_us = at != NULL ? at_us : 0;
-	p.paused = at != NULL;
+	p.pos_us = paused ? at_us : 0;
+	p.paused = paused;
 	p.ref = now_s();
 	rfbLogEnable(0);
-	if ((p.s = serve_screen(&p, a, port, passwords)) == NULL) {
-		fprintf(stderr, "cdsgate: cannot listen on %s\n", addr);
+	if ((p.s = serve_screen(&p, listen_fd, passwords)) == NULL) {
+		fprintf(stderr, "cdsgate: replay: out of memory\n");
+		close(listen_fd);
 		return EXIT_INTERNAL;
 	}
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
-	if (replay_confine() != 0) {
-		rfbShutdownServer(p.s, TRUE);
-		free(p.s->frameBuffer);
-		rfbScreenCleanup(p.s);
-		return EXIT_INTERNAL;
-	}
-	printf("serving on %s%s%s; keys: Space pause, Left/Right 10 s, "
-	    "Down/Up 1 min, Home/End\n", addr, gen ? ", password: " : "",
-	    gen ? pw : "");
-	fflush(stdout);
+	ready(arg);
 	while (!serve_stop && rfbIsActive(p.s)) {
 		serve_frame(&p);
 		rfbProcessEvents(p.s, 40000);
@@ -302,6 +289,6 @@ replay_serve(struct record_reader *r, const char *addr, const char *pwfile,
 	rfbShutdownServer(p.s, TRUE);
 	free(p.s->frameBuffer);
 	rfbScreenCleanup(p.s);
-	explicit_bzero(pw, sizeof(pw));
+	explicit_bzero(pwc, sizeof(pwc));
 	return 0;
 }

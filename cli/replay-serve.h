@@ -9,13 +9,17 @@
 
 #include "record/record.h"
 
-/* Serve until SIGINT/SIGTERM; starts paused at at_us when at != NULL.
- * Returns a cdsgate exit code. */
-int	replay_serve(struct record_reader *r, const char *addr,
-	    const char *pwfile, const char *at, uint64_t at_us);
+/* The CLI's part: check addr (127.x.x.x:PORT), read the password from
+ * pwfile or make one (*generated = 1: show it), bind and listen.  The
+ * listener, or minus the exit code (EXIT_BAD_INPUT: a bad address or
+ * password file; EXIT_INTERNAL) after saying why on stderr. */
+int	replay_serve_listen(const char *addr, const char *pwfile, char *pw,
+	    size_t pwlen, int *generated);
 
-/* Load the replay seccomp profile (every file it needs already open;
- * no thread yet): 0, or -1 with the reason on stderr (do not go on). */
-int	replay_confine(void);
+/* The worker's part, confined: serve r to viewers on listen_fd (taken
+ * over) until SIGINT/SIGTERM, paused at at_us when paused; ready(arg)
+ * once viewers can connect.  Returns a cdsgate exit code. */
+int	replay_serve(struct record_reader *r, int listen_fd, const char *pw,
+	    int paused, uint64_t at_us, void (*ready)(void *), void *arg);
 
 #endif

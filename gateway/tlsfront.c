@@ -228,46 +228,46 @@ tf_answered(struct tlsfront *tf, const struct ipc_msg *msg, uint32_t *slot)
 	return tf->conn[m.slot].c;
 }
 
-/* TIPC_INNER: the library's end; relay from now on. */
+/* The worker's answer to our TIPC_WANT on a slot: TIPC_INNER (the
+ * library's end: relay from now on) or TIPC_WS_OK (the wss request's
+ * token and Origin are good: answer the websocket handshake; the login
+ * runs inside it). */
 static int
-tf_answer_inner(void *ctx, struct ipc_msg *msg)
+tf_answer_want(struct tlsfront *tf, struct ipc_msg *msg, uint32_t type)
 {
-	struct tlsfront *tf = ctx;
 	struct vencrypt *c;
 	uint32_t slot;
 	uint64_t now = tf_clock();
 
 	if ((c = tf_answered(tf, msg, &slot)) == NULL) {
-		close(msg->fd);
+		if (msg->fd >= 0)
+			close(msg->fd);
 		return -1;
 	}
-	if (vencrypt_attach(c, msg->fd) != 0) {
-		close(msg->fd);
-		vencrypt_refuse(c, "the session's socket failed", now);
-	}
+	if (type == TIPC_INNER) {
+		if (vencrypt_attach(c, msg->fd) != 0) {
+			close(msg->fd);
+			vencrypt_refuse(c, "the session's socket failed", now);
+		}
+	} else if (!tf->conn[slot].wss) {
+		tf->fatal = "worker accepted a websocket request never sent";
+		return -1;
+	} else
+		vencrypt_ws_accept(c, now);
 	tf_event(tf, slot, vencrypt_handle(c, now));
 	return 0;
 }
 
-/* TIPC_WS_OK: the wss request's token and Origin are good: answer the
- * websocket handshake; the login runs inside it. */
+static int
+tf_answer_inner(void *ctx, struct ipc_msg *msg)
+{
+	return tf_answer_want(ctx, msg, TIPC_INNER);
+}
+
 static int
 tf_answer_ws_ok(void *ctx, struct ipc_msg *msg)
 {
-	struct tlsfront *tf = ctx;
-	struct vencrypt *c;
-	uint32_t slot;
-	uint64_t now = tf_clock();
-
-	if ((c = tf_answered(tf, msg, &slot)) == NULL)
-		return -1;
-	if (!tf->conn[slot].wss) {
-		tf->fatal = "worker accepted a websocket request never sent";
-		return -1;
-	}
-	vencrypt_ws_accept(c, now);
-	tf_event(tf, slot, vencrypt_handle(c, now));
-	return 0;
+	return tf_answer_want(ctx, msg, TIPC_WS_OK);
 }
 
 /* TIPC_REFUSE: the worker says no (session busy, websocket check), to

@@ -325,23 +325,40 @@ int
 record_reader_open(const char *path, struct record_reader **rp, char *err,
     size_t errlen)
 {
+	int fd;
+
+	/* O_NONBLOCK: a FIFO must not hang us before the S_ISREG check */
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)) == -1) {
+		*rp = NULL;
+		if (err != NULL)
+			snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		return RECORD_EIO;
+	}
+	return record_reader_fdopen(fd, path, rp, err, errlen);
+}
+
+int
+record_reader_fdopen(int fd, const char *name, struct record_reader **rp,
+    char *err, size_t errlen)
+{
 	struct record_reader *r;
 	struct stat st;
 	int rc;
 
 	*rp = NULL;
-	if ((r = calloc(1, sizeof(*r))) == NULL)
+	if ((r = calloc(1, sizeof(*r))) == NULL) {
+		close(fd);
 		return RECORD_ENOMEM;
-	/* O_NONBLOCK: a FIFO must not hang us before the S_ISREG check */
-	r->fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-	if (r->fd == -1 || fstat(r->fd, &st) == -1) {
-		snprintf(r->err, sizeof(r->err), "%s: %s", path,
+	}
+	r->fd = fd;
+	if (fstat(r->fd, &st) == -1) {
+		snprintf(r->err, sizeof(r->err), "%s: %s", name,
 		    strerror(errno));
 		rc = RECORD_EIO;
 		goto out;
 	}
 	if (!S_ISREG(st.st_mode)) {
-		snprintf(r->err, sizeof(r->err), "%s: not a regular file", path);
+		snprintf(r->err, sizeof(r->err), "%s: not a regular file", name);
 		rc = RECORD_EFORMAT;
 		goto out;
 	}

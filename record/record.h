@@ -167,6 +167,11 @@ struct record_reader;
  * record_reader_info()->truncated.  A bad header is (detail in err). */
 int	record_reader_open(const char *path, struct record_reader **rp,
 	    char *err, size_t errlen);
+/* The same on a descriptor (taken over: closed by record_reader_free, or
+ * here on failure) that only needs pread and fstat; name is for
+ * messages. */
+int	record_reader_fdopen(int fd, const char *name,
+	    struct record_reader **rp, char *err, size_t errlen);
 void	record_reader_free(struct record_reader *r);
 const struct record_header *record_reader_header(const struct record_reader *r);
 const struct record_info *record_reader_info(const struct record_reader *r);

@@ -8,6 +8,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -168,4 +169,36 @@ confine_apply(const struct confine *c, char *err, size_t errlen)
 	    (r = cf_prctls(c, err, errlen)) != CONFINE_OK)
 		return r;
 	return cf_filter(c, err, errlen);
+}
+
+/* Close every descriptor from lo up to hi (inclusive). */
+static void
+close_from(unsigned lo, unsigned hi)
+{
+	unsigned fd;
+
+	if (lo > hi || close_range(lo, hi, 0) == 0)
+		return;
+	for (fd = lo; fd <= hi && fd < 65536; fd++)
+		(void)close((int)fd);
+}
+
+int
+confine_fds(int *keep, int keep_stdout, char *err, size_t errlen)
+{
+	int null, s = *keep;
+
+	if (s <= 2 && (s = fcntl(s, F_DUPFD_CLOEXEC, 3)) < 0)
+		goto fail;
+	if ((null = open("/dev/null", O_RDWR | O_CLOEXEC)) < 0 ||
+	    (null != 0 && dup2(null, 0) < 0) ||
+	    (!keep_stdout && null != 1 && dup2(null, 1) < 0))
+		goto fail;
+	close_from(3, (unsigned)s - 1);
+	close_from((unsigned)s + 1, ~0U);
+	*keep = s;
+	return 0;
+fail:
+	snprintf(err, errlen, "descriptors: %s", strerror(errno));
+	return -1;
 }

@@ -80,6 +80,15 @@ void		 confine_init(struct confine *c, const char *name);
 int		 confine_rlimit(struct confine *c, int resource, rlim_t limit);
 /* Apply c in the order above; CONFINE_OK or the failed step's code. */
 int		 confine_apply(const struct confine *c, char *err, size_t errlen);
+/*
+ * A forked worker's descriptors, before confine_apply: keep stderr, *keep
+ * (its socket to the parent, moved above 2 if it is not) and, when
+ * keep_stdout, stdout; stdin (and stdout otherwise) become /dev/null so
+ * a stray read or print touches nothing handed over later; close every
+ * other descriptor.  0, or -1 with "descriptors: why" in err.
+ */
+int		 confine_fds(int *keep, int keep_stdout, char *err,
+		    size_t errlen);
 /* "rlimit", "user", "chdir", "no-new-privs", "death signal", "parent",
  * "non-dumpable", "filter", "description"; "ok" for CONFINE_OK. */
 const char	*confine_step_name(int code);

@@ -664,12 +664,16 @@ static const struct sandbox_errno supervisor_deny[] = {
 #define RULES(nm, pfx, fl) { nm, pfx##_allow, N(pfx##_allow), \
 	pfx##_checked, N(pfx##_checked), pfx##_deny, N(pfx##_deny), fl }
 
-/* ---- REPLAY: `cdsgate replay` once its files are open --------------
- * The recording is untrusted: after opening it (and, with --serve,
- * binding the loopback listener and reading the password) the process
- * reads the recording by pread on the fd it holds, writes stdout and
- * stderr, and serves VNC viewers on the socket it bound.  No open, no
- * socket(), no exec, no fork, no signals to others. */
+/* ---- REPLAY: the replay worker (cli/replay-worker.c) ---------------
+ * The recording is untrusted: the worker loads this before it reads a
+ * byte, then is handed the recording's descriptor (and ffmpeg's stdin
+ * or, with --serve, the loopback listener the CLI bound).  It reads the
+ * recording by pread, writes stdout, stderr and ffmpeg's pipe, answers
+ * the CLI over its socket and serves VNC viewers on the listener.  No
+ * open, no socket(), no exec, no fork, no signals to others.  With
+ * --serve the CLI loads it too once the worker serves: it then only
+ * waits for the worker's last message and reaps it (wait4; the worker
+ * has no children to wait for). */
 static const int replay_allow[] = {
 	/* the recording (pread), stdout/stderr; viewers on the listening
 	   socket bound before the filter */
@@ -681,6 +685,9 @@ static const int replay_allow[] = {
 	__NR_getgid, __NR_getegid, __NR_futex,
 	/* randomness for RFB challenges */
 	__NR_getrandom,
+	/* the CLI reaps the worker; LibVNCServer's screen, made once the
+	   header is read, asks the host name */
+	__NR_wait4, __NR_uname,
 	/* the end */
 	__NR_exit, __NR_exit_group,
 };

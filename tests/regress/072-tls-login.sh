@@ -118,26 +118,15 @@ try_novnc() {
 	echo "$r"
 }
 
-# page PNG: the kiosk's page (the backend's banner) is in the picture.
-page() {
-	convert "$1" "$1.ppm" 2>/dev/null && banner "$1.ppm"
-}
-
 # ---- TigerVNC on its own Xvfb ----------------------------------------------
 # tiger HOST PORT USER SECRET SECONDS: the viewer logs in (VNC_USERNAME,
 # VNC_PASSWORD stand for its dialog); 0 once a screenshot shows the page.
 tiger() {
-	local i
 	HOME=$TMP/vvhome DISPLAY=$VD VNC_USERNAME=$3 VNC_PASSWORD=$4 \
 		"$TIGER" -SecurityTypes X509Plain -X509CA "$D/cert.pem" \
 		-FullScreen "$1::$2" > "$TMP/vv.out" 2>&1 &
 	VV_PID=$!
-	for i in $(seq $(($5 * 2))); do
-		sleep 0.5
-		DISPLAY=$VD import -window root "$TMP/tiger.png" 2>/dev/null &&
-			page "$TMP/tiger.png" > /dev/null && return 0
-	done
-	return 1
+	x_page "$5" "$TMP/tiger.png"
 }
 
 # =========================== with TLS ======================================

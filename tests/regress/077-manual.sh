@@ -89,6 +89,8 @@ check "cdsgate dataset import --help is that command's usage" eval \
 	 ! '$CDSGATE' dataset import --help | grep -q 'dataset list'"
 check "cdsgated --help is at most 80 columns" eval \
 	"'$CDSGATED' --help | awk 'length > 80 { exit 1 }'"
+check "cdsgated api --help prints its usage and exits 0" eval \
+	"'$CDSGATED' api --help > '$TMP/h' 2>&1 && grep -q '^usage: cdsgated api ' '$TMP/h'"
 
 # The bash completion, as bash runs it.
 comp() {

@@ -1,5 +1,7 @@
 #!/usr/bin/env python3
-"""guide.py GUIDE.md DIR: run a guide's ```console blocks as written.
+"""guide.py GUIDE.md DIR [EXAMPLE=ACTUAL ...]: run a guide's ```console
+blocks as written.  guide.py --list GUIDE.md: print each command, one a
+line (a test runs a no-run one its own way, e.g. a viewer under Xvfb).
 
 Each "$ " line (with its backslash continuations) is run in one bash
 started in DIR, one after another, as a user types them (variables
@@ -8,8 +10,17 @@ with, 0 otherwise.
 The lines shown after a command must each appear in its output (stdout
 and stderr), whitespace runs read as one space and what differs from run
 to run read as one token: numbers of five digits or more (ports, times),
-hex strings of 12 or more (hashes) and session ids ("s-" and 16
-characters); a "..." line stands for output not shown (timings).  Prints "PASS|FAIL description" per command.
+hex strings of 12 or more (hashes, and colon-separated fingerprints),
+base64 digests, session ids ("s-" and 16 characters), noVNC link tokens
+(20 or more characters), 24-character secrets, ISO times, process ids in audit records;
+a "..." line stands for output not shown (timings), and "..." inside a
+line for any text.
+A block opened as "```console no-run: REASON" is not run (a viewer that
+needs a person at a desktop): each of its commands is reported as
+skipped with the reason, never silently left out.
+EXAMPLE=ACTUAL replaces a value the guide shows (its example session's
+port, a site's path) by the one of the run, in commands and in output.
+Prints "PASS|FAIL|SKIP description" per command.
 """
 import re
 import shutil
@@ -19,8 +30,8 @@ import tempfile
 
 
 def blocks(text):
-    """Yield (command, shown output lines) in order."""
-    inside = False
+    """Yield (command, shown output lines, why not run or None) in order."""
+    inside, norun = False, None
     cmd, shown = None, []
     lines = text.split("\n")
     i = 0
@@ -28,12 +39,16 @@ def blocks(text):
         line = lines[i]
         if line.startswith("```"):
             if inside and cmd is not None:
-                yield cmd, shown
-            inside = not inside and line.strip() == "```console"
+                yield cmd, shown, norun
+            info = line[3:].strip()
+            inside = not inside and (info == "console" or
+                                     info.startswith("console no-run:"))
+            norun = info.split(":", 1)[1].strip() if inside and \
+                info != "console" else None
             cmd, shown = None, []
         elif inside and line.startswith("$ "):
             if cmd is not None:
-                yield cmd, shown
+                yield cmd, shown, norun
             cmd, shown = line[2:], []
             while cmd.endswith("\\") and i + 1 < len(lines):
                 i += 1
@@ -44,9 +59,28 @@ def blocks(text):
 
 
 def norm(s):
-    s = re.sub(r"\bs-[A-Za-z0-9_-]{16}\b", "s-ID", " ".join(s.split()))
+    s = " ".join(s.split())
+    s = re.sub(r"\bs-[A-Za-z0-9_-]{16}(?![A-Za-z0-9_-])", "s-ID", s)
+    s = re.sub(r"token(=|%3D)[A-Za-z0-9_-]{20,}", r"token\1TOKEN", s)
+    s = re.sub(r"\b[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:.]+(Z|[+-][0-9:]+)?",
+               "TIME", s)
+    s = re.sub(r"\b[0-9A-F]{2}(:[0-9A-F]{2}){15,}\b", "HEX", s)
     s = re.sub(r"\b[0-9a-f]{12,}\b", "HEX", s)
+    s = re.sub(r"(?<![A-Za-z0-9+/])[A-Za-z0-9+/]{43}=", "B64", s)
+    s = re.sub(r"(?<![A-Za-z0-9_-])(?=[A-Za-z0-9_-]*[a-z])"
+               r"(?=[A-Za-z0-9_-]*[A-Z])[A-Za-z0-9_-]{24}(?![A-Za-z0-9_-])",
+               "SECRET", s)
+    s = re.sub(r'"by_(pid|uid)":[0-9]+', r'"by_\1":N', s)
     return re.sub(r"[0-9]{5,}", "N", s)
+
+
+def shown_in(line, got):
+    """Is the shown line among the output lines ("..." inside: any)?"""
+    want = norm(line)
+    if "..." not in want:
+        return want in got
+    pat = re.compile(".*".join(re.escape(p) for p in want.split("...")))
+    return any(pat.fullmatch(g) for g in got)
 
 
 class Shell:
@@ -74,20 +108,32 @@ class Shell:
 
 
 def main():
+    if sys.argv[1] == "--list":
+        for cmd, _, _ in blocks(open(sys.argv[2], encoding="utf-8").read()):
+            print(cmd)
+        return 0
     guide, where = sys.argv[1], sys.argv[2]
-    steps = list(blocks(open(guide, encoding="utf-8").read()))
+    subs = [a.split("=", 1) for a in sys.argv[3:]]
+    text = open(guide, encoding="utf-8").read()
+    steps = list(blocks(text))
     sh = Shell(where)
     fails = 0
-    for i, (cmd, shown) in enumerate(steps):
+    for i, (cmd, shown, norun) in enumerate(steps):
         if cmd == "echo $?":
             continue
+        if norun is not None:
+            print(f"SKIP $ {cmd[:56]} (not run: {norun})", flush=True)
+            continue
+        for ex, actual in subs:
+            cmd = cmd.replace(ex, actual)
+            shown = [l.replace(ex, actual) for l in shown]
         want = 0
         if i + 1 < len(steps) and steps[i + 1][0] == "echo $?":
             want = int(steps[i + 1][1][0])
         rc, out = sh.run(cmd)
         got = {norm(l) for l in out.split("\n")}
         missing = [l for l in shown if l.strip() not in ("", "...")
-                   and norm(l) not in got]
+                   and not shown_in(l, got)]
         ok = not missing and rc == want
         fails += not ok
         why = f"exit {rc}, want {want}"

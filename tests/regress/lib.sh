@@ -24,6 +24,27 @@ check() {
 # quiet COMMAND...: run it with its output discarded (for check).
 quiet() { "$@" >/dev/null 2>&1; }
 
+# run_guide GUIDE DIR [EXAMPLE=ACTUAL...]: run a guide's console blocks as
+# written, in one shell in DIR (tests/regress/guide.py; $GUIDE_AS, e.g.
+# "runuser -u USER --", runs it as another user): one TAP line per
+# command, a block marked no-run a SKIP with its reason.  Sets guide_run
+# (commands run) and guide_skipped (marked not runnable), and says both.
+run_guide() {
+	local guide=$1 dir=$2 st what; shift 2
+	guide_run=0 guide_skipped=0
+	${GUIDE_AS:-} python3 "$top_srcdir/tests/regress/guide.py" "$guide" "$dir" "$@" \
+		> "$TMP/guide.out" 2> "$TMP/guide.err"
+	while read -r st what; do
+		case $st in
+		PASS) ok "$what"; guide_run=$((guide_run + 1)) ;;
+		SKIP) skip "$what"; guide_skipped=$((guide_skipped + 1)) ;;
+		*) not_ok "$what"; guide_run=$((guide_run + 1)) ;;
+		esac
+	done < "$TMP/guide.out"
+	[ -s "$TMP/guide.err" ] && diag "$(head -c 2000 "$TMP/guide.err")"
+	diag "$(basename "$guide"): $guide_run commands run, $guide_skipped marked no-run"
+}
+
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/cdsgate-test.XXXXXX")
 trap 'rm -rf "$TMP"' EXIT
 
@@ -149,6 +170,23 @@ for y in range(40, 150, 2):
 print('# banner: %.1f%% of pixels match' % (100.0 * good / n))
 sys.exit(0 if good / n >= 0.9 else 1)
 PY
+}
+
+# page PNG: the kiosk's page (the backend's banner) is in the picture.
+page() {
+	convert "$1" "$1.ppm" 2>/dev/null && banner "$1.ppm"
+}
+
+# x_page SECONDS PNG: 0 once a screenshot of $VD (viewer_display) shows
+# the kiosk's page (a viewer on it logged in); the last one in PNG.
+x_page() {
+	local i
+	for i in $(seq $(($1 * 2))); do
+		sleep 0.5
+		DISPLAY=$VD import -window root "$2" 2>/dev/null &&
+			page "$2" > /dev/null && return 0
+	done
+	return 1
 }
 
 # novnc_verdict EVENTS SINCE SECONDS [PNG]: the verdict of noVNC's test
