@@ -1,0 +1,138 @@
+# tests/regress/lib-slurm.sh — a small real Slurm cluster for the Slurm
+# runner's scenarios: our own munged (a test key, its own socket), one
+# slurmctld and two slurmd (-N node1, -N node2), each slurmd in its own
+# network namespace joined to this one by a veth pair, so node traffic
+# crosses a real network boundary (slurm.conf's NodeAddr per node).
+# Everything lives under $TMP/slurm with ports from free_port; every
+# daemon is stopped by its PID.  Source after lib.sh.
+#
+#   slurm_require     skip_all unless the cluster can run here (root,
+#                     munge, slurmctld, slurmd, the client commands, ip netns)
+#   cluster_start     munged, the namespaces, slurmctld, both slurmd;
+#                     0 once sinfo says both nodes are idle
+#   cluster_stop      the daemons (by PID), the namespaces
+#   in_node N CMD...  run CMD in node N's namespace (N = 1 or 2)
+# After cluster_start: $SLURM_CONF (exported), $MUNGE_SOCK, $CTL_ADDR1 and
+# $CTL_ADDR2 (this namespace's end of each veth: the control node as node
+# 1 and node 2 reach it), $NODE_ADDR1, $NODE_ADDR2 (the nodes').
+
+SL=$TMP/slurm
+SL_PIDS=
+SL_NS=
+
+slurm_require() {
+	[ "$(id -u)" -eq 0 ] || skip_all "needs root (munged, slurmd, network namespaces)"
+	local c
+	for c in munged munge unmunge slurmctld slurmd sbatch squeue scancel scontrol sinfo ip nsenter; do
+		command -v $c >/dev/null || skip_all "$c not installed (./dev build installs munge, slurmctld, slurmd, slurm-client)"
+	done
+	ip netns add "cdsprobe$$" 2>/dev/null || skip_all "cannot make a network namespace here (ip netns add)"
+	ip netns del "cdsprobe$$"
+}
+
+# nsenter, not `ip netns exec`: that remounts /sys, and slurmd needs
+# the cgroup filesystems mounted under it.
+in_node() { local n=$1; shift; nsenter --net="/run/netns/cds$$n$n" "$@"; }
+
+# sl_veth N: namespace cds<pid>n<N>, veth cv<pid>h<N> (here) / cv<pid>n<N>,
+# 10.X.Y.1 here and 10.X.Y.2 there, a default route back to here.
+sl_veth() {
+	local n=$1 ns=cds$$n$1 h=cv$$h$1 v=cv$$n$1 net=$2
+	ip netns add "$ns" || return 1
+	SL_NS="$SL_NS $ns"
+	ip link add "$h" type veth peer name "$v" || return 1
+	ip link set "$v" netns "$ns"
+	ip addr add "$net.1/24" dev "$h"
+	ip link set "$h" up
+	ip netns exec "$ns" ip addr add "$net.2/24" dev "$v"
+	ip netns exec "$ns" ip link set "$v" up
+	ip netns exec "$ns" ip link set lo up
+	ip netns exec "$ns" ip route add default via "$net.1"
+}
+
+sl_munged() {
+	MUNGE_SOCK=$SL/munge/sock
+	mkdir -p "$SL/munge"
+	chmod 0711 "$SL" "$SL/munge"
+	head -c 1024 /dev/urandom > "$SL/munge/key"
+	chmod 0400 "$SL/munge/key"
+	munged -F -f --socket="$MUNGE_SOCK" --key-file="$SL/munge/key" \
+		--log-file="$SL/munge/log" --pid-file="$SL/munge/pid" \
+		--seed-file="$SL/munge/seed" > "$SL/munge/out" 2>&1 &
+	SL_PIDS="$SL_PIDS $!"
+	for _ in $(seq 50); do [ -S "$MUNGE_SOCK" ] && return 0; sleep 0.1; done
+	return 1
+}
+
+# sl_conf: slurm.conf for slurmctld here and node1/node2 in their
+# namespaces; one CPU a node, so each node holds one session's job.
+sl_conf() {
+	local ctl_port=$(free_port) p1=$(free_port) p2=$(free_port)
+	mkdir -p "$SL/state" "$SL/spool/node1" "$SL/spool/node2" "$SL/log"
+	SLURM_CONF=$SL/slurm.conf
+	export SLURM_CONF
+	cat > "$SLURM_CONF" <<CONF
+ClusterName=cds$$
+SlurmctldHost=$(hostname)($CTL_ADDR1)
+SlurmctldPort=$ctl_port
+SlurmUser=root
+SlurmdUser=root
+AuthType=auth/munge
+AuthInfo=socket=$MUNGE_SOCK
+CredType=cred/munge
+StateSaveLocation=$SL/state
+SlurmdSpoolDir=$SL/spool/%n
+SlurmctldPidFile=$SL/slurmctld.pid
+SlurmdPidFile=$SL/slurmd-%n.pid
+SlurmctldLogFile=$SL/log/slurmctld.log
+SlurmdLogFile=$SL/log/slurmd-%n.log
+ProctrackType=proctrack/pgid
+TaskPlugin=task/none
+SelectType=select/linear
+SchedulerType=sched/builtin
+JobCompType=jobcomp/none
+JobAcctGatherType=jobacct_gather/none
+AccountingStorageType=accounting_storage/none
+MpiDefault=none
+MailProg=/bin/true
+ReturnToService=2
+SlurmdParameters=config_overrides
+SlurmctldTimeout=30
+SlurmdTimeout=30
+KillWait=2
+NodeName=node1 NodeAddr=$NODE_ADDR1 NodeHostname=$(hostname) Port=$p1 CPUs=1 RealMemory=8192 State=UNKNOWN
+NodeName=node2 NodeAddr=$NODE_ADDR2 NodeHostname=$(hostname) Port=$p2 CPUs=1 RealMemory=8192 State=UNKNOWN
+PartitionName=cds Nodes=node1,node2 Default=YES MaxTime=INFINITE State=UP
+CONF
+	chmod 0644 "$SLURM_CONF"
+}
+
+cluster_start() {
+	local x=$((RANDOM % 200 + 20)) y=$((RANDOM % 120 * 2))
+	mkdir -p "$SL"
+	sl_veth 1 "10.$x.$y" && sl_veth 2 "10.$x.$((y + 1))" || return 1
+	CTL_ADDR1=10.$x.$y.1 CTL_ADDR2=10.$x.$((y + 1)).1
+	NODE_ADDR1=10.$x.$y.2 NODE_ADDR2=10.$x.$((y + 1)).2
+	sl_munged || return 1
+	sl_conf
+	slurmctld -D -i -f "$SLURM_CONF" > "$SL/log/slurmctld.out" 2>&1 &
+	SL_PIDS="$SL_PIDS $!"
+	in_node 1 slurmd -D -N node1 -f "$SLURM_CONF" > "$SL/log/slurmd1.out" 2>&1 &
+	SL_PIDS="$SL_PIDS $!"
+	SLURMD1_PID=$!
+	in_node 2 slurmd -D -N node2 -f "$SLURM_CONF" > "$SL/log/slurmd2.out" 2>&1 &
+	SL_PIDS="$SL_PIDS $!"
+	SLURMD2_PID=$!
+	for _ in $(seq 150); do
+		[ "$(sinfo --noheader --Node --format='%N %t' 2>/dev/null | grep -c ' idle$')" = 2 ] && return 0
+		sleep 0.2
+	done
+	return 1
+}
+
+cluster_stop() {
+	local p n
+	for p in $SL_PIDS; do stop_pid "$p"; done
+	for n in $SL_NS; do ip netns del "$n" 2>/dev/null; done
+	SL_PIDS= SL_NS=
+}
