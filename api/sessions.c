@@ -73,6 +73,7 @@ static const struct ipc_handler api_permit[] = {
 	{ PIPC_SESSION_ENDED, answer_ended },
 	{ PIPC_RECORD_CLOSED, answer_record_closed },
 	{ PIPC_RECORD_EXPIRE, answer_record_expire },
+	{ PIPC_NODES_DONE, api_nodes_done },	/* api/nodes.c */
 };
 
 /* Ask the parent to stop one supervisor. */

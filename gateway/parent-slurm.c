@@ -369,11 +369,73 @@ on_node(void *ctx, struct ipc_msg *m)
 	return 0;
 }
 
+static void
+nodes_answer(struct parent *p, int ok, const char *text)
+{
+	static struct pipc_nodes_done d;
+
+	memset(&d, 0, sizeof(d));
+	d.ok = ok;
+	snprintf(d.text, sizeof(d.text), "%s", text);
+	if (p->ipc >= 0)
+		ipc_send(p->ipc, &pipc_proto, PIPC_NODES_DONE, &d, sizeof(d),
+		    -1);
+}
+
+/* NODES from the api: sinfo through the helper (on_nodes_done). */
+void
+parent_slurm_nodes(struct parent *p)
+{
+	struct sl_cancel none = { 0 };
+
+	if (p->slurm_pid <= 0)
+		nodes_answer(p, 0, "session_runner is \"local\": sessions "
+		    "run on this host, there are no nodes");
+	else if (ipc_send(p->slurm_fd, &slurm_proto, SL_NODES, &none,
+	    sizeof(none), -1) != IPC_OK)
+		nodes_answer(p, -1, "the Slurm helper is gone");
+}
+
+static int
+sessions_on(const struct parent *p, const char *node)
+{
+	int i, n = 0;
+
+	for (i = 0; i < PARENT_MAX_SESSIONS; i++)
+		n += p->jobs[i].s.id[0] != '\0' && p->jobs[i].handed &&
+		    strcmp(p->jobs[i].node, node) == 0;
+	return n;
+}
+
+/* sinfo's "NAME STATE MEMORY FREE" lines, each with its sessions. */
 static int
 on_nodes_done(void *ctx, struct ipc_msg *m)
 {
-	(void)ctx;
-	(void)m;
+	static char out[PIPC_NODES_TEXT_MAX];
+	struct parent *p = ctx;
+	struct sl_answer *a = (struct sl_answer *)m->data;
+	char *line, *save = NULL, name[64];
+	size_t len = 0;
+	int n;
+
+	a->text[sizeof(a->text) - 1] = '\0';
+	if (!a->ok) {
+		snprintf(out, sizeof(out), "sinfo: %.2000s", a->text);
+		nodes_answer(p, -1, out);
+		return 0;
+	}
+	out[0] = '\0';
+	for (line = strtok_r(a->text, "\n", &save); line != NULL;
+	    line = strtok_r(NULL, "\n", &save)) {
+		if (sscanf(line, "%63s", name) != 1)
+			continue;
+		n = snprintf(out + len, sizeof(out) - len, "%.200s %d\n", line,
+		    sessions_on(p, name));
+		if (n < 0 || (size_t)n >= sizeof(out) - len)
+			break;
+		len += (size_t)n;
+	}
+	nodes_answer(p, 1, out);
 	return 0;
 }
 

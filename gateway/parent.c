@@ -31,12 +31,14 @@
 static int	answer_start(void *, struct ipc_msg *);
 static int	answer_stop(void *, struct ipc_msg *);
 static int	answer_expired(void *, struct ipc_msg *);
+static int	answer_nodes(void *, struct ipc_msg *);
 
 /* What the api may ask of the parent: nothing else. */
 static const struct ipc_handler parent_permit[] = {
 	{ PIPC_SESSION_START, answer_start },
 	{ PIPC_SESSION_STOP, answer_stop },
 	{ PIPC_RECORD_EXPIRED, answer_expired },
+	{ PIPC_NODES, answer_nodes },
 };
 
 static int
@@ -95,6 +97,15 @@ answer_expired(void *ctx, struct ipc_msg *m)
 
 	memcpy(&e, m->data, sizeof(e));
 	return parent_record_expired(ctx, &e);
+}
+
+/* NODES: the Slurm runner's nodes (answered when the helper has them). */
+static int
+answer_nodes(void *ctx, struct ipc_msg *m)
+{
+	(void)m;
+	parent_slurm_nodes(ctx);
+	return 0;
 }
 
 /* The signals the loop handles, as a signalfd (blocked otherwise). */

@@ -110,6 +110,7 @@ const char *parent_slurm_start(struct parent *p, const struct pipc_start *m,
 int	parent_slurm_stop(struct parent *p, const char *id);
 void	parent_slurm_timers(struct parent *p);
 void	parent_slurm_stop_all(struct parent *p);
+void	parent_slurm_nodes(struct parent *p);
 const struct psession *parent_slurm_session(const struct parent *p,
 	    const char *id);
 

@@ -11,8 +11,9 @@
 # relay in this scenario) and sees the backend's page; a job's request
 # for another node's job, a request from a user other than the jobs',
 # and a credential not made by root are refused; revoke cancels the job
-# (gone from squeue within 2 s) and ends the node's session; SIGTERM to
-# the daemon cancels the rest; the audit log verifies.
+# (gone from squeue within 2 s) and ends the node's session; `cdsgate
+# node list` shows the sessions per node; SIGTERM to the daemon cancels
+# the rest; the audit log verifies.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib-slurm.sh"
 
@@ -138,6 +139,19 @@ check "the jobs' time limit is the sessions' expiry (10 minutes)" \
 check "the secrets are not in the daemon's or the agents' output" \
 	sh -c "! grep -qF \"\$(cat '$D/s1.pw')\" '$D/out' '$D/err' '$D'/node*/out '$D'/node*/err"
 
+"$CDSGATE" node list > "$D/nodes.out" 2>&1; rc=$?
+"$CDSGATE" node list --json > "$D/nodes.json" 2>&1
+check "cdsgate node list: both nodes allocated, one session each, memory as Slurm says (exit $rc; $(tr '\n' ';' < "$D/nodes.out"))" \
+	python3 - "$D/nodes.json" <<'PY'
+import json, sys
+j = json.load(open(sys.argv[1]))
+n = {x["name"]: x for x in j["nodes"]}
+assert sorted(n) == ["node1", "node2"] and j["unparsed_lines"] == 0, j
+for x in n.values():
+    assert x["sessions"] == 1 and x["state"] == "allocated", x
+    assert x["memory_mb"] == 8192 and isinstance(x["free_mb"], int), x
+PY
+
 # ---- a real VNC client on each node (directly: no front door here) ----
 for i in 1 2; do
 	eval a=\$A$i
@@ -190,6 +204,13 @@ check "the node reported the session's end; the store says revoked" revoked_ende
 "$VNCTEST" --host "${A1%:*}" --port "${A1##*:}" --password-file "$D/s1.pw" --timeout 5 snapshot "$D/x.ppm" \
 	> /dev/null 2>&1; rc=$?
 check "a connect to the revoked session's node address fails (exit $rc)" test "$rc" -ne 0
+
+"$CDSGATE" node list --json > "$D/nodes2.json" 2>&1
+check "node list after the revoke: $N1 holds no session, $N2 one" python3 - "$D/nodes2.json" "$N1" "$N2" <<'PY'
+import json, sys
+n = {x["name"]: x for x in json.load(open(sys.argv[1]))["nodes"]}
+assert n[sys.argv[2]]["sessions"] == 0 and n[sys.argv[3]]["sessions"] == 1, n
+PY
 
 # ---- shutdown cancels the rest ----
 kill -TERM "$SRV_PID"; wait "$SRV_PID"; rc=$?
