@@ -25,8 +25,8 @@ slurm_require
 require_session
 
 serve_dirs_make	# lib.sh: $D, $SOCK, $PORT0, the audit key
-SRV_PID= BE_PID= AG1= AG2=
-trap 'stop_pid $SRV_PID; stop_pid $AG1; stop_pid $AG2; stop_pid $BE_PID; cluster_stop; rm -rf "$TMP"' EXIT
+SRV_PID= BE_PID= SL_AG1= SL_AG2=
+trap 'stop_pid $SRV_PID; stop_pid $SL_AG1; stop_pid $SL_AG2; stop_pid $BE_PID; cluster_stop; rm -rf "$TMP"' EXIT
 cluster_start || skip_all "the Slurm cluster did not start here ($(tail -n 3 "$SL"/log/*.out | tr '\n' ' ' | head -c 300))"
 ok "munged, slurmctld and two slurmd (node1, node2 in their own network namespaces) run; sinfo says both idle"
 
@@ -38,39 +38,11 @@ wait_line "$D/backend.out" '^ready ' 10 "$BE_PID" || skip_all "the test backend 
 BE_PORT=$(sed -n 's/^ready .*:\([0-9]*\)$/\1/p' "$D/backend.out")
 
 LPORT=$(free_port "$CTL_ADDR1")
-SLURM_KEYS="\"munge_socket\": \"$MUNGE_SOCK\", \"node_socket\": \"$SL/agent-%n.sock\",
-  \"slurm_job_user\": \"nobody\", \"slurm_conf\": \"$SLURM_CONF\""
 CONF=$D/serve.json
-write_config "$CONF" "\"session_runner\": \"slurm\", \"slurm_listen\": \"$CTL_ADDR1:$LPORT\",
-  \"cdsgated\": \"$CDSGATED\", $SLURM_KEYS"
+write_config "$CONF" "$(slurm_control_keys "$LPORT")"
 
-# node_config N: node N's agent: its address, ports, secrets, recordings.
-node_config() {
-	local n=$1 addr ctl port
-	eval addr=\$NODE_ADDR$n ctl=\$CTL_ADDR$n
-	port=$(free_port)
-	mkdir -p "$D/node$n"
-	cat > "$D/node$n/node.json" <<JSON
-{
-  "backend_url": "http://$ctl:$BE_PORT/",
-  "session_address": "$addr",
-  "session_ports": "$port-$((port + 5))",
-  "secrets_dir": "$D/node$n/secrets",
-  "grant_key": "$D/node$n/grant.key",
-  "record_dir": "$D/node$n/rec",
-  "session_policy": "$D/node-policy.json",
-  "node_name": "node$n",
-  "control_address": "$CTL_ADDR1:$LPORT",
-  $SLURM_KEYS
-}
-JSON
-	chmod 0644 "$D/node$n/node.json"
-}
-# the nodes serve plain VNC to the front door (TLS ends there)
-echo '{"allow_plain_vnc": true}' > "$D/node-policy.json"
-chmod 0644 "$D/node-policy.json"
-node_config 1
-node_config 2
+slurm_node_config 1 "$D" "$BE_PORT" "$LPORT"
+slurm_node_config 2 "$D" "$BE_PORT" "$LPORT"
 
 # ---- the config ----
 write_config "$D/bad1.json" '"session_runner": "kubernetes"'
@@ -90,15 +62,7 @@ assert c["slurm_memory_mb"] == 0 and c["slurm_partition"] is None, c
 PY
 
 # ---- the node agents and the control plane ----
-in_node 1 "$CDSGATED" node --config "$D/node1/node.json" > "$D/node1/out" 2> "$D/node1/err" &
-AG1=$!
-in_node 2 "$CDSGATED" node --config "$D/node2/node.json" > "$D/node2/out" 2> "$D/node2/err" &
-AG2=$!
-agents_ready() {
-	wait_line "$D/node1/out" '^ready node1' 10 "$AG1" &&
-		wait_line "$D/node2/out" '^ready node2' 10 "$AG2"
-}
-check "cdsgated node runs on node1 and node2" agents_ready
+check "cdsgated node runs on node1 and node2" slurm_agents_start "$D"
 check "cdsgated serve (session_runner slurm) starts" start_serve
 
 "$CDSGATE" recipient add alice --name Alice > /dev/null
@@ -115,8 +79,7 @@ create() {
 	[ "$rc" -eq 0 ] || return 1
 	json "$D/s$2.json" 'j["id"]' > "$D/s$2.id"
 	json "$D/s$2.json" 'j["secret"]' > "$D/s$2.pw"
-	sed -n "s/.*session $(cat "$D/s$2.id"): ready at \([0-9.]*:[0-9]*\) on \(node[12]\) (job \([0-9]*\)).*/\1 \2 \3/p" \
-		"$D/err" > "$D/s$2.where"
+	slurm_where "$(cat "$D/s$2.id")" "$D/err" > "$D/s$2.where"
 	[ -s "$D/s$2.where" ]
 }
 check "session 1 (alice) through the API: its job ran and its node reported ready ($(head -c 200 "$D/s1.err"))" create alice 1

@@ -12,6 +12,13 @@
 #                     0 once sinfo says both nodes are idle
 #   cluster_stop      the daemons (by PID), the namespaces
 #   in_node N CMD...  run CMD in node N's namespace (N = 1 or 2)
+#   slurm_control_keys LPORT   the Slurm keys of the control node's
+#                     config (nodes report to $CTL_ADDR1:LPORT)
+#   slurm_node_config N DIR BACKEND_PORT LPORT   node N's agent config,
+#                     DIR/nodeN/node.json (and DIR/node-policy.json)
+#   slurm_agents_start DIR   `cdsgated node` on both nodes ($SL_AG1,
+#                     $SL_AG2; output in DIR/nodeN/out, err)
+#   slurm_where ID LOG  "ADDR:PORT NODE JOB" of a session from serve's log
 # After cluster_start: $SLURM_CONF (exported), $MUNGE_SOCK, $CTL_ADDR1 and
 # $CTL_ADDR2 (this namespace's end of each veth: the control node as node
 # 1 and node 2 reach it), $NODE_ADDR1, $NODE_ADDR2 (the nodes').
@@ -135,4 +142,52 @@ cluster_stop() {
 	for p in $SL_PIDS; do stop_pid "$p"; done
 	for n in $SL_NS; do ip netns del "$n" 2>/dev/null; done
 	SL_PIDS= SL_NS=
+}
+
+slurm_control_keys() {
+	printf '"session_runner": "slurm", "slurm_listen": "%s:%s", "cdsgated": "%s",
+  "munge_socket": "%s", "node_socket": "%s/agent-%%n.sock",
+  "slurm_job_user": "nobody", "slurm_conf": "%s"' \
+		"$CTL_ADDR1" "$1" "$CDSGATED" "$MUNGE_SOCK" "$SL" "$SLURM_CONF"
+}
+
+# The nodes serve plain VNC to the front door (TLS ends there): their
+# session policy allows it on their non-loopback address.
+slurm_node_config() {
+	local n=$1 d=$2 addr ctl port
+	eval addr=\$NODE_ADDR$n ctl=\$CTL_ADDR$n
+	port=$(free_port)
+	mkdir -p "$d/node$n"
+	echo '{"allow_plain_vnc": true}' > "$d/node-policy.json"
+	chmod 0644 "$d/node-policy.json"
+	cat > "$d/node$n/node.json" <<JSON
+{
+  "backend_url": "http://$ctl:$3/",
+  "session_address": "$addr",
+  "session_ports": "$port-$((port + 5))",
+  "secrets_dir": "$d/node$n/secrets",
+  "grant_key": "$d/node$n/grant.key",
+  "record_dir": "$d/node$n/rec",
+  "session_policy": "$d/node-policy.json",
+  "node_name": "node$n",
+  "control_address": "$CTL_ADDR1:$4",
+  "munge_socket": "$MUNGE_SOCK",
+  "node_socket": "$SL/agent-%n.sock",
+  "slurm_job_user": "nobody"
+}
+JSON
+	chmod 0644 "$d/node$n/node.json"
+}
+
+slurm_agents_start() {
+	in_node 1 "$CDSGATED" node --config "$1/node1/node.json" > "$1/node1/out" 2> "$1/node1/err" &
+	SL_AG1=$!
+	in_node 2 "$CDSGATED" node --config "$1/node2/node.json" > "$1/node2/out" 2> "$1/node2/err" &
+	SL_AG2=$!
+	wait_line "$1/node1/out" '^ready node1' 10 "$SL_AG1" &&
+		wait_line "$1/node2/out" '^ready node2' 10 "$SL_AG2"
+}
+
+slurm_where() {
+	sed -n "s/.*session $1: ready at \([0-9.]*:[0-9]*\) on \([a-z0-9_.-]*\) (job \([0-9]*\)).*/\1 \2 \3/p" "$2"
 }
