@@ -179,6 +179,13 @@ parent_slurm_timers(struct parent *p)
 	int64_t now = parent_now_ms();
 	int i;
 
+	if (p->slurm_pid > 0 && !p->slurm_polling && now >= p->slurm_poll_ms) {
+		struct sl_cancel none = { 0 };
+
+		p->slurm_poll_ms = now + SLURM_POLL_MS;
+		p->slurm_polling = ipc_send(p->slurm_fd, &slurm_proto, SL_POLL,
+		    &none, sizeof(none), -1) == IPC_OK;
+	}
 	for (i = 0; i < PARENT_MAX_SESSIONS; i++) {
 		struct pjob *j = &p->jobs[i];
 
@@ -439,10 +446,63 @@ on_nodes_done(void *ctx, struct ipc_msg *m)
 	return 0;
 }
 
+/* Slurm's state of job in squeue's "JOB STATE" lines, or "gone". */
+static void
+job_state(const char *text, int64_t job, char *state, size_t len)
+{
+	char key[32];
+	const char *p;
+	size_t k;
+
+	k = (size_t)snprintf(key, sizeof(key), "%lld ", (long long)job);
+	for (p = text; p != NULL && *p != '\0'; p = strchr(p, '\n'),
+	    p = p != NULL ? p + 1 : NULL)
+		if (strncmp(p, key, k) == 0) {
+			snprintf(state, len, "%.*s", (int)strcspn(p + k, "\n"),
+			    p + k);
+			return;
+		}
+	snprintf(state, len, "gone");
+}
+
+/* POLL_DONE: a job of ours that Slurm no longer runs (its node failed,
+ * or someone ended it outside cdsgate) ends its session.  A failed
+ * squeue (slurmctld away) decides nothing. */
+static int
+on_poll_done(void *ctx, struct ipc_msg *m)
+{
+	struct parent *p = ctx;
+	struct sl_answer *a = (struct sl_answer *)m->data;
+	char state[32], why[PIPC_REASON_MAX];
+	int i;
+
+	p->slurm_polling = 0;
+	a->text[sizeof(a->text) - 1] = '\0';
+	if (!a->ok)
+		return 0;
+	for (i = 0; i < PARENT_MAX_SESSIONS; i++) {
+		struct pjob *j = &p->jobs[i];
+
+		if (j->s.id[0] == '\0' || j->job <= 0 || j->s.stopping)
+			continue;
+		job_state(a->text, j->job, state, sizeof(state));
+		if (strcmp(state, "RUNNING") == 0 ||
+		    strcmp(state, "CONFIGURING") == 0 ||
+		    (!j->handed && strcmp(state, "PENDING") == 0))
+			continue;
+		snprintf(why, sizeof(why), "failed: Slurm no longer runs its "
+		    "job (%s): its node failed or the job was ended outside "
+		    "cdsgate", state);
+		job_done(p, j, SESSION_EXIT_FAILED, why);
+	}
+	return 0;
+}
+
 static const struct ipc_handler from_helper[] = {
 	{ SL_SUBMITTED, on_submitted },
 	{ SL_NODE, on_node },
 	{ SL_NODES_DONE, on_nodes_done },
+	{ SL_POLL_DONE, on_poll_done },
 };
 
 /* The helper said something; -1 when it is gone or broke the protocol

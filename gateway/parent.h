@@ -72,6 +72,8 @@ struct parent {
 	/* the Slurm runner (parent-slurm.c); slurm_pid 0: local */
 	pid_t			 slurm_pid;
 	int			 slurm_fd;
+	int64_t			 slurm_poll_ms;	/* next squeue of our jobs */
+	int			 slurm_polling;	/* asked, not answered */
 	struct pjob		 jobs[PARENT_MAX_SESSIONS];
 };
 

@@ -49,8 +49,10 @@ static const struct ipc_type sl_types[] = {
 	{ SL_ANSWER, sizeof(struct sl_answer), 0, "answer" },
 	{ SL_NODES, sizeof(struct sl_cancel), 0, "nodes" },
 	{ SL_NODES_DONE, sizeof(struct sl_answer), 0, "nodes done" },
+	{ SL_POLL, sizeof(struct sl_cancel), 0, "poll" },
+	{ SL_POLL_DONE, sizeof(struct sl_answer), 0, "poll done" },
 };
-const struct ipc_proto slurm_proto = { sl_types, 7 };
+const struct ipc_proto slurm_proto = { sl_types, 9 };
 
 struct helper {
 	const struct gw_config	*c;
@@ -102,7 +104,7 @@ on_submit(void *ctx, struct ipc_msg *m)
 	struct sl_submitted d;
 	char name[STORE_ID_MAX + 24], time[32], mem[32], part[CONFIG_STR_MAX +
 	    16], user[CONFIG_STR_MAX + 16], wrap[2 * CONFIG_STR_MAX + 64];
-	char *argv[16];
+	char *argv[20];
 	int n = 0;
 
 	memcpy(&s, m->data, sizeof(s));
@@ -124,6 +126,7 @@ on_submit(void *ctx, struct ipc_msg *m)
 	argv[n++] = "--ntasks=1";
 	argv[n++] = "--chdir=/";
 	argv[n++] = "--output=/dev/null";
+	argv[n++] = "--no-requeue";	/* a failed node ends its sessions */
 	if (c->slurm_partition[0] != '\0') {
 		snprintf(part, sizeof(part), "--partition=%s",
 		    c->slurm_partition);
@@ -164,22 +167,42 @@ on_cancel(void *ctx, struct ipc_msg *m)
 	return 0;
 }
 
+/* Run argv, answer type with its output (ok) or its error. */
+static int
+answer_cmd(struct helper *h, char **argv, uint32_t type)
+{
+	static struct cmdrun r;
+	static struct sl_answer a;
+
+	memset(&a, 0, sizeof(a));
+	a.ok = slurm_cmd(&r, h->c, argv) == 0;
+	snprintf(a.text, sizeof(a.text), "%.2000s", a.ok ? r.out : r.err);
+	return ipc_send(h->sock, &slurm_proto, type, &a, sizeof(a), -1) ==
+	    IPC_OK ? 0 : -1;
+}
+
 /* NODES: `sinfo` per node: name, state, memory, free memory. */
 static int
 on_nodes(void *ctx, struct ipc_msg *m)
 {
-	static struct cmdrun r;
-	static struct sl_answer a;
-	struct helper *h = ctx;
 	char *argv[] = { SINFO, "--noheader", "--Node", "--format=%N %T %m %e",
 	    NULL };
 
 	(void)m;
-	memset(&a, 0, sizeof(a));
-	a.ok = slurm_cmd(&r, h->c, argv) == 0;
-	snprintf(a.text, sizeof(a.text), "%.2000s", a.ok ? r.out : r.err);
-	return ipc_send(h->sock, &slurm_proto, SL_NODES_DONE, &a, sizeof(a),
-	    -1) == IPC_OK ? 0 : -1;
+	return answer_cmd(ctx, argv, SL_NODES_DONE);
+}
+
+/* POLL: slurm_job_user's jobs and their states. */
+static int
+on_poll(void *ctx, struct ipc_msg *m)
+{
+	struct helper *h = ctx;
+	char user[CONFIG_STR_MAX + 16];
+	char *argv[] = { SQUEUE, "--noheader", user, "--format=%i %T", NULL };
+
+	(void)m;
+	snprintf(user, sizeof(user), "--user=%s", h->c->slurm_job_user);
+	return answer_cmd(h, argv, SL_POLL_DONE);
 }
 
 static int
@@ -198,6 +221,7 @@ static const struct ipc_handler from_parent[] = {
 	{ SL_CANCEL, on_cancel },
 	{ SL_ANSWER, on_answer },
 	{ SL_NODES, on_nodes },
+	{ SL_POLL, on_poll },
 };
 
 static int

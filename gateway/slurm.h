@@ -23,6 +23,7 @@
 #define SLURM_NODE_MAX		64	/* a NodeName, its NUL */
 #define SLURM_ADDR_MAX		64
 #define SLURM_TEXT_MAX		2048
+#define SLURM_POLL_MS		5000	/* our jobs checked with squeue */
 
 enum slurm_msg {
 	SL_SUBMIT = 1,		/* parent -> helper: sbatch one session */
@@ -31,7 +32,9 @@ enum slurm_msg {
 	SL_NODE,		/* helper -> parent: a node's checked request */
 	SL_ANSWER,		/* parent -> helper: the answer to SL_NODE */
 	SL_NODES,		/* parent -> helper: sinfo for node list */
-	SL_NODES_DONE		/* helper -> parent: its text */
+	SL_NODES_DONE,		/* helper -> parent: its text */
+	SL_POLL,		/* parent -> helper: squeue of our jobs */
+	SL_POLL_DONE		/* helper -> parent: "JOB STATE" lines */
 };
 
 enum slurm_node_what { SLN_ASK = 1, SLN_READY, SLN_ENDED };

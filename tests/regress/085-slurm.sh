@@ -12,8 +12,9 @@
 # for another node's job, a request from a user other than the jobs',
 # and a credential not made by root are refused; revoke cancels the job
 # (gone from squeue within 2 s) and ends the node's session; `cdsgate
-# node list` shows the sessions per node; SIGTERM to the daemon cancels
-# the rest; the audit log verifies.
+# node list` shows the sessions per node; every process of one node is
+# killed: its session ends failed and the next goes to the other node;
+# SIGTERM to the daemon cancels the rest; the audit log verifies.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib-slurm.sh"
 
@@ -175,12 +176,25 @@ n = {x["name"]: x for x in json.load(open(sys.argv[1]))["nodes"]}
 assert n[sys.argv[2]]["sessions"] == 0 and n[sys.argv[3]]["sessions"] == 1, n
 PY
 
+# ---- a node dies: its session ends failed, new ones go to the other ----
+t0=$(date +%s%N)
+node_kill "${N2#node}"
+node_failed() {
+	wait_line "$D/err" "session $(cat "$D/s2.id") .job $J2 on $N2.: failed: Slurm no longer runs its job" 60 &&
+		[ "$(sqlite3 "$D/state/store.db" "select state from sessions where id='$(cat "$D/s2.id")'")" = ended ]
+}
+check "every process of $N2 killed: its session ends, failed: Slurm no longer runs its job ($(grep -o "session $(cat "$D/s2.id") .job.*failed.*" "$D/err" | head -c 160))" node_failed
+diag "node death -> session failed: $(( ($(date +%s%N) - t0) / 1000000 )) ms (SlurmdTimeout 10 s)"
+check "session 3 (alice) after the node died ($(head -c 200 "$D/s3.err"))" create alice 3
+read -r A3 N3 J3 < "$D/s3.where"
+check "it went to the live node ($N3, job $J3; $N2 is dead)" test "$N3" = "$N1"
+
 # ---- shutdown cancels the rest ----
 kill -TERM "$SRV_PID"; wait "$SRV_PID"; rc=$?
 SRV_PID=
 check "SIGTERM: the daemon exits 0 (exit $rc)" test "$rc" -eq 0
-for _ in $(seq 100); do squeue --noheader --jobs "$J2" 2>/dev/null | grep -q . || break; sleep 0.05; done
-check "its remaining job ($J2) is cancelled" sh -c "! squeue --noheader --jobs $J2 2>/dev/null | grep -q ."
+for _ in $(seq 100); do squeue --noheader --jobs "$J3" 2>/dev/null | grep -q . || break; sleep 0.05; done
+check "its remaining job ($J3) is cancelled" sh -c "! squeue --noheader --jobs $J3 2>/dev/null | grep -q ."
 
 "$CDSGATE" audit verify "$D/audit/audit.log" --key "$D/audit.pub" > "$D/verify.out"; rc=$?
 check "the audit log verifies ($(cat "$D/verify.out"))" test "$rc" -eq 0

@@ -11,7 +11,8 @@
 #   cluster_start     munged, the namespaces, slurmctld, both slurmd;
 #                     0 once sinfo says both nodes are idle
 #   cluster_stop      the daemons (by PID), the namespaces
-#   in_node N CMD...  run CMD in node N's namespace (N = 1 or 2)
+#   sl_netns N        nsenter's option for node N's namespace (N = 1, 2)
+#   node_kill N       SIGKILL every process in node N's namespace
 #   slurm_control_keys LPORT   the Slurm keys of the control node's
 #                     config (nodes report to $CTL_ADDR1:LPORT)
 #   slurm_node_config N DIR BACKEND_PORT LPORT   node N's agent config,
@@ -38,8 +39,10 @@ slurm_require() {
 }
 
 # nsenter, not `ip netns exec`: that remounts /sys, and slurmd needs
-# the cgroup filesystems mounted under it.
-in_node() { local n=$1; shift; nsenter --net="/run/netns/cds$$n$n" "$@"; }
+# the cgroup filesystems mounted under it.  `nsenter ... &` itself, not
+# a function in the background: then $! is the daemon (nsenter execs it),
+# not a subshell that would leave it behind when stopped.
+sl_netns() { echo "--net=/run/netns/cds$$n$1"; }
 
 # sl_veth N: namespace cds<pid>n<N>, veth cv<pid>h<N> (here) / cv<pid>n<N>,
 # 10.X.Y.1 here and 10.X.Y.2 there, a default route back to here.
@@ -105,7 +108,7 @@ MailProg=/bin/true
 ReturnToService=2
 SlurmdParameters=config_overrides
 SlurmctldTimeout=30
-SlurmdTimeout=30
+SlurmdTimeout=10
 KillWait=2
 NodeName=node1 NodeAddr=$NODE_ADDR1 NodeHostname=$(hostname) Port=$p1 CPUs=1 RealMemory=8192 State=UNKNOWN
 NodeName=node2 NodeAddr=$NODE_ADDR2 NodeHostname=$(hostname) Port=$p2 CPUs=1 RealMemory=8192 State=UNKNOWN
@@ -124,12 +127,10 @@ cluster_start() {
 	sl_conf
 	slurmctld -D -i -f "$SLURM_CONF" > "$SL/log/slurmctld.out" 2>&1 &
 	SL_PIDS="$SL_PIDS $!"
-	in_node 1 slurmd -D -N node1 -f "$SLURM_CONF" > "$SL/log/slurmd1.out" 2>&1 &
+	nsenter "$(sl_netns 1)" slurmd -D -N node1 -f "$SLURM_CONF" > "$SL/log/slurmd1.out" 2>&1 &
 	SL_PIDS="$SL_PIDS $!"
-	SLURMD1_PID=$!
-	in_node 2 slurmd -D -N node2 -f "$SLURM_CONF" > "$SL/log/slurmd2.out" 2>&1 &
+	nsenter "$(sl_netns 2)" slurmd -D -N node2 -f "$SLURM_CONF" > "$SL/log/slurmd2.out" 2>&1 &
 	SL_PIDS="$SL_PIDS $!"
-	SLURMD2_PID=$!
 	for _ in $(seq 150); do
 		[ "$(sinfo --noheader --Node --format='%N %t' 2>/dev/null | grep -c ' idle$')" = 2 ] && return 0
 		sleep 0.2
@@ -137,9 +138,17 @@ cluster_start() {
 	return 1
 }
 
+# node_kill N: every process in node N's network namespace, at once
+# (slurmd, slurmstepd, the job, the agent, its sessions): a node's death.
+node_kill() {
+	local p
+	for p in $(ip netns pids "cds$$n$1"); do kill -KILL "$p" 2>/dev/null; done
+}
+
 cluster_stop() {
 	local p n
 	for p in $SL_PIDS; do stop_pid "$p"; done
+	for n in 1 2; do node_kill $n; done	# a job's processes left behind
 	for n in $SL_NS; do ip netns del "$n" 2>/dev/null; done
 	SL_PIDS= SL_NS=
 }
@@ -180,9 +189,9 @@ JSON
 }
 
 slurm_agents_start() {
-	in_node 1 "$CDSGATED" node --config "$1/node1/node.json" > "$1/node1/out" 2> "$1/node1/err" &
+	nsenter "$(sl_netns 1)" "$CDSGATED" node --config "$1/node1/node.json" > "$1/node1/out" 2> "$1/node1/err" &
 	SL_AG1=$!
-	in_node 2 "$CDSGATED" node --config "$1/node2/node.json" > "$1/node2/out" 2> "$1/node2/err" &
+	nsenter "$(sl_netns 2)" "$CDSGATED" node --config "$1/node2/node.json" > "$1/node2/out" 2> "$1/node2/err" &
 	SL_AG2=$!
 	wait_line "$1/node1/out" '^ready node1' 10 "$SL_AG1" &&
 		wait_line "$1/node2/out" '^ready node2' 10 "$SL_AG2"
