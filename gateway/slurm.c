@@ -297,8 +297,9 @@ check_ready(const struct gw_config *c, struct sl_node *n, const char *peer,
 		return snprintf(why, len, "scontrol knows no node %s",
 		    n->node), -1;
 	if (strcmp(slurm, n->addr) != 0 || strcmp(peer, n->addr) != 0)
-		return snprintf(why, len, "ready at %s from %s, but %s's "
-		    "NodeAddr is %s", n->addr, peer, n->node, slurm), -1;
+		return snprintf(why, len, "ready at %.46s from %.46s, but "
+		    "%.63s's NodeAddr is %.46s", n->addr, peer, n->node, slurm),
+		    -1;
 	return 0;
 }
 

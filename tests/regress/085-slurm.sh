@@ -9,8 +9,9 @@
 # one; squeue shows their jobs; a real VNC client connects to each node's
 # ADDR:PORT directly with the session's secret (there is no front door
 # relay in this scenario) and sees the backend's page; a job's request
-# for another node's job, a request from a user other than the jobs',
-# and a credential not made by root are refused; revoke cancels the job
+# for another node's job, a request from a user other than the jobs', a
+# credential not made by root, a second ask for a handed-out session and
+# a ready report from off the node are refused; revoke cancels the job
 # (gone from squeue within 2 s) and ends the node's session; `cdsgate
 # node list` shows the sessions per node; every process of one node is
 # killed: its session ends failed and the next goes to the other node;
@@ -139,15 +140,34 @@ SLURM_JOB_ID=$J2 SLURMD_NODENAME=$N1 runuser -u nobody -- "$CDSGATED" node-job -
 check "a job asking $N1's agent for $N2's job gets nothing: Slurm does not run it there" \
 	sh -c "grep -q 'no session for this job here' '$D/other-job.out' &&
 	       grep -q 'not running on $N1' '$D/err'"
-echo "ask $J1 $N1" | runuser -u nobody -- munge --socket="$MUNGE_SOCK" > "$D/cred"
-python3 - "$CTL_ADDR1" "$LPORT" "$D/cred" <<'PY' > "$D/cred.ans"
+# send_cred FILE: one credential line to slurm_listen; the answer line
+send_cred() {
+	python3 - "$CTL_ADDR1" "$LPORT" "$1" <<'PY'
 import socket, sys
 s = socket.create_connection((sys.argv[1], int(sys.argv[2])), timeout=10)
 s.sendall(open(sys.argv[3], 'rb').read())
-print(s.recv(4096))
+a = b''
+while not a.endswith(b'\n'):
+    b = s.recv(4096)
+    if not b:
+        break
+    a += b
+sys.stdout.write(a.decode())
 PY
+}
+echo "ask $J1 $N1" | runuser -u nobody -- munge --socket="$MUNGE_SOCK" > "$D/cred"
+send_cred "$D/cred" > "$D/cred.ans"
 check "a MUNGE credential not made by root is refused, unanswered" \
-	sh -c "grep -q \"b''\" '$D/cred.ans' && grep -q 'not root' '$D/err'"
+	sh -c "[ ! -s '$D/cred.ans' ] && grep -q 'not root' '$D/err'"
+printf 'ask %s %s' "$J1" "$N1" | munge --socket="$MUNGE_SOCK" > "$D/cred"
+send_cred "$D/cred" | unmunge --socket="$MUNGE_SOCK" --metadata=/dev/null > "$D/ask2.ans" 2>&1
+check "root asking again for a session already handed out gets no secrets ($(cat "$D/ask2.ans"))" \
+	sh -c "grep -q \"^no that job's session was handed out already\" '$D/ask2.ans' &&
+	       ! grep -qF \"\$(cat '$D/s1.pw')\" '$D/ask2.ans'"
+printf 'ready %s %s %s 5999 tok' "$J2" "$N2" "$CTL_ADDR1" | munge --socket="$MUNGE_SOCK" > "$D/cred"
+send_cred "$D/cred" > /dev/null
+check "a ready report for $N2's session at another address, sent from off the node, is refused" \
+	grep -q "ready at $CTL_ADDR1 from $CTL_ADDR1, but $N2's NodeAddr is" "$D/err"
 
 # ---- revoke: the job cancelled, the node's session gone ----
 t0=$(date +%s%N)
