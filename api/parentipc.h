@@ -28,7 +28,8 @@ enum pipc_type {
 	PIPC_RECORD_EXPIRE,	/* parent -> api: may retention remove it? */
 	PIPC_RECORD_EXPIRED,	/* api -> parent: audited, remove it (or not) */
 	PIPC_NODES,		/* api -> parent: the Slurm runner's nodes */
-	PIPC_NODES_DONE		/* parent -> api: them, or why not */
+	PIPC_NODES_DONE,	/* parent -> api: them, or why not */
+	PIPC_SESSION_EXTEND	/* api -> parent: a session's new expiry */
 };
 
 #define PIPC_SECRET_MAX		64
@@ -97,6 +98,11 @@ struct pipc_record {
 struct pipc_expired {
 	char		file[STORE_PATH_MAX];
 	int32_t		ok;		/* 1: audited, remove it; 0: keep */
+};
+
+struct pipc_extend {
+	char		id[STORE_ID_MAX];
+	int64_t		expires;		/* unix time */
 };
 
 struct pipc_nodes {

@@ -89,6 +89,21 @@ ask_stop(int fd, const char *id, const char *reason)
 	    -1) == IPC_OK ? 0 : -1;
 }
 
+/* Tell the parent a session's new expiry (the Slurm runner moves its
+ * job's time limit; the local runner's backstop is expires_max). */
+static void
+ask_extend(int fd, const char *id, int64_t expires)
+{
+	struct pipc_extend m;
+
+	if (fd < 0)
+		return;
+	memset(&m, 0, sizeof(m));
+	snprintf(m.id, sizeof(m.id), "%s", id);
+	m.expires = expires;
+	ipc_send(fd, &pipc_proto, PIPC_SESSION_EXTEND, &m, sizeof(m), -1);
+}
+
 /* The start awaited for session id, or NULL. */
 static struct start_wait *
 start_find(const char *id)
@@ -956,6 +971,7 @@ sessions_extend(struct api_req *r)
 		api_audit_refused(r, "session.extend", st);
 		return api_store_error(r, st, "extending the session");
 	}
+	ask_extend(r->cfg->parent_fd, r->params[0], now + (int64_t)exp);
 	j = session_json(&ss);
 	store_session_clear(&ss);
 	return api_reply(r, 200, j);

@@ -151,9 +151,29 @@ parent_slurm_start(struct parent *p, const struct pipc_start *m,
 	j->s.ready_fd = -1;
 	snprintf(j->s.id, sizeof(j->s.id), "%s", m->id);
 	j->s.deadline_ms = parent_now_ms() + PARENT_READY_MS;
+	j->submitted = (int64_t)time(NULL);
 	j->start = *m;
 	snprintf(j->start.secret, sizeof(j->start.secret), "%s", secret);
 	return NULL;
+}
+
+/* A new expiry: the job's time limit (from its submission, so at
+ * least the session's) follows. */
+void
+parent_slurm_extend(struct parent *p, const char *id, int64_t expires)
+{
+	struct pjob *j = job_by_id(p, id);
+	struct sl_extend x;
+	int64_t left;
+
+	if (j == NULL || j->job <= 0 || j->s.stopping)
+		return;
+	left = expires - j->submitted;
+	x.job = j->job;
+	x.minutes = left > 60 ? (uint32_t)((left + 59) / 60) : 1;
+	ipc_send(p->slurm_fd, &slurm_proto, SL_EXTEND, &x, sizeof(x), -1);
+	log_warnx("serve: session %s: job %lld's time limit %u min", id,
+	    (long long)j->job, x.minutes);
 }
 
 /* Revoke, expiry, allowed hours: cancel the job; its node says ended. */

@@ -32,6 +32,7 @@ static int	answer_start(void *, struct ipc_msg *);
 static int	answer_stop(void *, struct ipc_msg *);
 static int	answer_expired(void *, struct ipc_msg *);
 static int	answer_nodes(void *, struct ipc_msg *);
+static int	answer_extend(void *, struct ipc_msg *);
 
 /* What the api may ask of the parent: nothing else. */
 static const struct ipc_handler parent_permit[] = {
@@ -39,6 +40,7 @@ static const struct ipc_handler parent_permit[] = {
 	{ PIPC_SESSION_STOP, answer_stop },
 	{ PIPC_RECORD_EXPIRED, answer_expired },
 	{ PIPC_NODES, answer_nodes },
+	{ PIPC_SESSION_EXTEND, answer_extend },
 };
 
 static int
@@ -105,6 +107,22 @@ answer_nodes(void *ctx, struct ipc_msg *m)
 {
 	(void)m;
 	parent_slurm_nodes(ctx);
+	return 0;
+}
+
+/* SESSION_EXTEND: the Slurm runner moves the job's time limit; the
+ * local runner has nothing to move (its backstop is expires_max). */
+static int
+answer_extend(void *ctx, struct ipc_msg *m)
+{
+	struct pipc_extend e;
+	char id[STORE_ID_MAX];
+
+	memcpy(&e, m->data, sizeof(e));
+	if (ipc_str_get(id, sizeof(id), e.id, sizeof(e.id)) != 0 ||
+	    !store_id_valid(id))
+		return -1;
+	parent_slurm_extend(ctx, id, e.expires);
 	return 0;
 }
 

@@ -49,6 +49,7 @@ struct pjob {
 	char		node[64];	/* the node that asked for it */
 	struct pipc_start start;	/* until its node has it; wiped */
 	int		handed;		/* its node has the spec */
+	int64_t		submitted;	/* unix time sbatch was asked */
 };
 
 #define PARENT_KEPT_MAX		256	/* recordings retention may not remove */
@@ -113,6 +114,8 @@ int	parent_slurm_stop(struct parent *p, const char *id);
 void	parent_slurm_timers(struct parent *p);
 void	parent_slurm_stop_all(struct parent *p);
 void	parent_slurm_nodes(struct parent *p);
+void	parent_slurm_extend(struct parent *p, const char *id,
+	    int64_t expires);
 const struct psession *parent_slurm_session(const struct parent *p,
 	    const char *id);
 

@@ -51,8 +51,9 @@ static const struct ipc_type sl_types[] = {
 	{ SL_NODES_DONE, sizeof(struct sl_answer), 0, "nodes done" },
 	{ SL_POLL, sizeof(struct sl_cancel), 0, "poll" },
 	{ SL_POLL_DONE, sizeof(struct sl_answer), 0, "poll done" },
+	{ SL_EXTEND, sizeof(struct sl_extend), 0, "extend" },
 };
-const struct ipc_proto slurm_proto = { sl_types, 9 };
+const struct ipc_proto slurm_proto = { sl_types, 10 };
 
 struct helper {
 	const struct gw_config	*c;
@@ -167,6 +168,26 @@ on_cancel(void *ctx, struct ipc_msg *m)
 	return 0;
 }
 
+/* EXTEND: the job's time limit follows the session's expiry. */
+static int
+on_extend(void *ctx, struct ipc_msg *m)
+{
+	static struct cmdrun r;
+	struct helper *h = ctx;
+	struct sl_extend x;
+	char job[40], lim[40];
+	char *argv[] = { SCONTROL, "update", job, lim, NULL };
+
+	memcpy(&x, m->data, sizeof(x));
+	if (x.job <= 0 || x.minutes == 0)
+		return -1;
+	snprintf(job, sizeof(job), "JobId=%lld", (long long)x.job);
+	snprintf(lim, sizeof(lim), "TimeLimit=%u", x.minutes);
+	if (slurm_cmd(&r, h->c, argv) != 0)
+		log_warnx("slurm: scontrol update %s %s: %s", job, lim, r.err);
+	return 0;
+}
+
 /* Run argv, answer type with its output (ok) or its error. */
 static int
 answer_cmd(struct helper *h, char **argv, uint32_t type)
@@ -222,6 +243,7 @@ static const struct ipc_handler from_parent[] = {
 	{ SL_ANSWER, on_answer },
 	{ SL_NODES, on_nodes },
 	{ SL_POLL, on_poll },
+	{ SL_EXTEND, on_extend },
 };
 
 static int

@@ -34,7 +34,8 @@ enum slurm_msg {
 	SL_NODES,		/* parent -> helper: sinfo for node list */
 	SL_NODES_DONE,		/* helper -> parent: its text */
 	SL_POLL,		/* parent -> helper: squeue of our jobs */
-	SL_POLL_DONE		/* helper -> parent: "JOB STATE" lines */
+	SL_POLL_DONE,		/* helper -> parent: "JOB STATE" lines */
+	SL_EXTEND		/* parent -> helper: a job's new time limit */
 };
 
 enum slurm_node_what { SLN_ASK = 1, SLN_READY, SLN_ENDED };
@@ -53,6 +54,11 @@ struct sl_submitted {
 
 struct sl_cancel {
 	int64_t		job;
+};
+
+struct sl_extend {
+	int64_t		job;
+	uint32_t	minutes;	/* from the job's submission */
 };
 
 struct sl_node {

@@ -101,6 +101,22 @@ check "squeue shows both jobs running as nobody, named after their sessions ($(t
 	       grep -q '^$J2 cdsgate-$(cat "$D/s2.id") nobody RUNNING $N2\$' '$D/squeue.out'"
 check "the jobs' time limit is the sessions' expiry (10 minutes)" \
 	sh -c "[ \"\$(squeue --noheader -j $J1 --format=%l)\" = 10:00 ]"
+"$CDSGATE" session extend "$(cat "$D/s2.id")" --expires-in 1800 > /dev/null 2>&1; rc=$?
+# limit_min JOB: squeue's time limit (M:SS or H:MM:SS) in minutes
+limit_min() {
+	squeue --noheader --jobs "$1" --format=%l | awk -F: '{ print NF == 3 ? $1 * 60 + $2 : $1 }'
+}
+extended() {
+	local m
+	for _ in $(seq 50); do
+		m=$(limit_min "$J2")
+		[ "${m:-0}" -ge 30 ] && [ "$m" -le 32 ] && return 0
+		sleep 0.1
+	done
+	diag "job $J2's time limit: ${m:-?} min"
+	return 1
+}
+check "session extend (exit $rc) moves its job's time limit to the new expiry (30 min from submission)" extended
 check "the secrets are not in the daemon's or the agents' output" \
 	sh -c "! grep -qF \"\$(cat '$D/s1.pw')\" '$D/out' '$D/err' '$D'/node*/out '$D'/node*/err"
 
