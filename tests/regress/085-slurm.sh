@@ -55,6 +55,12 @@ write_config "$D/bad2.json" '"session_runner": "slurm"'
 "$CDSGATED" serve -n --config "$D/bad2.json" > "$D/bad2.out" 2>&1; rc=$?
 check "session_runner slurm without slurm_listen is refused (exit $rc)" \
 	sh -c "[ $rc -eq 2 ] && grep -q 'needs slurm_listen' '$D/bad2.out'"
+write_config "$D/bad3.json" "$(slurm_control_keys "$LPORT" | sed "s|$MUNGE_SOCK|$D/no.sock|")"
+"$CDSGATED" serve -n --config "$D/bad3.json" > "$D/bad3.out" 2>&1; rc=$?
+check "serve -n: a munge_socket that is not there is named (exit $rc)" \
+	sh -c "[ $rc -eq 2 ] && grep -q 'munge_socket: $D/no.sock: No such file' '$D/bad3.out'"
+"$CDSGATED" serve -n --config "$CONF" > "$D/n.out" 2>&1; rc=$?
+check "serve -n accepts the slurm config (exit $rc: $(head -c 200 "$D/n.out"))" test "$rc" -eq 0
 "$CDSGATED" serve -T --config "$CONF" > "$D/T.out" 2>&1
 check "serve -T prints the slurm keys" python3 - "$D/T.out" <<'PY'
 import json, sys
