@@ -227,9 +227,9 @@ munge_read_request(const struct gw_config *c, int fd, char *out,
 {
 	static char cred[MUNGE_CRED_MAX];
 
-	if (read_line(fd, cred, sizeof(cred), mono_ms() + MUNGE_NET_MS) != 0)
+	if (read_line(fd, cred, sizeof(cred), mono_ms() + MUNGE_READ_MS) != 0)
 		return snprintf(err, errlen, "no credential line in %d ms",
-		    MUNGE_NET_MS), -1;
+		    MUNGE_READ_MS), -1;
 	return munge_open(c, cred, out, len, err, errlen);
 }
 

@@ -22,7 +22,9 @@
 #define MUNGE_PAYLOAD_MAX	2048
 #define MUNGE_CRED_MAX		4096
 #define MUNGE_CMD_MS		5000
-#define MUNGE_NET_MS		10000	/* a whole request on the wire */
+#define MUNGE_READ_MS		2000	/* a node's request line */
+#define MUNGE_NET_MS		30000	/* the control plane's answer (it
+					   may run Slurm's commands first) */
 
 /* Sign and encrypt payload (NUL-terminated) into cred, for root's
  * decoding only.  0, or -1 with err. */

@@ -321,8 +321,11 @@ uplink_pollfds(struct uplink *u, struct pollfd *p)
 
 	p[n++] = (struct pollfd){ u->ipc, POLLIN, 0 };
 	p[n++] = (struct pollfd){ u->lfd, POLLIN, 0 };
+	/* a job's closed connection is not polled again once its STOP
+	   is sent (it would report POLLHUP until the session ends) */
 	for (i = 0; i < PARENT_MAX_SESSIONS; i++)
-		p[n++] = (struct pollfd){ u->j[i].fd, POLLIN, 0 };
+		p[n++] = (struct pollfd){ u->j[i].stopping ? -1 : u->j[i].fd,
+		    POLLIN, 0 };
 	return n;
 }
 
