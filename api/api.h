@@ -311,6 +311,11 @@ void	api_parent_drain(const struct api_config *cfg, struct store *st);
 void	api_sessions_tick(const struct api_config *cfg, struct store *st);
 /* At exit: answer every session start still waiting for the parent. */
 void	sessions_abandon(void);
+/* api/nodes.c: GET /v1/nodes, its answer from the parent */
+int	nodes_list(struct api_req *r);
+struct ipc_msg;
+int	api_nodes_done(void *ctx, struct ipc_msg *m);
+void	nodes_abandon(void);
 int	metrics_show(struct api_req *r);
 
 #endif

@@ -685,6 +685,7 @@ out:
 	api.stopping = 1;
 	datasets_abandon();
 	sessions_abandon();
+	nodes_abandon();
 	if (d != NULL) {
 		MHD_run(d);
 		MHD_stop_daemon(d);

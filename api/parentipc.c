@@ -20,6 +20,10 @@ static const struct ipc_type pipc_types[] = {
 	  "recording to expire" },
 	{ PIPC_RECORD_EXPIRED, sizeof(struct pipc_expired), 0,
 	  "recording expired" },
+	{ PIPC_NODES, sizeof(struct pipc_nodes), 0, "nodes" },
+	{ PIPC_NODES_DONE, sizeof(struct pipc_nodes_done), 0, "nodes done" },
+	{ PIPC_SESSION_EXTEND, sizeof(struct pipc_extend), 0,
+	  "session extend" },
 };
 
 const struct ipc_proto pipc_proto = {

@@ -26,7 +26,10 @@ enum pipc_type {
 	PIPC_SESSION_ENDED,	/* parent -> api: its supervisor exited */
 	PIPC_RECORD_CLOSED,	/* parent -> api: a recording's digest */
 	PIPC_RECORD_EXPIRE,	/* parent -> api: may retention remove it? */
-	PIPC_RECORD_EXPIRED	/* api -> parent: audited, remove it (or not) */
+	PIPC_RECORD_EXPIRED,	/* api -> parent: audited, remove it (or not) */
+	PIPC_NODES,		/* api -> parent: the Slurm runner's nodes */
+	PIPC_NODES_DONE,	/* parent -> api: them, or why not */
+	PIPC_SESSION_EXTEND	/* api -> parent: a session's new expiry */
 };
 
 #define PIPC_SECRET_MAX		64
@@ -95,6 +98,24 @@ struct pipc_record {
 struct pipc_expired {
 	char		file[STORE_PATH_MAX];
 	int32_t		ok;		/* 1: audited, remove it; 0: keep */
+};
+
+struct pipc_extend {
+	char		id[STORE_ID_MAX];
+	int64_t		expires;		/* unix time */
+};
+
+struct pipc_nodes {
+	int32_t		unused;
+};
+
+#define PIPC_NODES_TEXT_MAX	4096
+
+/* One line a node: "NAME STATE MEMORY_MB FREE_MB SESSIONS" (sinfo's
+ * view and the parent's job table); ok 0: text is why not. */
+struct pipc_nodes_done {
+	int32_t		ok;
+	char		text[PIPC_NODES_TEXT_MAX];
 };
 
 extern const struct ipc_proto	pipc_proto;

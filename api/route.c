@@ -57,6 +57,7 @@ static const struct route routes[] = {
 	{ "POST", "/v1/sessions/{id}/extend", API_ROLE_CUSTODIAN,
 	    sessions_extend, 1 },
 	/* streamed by api/http.c into the spool; never dispatched here */
+	{ "GET",  "/v1/nodes", API_ROLE_AUDITOR, nodes_list, 0 },
 	{ "PUT",  "/v1/uploads", API_ROLE_CUSTODIAN, NULL, 2 },
 };
 #define NROUTES (sizeof(routes) / sizeof(routes[0]))

@@ -74,6 +74,7 @@ static const struct ipc_handler api_permit[] = {
 	{ PIPC_SESSION_ENDED, answer_ended },
 	{ PIPC_RECORD_CLOSED, answer_record_closed },
 	{ PIPC_RECORD_EXPIRE, answer_record_expire },
+	{ PIPC_NODES_DONE, api_nodes_done },	/* api/nodes.c */
 };
 
 /* Ask the parent to stop one supervisor. */
@@ -87,6 +88,21 @@ ask_stop(int fd, const char *id, const char *reason)
 	snprintf(m.reason, sizeof(m.reason), "%s", reason);
 	return ipc_send(fd, &pipc_proto, PIPC_SESSION_STOP, &m, sizeof(m),
 	    -1) == IPC_OK ? 0 : -1;
+}
+
+/* Tell the parent a session's new expiry (the Slurm runner moves its
+ * job's time limit; the local runner's backstop is expires_max). */
+static void
+ask_extend(int fd, const char *id, int64_t expires)
+{
+	struct pipc_extend m;
+
+	if (fd < 0)
+		return;
+	memset(&m, 0, sizeof(m));
+	snprintf(m.id, sizeof(m.id), "%s", id);
+	m.expires = expires;
+	ipc_send(fd, &pipc_proto, PIPC_SESSION_EXTEND, &m, sizeof(m), -1);
 }
 
 /* The start awaited for session id, or NULL. */
@@ -945,6 +961,7 @@ sessions_extend(struct api_req *r)
 		api_audit_refused(r, "session.extend", st);
 		return api_store_error(r, st, "extending the session");
 	}
+	ask_extend(r->cfg->parent_fd, r->params[0], now + (int64_t)exp);
 	j = session_json(&ss);
 	store_session_clear(&ss);
 	return api_reply(r, 200, j);

@@ -37,6 +37,7 @@ static const struct cmd_entry *const cmd_table[] = {
 	&cmd_session_extend_entry,
 	&cmd_session_revoke_entry,
 	&cmd_session_report_entry,
+	&cmd_node_list_entry,
 	&cmd_audit_keygen_entry,
 	&cmd_audit_verify_entry,
 	&cmd_audit_list_entry,

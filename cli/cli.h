@@ -39,6 +39,7 @@ extern const struct cmd_entry cmd_session_show_entry;
 extern const struct cmd_entry cmd_session_extend_entry;
 extern const struct cmd_entry cmd_session_revoke_entry;
 extern const struct cmd_entry cmd_session_report_entry;
+extern const struct cmd_entry cmd_node_list_entry;
 extern const struct cmd_entry cmd_dataset_list_entry;
 extern const struct cmd_entry cmd_dataset_show_entry;
 extern const struct cmd_entry cmd_dataset_remove_entry;

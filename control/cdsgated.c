@@ -72,6 +72,15 @@ static const struct cmd_entry cmd_table[] = {
 	  "the root session helper for `serve --sessiond PATH` (the split\n"
 	  "      systemd units): supervisors for the api user's requests only",
 	  sessiond_cmd },
+	{ "node", "--config FILE",
+	  "the Slurm runner's node agent (root, one per compute node):\n"
+	  "      starts the session a job of this node is, as the control plane\n"
+	  "      says (MUNGE), and reports where it is ready",
+	  node_cmd },
+	{ "node-job", "--socket PATH",
+	  "a session's Slurm job: asks the node agent on PATH (\"%n\": the\n"
+	  "      node's name) to start its session and waits until it ends",
+	  node_job_cmd },
 	{ "hash-password", "< PASSWORD",
 	  "print a $scrypt$ secret for a --credentials-file line",
 	  cmd_hash_password },

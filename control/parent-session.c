@@ -392,6 +392,8 @@ parent_session_start(struct parent *p, const struct pipc_start *m0)
 	else if (m.memory_limit_mb > p->cfg.session_memory_limit_mb)
 		why = "memory_limit_mb is over the configured "
 		    "session_memory_limit_mb";
+	else if (parent_slurm_on(p))	/* a job; its node starts it */
+		why = parent_slurm_start(p, &m, secret);
 	else if ((ps = slot_free(p)) == NULL)
 		why = "too many sessions";
 	else if (!parent_record_room(p, room, sizeof(room)))
@@ -465,6 +467,8 @@ parent_session_stop(struct parent *p, const char *id, int revoke)
 {
 	struct psession *ps = session_find(p, id);
 
+	if (parent_slurm_stop(p, id))
+		return;
 	if (ps == NULL || ps->stopping)
 		return;
 	kill(ps->pid, SIGTERM);
@@ -480,6 +484,7 @@ parent_session_timers(struct parent *p)
 	int64_t now = parent_now_ms();
 	int i;
 
+	parent_slurm_timers(p);
 	for (i = 0; i < PARENT_MAX_SESSIONS; i++) {
 		struct psession *ps = &p->s[i];
 
@@ -547,6 +552,7 @@ parent_sessions_stop_all(struct parent *p, int ms)
 	int i, status;
 	pid_t pid;
 
+	parent_slurm_stop_all(p);
 	for (i = 0; i < PARENT_MAX_SESSIONS; i++)
 		if (p->s[i].pid > 0)
 			kill(p->s[i].pid, SIGTERM);

@@ -32,12 +32,16 @@
 static int	answer_start(void *, struct ipc_msg *);
 static int	answer_stop(void *, struct ipc_msg *);
 static int	answer_expired(void *, struct ipc_msg *);
+static int	answer_nodes(void *, struct ipc_msg *);
+static int	answer_extend(void *, struct ipc_msg *);
 
 /* What the api may ask of the parent: nothing else. */
 static const struct ipc_handler parent_permit[] = {
 	{ PIPC_SESSION_START, answer_start },
 	{ PIPC_SESSION_STOP, answer_stop },
 	{ PIPC_RECORD_EXPIRED, answer_expired },
+	{ PIPC_NODES, answer_nodes },
+	{ PIPC_SESSION_EXTEND, answer_extend },
 };
 
 /* Usage text answers whoever typed the command: output, not a log line
@@ -94,6 +98,31 @@ answer_expired(void *ctx, struct ipc_msg *m)
 
 	memcpy(&e, m->data, sizeof(e));
 	return parent_record_expired(ctx, &e);
+}
+
+/* NODES: the Slurm runner's nodes (answered when the helper has them). */
+static int
+answer_nodes(void *ctx, struct ipc_msg *m)
+{
+	(void)m;
+	parent_slurm_nodes(ctx);
+	return 0;
+}
+
+/* SESSION_EXTEND: the Slurm runner moves the job's time limit; the
+ * local runner has nothing to move (its backstop is expires_max). */
+static int
+answer_extend(void *ctx, struct ipc_msg *m)
+{
+	struct pipc_extend e;
+	char id[STORE_ID_MAX];
+
+	memcpy(&e, m->data, sizeof(e));
+	if (ipc_str_get(id, sizeof(id), e.id, sizeof(e.id)) != 0 ||
+	    !store_id_valid(id))
+		return -1;
+	parent_slurm_extend(ctx, id, e.expires);
+	return 0;
 }
 
 /* The signals the loop handles, as a signalfd (blocked otherwise). */
@@ -187,6 +216,8 @@ parent_spawn_api(struct parent *p, const sigset_t *old)
 		if (sv[0] >= 0)
 			close(sv[0]);
 		close(p->sigfd);
+		if (parent_slurm_fd(p) >= 0)
+			close(p->slurm_fd);
 		api_child(p, &tcp, lfd, sv[1], old);
 	}
 	close(lfd);	/* the parent holds no client socket */
@@ -260,7 +291,8 @@ parent_stop_api(struct parent *p, int ms)
 }
 
 /* The pollfds: signals, the api (sessiond: its peer), sessiond's
- * listening socket (-1 in serve: poll ignores it), each ready pipe. */
+ * listening socket (-1 in serve: poll ignores it), the Slurm helper (-1
+ * with the local runner), each ready pipe. */
 static int
 parent_pollfds(struct parent *p, int sigfd, struct pollfd *pfd,
     struct psession **who)
@@ -272,6 +304,8 @@ parent_pollfds(struct parent *p, int sigfd, struct pollfd *pfd,
 	pfd[n].fd = p->ipc;
 	pfd[n++].events = POLLIN;
 	pfd[n].fd = p->listen_fd;
+	pfd[n++].events = POLLIN;
+	pfd[n].fd = parent_slurm_fd(p);	/* -1: the local runner */
 	pfd[n++].events = POLLIN;
 	for (i = 0; i < PARENT_MAX_SESSIONS; i++)
 		if (p->s[i].pid > 0 && p->s[i].ready_fd >= 0) {
@@ -287,8 +321,8 @@ parent_pollfds(struct parent *p, int sigfd, struct pollfd *pfd,
 int
 parent_loop(struct parent *p, int sigfd)
 {
-	struct pollfd pfd[3 + PARENT_MAX_SESSIONS];
-	struct psession *who[3 + PARENT_MAX_SESSIONS];
+	struct pollfd pfd[4 + PARENT_MAX_SESSIONS];
+	struct psession *who[4 + PARENT_MAX_SESSIONS];
 	int n, i, r, ir;
 
 	for (;;) {
@@ -312,7 +346,9 @@ parent_loop(struct parent *p, int sigfd)
 		}
 		if (pfd[2].revents != 0)
 			sessiond_accept(p);
-		for (i = 3; i < n; i++)
+		if (pfd[3].revents != 0 && parent_slurm_dispatch(p) != 0)
+			return -1;
+		for (i = 4; i < n; i++)
 			if (pfd[i].revents != 0)
 				parent_session_ready(p, who[i]);
 		parent_session_timers(p);
@@ -392,7 +428,7 @@ parent_run(struct parent *p)
 		return SESSION_EXIT_FAILED;
 	}
 	p->sigfd = sigfd;
-	if (parent_spawn_api(p, &old) != 0)
+	if (parent_slurm_begin(p) != 0 || parent_spawn_api(p, &old) != 0)
 		return SESSION_EXIT_FAILED;
 	parent_record_recover(p);
 	r = parent_loop(p, sigfd);
@@ -444,6 +480,11 @@ parent_serve_cmd(int argc, char **argv)
 		if (check)
 			printf("%s: configuration ok\n", path);
 		return SESSION_EXIT_OK;
+	}
+	if (p.sessiond != NULL && parent_slurm_on(&p)) {
+		fprintf(stderr, "cdsgated serve: session_runner \"slurm\" is "
+		    "not yet supported with --sessiond (the split units)\n");
+		return SESSION_EXIT_CONFIG;
 	}
 	if (geteuid() != 0) {
 		log_warnx("must run as root (%s)",

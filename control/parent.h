@@ -15,6 +15,7 @@
 
 #include <signal.h>
 #include <stdint.h>
+#include <sys/socket.h>
 #include <sys/types.h>
 
 #include "api/parentipc.h"
@@ -36,6 +37,19 @@ struct psession {
 	int64_t		deadline_ms;	/* ready by / killed by; 0 = none */
 	int		stopping;
 	int		started;	/* SESSION_STARTED was sent */
+	struct sockaddr_storage upstream;	/* where its worker accepts */
+	socklen_t	upstream_len;
+};
+
+/* A session the Slurm runner placed as a job (parent-slurm.c).  Its
+ * s.pid stays 0: no local process; s.id set = the slot is in use. */
+struct pjob {
+	struct psession	s;
+	int64_t		job;		/* 0 until sbatch answered */
+	char		node[64];	/* the node that asked for it */
+	struct pipc_start start;	/* until its node has it; wiped */
+	int		handed;		/* its node has the spec */
+	int64_t		submitted;	/* unix time sbatch was asked */
 };
 
 #define PARENT_KEPT_MAX		256	/* recordings retention may not remove */
@@ -56,12 +70,22 @@ struct parent {
 	int			 nkept;
 	int			 retention_due;	/* scan at the next tick */
 	int64_t			 retention_next_ms;
+	/* the Slurm runner (parent-slurm.c); slurm_pid 0: local */
+	pid_t			 slurm_pid;
+	int			 slurm_fd;
+	int64_t			 slurm_poll_ms;	/* next squeue of our jobs */
+	int			 slurm_polling;	/* asked, not answered */
+	struct pjob		 jobs[PARENT_MAX_SESSIONS];
 };
 
 int	parent_serve_cmd(int argc, char **argv);
 int	parent_dirs(const struct gw_config *c);
 int	parent_signals(sigset_t *old);
 int	parent_loop(struct parent *p, int sigfd);
+
+/* node.c: the Slurm runner's compute node */
+int	node_cmd(int argc, char **argv);
+int	node_job_cmd(int argc, char **argv);
 
 /* sessiond.c */
 int	sessiond_cmd(int argc, char **argv);
@@ -78,6 +102,22 @@ void	parent_session_timers(struct parent *p);
 /* SIGTERM all, wait up to ms, SIGKILL the rest; reaps them. */
 void	parent_sessions_stop_all(struct parent *p, int ms);
 int	parent_sessions_live(const struct parent *p);
+
+/* parent-slurm.c: the Slurm runner's half of the session table */
+int	parent_slurm_on(const struct parent *p);
+int	parent_slurm_begin(struct parent *p);
+int	parent_slurm_fd(const struct parent *p);
+int	parent_slurm_dispatch(struct parent *p);
+const char *parent_slurm_start(struct parent *p, const struct pipc_start *m,
+	    const char *secret);
+int	parent_slurm_stop(struct parent *p, const char *id);
+void	parent_slurm_timers(struct parent *p);
+void	parent_slurm_stop_all(struct parent *p);
+void	parent_slurm_nodes(struct parent *p);
+void	parent_slurm_extend(struct parent *p, const char *id,
+	    int64_t expires);
+const struct psession *parent_slurm_session(const struct parent *p,
+	    const char *id);
 
 /* parent-record.c */
 int	parent_record_dir(const struct gw_config *c);

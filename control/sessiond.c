@@ -221,6 +221,12 @@ sessiond_cmd(int argc, char **argv)
 	p.listen_fd = -1;
 	if (sessiond_setup(&p, &a) != 0)
 		return SESSION_EXIT_CONFIG;
+	if (parent_slurm_on(&p)) {
+		fprintf(stderr, "cdsgated sessiond: session_runner \"slurm\" "
+		    "is not yet supported by the split units: run `cdsgated "
+		    "serve` without --sessiond\n");
+		return SESSION_EXIT_CONFIG;
+	}
 	if ((p.sigfd = parent_signals(&old)) < 0) {
 		log_warn("signals");
 		return SESSION_EXIT_FAILED;

@@ -100,6 +100,39 @@ const struct config_option config_options[] = {
 	{ "retention_max_age_days", CONFIG_UINT, 0, 36500, "0", 0,
 	  OFF(retention_max_age_days), "closed recordings older than this "
 	  "are expired (0 = kept)" },
+	{ "session_runner", CONFIG_STRING, 0, 0, "local", 0,
+	  OFF(session_runner), "where sessions run: \"local\" (supervisors "
+	  "forked here) or \"slurm\" (one Slurm job per session, started by "
+	  "`cdsgated node` on its compute node)" },
+	{ "slurm_partition", CONFIG_STRING, 0, 0, NULL, 1,
+	  OFF(slurm_partition), "slurm: the partition sessions' jobs go to "
+	  "(unset: Slurm's default)" },
+	{ "slurm_memory_mb", CONFIG_UINT, 0, 1048576, "0", 0,
+	  OFF(slurm_memory_mb), "slurm: memory each session's job reserves, "
+	  "MiB (0 = the session's memory limit)" },
+	{ "slurm_job_user", CONFIG_STRING, 0, 0, "nobody", 0,
+	  OFF(slurm_job_user), "slurm: the user sessions' jobs run as (on "
+	  "nodes: the only user `cdsgated node` takes a job's request from); "
+	  "no other jobs should run as it" },
+	{ "slurm_conf", CONFIG_PATH, 0, 0, NULL, 1, OFF(slurm_conf),
+	  "slurm: SLURM_CONF for Slurm's commands (unset: theirs)" },
+	{ "slurm_listen", CONFIG_STRING, 0, 0, NULL, 1, OFF(slurm_listen),
+	  "slurm: \"ADDR:PORT\" where the control plane takes the nodes' "
+	  "MUNGE-signed requests" },
+	{ "control_address", CONFIG_STRING, 0, 0, NULL, 1,
+	  OFF(control_address), "node: \"ADDR:PORT\" of the control "
+	  "plane's slurm_listen" },
+	{ "node_name", CONFIG_STRING, 0, 0, NULL, 1, OFF(node_name),
+	  "node: this node's Slurm name (NodeName)" },
+	{ "node_socket", CONFIG_PATH, 0, 0, "/run/cdsgate/node.sock", 0,
+	  OFF(node_socket), "slurm: the node agent's socket a session's job "
+	  "asks on (\"%n\": the node's name, for nodes sharing a host)" },
+	{ "munge_socket", CONFIG_PATH, 0, 0, "/run/munge/munge.socket.2", 0,
+	  OFF(munge_socket), "slurm: munged's socket (MUNGE signs and "
+	  "encrypts what nodes and the control plane say)" },
+	{ "cdsgated", CONFIG_PATH, 0, 0, CDSGATE_SBINDIR "/cdsgated", 0,
+	  OFF(cdsgated), "slurm: cdsgated as the nodes have it (a session's "
+	  "job runs `cdsgated node-job`)" },
 };
 const size_t config_noptions =
     sizeof(config_options) / sizeof(config_options[0]);
@@ -203,6 +236,43 @@ config_defaults(struct gw_config *c, struct policy_error *err)
 	return POLICY_OK;
 }
 
+/* "ADDR:PORT" with a numeric address, or "" */
+static int
+config_addr_ok(const char *v)
+{
+	struct spec_listen l;
+	struct policy_error e;
+
+	return v[0] == '\0' || spec_listen_parse(v, &l, &e) == POLICY_OK;
+}
+
+/* session_runner and the keys slurm needs. */
+static int
+config_check_runner(const struct gw_config *c, struct policy_error *err)
+{
+	if (strcmp(c->session_runner, "local") != 0 &&
+	    strcmp(c->session_runner, "slurm") != 0)
+		return policy_error_set(err, POLICY_EINPUT, "session_runner: "
+		    "\"local\" or \"slurm\", not \"%s\"", c->session_runner);
+	if (!config_addr_ok(c->slurm_listen) ||
+	    !config_addr_ok(c->control_address))
+		return policy_error_set(err, POLICY_EINPUT, "slurm_listen and "
+		    "control_address: \"ADDR:PORT\", a numeric address");
+	if (strcmp(c->session_runner, "slurm") == 0 &&
+	    c->slurm_listen[0] == '\0')
+		return policy_error_set(err, POLICY_EINPUT, "session_runner "
+		    "\"slurm\" needs slurm_listen (where nodes report)");
+	if (strspn(c->slurm_partition, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJ"
+	    "KLMNOPQRSTUVWXYZ0123456789_-.") != strlen(c->slurm_partition) ||
+	    strspn(c->node_name, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOP"
+	    "QRSTUVWXYZ0123456789_-.") != strlen(c->node_name) ||
+	    strlen(c->node_name) > 63)
+		return policy_error_set(err, POLICY_EINPUT, "slurm_partition "
+		    "and node_name: letters, digits, \"_-.\" (node_name at "
+		    "most 63)");
+	return POLICY_OK;
+}
+
 /* Whole-config rules: required keys, pairs, the URL and address. */
 static int
 config_check(const struct gw_config *c, struct policy_error *err)
@@ -241,6 +311,8 @@ config_check(const struct gw_config *c, struct policy_error *err)
 	if (c->session_expires_default > c->session_expires_max)
 		return policy_error_set(err, POLICY_EINPUT,
 		    "session_expires_default exceeds session_expires_max");
+	if (config_check_runner(c, err) != POLICY_OK)
+		return POLICY_EINPUT;
 	if (spec_url_parse(c->backend_url, &u, err) != POLICY_OK)
 		return POLICY_EINPUT;
 	snprintf(addr, sizeof(addr), strchr(c->session_address, ':') ?

@@ -74,6 +74,17 @@ struct gw_config {
 	unsigned long	record_min_free_mb;		/* refuse below */
 	unsigned long	retention_max_bytes;		/* 0 = no limit */
 	unsigned long	retention_max_age_days;		/* 0 = kept */
+	char		session_runner[CONFIG_STR_MAX];	/* local|slurm */
+	char		slurm_partition[CONFIG_STR_MAX];	/* "": default */
+	unsigned long	slurm_memory_mb;		/* 0: the session's */
+	char		slurm_job_user[CONFIG_STR_MAX];
+	char		slurm_conf[CONFIG_STR_MAX];	/* "": Slurm's */
+	char		slurm_listen[CONFIG_STR_MAX];	/* control: ADDR:PORT */
+	char		control_address[CONFIG_STR_MAX];	/* node: the same */
+	char		node_name[CONFIG_STR_MAX];	/* node: its NodeName */
+	char		node_socket[CONFIG_STR_MAX];	/* node: jobs ask here */
+	char		munge_socket[CONFIG_STR_MAX];
+	char		cdsgated[CONFIG_STR_MAX];	/* as nodes have it */
 	/* derived from session_ports */
 	unsigned	port_lo, port_hi;
 };

@@ -206,5 +206,10 @@ paths_check(const struct gw_config *cfg, int split,
 	if (!split)
 		need(&c, "secrets_dir", cfg->secrets_dir, &root, P_W | P_X, 1);
 	need_file(&c, "socket", cfg->socket, &root, 0);
+	if (strcmp(cfg->session_runner, "slurm") == 0) {
+		need(&c, "munge_socket", cfg->munge_socket, &root, P_W, 0);
+		if (cfg->slurm_conf[0] != '\0')
+			need(&c, "slurm_conf", cfg->slurm_conf, &root, P_R, 0);
+	}
 	return (int)c.n;
 }

@@ -58,6 +58,7 @@ EXAMPLES = {
     "GET /v1/sessions/{id}/recording": None,
     "POST /v1/sessions/{id}/revoke": None,
     "POST /v1/sessions/{id}/extend": {"expires_in": 60},
+    "GET /v1/nodes": None,
     "PUT /v1/uploads": "stream",
 }
 # Ids that exist, and ids that do not, per resource.

@@ -1,0 +1,251 @@
+#!/usr/bin/env bash
+# 087-slurm: the Slurm runner on a small real cluster (lib-slurm.sh:
+# munged, slurmctld, slurmd -N node1 / -N node2, each node in its own
+# network namespace).  `cdsgated serve` with session_runner "slurm"
+# submits one job per session; on each node `cdsgated node` takes the
+# job's request, asks the control plane (MUNGE) which session it is,
+# starts it and reports where it is ready, which the control plane checks
+# with Slurm.  Sessions are made through the API until both nodes hold
+# one; squeue shows their jobs; a real VNC client connects to each node's
+# ADDR:PORT directly with the session's secret (there is no front door
+# relay in this scenario) and sees the backend's page; a job's request
+# for another node's job, a request from a user other than the jobs', a
+# credential not made by root, a second ask for a handed-out session and
+# a ready report from off the node are refused; revoke cancels the job
+# (gone from squeue within 2 s) and ends the node's session; `cdsgate
+# node list` shows the sessions per node; every process of one node is
+# killed: its session ends failed and the next goes to the other node;
+# SIGTERM to the daemon cancels the rest; the audit log verifies.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib-slurm.sh"
+
+CDSGATED=$top_builddir/cdsgated
+VNCTEST=${VNCTEST:-$top_builddir/tests/gateway/cdsgate-vnctest}
+[ -x "$CDSGATED" ] || skip_all "cdsgated not built"
+serve_require
+slurm_require
+require_session
+
+serve_dirs_make	# lib.sh: $D, $SOCK, $PORT0, the audit key
+SRV_PID= BE_PID= SL_AG1= SL_AG2=
+trap 'stop_pid $SRV_PID; stop_pid $SL_AG1; stop_pid $SL_AG2; stop_pid $BE_PID; cluster_stop; rm -rf "$TMP"' EXIT
+cluster_start || skip_all "the Slurm cluster did not start here ($(tail -n 3 "$SL"/log/*.out | tr '\n' ' ' | head -c 300))"
+ok "munged, slurmctld and two slurmd (node1, node2 in their own network namespaces) run; sinfo says both idle"
+
+# the test backend where both nodes reach it: this end of each veth
+python3 "$top_srcdir/tests/gateway/backend.py" --port 0 --bind 0.0.0.0 --record "$D/events.jsonl" \
+	> "$D/backend.out" 2> "$D/backend.err" &
+BE_PID=$!
+wait_line "$D/backend.out" '^ready ' 10 "$BE_PID" || skip_all "the test backend did not start"
+BE_PORT=$(sed -n 's/^ready .*:\([0-9]*\)$/\1/p' "$D/backend.out")
+
+LPORT=$(free_port "$CTL_ADDR1")
+CONF=$D/serve.json
+write_config "$CONF" "$(slurm_control_keys "$LPORT")"
+
+slurm_node_config 1 "$D" "$BE_PORT" "$LPORT"
+slurm_node_config 2 "$D" "$BE_PORT" "$LPORT"
+
+# ---- the config ----
+write_config "$D/bad1.json" '"session_runner": "kubernetes"'
+"$CDSGATED" serve -n --config "$D/bad1.json" > "$D/bad1.out" 2>&1; rc=$?
+check "session_runner other than local or slurm is refused (exit $rc)" \
+	sh -c "[ $rc -eq 2 ] && grep -q 'session_runner: \"local\" or \"slurm\"' '$D/bad1.out'"
+write_config "$D/bad2.json" '"session_runner": "slurm"'
+"$CDSGATED" serve -n --config "$D/bad2.json" > "$D/bad2.out" 2>&1; rc=$?
+check "session_runner slurm without slurm_listen is refused (exit $rc)" \
+	sh -c "[ $rc -eq 2 ] && grep -q 'needs slurm_listen' '$D/bad2.out'"
+write_config "$D/bad3.json" "$(slurm_control_keys "$LPORT" | sed "s|$MUNGE_SOCK|$D/no.sock|")"
+"$CDSGATED" serve -n --config "$D/bad3.json" > "$D/bad3.out" 2>&1; rc=$?
+check "serve -n: a munge_socket that is not there is named (exit $rc)" \
+	sh -c "[ $rc -eq 2 ] && grep -q 'munge_socket: $D/no.sock: No such file' '$D/bad3.out'"
+"$CDSGATED" serve -n --config "$CONF" > "$D/n.out" 2>&1; rc=$?
+check "serve -n accepts the slurm config (exit $rc: $(head -c 200 "$D/n.out"))" test "$rc" -eq 0
+"$CDSGATED" serve -T --config "$CONF" > "$D/T.out" 2>&1
+check "serve -T prints the slurm keys" python3 - "$D/T.out" <<'PY'
+import json, sys
+c = json.load(open(sys.argv[1]))
+assert c["session_runner"] == "slurm" and c["slurm_job_user"] == "nobody", c
+assert c["slurm_memory_mb"] == 0 and c["slurm_partition"] is None, c
+PY
+
+# ---- the node agents and the control plane ----
+check "cdsgated node runs on node1 and node2" slurm_agents_start "$D"
+check "cdsgated serve (session_runner slurm) starts" start_serve
+
+"$CDSGATE" recipient add alice --name Alice > /dev/null
+"$CDSGATE" recipient add bob --name Bob > /dev/null
+mount_patients; rc=$?	# lib.sh: $DS
+check "a dataset is imported through the gate and mounted (exit $rc)" test "$rc" -eq 0
+
+# create WHO N: a session for WHO; its id, secret, node, address in $D/sN.*
+create() {
+	local t0=$(date +%s%N) rc
+	"$CDSGATE" session create --recipient "$1" --dataset "$DS" --expires-in 600 --json \
+		> "$D/s$2.json" 2> "$D/s$2.err"; rc=$?
+	eval "MS$2=$(( ($(date +%s%N) - t0) / 1000000 ))"
+	[ "$rc" -eq 0 ] || return 1
+	json "$D/s$2.json" 'j["id"]' > "$D/s$2.id"
+	json "$D/s$2.json" 'j["secret"]' > "$D/s$2.pw"
+	slurm_where "$(cat "$D/s$2.id")" "$D/err" > "$D/s$2.where"
+	[ -s "$D/s$2.where" ]
+}
+check "session 1 (alice) through the API: its job ran and its node reported ready ($(head -c 200 "$D/s1.err"))" create alice 1
+diag "session create -> ready through Slurm: $MS1 ms"
+check "session 2 (bob) through the API ($(head -c 200 "$D/s2.err"))" create bob 2
+diag "session create -> ready through Slurm: $MS2 ms"
+read -r A1 N1 J1 < "$D/s1.where"
+read -r A2 N2 J2 < "$D/s2.where"
+diag "session 1: job $J1 on $N1 at $A1; session 2: job $J2 on $N2 at $A2"
+# at_nodeaddr ADDR:PORT NODE: ADDR is that node's NodeAddr
+at_nodeaddr() { local v=NODE_ADDR${2#node}; [ "${1%:*}" = "${!v}" ]; }
+check "the two sessions are on the two nodes, each at its NodeAddr" \
+	eval '[ "$N1" != "$N2" ] && at_nodeaddr "$A1" "$N1" && at_nodeaddr "$A2" "$N2"'
+squeue --noheader --format='%i %j %u %T %N' > "$D/squeue.out"
+check "squeue shows both jobs running as nobody, named after their sessions ($(tr '\n' ';' < "$D/squeue.out"))" \
+	sh -c "grep -q '^$J1 cdsgate-$(cat "$D/s1.id") nobody RUNNING $N1\$' '$D/squeue.out' &&
+	       grep -q '^$J2 cdsgate-$(cat "$D/s2.id") nobody RUNNING $N2\$' '$D/squeue.out'"
+check "the jobs' time limit is the sessions' expiry (10 minutes)" \
+	sh -c "[ \"\$(squeue --noheader -j $J1 --format=%l)\" = 10:00 ]"
+"$CDSGATE" session extend "$(cat "$D/s2.id")" --expires-in 1800 > /dev/null 2>&1; rc=$?
+# limit_min JOB: squeue's time limit (M:SS or H:MM:SS) in minutes
+limit_min() {
+	squeue --noheader --jobs "$1" --format=%l | awk -F: '{ print NF == 3 ? $1 * 60 + $2 : $1 }'
+}
+extended() {
+	local m
+	for _ in $(seq 50); do
+		m=$(limit_min "$J2")
+		[ "${m:-0}" -ge 30 ] && [ "$m" -le 32 ] && return 0
+		sleep 0.1
+	done
+	diag "job $J2's time limit: ${m:-?} min"
+	return 1
+}
+check "session extend (exit $rc) moves its job's time limit to the new expiry (30 min from submission)" extended
+check "the secrets are not in the daemon's or the agents' output" \
+	sh -c "! grep -qF \"\$(cat '$D/s1.pw')\" '$D/out' '$D/err' '$D'/node*/out '$D'/node*/err"
+
+"$CDSGATE" node list > "$D/nodes.out" 2>&1; rc=$?
+"$CDSGATE" node list --json > "$D/nodes.json" 2>&1
+check "cdsgate node list: both nodes allocated, one session each, memory as Slurm says (exit $rc; $(tr '\n' ';' < "$D/nodes.out"))" \
+	python3 - "$D/nodes.json" <<'PY'
+import json, sys
+j = json.load(open(sys.argv[1]))
+n = {x["name"]: x for x in j["nodes"]}
+assert sorted(n) == ["node1", "node2"] and j["unparsed_lines"] == 0, j
+for x in n.values():
+    assert x["sessions"] == 1 and x["state"] == "allocated", x
+    assert x["memory_mb"] == 8192 and isinstance(x["free_mb"], int), x
+PY
+
+# ---- a real VNC client on each node (directly: no front door here) ----
+for i in 1 2; do
+	eval a=\$A$i
+	sleep 2
+	"$VNCTEST" --host "${a%:*}" --port "${a##*:}" --password-file "$D/s$i.pw" snapshot "$D/s$i.ppm" \
+		> "$D/vnc$i.out" 2> "$D/vnc$i.err"; rc=$?
+	check "a VNC client with session $i's secret connects to its node at $a (exit $rc)" test "$rc" -eq 0
+	sleep 2
+	"$VNCTEST" --host "${a%:*}" --port "${a##*:}" --password-file "$D/s$i.pw" snapshot "$D/s$i.ppm" \
+		> "$D/vnc$i.out" 2> "$D/vnc$i.err"
+	check "session $i's screen shows the backend's page" banner "$D/s$i.ppm"
+done
+
+# ---- what a node does not take on a job's word ----
+NJ=${N1#node}
+SLURM_JOB_ID=$J2 SLURMD_NODENAME=$N1 "$CDSGATED" node-job --socket "$SL/agent-%n.sock" > "$D/root-job.out" 2>&1
+check "a request from a user other than slurm_job_user is refused by the agent" \
+	grep -q "only nobody's jobs ask here" "$D/root-job.out"
+SLURM_JOB_ID=$J2 SLURMD_NODENAME=$N1 runuser -u nobody -- "$CDSGATED" node-job --socket "$SL/agent-%n.sock" \
+	> "$D/other-job.out" 2>&1
+check "a job asking $N1's agent for $N2's job gets nothing: Slurm does not run it there" \
+	sh -c "grep -q 'no session for this job here' '$D/other-job.out' &&
+	       grep -q 'not running on $N1' '$D/err'"
+# send_cred FILE: one credential line to slurm_listen; the answer line
+send_cred() {
+	python3 - "$CTL_ADDR1" "$LPORT" "$1" <<'PY'
+import socket, sys
+s = socket.create_connection((sys.argv[1], int(sys.argv[2])), timeout=10)
+s.sendall(open(sys.argv[3], 'rb').read())
+a = b''
+while not a.endswith(b'\n'):
+    b = s.recv(4096)
+    if not b:
+        break
+    a += b
+sys.stdout.write(a.decode())
+PY
+}
+echo "ask $J1 $N1" | runuser -u nobody -- munge --socket="$MUNGE_SOCK" > "$D/cred"
+send_cred "$D/cred" > "$D/cred.ans"
+check "a MUNGE credential not made by root is refused, unanswered" \
+	sh -c "[ ! -s '$D/cred.ans' ] && grep -q 'not root' '$D/err'"
+printf 'ask %s %s' "$J1" "$N1" | munge --socket="$MUNGE_SOCK" > "$D/cred"
+send_cred "$D/cred" | unmunge --socket="$MUNGE_SOCK" --metadata=/dev/null > "$D/ask2.ans" 2>&1
+check "root asking again for a session already handed out gets no secrets ($(cat "$D/ask2.ans"))" \
+	sh -c "grep -q \"^no that job's session was handed out already\" '$D/ask2.ans' &&
+	       ! grep -qF \"\$(cat '$D/s1.pw')\" '$D/ask2.ans'"
+printf 'ready %s %s %s 5999 tok' "$J2" "$N2" "$CTL_ADDR1" | munge --socket="$MUNGE_SOCK" > "$D/cred"
+send_cred "$D/cred" > /dev/null
+check "a ready report for $N2's session at another address, sent from off the node, is refused" \
+	grep -q "ready at $CTL_ADDR1 from $CTL_ADDR1, but $N2's NodeAddr is" "$D/err"
+
+# ---- revoke: the job cancelled, the node's session gone ----
+t0=$(date +%s%N)
+"$CDSGATE" session revoke "$(cat "$D/s1.id")" > "$D/rev.out" 2>&1; rc=$?
+for _ in $(seq 100); do
+	squeue --noheader --jobs "$J1" 2>/dev/null | grep -q . || break
+	sleep 0.02
+done
+MS=$(( ($(date +%s%N) - t0) / 1000000 ))
+diag "revoke: job $J1 gone from squeue after $MS ms"
+check "cdsgate session revoke (exit $rc); job $J1 gone from squeue within 2 s ($MS ms)" \
+	sh -c "[ $rc -eq 0 ] && [ $MS -le 2000 ]"
+revoked_ended() {
+	wait_line "$D/err" "session $(cat "$D/s1.id") .job $J1 on $N1.: ended" 10 &&
+		[ "$(sqlite3 "$D/state/store.db" "select state from sessions where id='$(cat "$D/s1.id")'")" = revoked ]
+}
+check "the node reported the session's end; the store says revoked" revoked_ended
+"$VNCTEST" --host "${A1%:*}" --port "${A1##*:}" --password-file "$D/s1.pw" --timeout 5 snapshot "$D/x.ppm" \
+	> /dev/null 2>&1; rc=$?
+check "a connect to the revoked session's node address fails (exit $rc)" test "$rc" -ne 0
+
+"$CDSGATE" node list --json > "$D/nodes2.json" 2>&1
+check "node list after the revoke: $N1 holds no session, $N2 one" python3 - "$D/nodes2.json" "$N1" "$N2" <<'PY'
+import json, sys
+n = {x["name"]: x for x in json.load(open(sys.argv[1]))["nodes"]}
+assert n[sys.argv[2]]["sessions"] == 0 and n[sys.argv[3]]["sessions"] == 1, n
+PY
+
+# ---- a node dies: its session ends failed, new ones go to the other ----
+t0=$(date +%s%N)
+node_kill "${N2#node}"
+node_failed() {
+	wait_line "$D/err" "session $(cat "$D/s2.id") .job $J2 on $N2.: failed: Slurm no longer runs its job" 60 &&
+		[ "$(sqlite3 "$D/state/store.db" "select state from sessions where id='$(cat "$D/s2.id")'")" = ended ]
+}
+check "every process of $N2 killed: its session ends, failed: Slurm no longer runs its job ($(grep -o "session $(cat "$D/s2.id") .job.*failed.*" "$D/err" | head -c 160))" node_failed
+diag "node death -> session failed: $(( ($(date +%s%N) - t0) / 1000000 )) ms (SlurmdTimeout 10 s)"
+check "session 3 (alice) after the node died ($(head -c 200 "$D/s3.err"))" create alice 3
+read -r A3 N3 J3 < "$D/s3.where"
+check "it went to the live node ($N3, job $J3; $N2 is dead)" test "$N3" = "$N1"
+
+# ---- shutdown cancels the rest ----
+kill -TERM "$SRV_PID"; wait "$SRV_PID"; rc=$?
+SRV_PID=
+check "SIGTERM: the daemon exits 0 (exit $rc)" test "$rc" -eq 0
+for _ in $(seq 100); do squeue --noheader --jobs "$J3" 2>/dev/null | grep -q . || break; sleep 0.05; done
+check "its remaining job ($J3) is cancelled" sh -c "! squeue --noheader --jobs $J3 2>/dev/null | grep -q ."
+
+"$CDSGATE" audit verify "$D/audit/audit.log" --key "$D/audit.pub" > "$D/verify.out"; rc=$?
+check "the audit log verifies ($(cat "$D/verify.out"))" test "$rc" -eq 0
+check "the audit log has both sessions' creates and the revoke" python3 - "$D/audit/audit.log" "$(cat "$D/s1.id")" "$(cat "$D/s2.id")" <<'PY'
+import sys
+t = open(sys.argv[1]).read()
+for sid in sys.argv[2:]:
+    assert sid in t, sid
+assert "session.create" in t and "session.revoke" in t, "types"
+PY
+
+done_testing

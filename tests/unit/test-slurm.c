@@ -1,0 +1,119 @@
+/*
+ * tests/unit/test-slurm.c — the Slurm runner's library parts: running a
+ * command bounded in and out (control/cmdrun.c), the session text a node
+ * gets and its reader (control/slurm.c), ADDR:PORT (control/munge.c).
+ * MUNGE itself and Slurm run in tests/regress/085-slurm.sh.
+ */
+#include "config.h"
+
+#include <string.h>
+#include <time.h>
+
+#include "control/cmdrun.h"
+#include "control/munge.h"
+#include "control/slurm.h"
+#include "tests/tap.h"
+
+static struct cmdrun r;
+
+static void
+test_cmdrun(void)
+{
+	char *cat[] = { "/bin/cat", NULL };
+	char *fail[] = { "/bin/sh", "-c", "echo oops >&2; exit 3", NULL };
+	char *big[] = { "/bin/sh", "-c", "head -c 20000 /dev/zero | tr '\\0' a",
+	    NULL };
+	char *slow[] = { "/bin/sleep", "5", NULL };
+	char *none[] = { "/nonexistent/sbatch", NULL };
+	struct timespec a, b;
+	long ms;
+
+	tap_ok(cmdrun(&r, cat, NULL, "hello\n", 6, 5000) == 0 &&
+	    strcmp(r.out, "hello\n") == 0 && r.outlen == 6,
+	    "cmdrun: stdin reaches the command, its stdout comes back");
+	cmdrun(&r, fail, NULL, NULL, 0, 5000);
+	tap_ok(r.status == 3 && strcmp(r.err, "oops\n") == 0,
+	    "cmdrun: exit status %d and stderr \"%.4s\"", r.status, r.err);
+	tap_ok(cmdrun(&r, big, NULL, NULL, 0, 5000) == 0 &&
+	    r.outlen == CMDRUN_OUT_MAX - 1 && strlen(r.out) == r.outlen,
+	    "cmdrun: 20000 bytes of output are cut at %d, terminated, and "
+	    "the command still ends well", CMDRUN_OUT_MAX - 1);
+	clock_gettime(CLOCK_MONOTONIC, &a);
+	cmdrun(&r, slow, NULL, NULL, 0, 200);
+	clock_gettime(CLOCK_MONOTONIC, &b);
+	ms = (b.tv_sec - a.tv_sec) * 1000 + (b.tv_nsec - a.tv_nsec) / 1000000;
+	tap_ok(r.status == -1 && strstr(r.err, "no answer in 200 ms") != NULL &&
+	    ms < 2000, "cmdrun: a command past its time is killed (%ld ms; "
+	    "%s)", ms, r.err);
+	cmdrun(&r, none, NULL, NULL, 0, 5000);
+	tap_ok(r.status == 127 && strstr(r.err, "/nonexistent/sbatch") != NULL,
+	    "cmdrun: a command that cannot be run says so (%s)", r.err);
+}
+
+static void
+test_spec(void)
+{
+	struct pipc_start m, back;
+	char text[SLURM_TEXT_MAX];
+
+	memset(&m, 0, sizeof(m));
+	snprintf(m.id, sizeof(m.id), "s-abcdefgh12345678");
+	snprintf(m.recipient, sizeof(m.recipient), "alice");
+	snprintf(m.secret, sizeof(m.secret), "s3cret-Xy");
+	m.expires = 1795800000;
+	m.memory_limit_mb = 1024;
+	m.dataset = 7;
+	tap_ok(slurm_spec_text(&m, text, sizeof(text)) == 0 &&
+	    slurm_spec_parse(text, &back) == 0 &&
+	    memcmp(&m, &back, sizeof(m)) == 0,
+	    "the session's text reads back field for field (no PostgreSQL "
+	    "role: empty both ways)");
+	snprintf(m.pg_role, sizeof(m.pg_role), "cdsgate_s_abc");
+	snprintf(m.pg_password, sizeof(m.pg_password), "pw-1");
+	tap_ok(slurm_spec_text(&m, text, sizeof(text)) == 0 &&
+	    slurm_spec_parse(text, &back) == 0 &&
+	    strcmp(back.pg_role, "cdsgate_s_abc") == 0 &&
+	    strcmp(back.pg_password, "pw-1") == 0,
+	    "with a PostgreSQL role too");
+	tap_ok(slurm_spec_text(&m, text, 40) == -1,
+	    "a buffer too small is an error, not a cut text");
+	tap_ok(slurm_spec_parse("id s-1\nrecipient a\nexpires 1\nmemory 1\n"
+	    "dataset 1\npg_role -\npg_password -\n", &back) == -1,
+	    "a text without the secret is refused");
+	memset(text, 'x', 200);
+	memcpy(text, "id ", 3);
+	snprintf(text + 200, sizeof(text) - 200, "\nrecipient a\nexpires 1\n"
+	    "secret 12345678\nmemory 1\ndataset 1\npg_role -\npg_password -\n");
+	tap_ok(slurm_spec_parse(text, &back) == -1,
+	    "an id longer than its field is refused, not cut");
+	tap_ok(slurm_spec_parse("recipient a\nid \nsecret x\n", &back) == -1,
+	    "an empty value is refused");
+}
+
+static void
+test_resolve(void)
+{
+	struct addrinfo *ai;
+
+	tap_ok((ai = munge_resolve("10.0.0.1:7010", 0)) != NULL &&
+	    ai->ai_family == AF_INET, "10.0.0.1:7010 resolves (IPv4)");
+	if (ai != NULL)
+		freeaddrinfo(ai);
+	tap_ok((ai = munge_resolve("[::1]:7010", 1)) != NULL &&
+	    ai->ai_family == AF_INET6, "[::1]:7010 resolves (IPv6)");
+	if (ai != NULL)
+		freeaddrinfo(ai);
+	tap_ok(munge_resolve("localhost:7010", 0) == NULL &&
+	    munge_resolve("10.0.0.1", 0) == NULL &&
+	    munge_resolve("10.0.0.1:ssh", 0) == NULL,
+	    "names, a missing port, a service name: refused (numeric only)");
+}
+
+int
+main(void)
+{
+	test_cmdrun();
+	test_spec();
+	test_resolve();
+	return tap_done();
+}
