@@ -140,6 +140,8 @@ api_child(const struct parent *p, struct api_serve_args *tcp, int listen_fd,
 	a.memory_limit_max = c->session_memory_limit_mb;
 	a.session_address = c->session_address;
 	a.session_tls = c->tls_cert[0] != '\0';
+	a.front_door = c->front_door_listen[0] != '\0' ? c->front_door_listen :
+	    NULL;
 	a.mount_backend = c->mount_backend;
 	a.pg_conninfo = c->pg_conninfo[0] != '\0' ? c->pg_conninfo : NULL;
 	a.pg_reader_role = c->pg_reader_role;
@@ -207,7 +209,13 @@ parent_reap(struct parent *p)
 	int status, api_died = 0;
 
 	while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
-		if (pid == p->api_pid) {
+		if (pid == p->door_pid) {
+			log_warnx("serve: the front door exited (status %d); "
+			    "stopping every session", WIFEXITED(status) ?
+			    WEXITSTATUS(status) : 128 + WTERMSIG(status));
+			p->door_pid = -1;
+			api_died = 1;	/* fail closed, as for the api */
+		} else if (pid == p->api_pid) {
 			log_warnx("serve: the api exited (status %d); "
 			    "stopping every session", WIFEXITED(status) ?
 			    WEXITSTATUS(status) : 128 + WTERMSIG(status));
@@ -274,6 +282,8 @@ parent_pollfds(struct parent *p, int sigfd, struct pollfd *pfd,
 	pfd[n++].events = POLLIN;
 	pfd[n].fd = p->listen_fd;
 	pfd[n++].events = POLLIN;
+	pfd[n].fd = p->door_fd;		/* -1 without a front door */
+	pfd[n++].events = POLLIN;
 	for (i = 0; i < PARENT_MAX_SESSIONS; i++)
 		if (p->s[i].pid > 0 && p->s[i].ready_fd >= 0) {
 			who[n] = &p->s[i];
@@ -288,8 +298,8 @@ parent_pollfds(struct parent *p, int sigfd, struct pollfd *pfd,
 int
 parent_loop(struct parent *p, int sigfd)
 {
-	struct pollfd pfd[3 + PARENT_MAX_SESSIONS];
-	struct psession *who[3 + PARENT_MAX_SESSIONS];
+	struct pollfd pfd[4 + PARENT_MAX_SESSIONS];
+	struct psession *who[4 + PARENT_MAX_SESSIONS];
 	int n, i, r, ir;
 
 	for (;;) {
@@ -313,7 +323,12 @@ parent_loop(struct parent *p, int sigfd)
 		}
 		if (pfd[2].revents != 0)
 			sessiond_accept(p);
-		for (i = 3; i < n; i++)
+		if (pfd[3].revents != 0) {	/* it sends nothing: gone */
+			log_warnx("serve: the front door closed its socket; "
+			    "stopping every session");
+			return -1;
+		}
+		for (i = 4; i < n; i++)
 			if (pfd[i].revents != 0)
 				parent_session_ready(p, who[i]);
 		parent_session_timers(p);
@@ -397,9 +412,15 @@ parent_run(struct parent *p)
 	p->sigfd = sigfd;
 	if (parent_spawn_api(p, &old) != 0)
 		return SESSION_EXIT_FAILED;
+	if (parent_door_start(p, sigfd) != 0) {
+		parent_stop_api(p, PARENT_STOP_MS);
+		unlink(p->cfg.socket);
+		return SESSION_EXIT_FAILED;
+	}
 	parent_record_recover(p);
 	r = parent_loop(p, sigfd);
 	parent_sessions_stop_all(p, PARENT_STOP_MS);
+	parent_door_stop(p);
 	if (r == 1 && parent_stop_api(p, PARENT_STOP_MS) == 0) {
 		unlink(p->cfg.socket);
 		return SESSION_EXIT_OK;
@@ -459,5 +480,7 @@ parent_serve_cmd(int argc, char **argv)
 		return SESSION_EXIT_CONFIG;
 	p.ipc = -1;
 	p.listen_fd = -1;
+	p.door_pid = -1;
+	p.door_fd = -1;
 	return parent_run(&p);
 }

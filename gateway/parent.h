@@ -15,6 +15,7 @@
 
 #include <signal.h>
 #include <stdint.h>
+#include <sys/socket.h>
 #include <sys/types.h>
 
 #include "api/parentipc.h"
@@ -36,6 +37,9 @@ struct psession {
 	int64_t		deadline_ms;	/* ready by / killed by; 0 = none */
 	int		stopping;
 	int		started;	/* SESSION_STARTED was sent */
+	struct sockaddr_storage upstream;	/* where its worker accepts:
+						   the front door relays there */
+	socklen_t	upstream_len;
 };
 
 #define PARENT_KEPT_MAX		256	/* recordings retention may not remove */
@@ -49,6 +53,8 @@ struct parent {
 	const char		*sessiond;	/* serve --sessiond PATH */
 	uid_t			 peer_uid;	/* sessiond: who may ask */
 	struct psession		 s[PARENT_MAX_SESSIONS];
+	pid_t			 door_pid;	/* the front door, or -1 */
+	int			 door_fd;	/* its socket, or -1 */
 	/* retention (parent-record.c) */
 	char			 expiring[STORE_PATH_MAX]; /* asked; "" none */
 	char			 expiring_id[80];
@@ -78,6 +84,13 @@ void	parent_session_timers(struct parent *p);
 /* SIGTERM all, wait up to ms, SIGKILL the rest; reaps them. */
 void	parent_sessions_stop_all(struct parent *p, int ms);
 int	parent_sessions_live(const struct parent *p);
+
+/* parent-door.c: the front door (front_door_listen; a no-op without) */
+int	parent_door_start(struct parent *p, int sigfd);
+void	parent_door_upstream(const struct parent *p, struct psession *ps);
+void	parent_door_add(struct parent *p, const struct psession *ps);
+void	parent_door_remove(struct parent *p, const char *id);
+void	parent_door_stop(struct parent *p);
 
 /* parent-record.c */
 int	parent_record_dir(const struct gw_config *c);

@@ -35,6 +35,7 @@
 
 #include "common/ipc.h"
 #include "gateway/clipboard.h"
+#include "gateway/peeraddr.h"
 #include "gateway/preauth.h"
 #include "gateway/ratelimit.h"
 #include "gateway/slog.h"
@@ -389,6 +390,14 @@ vnc_door_admit(struct vnc *v, int fd, const char *addr,
 	vnc_refused(v, addr, "session busy");
 }
 
+/* How long the door waits for a websocket request; behind the front
+ * door (our only peer, an RFB client that waits for us) not at all. */
+static uint64_t
+vnc_sniff_us(const struct vnc *v)
+{
+	return v->prm.accept_from != NULL ? 0 : VNC_SNIFF_US;
+}
+
 static void
 vnc_accept(struct vnc *v, uint64_t now)
 {
@@ -405,44 +414,22 @@ vnc_accept(struct vnc *v, uint64_t now)
 		if (fd < 0)
 			return;	/* EAGAIN, or the peer already left */
 		vnc_addr(&ss, len, addr, sizeof(addr));
+		if (v->prm.accept_from != NULL && !peeraddr_is(
+		    (struct sockaddr *)&ss, len, v->prm.accept_from)) {
+			close(fd);	/* behind the front door: it alone */
+			vnc_refused(v, addr, "not the front door");
+			continue;
+		}
 		(void)preauth_addr_of(&src, (struct sockaddr *)&ss, len);
 		vnc_door_admit(v, fd, addr, &src, now);
 	}
-}
-
-/* Origin allowed: listed exactly, or (no list) naming the host the
- * request was sent to, so another web site cannot drive the session. */
-static int
-vnc_origin_ok(const struct vnc *v, const char *origin, const char *host)
-{
-	const char *const *o;
-	const char *auth;
-
-	if (v->prm.ws_origins != NULL) {
-		for (o = v->prm.ws_origins; *o != NULL; o++)
-			if (strcasecmp(*o, origin) == 0)
-				return 1;
-		return 0;
-	}
-	if ((auth = strstr(origin, "://")) == NULL)
-		return 0;
-	auth += 3;
-	return *host != '\0' && strcasecmp(auth, host) == 0;
 }
 
 /* Check a parsed websocket request; returns NULL or why it fails. */
 static const char *
 vnc_ws_check(const struct vnc *v, const struct ws_request *r)
 {
-	if (v->prm.ws_token == NULL)
-		return "websockets disabled";
-	if (!ws_path_has_token(r->path, v->prm.ws_token))
-		return "websocket token missing or wrong";
-	if (r->origin[0] == '\0')
-		return "websocket origin missing";
-	if (!vnc_origin_ok(v, r->origin, r->host))
-		return "websocket origin not allowed";
-	return NULL;
+	return ws_request_check(r, v->prm.ws_token, v->prm.ws_origins);
 }
 
 /* Hand a connection that passed the door to LibVNCServer. */
@@ -811,7 +798,7 @@ vnc_door_check(struct vnc *v, struct vnc_door *d, uint64_t now)
 	n = recv(d->fd, buf, VNC_WS_MAX_REQUEST, MSG_PEEK | MSG_DONTWAIT);
 	if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
 		/* RFB clients wait for the server to speak first. */
-		if (vnc_since(now, d->t0) < VNC_SNIFF_US || d->more)
+		if (vnc_since(now, d->t0) < vnc_sniff_us(v) || d->more)
 			return;
 		if (v->prm.tls_ipc >= 0)
 			vnc_front_take(v, d, TIPC_MODE_RFB);
@@ -1514,7 +1501,7 @@ vnc_tick(struct vnc *v, uint64_t now)
 		if (d->fd < 0)
 			continue;
 		if ((d->more && now >= d->recheck) ||
-		    (!d->more && vnc_since(now, d->t0) >= VNC_SNIFF_US))
+		    (!d->more && vnc_since(now, d->t0) >= vnc_sniff_us(v)))
 			vnc_door_check(v, d, now);
 	}
 	if (vnc_expire_handshakes(v, now) | vnc_gate_preauth(v, now))
@@ -1532,7 +1519,7 @@ vnc_next_deadline(const struct vnc *v)
 		if (v->door[i].fd < 0)
 			continue;
 		d = v->door[i].more ? v->door[i].recheck :
-		    v->door[i].t0 + VNC_SNIFF_US;
+		    v->door[i].t0 + vnc_sniff_us(v);
 		if (t == 0 || d < t)
 			t = d;
 	}
