@@ -795,10 +795,15 @@ vnc_door_check(struct vnc *v, struct vnc_door *d, uint64_t now)
 	const char *why;
 	ssize_t n;
 
+	if (v->prm.accept_from != NULL) {	/* the front door: RFB, and it
+						   may send its version early */
+		vnc_handover(v, d);
+		return;
+	}
 	n = recv(d->fd, buf, VNC_WS_MAX_REQUEST, MSG_PEEK | MSG_DONTWAIT);
 	if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
 		/* RFB clients wait for the server to speak first. */
-		if (vnc_since(now, d->t0) < vnc_sniff_us(v) || d->more)
+		if (vnc_since(now, d->t0) < VNC_SNIFF_US || d->more)
 			return;
 		if (v->prm.tls_ipc >= 0)
 			vnc_front_take(v, d, TIPC_MODE_RFB);
