@@ -667,8 +667,6 @@ fd_setup(struct frontdoor *d, const struct frontdoor_config *cfg)
 	    confine_rlimit(&c, RLIMIT_CORE, 0) != CONFINE_OK ||
 	    confine_apply(&c, err, sizeof(err)) != CONFINE_OK)
 		return vencrypt_setup_failed("sandbox", err[0] ? err : "rlimits");
-	if (cfg->test_violate != NULL)
-		sandbox_violate(cfg->test_violate);	/* test hook: dies */
 	slog_event("door_start", json_pack("{s:s}", "sandbox",
 	    sandbox_mode_name()));
 	return 0;

@@ -47,7 +47,6 @@ struct frontdoor_config {
 	const char *const	*ws_origins;	/* session policy's, or NULL */
 	const struct privdrop_user *user;	/* cdsgate */
 	pid_t			 parent;	/* dies with it */
-	const char		*test_violate;	/* test hook, or NULL */
 };
 
 /* Run until SIGTERM or the parent goes away.  Returns the exit status:

@@ -191,27 +191,6 @@ check "TigerVNC (X509Plain) through the front door shows alice's page" test $got
 stop_pid "$VV_PID"; VV_PID=
 stop_pid "$XV_PID"; XV_PID=
 
-novnc() {
-	local q
-	q=$(python3 -c 'import sys, urllib.parse as u
-print(u.urlencode({"url": sys.argv[1], "username": sys.argv[2], "password": sys.argv[3], "frame": "1"}))' "$@")
-	rm -rf "$PROFILE" && mkdir -p "$PROFILE" && chown "$VIEWER_USER" "$PROFILE"
-	setpriv --reuid="$VIEWER_USER" --regid="$(id -g "$VIEWER_USER")" --clear-groups \
-		env -i HOME="$PROFILE" PATH=/usr/bin:/bin "$CHROMIUM" \
-		--headless --disable-gpu --no-first-run --disable-background-networking \
-		--disable-component-update --disable-sync --user-data-dir="$PROFILE" \
-		--ignore-certificate-errors-spki-list="$SPKI" --window-size=1300,900 \
-		"$NORIGIN/novnc-test?$q" > "$TMP/chrome.out" 2>&1 &
-	BR_PID=$!
-}
-try_novnc() {
-	local m r
-	m=$(python3 -c 'import json,sys; print(max([json.loads(l).get("n",0) for l in open(sys.argv[1])] or [0]))' "$D/nv.jsonl")
-	novnc "$1" "$2" "$3"
-	r=$(novnc_verdict "$D/nv.jsonl" "$m" 40 "$4")
-	stop_pid "$BR_PID"; BR_PID=
-	echo "$r"
-}
 r=$(try_novnc "wss://127.0.0.1:$DOOR$(field bob novnc)" bob "$(cat "$TMP/bob.pw")" "$TMP/novnc.png")
 check "noVNC over wss through the front door (bob's token and login) connects ($r)" \
 	test "${r%% *}" = connected
