@@ -370,7 +370,6 @@ fd_connected(struct frontdoor *d, struct fd_conn *k, uint64_t now)
 	k->upfd = -1;
 	k->stage = FD_DOOR;
 	vencrypt_refuse(k->c, "the session cannot be reached", now);
-	(void)d;
 }
 
 /* Act on what vencrypt asks for, until it asks for nothing. */
@@ -412,10 +411,14 @@ fd_find(const struct frontdoor *d, const char *id)
 static int
 fd_answer_add(void *ctx, struct ipc_msg *msg)
 {
+	static struct door_add mbuf;	/* secrets: wiped below */
 	struct frontdoor *d = ctx;
-	struct door_add *m = (struct door_add *)msg->data;
+	struct door_add *m = &mbuf;
 	struct fd_session t;
 	int i;
+
+	memcpy(m, msg->data, sizeof(*m));
+	explicit_bzero(msg->data, sizeof(*m));
 
 	memset(&t, 0, sizeof(t));
 	if (ipc_str_get(t.id, sizeof(t.id), m->id, sizeof(m->id)) != 0 ||

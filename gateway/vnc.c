@@ -390,14 +390,6 @@ vnc_door_admit(struct vnc *v, int fd, const char *addr,
 	vnc_refused(v, addr, "session busy");
 }
 
-/* How long the door waits for a websocket request; behind the front
- * door (our only peer, an RFB client that waits for us) not at all. */
-static uint64_t
-vnc_sniff_us(const struct vnc *v)
-{
-	return v->prm.accept_from != NULL ? 0 : VNC_SNIFF_US;
-}
-
 static void
 vnc_accept(struct vnc *v, uint64_t now)
 {
@@ -795,12 +787,14 @@ vnc_door_check(struct vnc *v, struct vnc_door *d, uint64_t now)
 	const char *why;
 	ssize_t n;
 
-	if (v->prm.accept_from != NULL) {	/* the front door: RFB, and it
-						   may send its version early */
+	n = recv(d->fd, buf, VNC_WS_MAX_REQUEST, MSG_PEEK | MSG_DONTWAIT);
+	if (v->prm.accept_from != NULL && (n > 0 ||
+	    vnc_since(now, d->t0) >= VNC_SNIFF_US)) {
+		/* the front door speaks RFB and sends its version at once:
+		   once it is here the library's own sniff finds it */
 		vnc_handover(v, d);
 		return;
 	}
-	n = recv(d->fd, buf, VNC_WS_MAX_REQUEST, MSG_PEEK | MSG_DONTWAIT);
 	if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
 		/* RFB clients wait for the server to speak first. */
 		if (vnc_since(now, d->t0) < VNC_SNIFF_US || d->more)
@@ -1506,7 +1500,7 @@ vnc_tick(struct vnc *v, uint64_t now)
 		if (d->fd < 0)
 			continue;
 		if ((d->more && now >= d->recheck) ||
-		    (!d->more && vnc_since(now, d->t0) >= vnc_sniff_us(v)))
+		    (!d->more && vnc_since(now, d->t0) >= VNC_SNIFF_US))
 			vnc_door_check(v, d, now);
 	}
 	if (vnc_expire_handshakes(v, now) | vnc_gate_preauth(v, now))
@@ -1524,7 +1518,7 @@ vnc_next_deadline(const struct vnc *v)
 		if (v->door[i].fd < 0)
 			continue;
 		d = v->door[i].more ? v->door[i].recheck :
-		    v->door[i].t0 + vnc_sniff_us(v);
+		    v->door[i].t0 + VNC_SNIFF_US;
 		if (t == 0 || d < t)
 			t = d;
 	}
