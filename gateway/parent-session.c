@@ -454,7 +454,8 @@ parent_session_ready(struct parent *p, struct psession *ps)
 	snprintf(st.id, sizeof(st.id), "%s", ps->id);
 	st.port = ps->port;
 	snprintf(st.ws_token, sizeof(st.ws_token), "%s", ps->ws_token);
-	parent_door_upstream(p, ps);
+	if (ps->upstream_len == 0)	/* a runner may have set it */
+		parent_door_upstream(p, ps);
 	parent_door_add(p, ps);		/* before the api hands it out */
 	ipc_send(p->ipc, &pipc_proto, PIPC_SESSION_STARTED, &st,
 	    sizeof(st), -1);

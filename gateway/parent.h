@@ -38,7 +38,10 @@ struct psession {
 	int		stopping;
 	int		started;	/* SESSION_STARTED was sent */
 	struct sockaddr_storage upstream;	/* where its worker accepts:
-						   the front door relays there */
+						   the front door relays there
+						   (local runner: set at ready
+						   from session_address:port
+						   when still unset) */
 	socklen_t	upstream_len;
 };
 

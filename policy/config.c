@@ -210,6 +210,16 @@ config_defaults(struct gw_config *c, struct policy_error *err)
 	return POLICY_OK;
 }
 
+/* Name the key an address check failed for. */
+static int
+config_key_error(struct policy_error *err, const char *key)
+{
+	char msg[sizeof(err->msg)];
+
+	snprintf(msg, sizeof(msg), "%s", err->msg);
+	return policy_error_set(err, POLICY_EINPUT, "%s: %s", key, msg);
+}
+
 /* Whole-config rules: required keys, pairs, the URL and address. */
 static int
 config_check(const struct gw_config *c, struct policy_error *err)
@@ -233,11 +243,11 @@ config_check(const struct gw_config *c, struct policy_error *err)
 		    "needs tls_cert and tls_key: the front door speaks TLS only");
 	if (c->front_door_listen[0] != '\0' &&
 	    spec_listen_parse(c->front_door_listen, &l, err) != POLICY_OK)
-		return POLICY_EINPUT;
+		return config_key_error(err, "front_door_listen");
 	snprintf(addr, sizeof(addr), strchr(c->front_door_source, ':') ?
 	    "[%s]:0" : "%s:0", c->front_door_source);
 	if (spec_listen_parse(addr, &l, err) != POLICY_OK)
-		return POLICY_EINPUT;
+		return config_key_error(err, "front_door_source");
 	if (c->api_listen[0] != '\0' && (c->api_tls_cert[0] == '\0' ||
 	    c->api_tls_key[0] == '\0' || c->api_tokens[0] == '\0'))
 		return policy_error_set(err, POLICY_EINPUT, "api_listen needs "
