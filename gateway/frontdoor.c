@@ -74,6 +74,7 @@ struct fd_conn {
 	struct vencrypt	*c;
 	int		 session;	/* index, or FD_NONE */
 	int		 ws_session;	/* wss: the token's session */
+	uint32_t	 preauth_id;	/* counted until the login, or 0 */
 };
 
 struct frontdoor {
@@ -179,8 +180,9 @@ fd_session_of_user(const struct frontdoor *d, const char *user)
 /* ---- connections -------------------------------------------------------- */
 
 static void
-fd_conn_free(struct fd_conn *k)
+fd_conn_free(struct frontdoor *d, struct fd_conn *k)
 {
+	preauth_release(d->pa, k->preauth_id);
 	if (k->c != NULL)
 		vencrypt_free(k->c);	/* logs relay_end, closes both */
 	else if (k->fd >= 0)
@@ -192,8 +194,36 @@ fd_conn_free(struct fd_conn *k)
 	k->session = k->ws_session = FD_NONE;
 }
 
-/* A new client: counted as pre-authentication by its address; one whose
- * address waits out a back-off is closed at once. */
+/* Count a new client as unauthenticated by its address (a share per
+ * address, the oldest evicted when the table is full, as at a session's
+ * own door: gateway/preauth.h); 0 = admitted. */
+static int
+fd_admit(struct frontdoor *d, struct fd_conn *k, const struct sockaddr *sa,
+    socklen_t len, uint64_t now)
+{
+	struct preauth_addr src;
+	uint32_t victim = 0;
+	int i;
+
+	(void)preauth_addr_of(&src, sa, len);
+	if (preauth_admit(d->pa, &src, now, &k->preauth_id, &victim) !=
+	    PREAUTH_ADMIT) {
+		if (tbucket_take(&d->log_bucket, now))
+			slog_event("client_refused", json_pack("{s:s, s:s}",
+			    "client", k->addr, "reason", "too many "
+			    "unauthenticated connections from this address"));
+		return -1;
+	}
+	for (i = 0; victim != 0 && i < FRONTDOOR_MAX_CONNS; i++)
+		if (d->conn[i].preauth_id == victim) {
+			d->conn[i].preauth_id = 0;	/* no longer counted */
+			fd_conn_free(d, &d->conn[i]);
+		}
+	return 0;
+}
+
+/* A new client: one whose address waits out a back-off, or holds its
+ * share of unauthenticated connections, is closed at once. */
 static void
 fd_accept(struct frontdoor *d, uint64_t now)
 {
@@ -222,7 +252,8 @@ fd_accept(struct frontdoor *d, uint64_t now)
 	}
 	snprintf(k->addr, sizeof(k->addr), ss.ss_family == AF_INET6 ?
 	    "[%s]:%s" : "%s:%s", host, serv);
-	if (vencrypt_backed_off(&d->prm, k->addr, now)) {
+	if (vencrypt_backed_off(&d->prm, k->addr, now) ||
+	    fd_admit(d, k, (struct sockaddr *)&ss, len, now) != 0) {
 		close(fd);
 		return;
 	}
@@ -251,12 +282,12 @@ fd_sniff(struct frontdoor *d, struct fd_conn *k, uint64_t now)
 			slog_event("client_refused", json_pack("{s:s, s:s}",
 			    "client", k->addr, "reason", "neither RFB nor "
 			    "TLS (plain websockets are not served here)"));
-		fd_conn_free(k);
+		fd_conn_free(d, k);
 		return;
 	}
 	setsockopt(k->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 	if (vencrypt_alloc(&k->c, k->fd, k->addr, mode, &d->prm, now) != 0) {
-		fd_conn_free(k);
+		fd_conn_free(d, k);
 		return;
 	}
 	k->fd = -1;	/* vencrypt's now */
@@ -309,6 +340,8 @@ fd_connect(struct frontdoor *d, struct fd_conn *k, uint64_t now)
 	}
 	s = &d->s[i];
 	k->session = i;
+	preauth_release(d->pa, k->preauth_id);	/* logged in */
+	k->preauth_id = 0;
 	vencrypt_set_session(k->c, s->inner, s->id);
 	k->upfd = socket(s->up.ss_family, SOCK_STREAM | SOCK_NONBLOCK |
 	    SOCK_CLOEXEC, 0);
@@ -379,7 +412,7 @@ fd_event(struct frontdoor *d, struct fd_conn *k, enum vencrypt_event ev,
 {
 	while (ev != VENCRYPT_CONTINUE && k->stage == FD_DOOR) {
 		if (ev == VENCRYPT_CLOSED) {
-			fd_conn_free(k);
+			fd_conn_free(d, k);
 			return;
 		}
 		if (ev == VENCRYPT_WS_REQUEST)
@@ -391,7 +424,7 @@ fd_event(struct frontdoor *d, struct fd_conn *k, enum vencrypt_event ev,
 		ev = vencrypt_handle(k->c, now);
 	}
 	if (ev == VENCRYPT_CLOSED)
-		fd_conn_free(k);
+		fd_conn_free(d, k);
 }
 
 /* ---- the parent's messages --------------------------------------------- */
@@ -475,7 +508,7 @@ fd_answer_remove(void *ctx, struct ipc_msg *msg)
 	for (j = 0; j < FRONTDOOR_MAX_CONNS; j++)
 		if (d->conn[j].stage != FD_FREE && (d->conn[j].session == i ||
 		    d->conn[j].ws_session == i)) {
-			fd_conn_free(&d->conn[j]);
+			fd_conn_free(d, &d->conn[j]);
 			dropped++;
 		}
 	explicit_bzero(&d->s[i], sizeof(d->s[i]));
@@ -529,7 +562,7 @@ fd_tick(struct frontdoor *d, uint64_t now)
 			enum vencrypt_event ev = vencrypt_tick(k->c, now);
 
 			if (ev == VENCRYPT_CLOSED)
-				fd_conn_free(k);
+				fd_conn_free(d, k);
 			else
 				fd_event(d, k, ev, now);
 		}
@@ -684,7 +717,7 @@ frontdoor_main(const struct frontdoor_config *cfg)
 	memset(&d, 0, sizeof(d));
 	d.sigfd = -1;
 	for (i = 0; i < FRONTDOOR_MAX_CONNS; i++)
-		fd_conn_free(&d.conn[i]);
+		fd_conn_free(&d, &d.conn[i]);
 	slog_open(NULL, "", "frontdoor");
 	if (cfg == NULL || fd_setup(&d, cfg) != 0) {
 		if (d.fatal == NULL)
@@ -694,7 +727,7 @@ frontdoor_main(const struct frontdoor_config *cfg)
 	slog_event("door_stop", json_pack("{s:s}", "why", d.fatal != NULL ?
 	    d.fatal : "stopped"));
 	for (i = 0; i < FRONTDOOR_MAX_CONNS; i++)
-		fd_conn_free(&d.conn[i]);
+		fd_conn_free(&d, &d.conn[i]);
 	creds_free(d.creds);
 	tls_ctx_free(d.tls);
 	preauth_free(d.pa);

@@ -15,7 +15,8 @@
 #      alice's login is refused
 #   d. a wrong password and an unknown user get the same refusal (the
 #      client sees the same words; the log says "wrong user name or
-#      password" for both)
+#      password" for both); a third silent connection from one address is
+#      closed at once
 #   e. a direct connection to a session's worker is refused ("not the
 #      front door"), even with its internal VNC password
 #   f. revoking bob's session drops his relayed connection at once
@@ -214,6 +215,26 @@ check "an unknown user (carol, with alice's secret) is refused the same way" \
 	test "$rc2 $why2" = "$rc1 $why1"
 check "... both logged as auth_fail: wrong user name or password" \
 	test "$(events auth_fail reason="wrong user name or password")" -eq $((f0 + 2))
+
+# Three silent connections from one address: the third is closed at once
+# (two unauthenticated connections an address, as at a session's door).
+check "a third unauthenticated connection from one address is closed at once" \
+	python3 - "$DOOR" <<'PY'
+import socket, sys, time
+port = int(sys.argv[1])
+held = [socket.create_connection(('127.0.0.1', port)) for _ in range(2)]
+time.sleep(0.3)
+third = socket.create_connection(('127.0.0.1', port))
+third.settimeout(2)
+try:
+    closed = third.recv(64) == b''
+except (socket.timeout, ConnectionResetError):
+    closed = False
+sys.exit(0 if closed else 1)
+PY
+sleep 0.3
+check "... logged: too many unauthenticated connections from this address" \
+	test "$(events client_refused reason="too many unauthenticated connections from this address")" -ge 1
 
 # ---- e. straight to a worker: refused ---------------------------------------------
 UP=$(python3 -c 'import json,sys
