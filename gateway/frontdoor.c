@@ -629,6 +629,13 @@ fd_loop(struct frontdoor *d)
 			while (read(d->sigfd, &si, sizeof(si)) ==
 			    (ssize_t)sizeof(si))
 				d->stop = 1;
+		/* the parent first: a session removed ends its connections
+		   before another byte of theirs is relayed */
+		if (pfd[1].revents != 0 &&
+		    (st = ipc_dispatch(&d->peer, d, NULL)) != IPC_OK &&
+		    d->fatal == NULL)
+			d->fatal = st == IPC_EOF ? "the parent went away" :
+			    ipc_strerror(st);
 		memset(done, 0, sizeof(done));
 		for (i = 3; i < n; i++) {
 			struct fd_conn *k = &d->conn[owner[i]];
@@ -647,11 +654,6 @@ fd_loop(struct frontdoor *d)
 		}
 		if (pfd[2].revents & POLLIN)
 			fd_accept(d, now);
-		if (pfd[1].revents != 0 &&
-		    (st = ipc_dispatch(&d->peer, d, NULL)) != IPC_OK &&
-		    d->fatal == NULL)
-			d->fatal = st == IPC_EOF ? "the parent went away" :
-			    ipc_strerror(st);
 	}
 	return 0;
 }

@@ -470,8 +470,8 @@ parent_session_stop(struct parent *p, const char *id, int revoke)
 
 	if (ps == NULL || ps->stopping)
 		return;
+	parent_door_remove(p, ps->id);	/* its relayed connections end first */
 	kill(ps->pid, SIGTERM);
-	parent_door_remove(p, ps->id);	/* its relayed connections end now */
 	ps->stopping = 1;
 	ps->deadline_ms = parent_now_ms() + (revoke ? PARENT_REVOKE_MS :
 	    PARENT_STOP_MS);
