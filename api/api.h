@@ -61,6 +61,8 @@ struct api_config {
 	unsigned long	 memory_limit_max;	/* sessions, MiB */
 	const char	*session_address;	/* where sessions listen */
 	int		 session_tls;	/* VeNCrypt credentials: longer secret */
+	const char	*front_door;	/* "ADDR:PORT" every session is reached
+					   through, or NULL: its own port */
 	struct gaterunner *gate;	/* runs it (the api may not exec) */
 	const char	*mount_backend;	/* default: "embedded"|"postgres" */
 	struct pgrunner	*pg;		/* the PostgreSQL mounter, or NULL */
@@ -104,6 +106,7 @@ struct api_serve_args {
 	unsigned long	 memory_limit_max;	/* the default too */
 	const char	*session_address;
 	int		 session_tls;
+	const char	*front_door;		/* NULL: sessions' own ports */
 	const char	*mount_backend;		/* NULL: "embedded" */
 	const char	*pg_conninfo;		/* NULL: no PostgreSQL */
 	const char	*pg_reader_role;

@@ -260,6 +260,7 @@ api_serve_bound(const struct api_serve_args *a)
 	cfg.session_address = a->session_address != NULL ?
 	    a->session_address : "127.0.0.1";
 	cfg.session_tls = a->session_tls;
+	cfg.front_door = a->front_door;
 	/* root-only files: read them before the drop and the filter */
 	if (a->tcp_fd >= 0) {
 		if (api_tcp_load(a, &tcp, err, sizeof(err)) != 0) {

@@ -698,8 +698,11 @@ created_json(struct api_req *r, const struct store_session *ss,
 	char vnc[300], novnc[PIPC_TOKEN_MAX + 32];
 	const char *a = r->cfg->session_address;
 
-	snprintf(vnc, sizeof(vnc), strchr(a, ':') != NULL ? "[%s]:%u" :
-	    "%s:%u", a, w->port);
+	if (r->cfg->front_door != NULL)	/* every session behind one door */
+		snprintf(vnc, sizeof(vnc), "%s", r->cfg->front_door);
+	else
+		snprintf(vnc, sizeof(vnc), strchr(a, ':') != NULL ?
+		    "[%s]:%u" : "%s:%u", a, w->port);
 	snprintf(novnc, sizeof(novnc), "/websockify?token=%s", w->token);
 	return json_pack("{s:s, s:s, s:I, s:s, s:I, s:s, s:s, s:s, s:b, s:s?}",
 	    "id", ss->id, "recipient", ss->recipient, "dataset",

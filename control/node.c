@@ -417,22 +417,21 @@ node_cmd(int argc, char **argv)
 	sigset_t old;
 	int r;
 
+	log_init("cdsgated node");
 	if (argc != 2 || strcmp(argv[0], "--config") != 0)
 		return node_usage();
 	if (config_load(&p.cfg, argv[1], &e) != POLICY_OK) {
-		fprintf(stderr, "cdsgated node: %s\n", e.msg);
+		log_warnx("%s", e.msg);
 		return SESSION_EXIT_CONFIG;
 	}
 	if (p.cfg.node_name[0] == '\0' || p.cfg.control_address[0] == '\0' ||
 	    parent_slurm_on(&p)) {
-		fprintf(stderr, "cdsgated node: %s: node_name and "
-		    "control_address are required, session_runner is "
-		    "\"local\" (the node runs them)\n", argv[1]);
+		log_warnx("%s: node_name and control_address are required, "
+		    "session_runner is \"local\" (the node runs them)", argv[1]);
 		return SESSION_EXIT_CONFIG;
 	}
 	if (geteuid() != 0) {
-		fprintf(stderr, "cdsgated node: must run as root (it starts "
-		    "session supervisors)\n");
+		log_warnx("must run as root (it starts session supervisors)");
 		return SESSION_EXIT_CONFIG;
 	}
 	if (parent_dirs(&p.cfg) != 0 || parent_record_dir(&p.cfg) != 0)
@@ -465,6 +464,7 @@ node_job_cmd(int argc, char **argv)
 	ssize_t n;
 	int fd;
 
+	log_init("cdsgated node-job");
 	if (argc != 2 || strcmp(argv[0], "--socket") != 0) {
 		fprintf(stderr, "usage: cdsgated node-job --socket PATH "
 		    "(in a Slurm job)\n");
@@ -472,8 +472,7 @@ node_job_cmd(int argc, char **argv)
 	}
 	if (job == NULL || strspn(job, "0123456789") != strlen(job) ||
 	    job[0] == '\0') {
-		fprintf(stderr, "cdsgated node-job: not in a Slurm job "
-		    "(no SLURM_JOB_ID)\n");
+		log_warnx("not in a Slurm job (no SLURM_JOB_ID)");
 		return SESSION_EXIT_CONFIG;
 	}
 	node_socket_path(argv[1], name != NULL ? name : "", path,
@@ -483,8 +482,7 @@ node_job_cmd(int argc, char **argv)
 	memcpy(a.sun_path, path, strlen(path) + 1);
 	if ((fd = socket(AF_UNIX, SOCK_STREAM, 0)) < 0 ||
 	    connect(fd, (struct sockaddr *)&a, sizeof(a)) != 0) {
-		fprintf(stderr, "cdsgated node-job: %s: %s\n", path,
-		    strerror(errno));
+		log_warn("%s", path);
 		return SESSION_EXIT_FAILED;
 	}
 	signal(SIGPIPE, SIG_IGN);	/* a refusal may close it first */
@@ -492,7 +490,8 @@ node_job_cmd(int argc, char **argv)
 	/* until the agent closes it: the session is over */
 	while ((n = read(fd, line, sizeof(line) - 1)) > 0) {
 		line[n] = '\0';
-		fprintf(stderr, "cdsgated node-job: %s", line);
+		line[strcspn(line, "\n")] = '\0';
+		log_warnx("%s", line);	/* the agent's refusal, escaped */
 	}
 	return SESSION_EXIT_OK;
 }

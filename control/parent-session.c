@@ -257,7 +257,9 @@ session_argv(const struct parent *p, const struct pipc_start *m,
 	ARG("--record-dir", "%s", c->record_dir);
 	ARG("--record-name", "%s", m->id);
 	ARG("--record-min-free-mb", "%lu", c->record_min_free_mb);
-	if (c->tls_cert[0] != '\0') {
+	if (c->front_door_listen[0] != '\0')	/* TLS is the door's */
+		ARG("--accept-from", "%s", c->front_door_source);
+	else if (c->tls_cert[0] != '\0') {
 		ARG("--tls-cert", "%s", c->tls_cert);
 		ARG("--tls-key", "%s", c->tls_key);
 		ARG("--credentials-file", "%s/%s/credentials",
@@ -456,6 +458,9 @@ parent_session_ready(struct parent *p, struct psession *ps)
 	snprintf(st.id, sizeof(st.id), "%s", ps->id);
 	st.port = ps->port;
 	snprintf(st.ws_token, sizeof(st.ws_token), "%s", ps->ws_token);
+	if (ps->upstream_len == 0)	/* a runner may have set it */
+		parent_door_upstream(p, ps);
+	parent_door_add(p, ps);		/* before the api hands it out */
 	ipc_send(p->ipc, &pipc_proto, PIPC_SESSION_STARTED, &st,
 	    sizeof(st), -1);
 	explicit_bzero(&st, sizeof(st));
@@ -471,6 +476,7 @@ parent_session_stop(struct parent *p, const char *id, int revoke)
 		return;
 	if (ps == NULL || ps->stopping)
 		return;
+	parent_door_remove(p, ps->id);	/* its relayed connections end first */
 	kill(ps->pid, SIGTERM);
 	ps->stopping = 1;
 	ps->deadline_ms = parent_now_ms() + (revoke ? PARENT_REVOKE_MS :
@@ -529,6 +535,8 @@ parent_session_reaped(struct parent *p, pid_t pid, int status)
 	else if (p->ipc >= 0)
 		ipc_send(p->ipc, &pipc_proto, PIPC_SESSION_ENDED, &e,
 		    sizeof(e), -1);
+	if (ps->started && !ps->stopping)
+		parent_door_remove(p, ps->id);
 	session_files_remove(p, ps->id);
 	explicit_bzero(ps, sizeof(*ps));
 	ps->ready_fd = -1;

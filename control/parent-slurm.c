@@ -46,11 +46,11 @@ parent_slurm_begin(struct parent *p)
 		return 0;
 	if (slurm_helper_start(&p->cfg, &p->slurm_pid, &p->slurm_fd, err,
 	    sizeof(err)) != 0) {
-		log_warnx("serve: %s", err);
+		log_warnx("%s", err);
 		p->slurm_pid = 0;
 		return -1;
 	}
-	log_warnx("serve: session_runner slurm: nodes report on %s",
+	log_warnx("session_runner slurm: nodes report on %s",
 	    p->cfg.slurm_listen);
 	return 0;
 }
@@ -108,7 +108,7 @@ job_done(struct parent *p, struct pjob *j, int status, const char *why)
 	snprintf(e.id, sizeof(e.id), "%s", j->s.id);
 	e.status = status;
 	snprintf(f.reason, sizeof(f.reason), "%s", why);
-	log_warnx("serve: session %s (job %lld%s%s): %s", j->s.id,
+	log_warnx("session %s (job %lld%s%s): %s", j->s.id,
 	    (long long)j->job, j->node[0] ? " on " : "", j->node, why);
 	if (p->ipc >= 0 && !j->s.started)
 		ipc_send(p->ipc, &pipc_proto, PIPC_SESSION_FAILED, &f,
@@ -172,7 +172,7 @@ parent_slurm_extend(struct parent *p, const char *id, int64_t expires)
 	x.job = j->job;
 	x.minutes = left > 60 ? (uint32_t)((left + 59) / 60) : 1;
 	ipc_send(p->slurm_fd, &slurm_proto, SL_EXTEND, &x, sizeof(x), -1);
-	log_warnx("serve: session %s: job %lld's time limit %u min", id,
+	log_warnx("session %s: job %lld's time limit %u min", id,
 	    (long long)j->job, x.minutes);
 }
 
@@ -266,7 +266,7 @@ on_submitted(void *ctx, struct ipc_msg *m)
 		return 0;
 	}
 	j->job = d.job;
-	log_warnx("serve: session %s: job %lld submitted", id,
+	log_warnx("session %s: job %lld submitted", id,
 	    (long long)d.job);
 	if (j->s.stopping)
 		send_cancel(p, d.job);
@@ -305,7 +305,7 @@ node_ask(struct parent *p, struct pjob *j, const struct sl_node *n)
 	explicit_bzero(&j->start, sizeof(j->start));
 	answer(p, 1, text);
 	explicit_bzero(text, sizeof(text));
-	log_warnx("serve: session %s: job %lld runs on %s", j->s.id,
+	log_warnx("session %s: job %lld runs on %s", j->s.id,
 	    (long long)j->job, j->node);
 }
 
@@ -351,7 +351,7 @@ node_ready(struct parent *p, struct pjob *j, const struct sl_node *n)
 	snprintf(st.id, sizeof(st.id), "%s", j->s.id);
 	st.port = n->port;
 	snprintf(st.ws_token, sizeof(st.ws_token), "%s", j->s.ws_token);
-	log_warnx("serve: session %s: ready at %s:%u on %s (job %lld)",
+	log_warnx("session %s: ready at %s:%u on %s (job %lld)",
 	    j->s.id, n->addr, n->port, n->node, (long long)j->job);
 	if (p->ipc >= 0)
 		ipc_send(p->ipc, &pipc_proto, PIPC_SESSION_STARTED, &st,
@@ -535,7 +535,7 @@ parent_slurm_dispatch(struct parent *p)
 	int rc = ipc_dispatch(&peer, p, NULL);
 
 	if (rc != IPC_OK)
-		log_warnx("serve: the Slurm helper: %s; stopping every "
+		log_warnx("the Slurm helper: %s; stopping every "
 		    "session", ipc_strerror(rc));
 	return rc == IPC_OK ? 0 : -1;
 }

@@ -168,6 +168,8 @@ api_child(const struct parent *p, struct api_serve_args *tcp, int listen_fd,
 	a.memory_limit_max = c->session_memory_limit_mb;
 	a.session_address = c->session_address;
 	a.session_tls = c->tls_cert[0] != '\0';
+	a.front_door = c->front_door_listen[0] != '\0' ? c->front_door_listen :
+	    NULL;
 	a.mount_backend = c->mount_backend;
 	a.pg_conninfo = c->pg_conninfo[0] != '\0' ? c->pg_conninfo : NULL;
 	a.pg_reader_role = c->pg_reader_role;
@@ -237,7 +239,13 @@ parent_reap(struct parent *p)
 	int status, api_died = 0;
 
 	while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
-		if (pid == p->api_pid) {
+		if (pid == p->door_pid) {
+			log_warnx("the front door exited (status %d); "
+			    "stopping every session", WIFEXITED(status) ?
+			    WEXITSTATUS(status) : 128 + WTERMSIG(status));
+			p->door_pid = -1;
+			api_died = 1;	/* fail closed, as for the api */
+		} else if (pid == p->api_pid) {
 			log_warnx("the api exited (status %d); "
 			    "stopping every session", WIFEXITED(status) ?
 			    WEXITSTATUS(status) : 128 + WTERMSIG(status));
@@ -292,7 +300,8 @@ parent_stop_api(struct parent *p, int ms)
 
 /* The pollfds: signals, the api (sessiond: its peer), sessiond's
  * listening socket (-1 in serve: poll ignores it), the Slurm helper (-1
- * with the local runner), each ready pipe. */
+ * with the local runner), the front door (-1 without one), each ready
+ * pipe. */
 static int
 parent_pollfds(struct parent *p, int sigfd, struct pollfd *pfd,
     struct psession **who)
@@ -306,6 +315,8 @@ parent_pollfds(struct parent *p, int sigfd, struct pollfd *pfd,
 	pfd[n].fd = p->listen_fd;
 	pfd[n++].events = POLLIN;
 	pfd[n].fd = parent_slurm_fd(p);	/* -1: the local runner */
+	pfd[n++].events = POLLIN;
+	pfd[n].fd = p->door_fd;		/* -1 without a front door */
 	pfd[n++].events = POLLIN;
 	for (i = 0; i < PARENT_MAX_SESSIONS; i++)
 		if (p->s[i].pid > 0 && p->s[i].ready_fd >= 0) {
@@ -321,8 +332,8 @@ parent_pollfds(struct parent *p, int sigfd, struct pollfd *pfd,
 int
 parent_loop(struct parent *p, int sigfd)
 {
-	struct pollfd pfd[4 + PARENT_MAX_SESSIONS];
-	struct psession *who[4 + PARENT_MAX_SESSIONS];
+	struct pollfd pfd[5 + PARENT_MAX_SESSIONS];
+	struct psession *who[5 + PARENT_MAX_SESSIONS];
 	int n, i, r, ir;
 
 	for (;;) {
@@ -348,7 +359,12 @@ parent_loop(struct parent *p, int sigfd)
 			sessiond_accept(p);
 		if (pfd[3].revents != 0 && parent_slurm_dispatch(p) != 0)
 			return -1;
-		for (i = 4; i < n; i++)
+		if (pfd[4].revents != 0) {	/* it sends nothing: gone */
+			log_warnx("the front door closed its socket; "
+			    "stopping every session");
+			return -1;
+		}
+		for (i = 5; i < n; i++)
 			if (pfd[i].revents != 0)
 				parent_session_ready(p, who[i]);
 		parent_session_timers(p);
@@ -430,9 +446,15 @@ parent_run(struct parent *p)
 	p->sigfd = sigfd;
 	if (parent_slurm_begin(p) != 0 || parent_spawn_api(p, &old) != 0)
 		return SESSION_EXIT_FAILED;
+	if (parent_door_start(p, sigfd) != 0) {
+		parent_stop_api(p, PARENT_STOP_MS);
+		unlink(p->cfg.socket);
+		return SESSION_EXIT_FAILED;
+	}
 	parent_record_recover(p);
 	r = parent_loop(p, sigfd);
 	parent_sessions_stop_all(p, PARENT_STOP_MS);
+	parent_door_stop(p);
 	if (r == 1 && parent_stop_api(p, PARENT_STOP_MS) == 0) {
 		unlink(p->cfg.socket);
 		return SESSION_EXIT_OK;
@@ -482,8 +504,8 @@ parent_serve_cmd(int argc, char **argv)
 		return SESSION_EXIT_OK;
 	}
 	if (p.sessiond != NULL && parent_slurm_on(&p)) {
-		fprintf(stderr, "cdsgated serve: session_runner \"slurm\" is "
-		    "not yet supported with --sessiond (the split units)\n");
+		log_warnx("session_runner \"slurm\" is not yet supported "
+		    "with --sessiond (the split units)");
 		return SESSION_EXIT_CONFIG;
 	}
 	if (geteuid() != 0) {
@@ -498,5 +520,7 @@ parent_serve_cmd(int argc, char **argv)
 		return SESSION_EXIT_CONFIG;
 	p.ipc = -1;
 	p.listen_fd = -1;
+	p.door_pid = -1;
+	p.door_fd = -1;
 	return parent_run(&p);
 }

@@ -37,7 +37,11 @@ struct psession {
 	int64_t		deadline_ms;	/* ready by / killed by; 0 = none */
 	int		stopping;
 	int		started;	/* SESSION_STARTED was sent */
-	struct sockaddr_storage upstream;	/* where its worker accepts */
+	struct sockaddr_storage upstream;	/* where its worker accepts:
+						   the front door relays there
+						   (local runner: set at ready
+						   from session_address:port
+						   when still unset) */
 	socklen_t	upstream_len;
 };
 
@@ -63,6 +67,8 @@ struct parent {
 	const char		*sessiond;	/* serve --sessiond PATH */
 	uid_t			 peer_uid;	/* sessiond: who may ask */
 	struct psession		 s[PARENT_MAX_SESSIONS];
+	pid_t			 door_pid;	/* the front door, or -1 */
+	int			 door_fd;	/* its socket, or -1 */
 	/* retention (parent-record.c) */
 	char			 expiring[STORE_PATH_MAX]; /* asked; "" none */
 	char			 expiring_id[80];
@@ -118,6 +124,12 @@ void	parent_slurm_extend(struct parent *p, const char *id,
 	    int64_t expires);
 const struct psession *parent_slurm_session(const struct parent *p,
 	    const char *id);
+/* parent-door.c: the front door (front_door_listen; a no-op without) */
+int	parent_door_start(struct parent *p, int sigfd);
+void	parent_door_upstream(const struct parent *p, struct psession *ps);
+void	parent_door_add(struct parent *p, const struct psession *ps);
+void	parent_door_remove(struct parent *p, const char *id);
+void	parent_door_stop(struct parent *p);
 
 /* parent-record.c */
 int	parent_record_dir(const struct gw_config *c);

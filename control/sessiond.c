@@ -219,12 +219,19 @@ sessiond_cmd(int argc, char **argv)
 		return sessiond_usage();
 	p.ipc = -1;
 	p.listen_fd = -1;
+	p.door_pid = -1;
+	p.door_fd = -1;
 	if (sessiond_setup(&p, &a) != 0)
 		return SESSION_EXIT_CONFIG;
 	if (parent_slurm_on(&p)) {
-		fprintf(stderr, "cdsgated sessiond: session_runner \"slurm\" "
-		    "is not yet supported by the split units: run `cdsgated "
-		    "serve` without --sessiond\n");
+		log_warnx("session_runner \"slurm\" is not yet supported by "
+		    "the split units: run `cdsgated serve` without --sessiond");
+		return SESSION_EXIT_CONFIG;
+	}
+	if (p.cfg.front_door_listen[0] != '\0') {
+		log_warnx("front_door_listen is not yet supported "
+		    "with the split units: run `cdsgated serve` without "
+		    "--sessiond");
 		return SESSION_EXIT_CONFIG;
 	}
 	if ((p.sigfd = parent_signals(&old)) < 0) {

@@ -8,7 +8,7 @@
  * builds full recording on this.
  *
  * Every line: {"ts": RFC 3339 UTC with microseconds, "session": id,
- *              "proc": "supervisor"|"worker"|"forward"|"tls", "event": name,
+ *              "proc": "supervisor"|"worker"|"forward"|"tls"|"frontdoor", "event": name,
  *              ...fields}.
  * Events — supervisor: session_start, display_ready, ready, child_start,
  * child_exit, browser_restart, browser_net, session_stop (reason); worker:
@@ -22,7 +22,11 @@
  * tls (the TLS key holder): tls_start, tls_stop, tls_handshake, auth_ok,
  * auth_fail, client_refused, relay_end of the connections it was handed;
  * supervisor also record_open and record_failed; forwarder:
- * forward_start, net_open, net_close, net_refused.
+ * forward_start, net_open, net_close, net_refused; frontdoor (the one
+ * front door of `serve`, its "session" the connection's once known):
+ * door_start, door_stop, door_add, door_remove, door_relay,
+ * upstream_failed, and tls's tls_handshake, auth_ok, auth_fail,
+ * client_refused, relay_end.
  */
 #ifndef GATEWAY_SLOG_H
 #define GATEWAY_SLOG_H

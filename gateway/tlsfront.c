@@ -56,15 +56,6 @@ struct tlsfront {
 	const char		*fatal;		/* why we end, for the log */
 };
 
-static uint64_t
-tf_clock(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
-}
-
 /* ---- talking to the worker ------------------------------------------ */
 
 /* A message we cannot deliver means the worker is gone: end. */
@@ -104,12 +95,12 @@ tf_want(struct tlsfront *tf, uint32_t slot, int ws_request)
 	m->encrypted = (uint32_t)vencrypt_encrypted(c);
 	snprintf(m->user, sizeof(m->user), "%s", vencrypt_user(c));
 	if (ws_request && (req = vencrypt_request(c)) == NULL) {
-		vencrypt_refuse(c, "bad websocket request", tf_clock());
+		vencrypt_refuse(c, "bad websocket request", vencrypt_clock());
 		return;
 	}
 	if (req != NULL &&
 	    strlen(req) >= sizeof(m->request)) {
-		vencrypt_refuse(c, "websocket request too long", tf_clock());
+		vencrypt_refuse(c, "websocket request too long", vencrypt_clock());
 		return;
 	}
 	if (req != NULL)
@@ -133,7 +124,7 @@ tf_event(struct tlsfront *tf, uint32_t slot, enum vencrypt_event ev)
 		tf_want(tf, slot, ev == VENCRYPT_WS_REQUEST);
 		if (tf->conn[slot].want)
 			return;		/* the worker answers */
-		ev = vencrypt_handle(c, tf_clock());
+		ev = vencrypt_handle(c, vencrypt_clock());
 	}
 }
 
@@ -149,33 +140,6 @@ tf_slot(struct tlsfront *tf, uint32_t slot, int busy, int want)
 	return 0;
 }
 
-/* Does the address wait out a login back-off?  Then its connections are
- * closed at once, before any TLS (logged once per burst). */
-static int
-tf_backed_off(struct tlsfront *tf, const char *addr, uint64_t now)
-{
-	struct preauth_addr src;
-	unsigned long quiet;
-	uint64_t wait;
-	char a[PREAUTH_ADDR_STR];
-
-	(void)preauth_addr_parse(&src, addr);
-	if (preauth_login_allowed(tf->pa, &src, now, &wait))
-		return 0;
-	if (preauth_refusal(tf->pa, &src, now, &quiet) &&
-	    tbucket_take(&tf->log_bucket, now)) {
-		preauth_addr_str(&src, a, sizeof(a));
-		slog_event("client_refused", json_pack("{s:s, s:s, s:s, s:I, "
-		    "s:I, s:f}", "client", addr, "address", a, "reason",
-		    "too many failed logins from this address: it must wait",
-		    "suppressed", (json_int_t)tf->log_quiet,
-		    "address_suppressed", (json_int_t)quiet,
-		    "wait_seconds", (double)wait / 1e6));
-		tf->log_quiet = 0;
-	}
-	return 1;
-}
-
 /* TIPC_CLIENT: a new connection that must speak TLS. */
 static int
 tf_answer_client(void *ctx, struct ipc_msg *msg)
@@ -188,9 +152,9 @@ tf_answer_client(void *ctx, struct ipc_msg *msg)
 		.inner_password = tf->cfg->inner_password,
 		.allow_plain = tf->cfg->allow_plain, .preauth = tf->pa,
 		.auth_bucket = &tf->auth_bucket, .log_bucket = &tf->log_bucket,
-		.log_quiet = &tf->log_quiet, .clock = tf_clock,
+		.log_quiet = &tf->log_quiet, .clock = vencrypt_clock,
 	};
-	uint64_t now = tf_clock();
+	uint64_t now = vencrypt_clock();
 
 	memcpy(&m, msg->data, sizeof(m));
 	if (tf_slot(tf, m.slot, 0, 0) != 0 || m.mode > TIPC_MODE_WS ||
@@ -199,7 +163,7 @@ tf_answer_client(void *ctx, struct ipc_msg *msg)
 		close(msg->fd);
 		return -1;
 	}
-	if (tf_backed_off(tf, addr, now) ||
+	if (vencrypt_backed_off(&prm, addr, now) ||
 	    vencrypt_alloc(&tf->conn[m.slot].c, msg->fd, addr,
 	    m.mode == TIPC_MODE_WSS ? VENCRYPT_MODE_WSS :
 	    m.mode == TIPC_MODE_WS ? VENCRYPT_MODE_WS : VENCRYPT_MODE_RFB,
@@ -237,7 +201,7 @@ tf_answer_want(struct tlsfront *tf, struct ipc_msg *msg, uint32_t type)
 {
 	struct vencrypt *c;
 	uint32_t slot;
-	uint64_t now = tf_clock();
+	uint64_t now = vencrypt_clock();
 
 	if ((c = tf_answered(tf, msg, &slot)) == NULL) {
 		if (msg->fd >= 0)
@@ -280,7 +244,7 @@ tf_answer_refuse(void *ctx, struct ipc_msg *msg)
 	struct tipc_refuse m;
 	char why[TIPC_REASON_MAX];
 	struct vencrypt *c;
-	uint64_t now = tf_clock();
+	uint64_t now = vencrypt_clock();
 
 	memcpy(&m, msg->data, sizeof(m));
 	if (m.slot < TIPC_SLOTS && tf->conn[m.slot].c == NULL)
@@ -381,7 +345,7 @@ tf_loop(struct tlsfront *tf)
 	size_t n, i;
 
 	while (!tf->stop && tf->fatal == NULL) {
-		now = tf_clock();
+		now = vencrypt_clock();
 		tf_tick(tf, now);
 		n = tf_pollfds(tf, pfd, owner);
 		if (poll(pfd, n, tf_timeout(tf, now)) < 0 && errno != EINTR)
@@ -397,7 +361,7 @@ tf_loop(struct tlsfront *tf)
 				continue;
 			done[owner[i]] = 1;
 			tf_event(tf, (uint32_t)owner[i],
-			    vencrypt_handle(tf->conn[owner[i]].c, tf_clock()));
+			    vencrypt_handle(tf->conn[owner[i]].c, vencrypt_clock()));
 		}
 		if (pfd[1].revents != 0)
 			tf_dispatch(tf);
@@ -407,28 +371,6 @@ tf_loop(struct tlsfront *tf)
 
 /* ---- set-up ---------------------------------------------------------------- */
 
-/*
- * What would open files at first use must happen before the filter:
- * libgcrypt's DES (the library's VncAuth we answer) reads
- * /proc/sys/crypto/fips_enabled; one scrypt (an unknown user's dummy)
- * fetches the KDF; jansson seeds its hash tables.
- */
-static void
-tf_prewarm(const struct tlsfront_config *cfg)
-{
-	vnc_des_warm_up();
-	json_object_seed(0);
-	(void)creds_check(cfg->creds, "", 0, "", 0);
-}
-
-static int
-tf_setup_failed(const char *what, const char *why)
-{
-	slog_event("setup_failed", json_pack("{s:s, s:s}", "what", what,
-	    "error", why));
-	return -1;
-}
-
 /* Everything that needs a file or the key, then the filter (fail
  * closed: any error ends us before a byte is read). */
 static int
@@ -436,7 +378,6 @@ tf_setup(struct tlsfront *tf, const struct tlsfront_config *cfg)
 {
 	char err[256] = "";
 	struct confine c;
-	sigset_t set;
 	int st;
 
 	tf->cfg = cfg;
@@ -444,38 +385,30 @@ tf_setup(struct tlsfront *tf, const struct tlsfront_config *cfg)
 	    tf_permit, sizeof(tf_permit) / sizeof(tf_permit[0]) };
 	/* Nothing of our uid may read our memory (the worker runs as it):
 	   non-dumpable since child_main's confine_apply. */
-	/* OpenSSL writes to client sockets with write(2): a client that
-	   vanished must cost us EPIPE, not the process (and the session).
-	   (In the worker LibVNCServer ignored SIGPIPE for us.) */
-	if (signal(SIGPIPE, SIG_IGN) == SIG_ERR)
-		return tf_setup_failed("signals", strerror(errno));
-	sigemptyset(&set);
-	sigaddset(&set, SIGTERM);
-	sigaddset(&set, SIGINT);
-	sigaddset(&set, SIGHUP);
-	if (sigprocmask(SIG_BLOCK, &set, NULL) != 0 ||
-	    (tf->sigfd = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC)) < 0)
-		return tf_setup_failed("signals", strerror(errno));
+	/* (In the worker LibVNCServer ignored SIGPIPE for us.) */
+	if ((tf->sigfd = vencrypt_signals()) < 0)
+		return vencrypt_setup_failed("signals", strerror(errno));
 	if (cfg->tls_cert == NULL || cfg->creds == NULL ||
 	    cfg->inner_password == NULL)
-		return tf_setup_failed("tls", "no certificate or credentials");
+		return vencrypt_setup_failed("tls", "no certificate or "
+		    "credentials");
 	st = tls_ctx_alloc(&tf->tls, cfg->tls_cert, cfg->tls_cert_len,
 	    cfg->tls_key, cfg->tls_key_len, err, sizeof(err));
 	explicit_bzero(cfg->tls_key, cfg->tls_key_len);
 	if (st != TLS_OK)
-		return tf_setup_failed("tls", err[0] ? err : tls_strerror(st));
+		return vencrypt_setup_failed("tls", err[0] ? err : tls_strerror(st));
 	if (preauth_alloc(&tf->pa) != PREAUTH_OK)
-		return tf_setup_failed("preauth", "out of memory");
+		return vencrypt_setup_failed("preauth", "out of memory");
 	tbucket_init(&tf->auth_bucket, PREAUTH_LOGIN_RATE, PREAUTH_LOGIN_BURST,
-	    tf_clock());
+	    vencrypt_clock());
 	/* Four fifths of the session's refusal-line budget (5/s, bursts
 	   of 20): the worker keeps the rest for its door. */
-	tbucket_init(&tf->log_bucket, 4, 16, tf_clock());
-	tf_prewarm(cfg);
+	tbucket_init(&tf->log_bucket, 4, 16, vencrypt_clock());
+	vencrypt_prewarm(cfg->creds);
 	confine_init(&c, "tls");
 	c.profile = cfg->profile;
 	if (confine_apply(&c, err, sizeof(err)) != CONFINE_OK)
-		return tf_setup_failed("sandbox", err);
+		return vencrypt_setup_failed("sandbox", err);
 	if (cfg->test_violate != NULL)
 		sandbox_violate(cfg->test_violate);	/* test hook: dies */
 	slog_event("tls_start", json_pack("{s:I, s:b, s:s}", "users",

@@ -13,7 +13,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <sys/signalfd.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <jansson.h>
@@ -22,6 +25,7 @@
 #include "common/buf.h"
 #include "gateway/slog.h"
 #include "gateway/vencrypt.h"
+#include "gateway/vncscreen.h"
 #include "gateway/websocket.h"
 
 #define VC_IO_CHUNK		16384
@@ -73,6 +77,7 @@ struct vencrypt {
 	struct wbuf		 iout;		/* us -> library (handshake) */
 	char			 addr[64];
 	char			 user[CREDS_USER_MAX + 1];
+	char			 session[80];	/* front door: where it goes */
 	uint64_t		 relayed_up;	/* bytes client -> library */
 	uint64_t		 relayed_down;	/* bytes library -> client */
 	uint64_t		 relay_t0;
@@ -108,6 +113,8 @@ vc_fields(const struct vencrypt *c)
 
 	if (c->user[0] != '\0')
 		json_object_set_new(j, "user", json_string(c->user));
+	if (c->session[0] != '\0')
+		json_object_set_new(j, "session", json_string(c->session));
 	if (c->tls_done) {
 		json_object_set_new(j, "tls_version",
 		    json_string(tls_version(c->tls)));
@@ -1183,4 +1190,89 @@ int
 vencrypt_encrypted(const struct vencrypt *c)
 {
 	return c->tls != NULL;
+}
+
+void
+vencrypt_set_creds(struct vencrypt *c, const struct creds *creds)
+{
+	c->prm.creds = creds;
+}
+
+void
+vencrypt_set_session(struct vencrypt *c, const char *inner_password,
+    const char *session)
+{
+	c->prm.inner_password = inner_password;
+	snprintf(c->session, sizeof(c->session), "%s", session);
+}
+
+int
+vencrypt_backed_off(const struct vencrypt_params *prm, const char *addr,
+    uint64_t now)
+{
+	struct preauth_addr src;
+	unsigned long quiet;
+	uint64_t wait;
+	char a[PREAUTH_ADDR_STR];
+
+	(void)preauth_addr_parse(&src, addr);
+	if (preauth_login_allowed(prm->preauth, &src, now, &wait))
+		return 0;
+	if (preauth_refusal(prm->preauth, &src, now, &quiet) &&
+	    tbucket_take(prm->log_bucket, now)) {
+		preauth_addr_str(&src, a, sizeof(a));
+		slog_event("client_refused", json_pack("{s:s, s:s, s:s, s:I, "
+		    "s:I, s:f}", "client", addr, "address", a, "reason",
+		    "too many failed logins from this address: it must wait",
+		    "suppressed", (json_int_t)*prm->log_quiet,
+		    "address_suppressed", (json_int_t)quiet,
+		    "wait_seconds", (double)wait / 1e6));
+		*prm->log_quiet = 0;
+	}
+	return 1;
+}
+
+/* ---- what the two front door processes share ------------------------- */
+
+uint64_t
+vencrypt_clock(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+}
+
+int
+vencrypt_signals(void)
+{
+	sigset_t set;
+
+	/* OpenSSL writes to client sockets with write(2): a client that
+	   vanished must cost us EPIPE, not the process. */
+	if (signal(SIGPIPE, SIG_IGN) == SIG_ERR)
+		return -1;
+	sigemptyset(&set);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGHUP);
+	if (sigprocmask(SIG_BLOCK, &set, NULL) != 0)
+		return -1;
+	return signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
+}
+
+void
+vencrypt_prewarm(const struct creds *creds)
+{
+	vnc_des_warm_up();
+	json_object_seed(0);
+	(void)creds_check(creds, "", 0, "", 0);
+}
+
+int
+vencrypt_setup_failed(const char *what, const char *why)
+{
+	slog_event("setup_failed", json_pack("{s:s, s:s}", "what", what,
+	    "error", why));
+	return -1;
 }

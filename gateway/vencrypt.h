@@ -117,6 +117,31 @@ int	 vencrypt_attach(struct vencrypt *c, int fd);
 void	 vencrypt_refuse(struct vencrypt *c, const char *reason,
 	    uint64_t now);
 
+/* The front door (gateway/frontdoor.c): the credentials table of the
+ * moment (it is rebuilt as sessions come and go; the old one is freed
+ * right after), and once the user is known the session's internal VNC
+ * password (it must outlive the connection's handshake) and its id, for
+ * every event logged from then on. */
+void	 vencrypt_set_creds(struct vencrypt *c, const struct creds *creds);
+void	 vencrypt_set_session(struct vencrypt *c, const char *inner_password,
+	    const char *session);
+/* Does addr wait out a login back-off (prm's preauth table)?  Then its
+ * connections are closed at once, before any TLS (logged once per
+ * burst, through prm's log bucket).  1 = refuse, 0 = go on. */
+int	 vencrypt_backed_off(const struct vencrypt_params *prm,
+	    const char *addr, uint64_t now);
+
+/* Shared by the session's tls process and the front door: the
+ * monotonic clock in microseconds; SIGPIPE ignored and SIGTERM, SIGINT,
+ * SIGHUP blocked into the returned signalfd (-1 on failure); what opens
+ * files at first use warmed up before the filter (libgcrypt's DES for
+ * the library's VncAuth we answer, one scrypt, jansson's seed); a
+ * set-up failure logged (returns -1). */
+uint64_t vencrypt_clock(void);
+int	 vencrypt_signals(void);
+void	 vencrypt_prewarm(const struct creds *creds);
+int	 vencrypt_setup_failed(const char *what, const char *why);
+
 /* The wss request, NUL-terminated (VENCRYPT_WS_REQUEST only). */
 char	*vencrypt_request(struct vencrypt *c);
 const char *vencrypt_addr(const struct vencrypt *c);

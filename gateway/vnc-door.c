@@ -23,6 +23,7 @@
 #include <rfb/rfb.h>
 
 #include "common/ipc.h"
+#include "gateway/peeraddr.h"
 #include "gateway/preauth.h"
 #include "gateway/slog.h"
 #include "gateway/tlsipc.h"
@@ -202,44 +203,22 @@ vnc_accept(struct vnc *v, uint64_t now)
 		if (fd < 0)
 			return;	/* EAGAIN, or the peer already left */
 		vnc_addr(&ss, len, addr, sizeof(addr));
+		if (v->prm.accept_from != NULL && !peeraddr_is(
+		    (struct sockaddr *)&ss, len, v->prm.accept_from)) {
+			close(fd);	/* behind the front door: it alone */
+			vnc_refused(v, addr, "not the front door");
+			continue;
+		}
 		(void)preauth_addr_of(&src, (struct sockaddr *)&ss, len);
 		vnc_door_admit(v, fd, addr, &src, now);
 	}
-}
-
-/* Origin allowed: listed exactly, or (no list) naming the host the
- * request was sent to, so another web site cannot drive the session. */
-static int
-vnc_origin_ok(const struct vnc *v, const char *origin, const char *host)
-{
-	const char *const *o;
-	const char *auth;
-
-	if (v->prm.ws_origins != NULL) {
-		for (o = v->prm.ws_origins; *o != NULL; o++)
-			if (strcasecmp(*o, origin) == 0)
-				return 1;
-		return 0;
-	}
-	if ((auth = strstr(origin, "://")) == NULL)
-		return 0;
-	auth += 3;
-	return *host != '\0' && strcasecmp(auth, host) == 0;
 }
 
 /* Check a parsed websocket request; returns NULL or why it fails. */
 const char *
 vnc_ws_check(const struct vnc *v, const struct ws_request *r)
 {
-	if (v->prm.ws_token == NULL)
-		return "websockets disabled";
-	if (!ws_path_has_token(r->path, v->prm.ws_token))
-		return "websocket token missing or wrong";
-	if (r->origin[0] == '\0')
-		return "websocket origin missing";
-	if (!vnc_origin_ok(v, r->origin, r->host))
-		return "websocket origin not allowed";
-	return NULL;
+	return ws_request_check(r, v->prm.ws_token, v->prm.ws_origins);
 }
 
 /* Hand a connection that passed the door to LibVNCServer. */
@@ -315,6 +294,13 @@ vnc_door_check(struct vnc *v, struct vnc_door *d, uint64_t now)
 	ssize_t n;
 
 	n = recv(d->fd, buf, VNC_WS_MAX_REQUEST, MSG_PEEK | MSG_DONTWAIT);
+	if (v->prm.accept_from != NULL && (n > 0 ||
+	    vnc_since(now, d->t0) >= VNC_SNIFF_US)) {
+		/* the front door speaks RFB and sends its version at once:
+		   once it is here the library's own sniff finds it */
+		vnc_handover(v, d);
+		return;
+	}
 	if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
 		/* RFB clients wait for the server to speak first. */
 		if (vnc_since(now, d->t0) < VNC_SNIFF_US || d->more)

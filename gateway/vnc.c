@@ -255,7 +255,8 @@ vnc_new_client(rfbClientPtr cl)
 	p->cl = cl;
 	snprintf(p->addr, sizeof(p->addr), "%s", addr);
 	p->websocket = cl->wsctx != NULL || v->handing_ws;
-	p->tls = v->handing_tls;
+	p->tls = v->handing_tls || v->prm.accept_from != NULL;	/* the front
+						   door speaks only TLS */
 	if (v->handing_user != NULL)
 		snprintf(p->user, sizeof(p->user), "%s", v->handing_user);
 	if (v->handing_src != NULL)

@@ -115,6 +115,8 @@ struct vnc_params {
 						   TLS front door */
 	unsigned		 tls_users;	/* VeNCrypt users (for the log) */
 	int			 allow_plain;	/* unencrypted VNC/ws allowed */
+	const char		*accept_from;	/* the only peer address served
+						   (the front door), or NULL */
 	unsigned		 width, height;
 	int			 red_shift, green_shift, blue_shift;
 	char			*framebuffer;	/* width * height * 4 */

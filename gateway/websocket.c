@@ -481,3 +481,38 @@ ws_encode(const uint8_t *data, size_t n, struct wbuf *to)
 	(void)wbuf_put(to, data, n);
 	return n;
 }
+
+/* Origin allowed: listed exactly, or (no list) naming the host. */
+static int
+ws_origin_ok(const char *const *origins, const char *origin,
+    const char *host)
+{
+	const char *const *o;
+	const char *auth;
+
+	if (origins != NULL) {
+		for (o = origins; *o != NULL; o++)
+			if (strcasecmp(*o, origin) == 0)
+				return 1;
+		return 0;
+	}
+	if ((auth = strstr(origin, "://")) == NULL)
+		return 0;
+	auth += 3;
+	return *host != '\0' && strcasecmp(auth, host) == 0;
+}
+
+const char *
+ws_request_check(const struct ws_request *r, const char *token,
+    const char *const *origins)
+{
+	if (token == NULL)
+		return "websockets disabled";
+	if (!ws_path_has_token(r->path, token))
+		return "websocket token missing or wrong";
+	if (r->origin[0] == '\0')
+		return "websocket origin missing";
+	if (!ws_origin_ok(origins, r->origin, r->host))
+		return "websocket origin not allowed";
+	return NULL;
+}

@@ -67,6 +67,13 @@ enum ws_req_status ws_request_parse(const void *d, size_t len,
  * query parameter ("/websockify?token=T", "/?a=b&token=T")?  Compared
  * in constant time. */
 int	 ws_path_has_token(const char *path, const char *token);
+/* May this request open the session: the token in its path (NULL
+ * token: websockets are off) and its Origin listed in origins
+ * (NULL-terminated) or, with no list, naming the host the request was
+ * sent to, so another web site cannot drive the session?  NULL, or why
+ * not.  The worker's door and the front door both ask it. */
+const char *ws_request_check(const struct ws_request *r, const char *token,
+	    const char *const *origins);
 /* The 101 answer to a parsed request (already checked for token and
  * Origin): NULL, or why it is not a websocket request we serve. */
 const char *ws_response(const struct ws_request *r, char *out, size_t size);

@@ -845,6 +845,7 @@ worker_open_vnc(struct worker *w)
 		.allow_observer = cfg->allow_observer,
 		.tls_ipc = cfg->tls_ipc, .tls_users = cfg->tls_users,
 		.allow_plain = cfg->allow_plain,
+		.accept_from = cfg->accept_from,
 		.width = f->width, .height = f->height,
 		.red_shift = f->red_shift, .green_shift = f->green_shift,
 		.blue_shift = f->blue_shift,

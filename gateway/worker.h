@@ -46,6 +46,7 @@ struct worker_config {
 					   credentials; -1 = no TLS */
 	unsigned		 tls_users;	/* how many (for the log) */
 	int			 allow_plain;	/* unencrypted VNC/ws allowed */
+	const char		*accept_from;	/* the only peer served, or NULL */
 	unsigned		 width, height;
 	struct ratelimit_config	 limits;
 	unsigned		 idle_timeout;	/* seconds without input; 0 = off */

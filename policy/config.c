@@ -54,6 +54,13 @@ const struct config_option config_options[] = {
 	  "PEM chain of the sessions' TLS front door (with tls_key)" },
 	{ "tls_key", CONFIG_PATH, 0, 0, NULL, 1, OFF(tls_key),
 	  "PEM key of the TLS front door (0600)" },
+	{ "front_door_listen", CONFIG_STRING, 0, 0, NULL, 1,
+	  OFF(front_door_listen), "\"ADDR:PORT\" of the one front door every "
+	  "researcher connects to; it relays each login to its session "
+	  "(off by default: each session has its own port; needs tls_cert)" },
+	{ "front_door_source", CONFIG_STRING, 0, 0, "127.0.0.1", 0,
+	  OFF(front_door_source), "numeric address the front door connects to "
+	  "sessions from: the only peer a session behind it accepts" },
 	{ "secrets_dir", CONFIG_PATH, 0, 0, "/run/cdsgate/secrets", 0,
 	  OFF(secrets_dir), "root's 0700 directory of the sessions' password "
 	  "files (never under the api user's state_dir)" },
@@ -273,6 +280,16 @@ config_check_runner(const struct gw_config *c, struct policy_error *err)
 	return POLICY_OK;
 }
 
+/* Name the key an address check failed for. */
+static int
+config_key_error(struct policy_error *err, const char *key)
+{
+	char msg[sizeof(err->msg)];
+
+	snprintf(msg, sizeof(msg), "%s", err->msg);
+	return policy_error_set(err, POLICY_EINPUT, "%s: %s", key, msg);
+}
+
 /* Whole-config rules: required keys, pairs, the URL and address. */
 static int
 config_check(const struct gw_config *c, struct policy_error *err)
@@ -291,6 +308,16 @@ config_check(const struct gw_config *c, struct policy_error *err)
 	if ((c->tls_cert[0] == '\0') != (c->tls_key[0] == '\0'))
 		return policy_error_set(err, POLICY_EINPUT,
 		    "tls_cert and tls_key go together");
+	if (c->front_door_listen[0] != '\0' && c->tls_cert[0] == '\0')
+		return policy_error_set(err, POLICY_EINPUT, "front_door_listen "
+		    "needs tls_cert and tls_key: the front door speaks TLS only");
+	if (c->front_door_listen[0] != '\0' &&
+	    spec_listen_parse(c->front_door_listen, &l, err) != POLICY_OK)
+		return config_key_error(err, "front_door_listen");
+	snprintf(addr, sizeof(addr), strchr(c->front_door_source, ':') ?
+	    "[%s]:0" : "%s:0", c->front_door_source);
+	if (spec_listen_parse(addr, &l, err) != POLICY_OK)
+		return config_key_error(err, "front_door_source");
 	if (c->api_listen[0] != '\0' && (c->api_tls_cert[0] == '\0' ||
 	    c->api_tls_key[0] == '\0' || c->api_tokens[0] == '\0'))
 		return policy_error_set(err, POLICY_EINPUT, "api_listen needs "

@@ -56,6 +56,8 @@ struct gw_config {
 	char		session_ports[CONFIG_STR_MAX];
 	char		tls_cert[CONFIG_STR_MAX];
 	char		tls_key[CONFIG_STR_MAX];
+	char		front_door_listen[CONFIG_STR_MAX];	/* "": off */
+	char		front_door_source[CONFIG_STR_MAX];
 	char		session_policy[CONFIG_STR_MAX];	/* a --policy file */
 	char		secrets_dir[CONFIG_STR_MAX];	/* root's, 0700 */
 	char		grant_key[CONFIG_STR_MAX];	/* root's, 0600 */

@@ -31,6 +31,7 @@
 static int	check_backend(const char *, struct policy_error *);
 static int	check_listen(const char *, struct policy_error *);
 static int	check_recipient(const char *, struct policy_error *);
+static int	check_accept_from(const char *, struct policy_error *);
 static int	check_record_name(const char *, struct policy_error *);
 static int	check_origin(const char *, struct policy_error *);
 static int	check_watermark_text(const char *, struct policy_error *);
@@ -54,6 +55,11 @@ const struct spec_option spec_options[] = {
 	{ "listen", SPEC_STRING, SPEC_CLI, 0, 0, NULL, OFF(listen),
 	  "ADDR:PORT", check_listen,
 	  "numeric address and port for VNC clients; port 0 = any free one" },
+	{ "accept_from", SPEC_STRING, SPEC_CLI, 0, 0, NULL, OFF(accept_from),
+	  "ADDR", check_accept_from,
+	  "numeric address: the only peer whose connections are served (a "
+	  "session behind the front door); others are refused and logged, "
+	  "and plain VNC is allowed on any listen address" },
 	{ "password_file", SPEC_PATH, SPEC_CLI, 0, 0, NULL,
 	  OFF(password_file), "FILE", NULL,
 	  "first line: the session's VNC password (1 to 8 bytes)" },
@@ -214,6 +220,18 @@ check_listen(const char *v, struct policy_error *err)
 	struct spec_listen l;
 
 	return spec_listen_parse(v, &l, err);
+}
+
+/* A numeric address, IPv4 or IPv6 (no port, no brackets). */
+static int
+check_accept_from(const char *v, struct policy_error *err)
+{
+	unsigned char buf[16];
+
+	if (inet_pton(AF_INET, v, buf) == 1 || inet_pton(AF_INET6, v, buf) == 1)
+		return POLICY_OK;
+	return policy_error_set(err, POLICY_EINPUT, "'%s' is not a numeric "
+	    "IPv4 or IPv6 address", v);
 }
 
 static int
@@ -1118,6 +1136,8 @@ spec_allow_plain(const struct session_spec *s)
 
 	if (s->allow_plain_vnc >= 0)
 		return s->allow_plain_vnc;
+	if (s->accept_from != NULL)	/* only the front door reaches it */
+		return 1;
 	if (s->listen == NULL || spec_listen_parse(s->listen, &l, NULL) != 0)
 		return 0;
 	if (l.family == AF_INET)

@@ -86,6 +86,7 @@ struct session_spec {
 	/* identity and plumbing: command line only */
 	char		*backend;	/* http(s) URL of the analytics app */
 	char		*listen;	/* "ADDR:PORT", numeric */
+	char		*accept_from;	/* the one peer address, or NULL */
 	char		*password_file;
 	char		*ws_token_file;
 	char		*grant_file;

@@ -559,6 +559,42 @@ static const struct sandbox_errno tls_deny[] = {
 	DENY_PROBES,
 };
 
+/* ---- FRONTDOOR: the one front door (gateway/frontdoor.c) ------------
+ * Loaded after the key is parsed (and wiped), the privileges dropped,
+ * libgcrypt's DES and one scrypt warmed up, before it reads a byte.  It
+ * accepts researchers on its inherited listening socket, runs TLS and
+ * VeNCrypt on them, makes one TCP socket per login to the session's
+ * worker (bound to the source address the workers accept, then
+ * connect: the address is in memory, out of the filter's reach; which
+ * one is the parent's table's) and copies bytes.  No open, no exec, no
+ * fork, no socket of any other family. */
+static const int frontdoor_allow[] = {
+	/* clients and workers: accept, connect, copy */
+	__NR_accept, __NR_accept4, __NR_bind, __NR_connect,
+	__NR_getsockopt, __NR_setsockopt, __NR_shutdown,
+	__NR_read, __NR_write, __NR_recvfrom, __NR_sendto,
+	/* the parent's messages */
+	__NR_recvmsg, __NR_close,
+	/* the loop and its signalfd; memory (mmap/mprotect checked) */
+	SERVER_LOOP,
+	/* identity queries (OpenSSL's fork check), locks, the end */
+	__NR_getpid, __NR_gettid, __NR_futex,
+	/* OpenSSL's DRBG reseeds; jansson */
+	__NR_getrandom,
+	__NR_exit, __NR_exit_group,
+};
+
+static const struct sandbox_argrule frontdoor_checked[] = {
+	FSTAT_BY_FD,
+	SOCKET_DOMAIN(AF_INET), SOCKET_DOMAIN(AF_INET6),
+	FCNTL_BASIC,
+	NO_EXEC(__NR_mmap), NO_EXEC(__NR_mprotect),
+};
+
+static const struct sandbox_errno frontdoor_deny[] = {
+	DENY_PROBES,
+};
+
 /* ---- PGMOUNT: the api's PostgreSQL mounter (api/pgrunner.c) --------
  * Answers MOUNT/UNMOUNT on its socketpair with the api: libpq connects
  * to the analytics database (AF_UNIX or TCP, maybe TLS), reads
@@ -721,6 +757,8 @@ static const struct sandbox_rules profiles[SANDBOX_PROFILE_COUNT] = {
 	[SANDBOX_PROFILE_GATE] = RULES("gate", gate, SANDBOX_SIGNAL_SELF),
 	[SANDBOX_PROFILE_API] = RULES("api", api, SANDBOX_SIGNAL_SELF),
 	[SANDBOX_PROFILE_TLS] = RULES("tls", tls, SANDBOX_SIGNAL_SELF),
+	[SANDBOX_PROFILE_FRONTDOOR] = RULES("frontdoor", frontdoor,
+	    SANDBOX_SIGNAL_SELF),
 	[SANDBOX_PROFILE_PGMOUNT] = RULES("pgmount", pgmount,
 	    SANDBOX_SIGNAL_SELF),
 	[SANDBOX_PROFILE_JAILINIT] = { "jailinit", jailinit_allow,

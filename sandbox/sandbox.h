@@ -38,6 +38,7 @@ enum sandbox_profile {
 	SANDBOX_PROFILE_JAILINIT, /* pid 1 of the browser jail: waits, reaps */
 	SANDBOX_PROFILE_SUPERVISOR, /* the root session supervisor: a deny-list */
 	SANDBOX_PROFILE_REPLAY,	/* cdsgate replay: the recording, viewers */
+	SANDBOX_PROFILE_FRONTDOOR, /* the front door: TLS, VeNCrypt, relay */
 	SANDBOX_PROFILE_COUNT
 };
 
@@ -76,7 +77,7 @@ int	sandbox_enter_fd(enum sandbox_profile profile, int dirfd, char *err,
  */
 
 /* "worker", "xvfb", "deid", "forward", "analytics", "audit",
- * "gate", "api", "pgmount", "tls", "jailinit", "supervisor", "replay"; and the
+ * "gate", "api", "pgmount", "tls", "jailinit", "supervisor", "replay", "frontdoor"; and the
  * active mode
  * ("seccomp", "none"). */
 const char	*sandbox_profile_name(enum sandbox_profile profile);

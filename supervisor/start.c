@@ -124,6 +124,7 @@ worker_config_fill(struct session *s)
 	w->tls_ipc = s->tls_ipc[1];
 	w->tls_users = s->creds != NULL ? (unsigned)creds_count(s->creds) : 0;
 	w->allow_plain = spec_allow_plain(sp);
+	w->accept_from = sp->accept_from;
 	w->width = sp->width;
 	w->height = sp->height;
 	w->limits.key_rate = sp->key_rate;

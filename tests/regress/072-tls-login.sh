@@ -90,34 +90,6 @@ SPKI=$(openssl x509 -in "$D/cert.pem" -pubkey -noout |
 diag "certificate SHA-256 fingerprint: $(openssl x509 -in "$D/cert.pem" -noout -fingerprint -sha256 | cut -d= -f2)"
 write_config "$CONF" "\"tls_cert\": \"$D/cert.pem\", \"tls_key\": \"$D/key.pem\", \"session_policy\": \"$D/policy.json\""
 
-# ---- noVNC in headless Chromium ------------------------------------------
-# novnc URL USER SECRET: the test page (tests/gateway/backend.py) connects
-# noVNC's RFB object to URL and reports; Chromium runs as $VIEWER_USER with
-# its sandbox on and trusts exactly the test certificate (its SPKI pinned).
-novnc() {
-	local q
-	q=$(python3 -c 'import sys, urllib.parse as u
-print(u.urlencode({"url": sys.argv[1], "username": sys.argv[2], "password": sys.argv[3], "frame": "1"}))' "$@")
-	rm -rf "$PROFILE" && mkdir -p "$PROFILE" && chown "$VIEWER_USER" "$PROFILE"
-	setpriv --reuid="$VIEWER_USER" --regid="$(id -g "$VIEWER_USER")" --clear-groups \
-		env -i HOME="$PROFILE" PATH=/usr/bin:/bin "$CHROMIUM" \
-		--headless --disable-gpu --no-first-run --disable-background-networking \
-		--disable-component-update --disable-sync --user-data-dir="$PROFILE" \
-		--ignore-certificate-errors-spki-list="$SPKI" --window-size=1300,900 \
-		"$NORIGIN/novnc-test?$q" > "$TMP/chrome.out" 2>&1 &
-	BR_PID=$!
-}
-
-# try_novnc URL USER SECRET PNG: run the page, print its verdict.
-try_novnc() {
-	local m r
-	m=$(python3 -c 'import json,sys; print(max([json.loads(l).get("n",0) for l in open(sys.argv[1])] or [0]))' "$D/nv.jsonl")
-	novnc "$1" "$2" "$3"
-	r=$(novnc_verdict "$D/nv.jsonl" "$m" 40 "$4")
-	stop_pid "$BR_PID"; BR_PID=
-	echo "$r"
-}
-
 # ---- TigerVNC on its own Xvfb ----------------------------------------------
 # tiger HOST PORT USER SECRET SECONDS: the viewer logs in (VNC_USERNAME,
 # VNC_PASSWORD stand for its dialog); 0 once a screenshot shows the page.

@@ -234,6 +234,36 @@ print('timeout %s' % ' '.join(sorted(set(e['state'] for e in evs))))
 PY
 }
 
+# novnc URL USER SECRET: noVNC in headless Chromium.  The test page
+# (tests/gateway/backend.py at $NORIGIN) connects noVNC's RFB object to URL
+# and reports; Chromium runs as $VIEWER_USER with its sandbox on, in the
+# profile $PROFILE, and trusts exactly the test certificate ($SPKI pinned).
+# Sets $BR_PID.
+novnc() {
+	local q
+	q=$(python3 -c 'import sys, urllib.parse as u
+print(u.urlencode({"url": sys.argv[1], "username": sys.argv[2], "password": sys.argv[3], "frame": "1"}))' "$@")
+	rm -rf "$PROFILE" && mkdir -p "$PROFILE" && chown "$VIEWER_USER" "$PROFILE"
+	setpriv --reuid="$VIEWER_USER" --regid="$(id -g "$VIEWER_USER")" --clear-groups \
+		env -i HOME="$PROFILE" PATH=/usr/bin:/bin "$CHROMIUM" \
+		--headless --disable-gpu --no-first-run --disable-background-networking \
+		--disable-component-update --disable-sync --user-data-dir="$PROFILE" \
+		--ignore-certificate-errors-spki-list="$SPKI" --window-size=1300,900 \
+		"$NORIGIN/novnc-test?$q" > "$TMP/chrome.out" 2>&1 &
+	BR_PID=$!
+}
+
+# try_novnc URL USER SECRET PNG: run the page (events in $D/nv.jsonl),
+# print its verdict (novnc_verdict).
+try_novnc() {
+	local m r
+	m=$(python3 -c 'import json,sys; print(max([json.loads(l).get("n",0) for l in open(sys.argv[1])] or [0]))' "$D/nv.jsonl")
+	novnc "$1" "$2" "$3"
+	r=$(novnc_verdict "$D/nv.jsonl" "$m" 40 "$4")
+	stop_pid "$BR_PID"; BR_PID=
+	echo "$r"
+}
+
 # serve_require: skip the scenario unless `cdsgated serve` can run here
 # (root, its users, the tools the scenarios drive it with).
 serve_require() {

@@ -110,6 +110,15 @@ main(void)
 	refused("\"session_ports\": \"a-b\"", "LO-HI");
 	refused("\"session_ports\": \"10-20x\"", "LO-HI");
 	refused("\"tls_cert\": \"/x.pem\"", "go together");
+	refused("\"front_door_listen\": \"127.0.0.1:5900\"",
+	    "needs tls_cert and tls_key");
+	refused("\"tls_cert\": \"/x.pem\", \"tls_key\": \"/k.pem\", "
+	    "\"front_door_listen\": \"gateway:5900\"",
+	    "front_door_listen: 'gateway' is not a numeric");
+	refused("\"tls_cert\": \"/x.pem\", \"tls_key\": \"/k.pem\", "
+	    "\"front_door_listen\": \"127.0.0.1\"", "ADDR:PORT");
+	refused("\"front_door_source\": \"node1\"",
+	    "front_door_source: 'node1' is not a numeric");
 	refused("\"store\": \"\"", "empty");
 	refused("\"session_address\": \"localhost\"", "");
 	refused("\"backend_url\": \"ftp://x/\"", "");

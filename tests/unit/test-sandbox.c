@@ -638,6 +638,26 @@ test_tls(void)
 	test_forbidden(SANDBOX_PROFILE_TLS, calls);
 }
 
+/* FRONTDOOR: a TCP socket to a worker (AF_INET, AF_INET6) is allowed;
+ * no other family, no socketpair, no open, exec, fork or PROT_EXEC. */
+static void
+test_frontdoor(void)
+{
+	static const char *const calls[] = { "open", "execve", "ptrace",
+	    NULL };
+
+	expect_exit0(SANDBOX_PROFILE_FRONTDOOR, body_inet_socket, NULL,
+	    "socket(AF_INET) to a session's worker");
+	expect_sigsys(SANDBOX_PROFILE_FRONTDOOR, body_unix_socket, NULL,
+	    "socket(AF_UNIX)");
+	expect_sigsys(SANDBOX_PROFILE_FRONTDOOR, body_socketpair, NULL,
+	    "socketpair");
+	expect_sigsys(SANDBOX_PROFILE_FRONTDOOR, body_fork, NULL, "fork");
+	expect_sigsys(SANDBOX_PROFILE_FRONTDOOR, body_mmap_exec, NULL,
+	    "mmap(PROT_EXEC)");
+	test_forbidden(SANDBOX_PROFILE_FRONTDOOR, calls);
+}
+
 /* API: SQLite's way with a file: POSIX lock, MAP_SHARED, fdatasync. */
 static int
 body_api_sqlite(const void *arg)
@@ -848,6 +868,7 @@ main(void)
 	test_gate();
 	test_api();
 	test_tls();
+	test_frontdoor();
 	test_pgmount();
 	test_replay();
 	test_debug();

@@ -276,10 +276,44 @@ test_encode(void)
 	wbuf_free(&to);
 }
 
+/* The token and Origin rule both doors apply (ws_request_check). */
+static void
+test_check(void)
+{
+	static const char *const origins[] = { "http://novnc.example", NULL };
+	struct ws_request r;
+	const char *why;
+
+	tap_ok(ws_request_parse(REQ("Origin: http://h\r\n"),
+	    strlen(REQ("Origin: http://h\r\n")), &r) == WS_REQ_OK,
+	    "check: a request from the same host parses");
+	tap_ok(ws_request_check(&r, "t", NULL) == NULL,
+	    "check: right token, Origin naming the host, no list: accepted");
+	why = ws_request_check(&r, "u", NULL);
+	tap_ok(why != NULL && strstr(why, "token") != NULL,
+	    "check: another token is refused (%s)", why ? why : "accepted");
+	why = ws_request_check(&r, NULL, NULL);
+	tap_ok(why != NULL && strstr(why, "disabled") != NULL,
+	    "check: no token at all: websockets off (%s)", why ? why : "-");
+	why = ws_request_check(&r, "t", origins);
+	tap_ok(why != NULL && strstr(why, "origin not allowed") != NULL,
+	    "check: with a list, the host's own Origin is not enough (%s)",
+	    why ? why : "accepted");
+	tap_ok(ws_request_parse(REQ("Origin: HTTP://NOVNC.example\r\n"),
+	    strlen(REQ("Origin: HTTP://NOVNC.example\r\n")), &r) == WS_REQ_OK &&
+	    ws_request_check(&r, "t", origins) == NULL,
+	    "check: a listed Origin is accepted (case-insensitive)");
+	tap_ok(ws_request_parse(REQ(""), strlen(REQ("")), &r) == WS_REQ_OK &&
+	    (why = ws_request_check(&r, "t", NULL)) != NULL &&
+	    strstr(why, "origin missing") != NULL,
+	    "check: no Origin is refused (%s)", why ? why : "accepted");
+}
+
 int
 main(void)
 {
 	test_response();
+	test_check();
 	test_request();
 	test_token();
 	test_decode();
