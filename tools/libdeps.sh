@@ -55,7 +55,7 @@ for p in cdsgated cdsgate cdsgate-analytics; do
 done
 
 echo "# link order (each library before those it needs)"
-awk '{ print $1, $2 } END { }' "$tmp/edges" | LC_ALL=C sort -u > "$tmp/pairs"
+awk '{ print $1, $2 }' "$tmp/edges" | LC_ALL=C sort -u > "$tmp/pairs"
 # libraries nothing needs and that need nothing are still listed
 awk '{ print $1, $1 }' "$tmp/libs" >> "$tmp/pairs"
 if ! tsort "$tmp/pairs" > "$tmp/order" 2> "$tmp/loop"; then
@@ -65,5 +65,5 @@ if ! tsort "$tmp/pairs" > "$tmp/order" 2> "$tmp/loop"; then
 fi
 tr '\n' ' ' < "$tmp/order" | sed 's/ $//'
 echo
-echo "# no cycle: $(wc -l < "$tmp/libs") libraries, $(awk '{ print $1, $2 }' \
-	"$tmp/edges" | LC_ALL=C sort -u | wc -l) edges"
+echo "# no cycle: $(wc -l < "$tmp/libs") libraries, $(grep -cv '^\(.*\) \1$' \
+	"$tmp/pairs") edges"
