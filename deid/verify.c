@@ -251,7 +251,7 @@ v_widen(struct v_ctx *x, struct v_values *vs)
 	for (x->bits = 0, x->low = 0, j = 0; j < x->o->nqi; j++) {
 		x->pos[j] = x->bits;
 		x->bits += x->val[j].width;
-		if (x->bits <= 64)
+		if (x->bits <= 64 && x->pos[j] < 64)
 			x->low = j + 1;
 	}
 }
@@ -429,6 +429,7 @@ v_rehash(struct v_ctx *x, size_t n)
 {
 	struct v_slot *slot = v_slots_alloc(n), *old = x->slot;
 	size_t i, k, oldn = x->nslot;
+	int repack = x->tgen != x->wgen;	/* else the keys hold */
 
 	if (slot == NULL)
 		return DEID_ENOMEM;
@@ -437,7 +438,8 @@ v_rehash(struct v_ctx *x, size_t n)
 	for (i = 0; i < oldn; i++) {
 		if (old[i].count == 0)
 			continue;
-		v_pack(x, x->vid + old[i].cls * x->o->nqi, old[i].key);
+		if (repack)
+			v_pack(x, x->vid + old[i].cls * x->o->nqi, old[i].key);
 		for (k = v_slot_of(x, old[i].key); slot[k].count != 0;
 		    k = (k + 1) & (n - 1))
 			;
@@ -523,18 +525,28 @@ static int
 v_key(struct v_ctx *x, const struct deid_csv_span *f)
 {
 	struct v_pending *p;
+	uint64_t k0 = 0;
+	unsigned gen;
 	size_t j;
 	int r;
 
 	if (x->npend == V_PIPE && (r = v_drain(x, 1)) != DEID_OK)
 		return r;
 	p = &x->pend[(x->head + x->npend) % V_PIPE];
-	for (j = 0; j < x->o->nqi; j++)
+	gen = x->wgen;
+	for (j = 0; j < x->o->nqi; j++) {
 		if ((r = v_cell(x, j, &f[x->col[j]], &p->id[j])) != DEID_OK)
 			return r;
+		k0 |= j < x->low ? (uint64_t)p->id[j] << x->pos[j] : 0;
+	}
 	x->npend++;
 	p->gen = x->wgen;
-	v_pack(x, p->id, p->key);
+	if (gen != x->wgen || x->low < x->o->nqi)  /* packed as read: */
+		v_pack(x, p->id, p->key);	/* not when a width grew */
+	else {
+		p->key[0] = k0;
+		p->key[1] = 0;
+	}
 	if (x->nslot > 0)
 		__builtin_prefetch(&x->slot[v_slot_of(x, p->key)]);
 	return DEID_OK;
@@ -731,16 +743,25 @@ v_pick_level(struct v_ctx *x, size_t j, struct v_level *lv,
 
 /* ---- figures -------------------------------------------------------- */
 
-/* Histogram of released class sizes; smallest class. */
+#define V_SMALL	64	/* class sizes counted in an array first */
+
+/* Histogram of released class sizes; smallest class.  Sizes below
+ * V_SMALL (most classes) are tallied first, then added once each. */
 static int
 v_classes(const struct v_ctx *x, struct deid_hist *h, struct deid_verified *v)
 {
+	uint64_t small[V_SMALL] = { 0 };
 	size_t c;
 	int r;
 
 	deid_hist_clear(h);
 	for (c = 0; c < x->ncls; c++)
-		if ((r = deid_hist_add(h, x->ccount[c], 1)) != DEID_OK)
+		if (x->ccount[c] < V_SMALL)
+			small[x->ccount[c]]++;
+		else if ((r = deid_hist_add(h, x->ccount[c], 1)) != DEID_OK)
+			return r;
+	for (c = 1; c < V_SMALL; c++)
+		if ((r = deid_hist_add(h, c, small[c])) != DEID_OK)
 			return r;
 	v->classes = h->u;
 	v->sample_uniques = h->c1;
