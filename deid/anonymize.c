@@ -20,13 +20,21 @@
 #include "deid/output.h"
 #include "deid/summary.h"
 
+/* Clock c now, in ms: the wall (CLOCK_MONOTONIC), or the CPU time of
+ * the process (every thread) or of the calling thread. */
 static double
-now_ms(void)
+clock_ms(clockid_t c)
 {
 	struct timespec ts;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	clock_gettime(c, &ts);
 	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+static double
+now_ms(void)
+{
+	return clock_ms(CLOCK_MONOTONIC);
 }
 
 /* ---- options and loading ------------------------------------------ */
@@ -612,7 +620,7 @@ anon_run(const struct deid_job *job, struct deid_anon_report *rep,
 	struct deid_node_ws ws = { 0 };
 	char *bytes = NULL;
 	size_t len = 0;
-	double t1;
+	double t1, c1;
 	int r;
 
 	if ((r = deid_summary_bottom_hist(rep->e, h)) != DEID_OK ||
@@ -629,9 +637,11 @@ anon_run(const struct deid_job *job, struct deid_anon_report *rep,
 		    DEID_OK)
 			goto out;
 		t1 = now_ms();	/* reading the release back included */
+		c1 = clock_ms(CLOCK_THREAD_CPUTIME_ID);	/* one thread */
 		if ((r = anon_verify(job, rep, bytes, len, err)) != DEID_OK)
 			goto out;
 		rep->verify_ms = now_ms() - t1;
+		rep->verify_cpu_ms = clock_ms(CLOCK_THREAD_CPUTIME_ID) - c1;
 	}
 	anon_gate(rep, job->warn_suppressed);
 	rep->released = rep->gate_passed && job->out_fd >= 0;
@@ -699,7 +709,7 @@ deid_anonymize(const struct deid_job *job, struct deid_anon_report *rep,
     struct deid_error *err)
 {
 	struct deid_hist *h = NULL;
-	double t0 = now_ms();
+	double t0 = now_ms(), c0 = clock_ms(CLOCK_PROCESS_CPUTIME_ID);
 	int r;
 
 	rep->opts = job->sopts;
@@ -722,6 +732,7 @@ deid_anonymize(const struct deid_job *job, struct deid_anon_report *rep,
 	if ((r = anon_run(job, rep, h, err)) != DEID_OK)
 		goto out;
 	rep->elapsed_ms = now_ms() - t0;
+	rep->cpu_ms = clock_ms(CLOCK_PROCESS_CPUTIME_ID) - c0;
 	rep->output = rep->released ? job->out_name : NULL;
 out:
 	deid_hist_free(h);

@@ -520,6 +520,8 @@ deid_report_anonymize(const struct deid_anon_report *r)
 	json_object_set_new(o, "elapsed_ms", json_real(r->elapsed_ms));
 	json_object_set_new(o, "search_ms", json_real(r->search_ms));
 	json_object_set_new(o, "verify_ms", json_real(r->verify_ms));
+	json_object_set_new(o, "cpu_ms", json_real(r->cpu_ms));
+	json_object_set_new(o, "verify_cpu_ms", json_real(r->verify_cpu_ms));
 	json_object_set_new(o, "output", r->output ? json_string(r->output) :
 	    json_null());
 	json_object_set_new(o, "generalization", report_generalization(r));

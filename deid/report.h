@@ -65,6 +65,8 @@ struct deid_anon_report {
 	double				 elapsed_ms;	/* whole command */
 	double				 search_ms;	/* lattice search alone */
 	double				 verify_ms;	/* re-reading the release */
+	double				 cpu_ms;	/* CPU, every thread */
+	double				 verify_cpu_ms;	/* CPU of verify_ms */
 	const char			*output;	/* path or NULL */
 	struct deid_attacker		*attacker;	/* parsed, or NULL */
 	/* The journalist's population table, or NULL; pop_absent: the

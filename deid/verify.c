@@ -89,6 +89,7 @@ struct v_ctx {
 	struct v_values			 val[DEID_MAX_QI];
 	unsigned			 bits;		/* sum of widths */
 	unsigned			 pos[DEID_MAX_QI];	/* QI j's bit */
+	size_t				 low;	/* QIs wholly in key[0] */
 	unsigned			 wgen;		/* times a width grew */
 	unsigned			 tgen;		/* the table's keys' */
 	struct v_pending		 pend[V_PIPE];	/* a ring */
@@ -178,8 +179,11 @@ v_reserve(void **p, size_t *cap, size_t n, size_t sz)
 	return DEID_OK;
 }
 
+/* Called for every cell: inline wherever used. */
+#define V_HOT	static inline __attribute__((always_inline))
+
 /* The cheap key of span f. */
-static void
+V_HOT void
 v_word(const struct deid_csv_span *f, struct v_word *w)
 {
 	const char *s = f->p;
@@ -202,7 +206,7 @@ v_word(const struct deid_csv_span *f, struct v_word *w)
 }
 
 /* A slot for key w in a table of n (a power of two). */
-static size_t
+V_HOT size_t
 v_word_slot(const struct v_word *w, size_t n)
 {
 	uint64_t h = (w->w[0] ^ w->len) * 0x9e3779b97f4a7c15ULL ^
@@ -244,9 +248,11 @@ v_widen(struct v_ctx *x, struct v_values *vs)
 	while ((vs->n - 1) >> vs->width != 0)
 		vs->width = vs->width ? 2 * vs->width : 1;
 	x->wgen++;
-	for (x->bits = 0, j = 0; j < x->o->nqi; j++) {
+	for (x->bits = 0, x->low = 0, j = 0; j < x->o->nqi; j++) {
 		x->pos[j] = x->bits;
 		x->bits += x->val[j].width;
+		if (x->bits <= 64 && x->pos[j] < 64)
+			x->low = j + 1;
 	}
 }
 
@@ -273,7 +279,37 @@ v_new_value(struct v_ctx *x, size_t j, size_t k, const struct v_word *w,
 	vs->slot[k].id = (uint32_t)++vs->n;
 	if ((vs->n - 1) >> vs->width != 0)
 		v_widen(x, vs);
-	return 2 * vs->n > vs->nslot ? v_values_grow(vs) : DEID_OK;
+	return 4 * vs->n > vs->nslot ? v_values_grow(vs) : DEID_OK;
+}
+
+/* Do a and b, of len > 16 bytes whose first and last eight agree,
+ * agree in between?  Eight bytes a test, the last test overlapping. */
+static int
+v_same_middle(const char *a, const char *b, size_t len)
+{
+	uint64_t u, v;
+	size_t i, at;
+
+	for (i = 8; i < len - 8; i += 8) {
+		at = i + 16 <= len ? i : len - 16;
+		memcpy(&u, a + at, 8);
+		memcpy(&v, b + at, 8);
+		if (u != v)
+			return 0;
+	}
+	return 1;
+}
+
+/* Is slot sl the value f of key w? */
+V_HOT int
+v_is_value(const struct v_ctx *x, const struct v_values *vs,
+    const struct v_word *sl, const struct v_word *w,
+    const struct deid_csv_span *f)
+{
+	return sl->w[0] == w->w[0] && sl->w[1] == w->w[1] &&
+	    sl->len == w->len && sl->id != 0 && (w->len <= 16 ||
+	    v_same_middle(x->arena + vs->off[sl->id - 1] + sizeof(w->len),
+	    f->p, w->len));
 }
 
 /* The number of the value f (key w) in vs, or -1 with *k its free
@@ -286,10 +322,7 @@ v_probe(const struct v_ctx *x, const struct v_values *vs,
 
 	for (*k = v_word_slot(w, vs->nslot); (sl = &vs->slot[*k])->id != 0;
 	    *k = (*k + 1) & (vs->nslot - 1))
-		if (sl->w[0] == w->w[0] && sl->w[1] == w->w[1] &&
-		    sl->len == w->len && (w->len <= 16 ||
-		    memcmp(x->arena + vs->off[sl->id - 1] + sizeof(w->len),
-		    f->p, w->len) == 0))
+		if (v_is_value(x, vs, sl, w, f))
 			return (long)sl->id - 1;
 	return -1;
 }
@@ -330,7 +363,9 @@ v_pack(const struct v_ctx *x, const uint32_t *id, uint64_t key[2])
 		key[1] = 0;
 		return;
 	}
-	for (j = 0; j < x->o->nqi; j++) {
+	for (j = 0; j < x->low; j++)	/* wholly in the first word */
+		k0 |= (uint64_t)id[j] << x->pos[j];
+	for (; j < x->o->nqi; j++) {
 		v = id[j];
 		if ((p = x->pos[j]) >= 64)
 			k1 |= v << (p - 64);
@@ -394,6 +429,7 @@ v_rehash(struct v_ctx *x, size_t n)
 {
 	struct v_slot *slot = v_slots_alloc(n), *old = x->slot;
 	size_t i, k, oldn = x->nslot;
+	int repack = x->tgen != x->wgen;	/* else the keys hold */
 
 	if (slot == NULL)
 		return DEID_ENOMEM;
@@ -402,7 +438,8 @@ v_rehash(struct v_ctx *x, size_t n)
 	for (i = 0; i < oldn; i++) {
 		if (old[i].count == 0)
 			continue;
-		v_pack(x, x->vid + old[i].cls * x->o->nqi, old[i].key);
+		if (repack)
+			v_pack(x, x->vid + old[i].cls * x->o->nqi, old[i].key);
 		for (k = v_slot_of(x, old[i].key); slot[k].count != 0;
 		    k = (k + 1) & (n - 1))
 			;
@@ -460,24 +497,56 @@ v_drain(struct v_ctx *x, size_t n)
 	return DEID_OK;
 }
 
+/* The number of QI j's value f: a value seen before, in the slot its
+ * key lands on, is found here, inline (most cells); the rest through
+ * v_intern. */
+V_HOT int
+v_cell(struct v_ctx *x, size_t j, const struct deid_csv_span *f,
+    uint32_t *id)
+{
+	const struct v_values *vs = &x->val[j];
+	const struct v_word *sl;
+	struct v_word w;
+
+	if (vs->nslot != 0) {
+		v_word(f, &w);
+		sl = &vs->slot[v_word_slot(&w, vs->nslot)];
+		if (v_is_value(x, vs, sl, &w, f)) {
+			*id = sl->id - 1;
+			return DEID_OK;
+		}
+	}
+	return v_intern(x, j, f, id);
+}
+
 /* The row's values numbered, its slot fetched; counted V_PIPE rows
  * later (or at the end). */
 static int
 v_key(struct v_ctx *x, const struct deid_csv_span *f)
 {
 	struct v_pending *p;
+	uint64_t k0 = 0;
+	unsigned gen;
 	size_t j;
 	int r;
 
 	if (x->npend == V_PIPE && (r = v_drain(x, 1)) != DEID_OK)
 		return r;
 	p = &x->pend[(x->head + x->npend) % V_PIPE];
-	for (j = 0; j < x->o->nqi; j++)
-		if ((r = v_intern(x, j, &f[x->col[j]], &p->id[j])) != DEID_OK)
+	gen = x->wgen;
+	for (j = 0; j < x->o->nqi; j++) {
+		if ((r = v_cell(x, j, &f[x->col[j]], &p->id[j])) != DEID_OK)
 			return r;
+		k0 |= j < x->low ? (uint64_t)p->id[j] << x->pos[j] : 0;
+	}
 	x->npend++;
 	p->gen = x->wgen;
-	v_pack(x, p->id, p->key);
+	if (gen != x->wgen || x->low < x->o->nqi)  /* packed as read: */
+		v_pack(x, p->id, p->key);	/* not when a width grew */
+	else {
+		p->key[0] = k0;
+		p->key[1] = 0;
+	}
 	if (x->nslot > 0)
 		__builtin_prefetch(&x->slot[v_slot_of(x, p->key)]);
 	return DEID_OK;
@@ -674,16 +743,25 @@ v_pick_level(struct v_ctx *x, size_t j, struct v_level *lv,
 
 /* ---- figures -------------------------------------------------------- */
 
-/* Histogram of released class sizes; smallest class. */
+#define V_SMALL	64	/* class sizes counted in an array first */
+
+/* Histogram of released class sizes; smallest class.  Sizes below
+ * V_SMALL (most classes) are tallied first, then added once each. */
 static int
 v_classes(const struct v_ctx *x, struct deid_hist *h, struct deid_verified *v)
 {
+	uint64_t small[V_SMALL] = { 0 };
 	size_t c;
 	int r;
 
 	deid_hist_clear(h);
 	for (c = 0; c < x->ncls; c++)
-		if ((r = deid_hist_add(h, x->ccount[c], 1)) != DEID_OK)
+		if (x->ccount[c] < V_SMALL)
+			small[x->ccount[c]]++;
+		else if ((r = deid_hist_add(h, x->ccount[c], 1)) != DEID_OK)
+			return r;
+	for (c = 1; c < V_SMALL; c++)
+		if ((r = deid_hist_add(h, c, small[c])) != DEID_OK)
 			return r;
 	v->classes = h->u;
 	v->sample_uniques = h->c1;

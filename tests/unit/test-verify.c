@@ -5,7 +5,10 @@
  * suppressed = every QI "*" and nothing else, k, the suppressed share
  * against the limit, PU exactly 0 without sample uniques, the residual
  * check, the game, the information loss by hand; then a real release
- * from deid_anonymize, corrupted on purpose, which must be rejected.
+ * from deid_anonymize, corrupted on purpose, which must be rejected;
+ * and releases of several MiB streamed from a descriptor in chunks of
+ * 1 MiB giving what one pass over the same bytes in memory gives,
+ * errors and their lines included, whatever lies across a chunk's end.
  */
 #include "config.h"
 
@@ -287,6 +290,108 @@ test_corrupted(void)
 	free(s);
 }
 
+/* n rows of classes made of a short value and a long one (over 16
+ * bytes, differing only in its middle): 37 * 101 classes; each row's c
+ * its number; mid (may be NULL) across the
+ * first MiB's end.  Malloc'd. */
+static char *
+big(size_t n, const char *mid, size_t *len)
+{
+	size_t i, cap = 64 * n + (mid ? strlen(mid) : 0) + 64, at;
+	char *s = malloc(cap);
+
+	at = (size_t)snprintf(s, cap, "a,b,c\n");
+	for (i = 0; i < n; i++) {
+		if (mid != NULL && at + strlen(mid) / 2 >= (1u << 20)) {
+			at += (size_t)snprintf(s + at, cap - at, "%s", mid);
+			mid = NULL;
+		}
+		at += (size_t)snprintf(s + at, cap - at, "%zu,aaaaaaaa-%03zu-"
+		    "zzzzzzzz,%zu\n", i % 37, i % 101, i);
+	}
+	*len = at;
+	return s;
+}
+
+/* The same figures and the same error from deid_verify_fd as from
+ * deid_verify_release on bytes s[len], and (when not 0) that many
+ * classes. */
+static void
+same_as_one_pass(const char *what, const char *s, size_t len,
+    uint64_t classes)
+{
+	struct deid_error e1 = { .msg = "" }, e2 = { .msg = "" };
+	struct deid_verified v1, v2;
+	struct deid_verify_opts o;
+	int fd = memfd_create("big", 0), r1, r2;
+
+	opts_init(&o, 2);
+	if (fd < 0 || write(fd, s, len) != (ssize_t)len ||
+	    lseek(fd, 0, SEEK_SET) != 0) {
+		tap_ok(0, "%s: a memfd of %zu bytes", what, len);
+		return;
+	}
+	r1 = deid_verify_release(s, len, "big.csv", &o, &v1, &e1);
+	r2 = deid_verify_fd(fd, "big.csv", &o, &v2, &e2);
+	if (r1 != DEID_OK || r2 != DEID_OK)
+		tap_ok(r1 == r2 && e1.line == e2.line && e1.column == e2.column &&
+		    strcmp(e1.msg, e2.msg) == 0, "%s: the same error (line "
+		    "%lu: %s / line %lu: %s)", what, e1.line, e1.msg, e2.line,
+		    e2.msg);
+	else
+		tap_ok(v1.records == v2.records && v1.classes == v2.classes &&
+		    (classes == 0 || v2.classes == classes) &&
+		    v1.sample_uniques == v2.sample_uniques &&
+		    v1.smallest_class == v2.smallest_class &&
+		    v1.suppressed == v2.suppressed && v1.passed == v2.passed,
+		    "%s: %llu records, %llu classes, %llu uniques, smallest "
+		    "%llu (one pass: %llu, %llu, %llu, %llu)", what,
+		    (unsigned long long)v2.records,
+		    (unsigned long long)v2.classes,
+		    (unsigned long long)v2.sample_uniques,
+		    (unsigned long long)v2.smallest_class,
+		    (unsigned long long)v1.records,
+		    (unsigned long long)v1.classes,
+		    (unsigned long long)v1.sample_uniques,
+		    (unsigned long long)v1.smallest_class);
+	if (r1 == DEID_OK)
+		deid_verified_free(&v1);
+	if (r2 == DEID_OK)
+		deid_verified_free(&v2);
+	close(fd);
+}
+
+/* Releases of several chunks: plain; a quoted field full of line ends
+ * across the first chunk's end; a blank line, a short row and a
+ * suppressed row there. */
+static void
+test_halves(void)
+{
+	char blob[20000], *s;
+	size_t i, len;
+
+	s = big(60000, NULL, &len);
+	same_as_one_pass("plain, 3 MiB", s, len, 37 * 101);
+	free(s);
+	i = (size_t)snprintf(blob, sizeof(blob), "1,q,\"");
+	for (; i + 8 < sizeof(blob); i += 5)
+		memcpy(blob + i, "x\nx,\n", 5);
+	memcpy(blob + i, "\"\n", 3);
+	s = big(60000, blob, &len);
+	same_as_one_pass("a quoted field of line ends across 1 MiB", s, len,
+	    37 * 101 + 1);
+	free(s);
+	s = big(60000, "\n", &len);
+	same_as_one_pass("a blank line at 1 MiB", s, len, 0);
+	free(s);
+	s = big(60000, "1,2\n", &len);
+	same_as_one_pass("a short row at 1 MiB", s, len, 0);
+	free(s);
+	s = big(60000, "*,*,x\n", &len);
+	same_as_one_pass("a suppressed row at 1 MiB", s, len, 37 * 101);
+	free(s);
+}
+
 int
 main(void)
 {
@@ -297,5 +402,6 @@ main(void)
 	test_quality();
 	test_bad();
 	test_corrupted();
+	test_halves();
 	return tap_done();
 }
