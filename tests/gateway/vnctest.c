@@ -953,6 +953,49 @@ cmd_watch_cut(rfbClient *c, double secs)
 	return seen.cut_legacy + seen.cut_ext > 0 ? EXIT_CHECK : EXIT_OK;
 }
 
+/* The pixel at (x, y) of the client's framebuffer (32 bpp), or 0. */
+static uint32_t
+pixel_at(rfbClient *c, int x, int y)
+{
+	uint32_t px = 0;
+
+	if (x >= 0 && y >= 0 && x < c->width && y < c->height &&
+	    c->format.bitsPerPixel == 32)
+		memcpy(&px, c->frameBuffer + ((size_t)y * c->width + x) * 4, 4);
+	return px;
+}
+
+/* Every update as it arrives: wait until the pixel at (x, y) has changed
+ * n times (a page that changes it now and then; sampling snapshots
+ * instead can alias with a periodic change and see one value). */
+static int
+cmd_flips(rfbClient *c, int n, double secs, int x, int y)
+{
+	double end = now() + secs, t0 = now();
+	unsigned long fbu = seen.fbu;
+	uint32_t last = pixel_at(c, x, y), px;
+	int flips = 0;
+
+	if (!SendFramebufferUpdateRequest(c, 0, 0, c->width, c->height, FALSE))
+		return EXIT_CONN;
+	while (flips < n && now() < end) {
+		if (pump(c, 0.02) < 0)
+			return EXIT_CONN;
+		if (seen.fbu == fbu)
+			continue;
+		fbu = seen.fbu;
+		if ((px = pixel_at(c, x, y)) != last) {
+			flips++;
+			printf("flip %d %.2f %06x\n", flips, now() - t0,
+			    (unsigned)px & 0xffffff);
+			last = px;
+		}
+	}
+	printf("flips %d in %.1f s\n", flips, now() - t0);
+	fflush(stdout);
+	return flips >= n ? EXIT_OK : EXIT_CHECK;
+}
+
 /* Stay connected until the time is up, SIGTERM/SIGINT, or the server
  * closes (which is an error: holding means the session should last). */
 static int
@@ -1022,6 +1065,8 @@ usage(void)
 "  sleep SECONDS        wait, processing server messages\n"
 "  sync                 round trip: the server processed all input\n"
 "  hold [SECONDS]       stay connected (until SIGTERM if no SECONDS)\n"
+"  flips N SECONDS X Y  exit 1 unless the pixel at X Y changes N times in\n"
+"                       SECONDS (checked in every update that arrives)\n"
 "  expect-refused       (alone) exit 0 iff the connection or auth is refused\n"
 "  script               (alone) read command lists from stdin, one per line\n"
 "                       ('quoted words' allowed); print \"done RC\" after each\n"
@@ -1037,7 +1082,7 @@ is_command(const char *s)
 	    "click", "move", "press", "release", "burst", "cut", "cut-ext",
 	    "watch-cut", "sleep",
 	    "sync", "hold", "expect-refused", "drag", "keydown", "keyup",
-	    "repeat", "script" };
+	    "repeat", "script", "flips" };
 	size_t i;
 
 	for (i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
@@ -1074,7 +1119,7 @@ check_script(int argc, char **argv, int j, int *watching)
 		    strcmp(cmd, "press") == 0 || strcmp(cmd, "release") == 0 ||
 		    strcmp(cmd, "repeat") == 0)
 			need = 2;
-		else if (strcmp(cmd, "drag") == 0)
+		else if (strcmp(cmd, "drag") == 0 || strcmp(cmd, "flips") == 0)
 			need = 4;
 		else if (strcmp(cmd, "keydown") == 0 ||
 		    strcmp(cmd, "keyup") == 0)
@@ -1107,6 +1152,22 @@ check_script(int argc, char **argv, int j, int *watching)
 		}
 	}
 	return 0;
+}
+
+/* flips N SECONDS X Y, its four arguments checked. */
+static int
+run_flips(rfbClient *c, char **arg)
+{
+	double n, secs, x, y;
+
+	if (parse_num(arg[0], 1, 1000, &n) < 0 ||
+	    parse_num(arg[1], 0, 3600, &secs) < 0 ||
+	    parse_num(arg[2], 0, 65535, &x) < 0 ||
+	    parse_num(arg[3], 0, 65535, &y) < 0) {
+		msg("flips: bad N, SECONDS, X or Y");
+		return EXIT_USAGE;
+	}
+	return cmd_flips(c, (int)n, secs, (int)x, (int)y);
 }
 
 /* Run the commands argv[i..argc) over the connection; the first
@@ -1211,6 +1272,10 @@ run_script(rfbClient *c, int argc, char **argv, int i)
 				rc = cmd_watch_cut(c, a);
 		} else if (strcmp(cmd, "sync") == 0)
 			rc = sync_server(c) < 0 ? EXIT_CONN : EXIT_OK;
+		else if (strcmp(cmd, "flips") == 0) {
+			rc = run_flips(c, argv + i);
+			i += 4;
+		}
 		else if (strcmp(cmd, "hold") == 0) {
 			a = 0;
 			if (i < argc && !is_command(argv[i]) &&
