@@ -965,6 +965,8 @@ worker_main(const struct worker_config *cfg)
 	st = worker_loop(&w) == 0 && !w.rec_failed ? 0 : 1;
 	if (w.disk_full)
 		st = WORKER_EXIT_DISK_FULL;
+	else if (st != 0 && w.v != NULL && vnc_fatal(w.v) != NULL && !w.stop)
+		st = WORKER_EXIT_TLS_GONE;
 out:
 	worker_teardown(&w);
 	return st;

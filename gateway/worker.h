@@ -28,8 +28,11 @@ struct ratelimit_config {
 	int		 alarm_disconnect; /* on alarm, disconnect the client */
 };
 
-/* worker_main's status when the recording's disk filled up (else 0/1) */
+/* worker_main's status when the recording's disk filled up, and when
+ * the tls process went away or broke the protocol (else 0/1): the
+ * supervisor names the cause, whichever of the two it reaps first */
 #define WORKER_EXIT_DISK_FULL	3
+#define WORKER_EXIT_TLS_GONE	4
 
 struct worker_config {
 	const char		*session_id;

@@ -192,6 +192,9 @@ child_exited(struct session *s, enum role r, int st)
 	if (r == ROLE_WORKER && WIFEXITED(st) &&
 	    WEXITSTATUS(st) == WORKER_EXIT_DISK_FULL)
 		session_stop(s, "disk_full", SESSION_EXIT_DISK_FULL);
+	else if (r == ROLE_WORKER && WIFEXITED(st) &&
+	    WEXITSTATUS(st) == WORKER_EXIT_TLS_GONE)
+		session_stop(s, "tls_exit", SESSION_EXIT_FAILED); /* its cause */
 	else if (r == ROLE_WORKER)
 		session_stop(s, "worker_exit", WIFEXITED(st) &&
 		    WEXITSTATUS(st) == 0 ? SESSION_EXIT_OK :
