@@ -125,6 +125,7 @@ gr_exec(char *const *argv, int sock, char *err, size_t errlen)
 		setenv("ASAN_OPTIONS", "detect_leaks=0", 1);
 #endif
 		execv(argv[0], argv);
+		/* the same pipe, the same error text */
 		dprintf(2, "exec %s: %s", argv[0], strerror(errno));
 		_exit(1);
 	}

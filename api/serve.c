@@ -207,7 +207,7 @@ serve_drop(const struct api_serve_args *a)
 	struct confine c;
 	char msg[256];
 
-	confine_init(&c, "cdsgated api");
+	confine_init(&c, "api");
 	if (getuid() == 0) {
 		if (privdrop_lookup(API_USER, NULL, &u, msg, sizeof(msg)) !=
 		    0) {

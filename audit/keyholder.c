@@ -154,6 +154,18 @@ static const struct ipc_handler kh_from_peer[] = {
 	{ KH_APPEND, kh_on_append },
 };
 
+/* confine_apply, its error named for the api that logs it. */
+static int
+kh_apply(const struct confine *c, char *err, size_t errlen)
+{
+	char why[200];	/* fits after the name in the api's err */
+
+	if (confine_apply(c, why, sizeof(why)) == CONFINE_OK)
+		return 0;
+	snprintf(err, errlen, "audit key holder: %s", why);
+	return -1;
+}
+
 /* Become the key holder's user; no core dumps of the key, not
  * dumpable (confine_apply), before the key is read. */
 static int
@@ -169,7 +181,7 @@ kh_confine(char *err, size_t errlen)
 			return -1;
 		c.user = &u;
 	}
-	return confine_apply(&c, err, errlen) == CONFINE_OK ? 0 : -1;
+	return kh_apply(&c, err, errlen);
 }
 
 /* Test hook (--enable-test-hooks): CDSGATE_TEST_VIOLATE=audit:CALL makes
@@ -216,7 +228,7 @@ kh_sandbox(struct audit_log *log, char *err, size_t errlen)
 		    "directory fd");
 		return -1;
 	}
-	if (confine_apply(&c, err, errlen) != CONFINE_OK)
+	if (kh_apply(&c, err, errlen) != 0)
 		return -1;
 	log_info("sandbox %s, profile %s", sandbox_mode_name(),
 	    sandbox_profile_name(SANDBOX_PROFILE_AUDIT));

@@ -41,6 +41,8 @@ child(int in, int out, int err, char *const *argv, char *const *env,
 	if (dup2(in, 0) < 0 || dup2(out, 1) < 0 || dup2(err, 2) < 0)
 		_exit(127);
 	execve(argv[0], argv, env != NULL ? env : none);
+	/* fd 2 is the pipe the caller reads as the command's error
+	   output: this is that output, not a log line */
 	dprintf(2, "exec %s: %s", argv[0], strerror(errno));
 	_exit(127);
 }

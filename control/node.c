@@ -37,6 +37,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "common/log.h"
 #include "control/munge.h"
 #include "control/parent.h"
 #include "supervisor/session.h"
@@ -343,7 +344,7 @@ uplink_main(struct uplink *u, pid_t parent)
 	c.deathsig = SIGKILL;
 	c.parent = parent;
 	if (confine_apply(&c, err, sizeof(err)) != CONFINE_OK) {
-		log_warnx("node: uplink: %s", err);
+		log_warnx("uplink: %s", err);
 		_exit(1);
 	}
 	signal(SIGPIPE, SIG_IGN);
@@ -386,7 +387,7 @@ node_spawn_uplink(struct parent *p, const sigset_t *old)
 	}
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0 ||
 	    (p->api_pid = fork()) < 0) {
-		log_warn("node: uplink");
+		log_warn("uplink");
 		return -1;
 	}
 	if (p->api_pid == 0) {
@@ -438,6 +439,8 @@ node_cmd(int argc, char **argv)
 		return SESSION_EXIT_CONFIG;
 	p.ipc = -1;
 	p.listen_fd = -1;
+	p.door_pid = -1;
+	p.door_fd = -1;	/* no front door here: not fd 0 */
 	if ((p.sigfd = parent_signals(&old)) < 0 ||
 	    node_spawn_uplink(&p, &old) != 0)
 		return SESSION_EXIT_FAILED;

@@ -23,7 +23,7 @@
 #include "gateway/frontdoor.h"
 #include "control/parent.h"
 #include "gateway/peeraddr.h"
-#include "supervisor/supervise-log.h"
+#include "common/log.h"
 #include "policy/creds.h"
 #include "sandbox/sandbox.h"
 
@@ -70,6 +70,7 @@ door_child(int sock, void *arg)
 	char err[256];
 	sigset_t none;
 
+	log_init("cdsgated front door");
 	if (df->close_fd[0] >= 0)
 		close(df->close_fd[0]);
 	if (df->close_fd[1] >= 0)
@@ -82,7 +83,7 @@ door_child(int sock, void *arg)
 #else
 	if (sandbox_init(SANDBOX_MODE_NONE, 0, err, sizeof(err)) != 0) {
 #endif
-		log_warnx("front door: %s", err);
+		log_warnx("sandbox: %s", err);
 		_exit(1);
 	}
 	_exit(frontdoor_main(&df->fc));

@@ -20,6 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/log.h"
 #include "control/parent.h"
 #include "supervisor/session.h"
 #include "control/slurm.h"

@@ -31,7 +31,7 @@
 #include "control/cmdrun.h"
 #include "control/munge.h"
 #include "control/slurm.h"
-#include "supervisor/supervise-log.h"
+#include "common/log.h"
 #include "sandbox/confine.h"
 
 #define SBATCH		"/usr/bin/sbatch"

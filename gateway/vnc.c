@@ -36,6 +36,7 @@
 #include <rfb/rfb.h>
 
 #include "common/ipc.h"
+#include "common/log.h"
 #include "gateway/clipboard.h"
 #include "gateway/preauth.h"
 #include "gateway/ratelimit.h"
@@ -104,11 +105,15 @@ vnc_log_cut_refused(const char *fmt, const char *line)
 }
 
 /* Library messages go to the session log (rate limited: a flood of bad
- * clients must not flood the log); trailing newlines are dropped. */
+ * clients must not flood the log); trailing newlines are dropped.  They
+ * repeat a client's bytes (a name, a message type), so the text goes
+ * through the logger's escaping step first (common/log.h): control
+ * bytes and malformed UTF-8 become \xNN, and the event is always valid
+ * JSON. */
 static void
 vnc_log_line(const char *level, const char *fmt, va_list ap)
 {
-	char line[VNC_LOG_LINE];
+	char line[VNC_LOG_LINE], safe[VNC_LOG_LINE * (LOG_ESC_MAX - 1)];
 	size_t len;
 	uint64_t now = vnc_current ? vnc_now(vnc_current) : 0;
 
@@ -127,8 +132,9 @@ vnc_log_line(const char *level, const char *fmt, va_list ap)
 		line[--len] = '\0';
 	if (len == 0)
 		return;
+	log_escape(safe, sizeof(safe), line, len, 0);
 	slog_event("vnc_log", json_pack("{s:s, s:s, s:I}", "level", level,
-	    "msg", line, "suppressed", (json_int_t)vnc_log_quiet));
+	    "msg", safe, "suppressed", (json_int_t)vnc_log_quiet));
 	vnc_log_quiet = 0;
 }
 

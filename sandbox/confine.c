@@ -40,9 +40,11 @@ confine_step_name(int code)
 	return step_names[code];
 }
 
-/* "NAME: STEP: detail"; returns code. */
+/* "STEP: detail"; returns code.  Not the name: whoever logs or reports
+ * the error names the process (the logger in each line, a parent in its
+ * report of a child). */
 static int
-cf_fail(const struct confine *c, int code, char *err, size_t errlen,
+cf_fail(int code, char *err, size_t errlen,
     const char *fmt, ...)
 {
 	char detail[256];
@@ -52,8 +54,8 @@ cf_fail(const struct confine *c, int code, char *err, size_t errlen,
 	vsnprintf(detail, sizeof(detail), fmt, ap);
 	va_end(ap);
 	if (err != NULL && errlen > 0)
-		snprintf(err, errlen, "%s: %s: %s", c->name != NULL ? c->name :
-		    "?", confine_step_name(code), detail);
+		snprintf(err, errlen, "%s: %s", confine_step_name(code),
+		    detail);
 	return code;
 }
 
@@ -88,12 +90,12 @@ cf_rlimits(const struct confine *c, char *err, size_t errlen)
 		const struct confine_rlimit *l = &c->rlimit[i];
 
 		if (getrlimit(l->resource, &cur) != 0)
-			return cf_fail(c, CONFINE_ERR_RLIMIT, err, errlen,
+			return cf_fail(CONFINE_ERR_RLIMIT, err, errlen,
 			    "resource %d: %s", l->resource, strerror(errno));
 		rl.rlim_cur = rl.rlim_max = l->limit < cur.rlim_max ?
 		    l->limit : cur.rlim_max;
 		if (setrlimit(l->resource, &rl) != 0)
-			return cf_fail(c, CONFINE_ERR_RLIMIT, err, errlen,
+			return cf_fail(CONFINE_ERR_RLIMIT, err, errlen,
 			    "resource %d: %s", l->resource, strerror(errno));
 	}
 	return CONFINE_OK;
@@ -106,10 +108,10 @@ cf_user_dir(const struct confine *c, char *err, size_t errlen)
 	const char *what = "?";
 
 	if (c->user != NULL && privdrop_to(c->user, &what) != 0)
-		return cf_fail(c, CONFINE_ERR_USER, err, errlen, "%s: %s: %s",
+		return cf_fail(CONFINE_ERR_USER, err, errlen, "%s: %s: %s",
 		    c->user->name, what, strerror(errno));
 	if (c->dir != NULL && chdir(c->dir) != 0)
-		return cf_fail(c, CONFINE_ERR_CHDIR, err, errlen, "%s: %s",
+		return cf_fail(CONFINE_ERR_CHDIR, err, errlen, "%s: %s",
 		    c->dir, strerror(errno));
 	return CONFINE_OK;
 }
@@ -119,18 +121,18 @@ static int
 cf_prctls(const struct confine *c, char *err, size_t errlen)
 {
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
-		return cf_fail(c, CONFINE_ERR_NO_NEW_PRIVS, err, errlen, "%s",
+		return cf_fail(CONFINE_ERR_NO_NEW_PRIVS, err, errlen, "%s",
 		    strerror(errno));
 	if (c->deathsig != 0 &&
 	    prctl(PR_SET_PDEATHSIG, c->deathsig, 0, 0, 0) != 0)
-		return cf_fail(c, CONFINE_ERR_DEATHSIG, err, errlen,
+		return cf_fail(CONFINE_ERR_DEATHSIG, err, errlen,
 		    "signal %d: %s", c->deathsig, strerror(errno));
 	if (c->parent > 0 && getppid() != c->parent)
-		return cf_fail(c, CONFINE_ERR_PARENT, err, errlen,
+		return cf_fail(CONFINE_ERR_PARENT, err, errlen,
 		    "pid %d exited before the death signal was armed",
 		    (int)c->parent);
 	if (!c->dumpable && prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0)
-		return cf_fail(c, CONFINE_ERR_DUMPABLE, err, errlen, "%s",
+		return cf_fail(CONFINE_ERR_DUMPABLE, err, errlen, "%s",
 		    strerror(errno));
 	return CONFINE_OK;
 }
@@ -145,14 +147,14 @@ cf_filter(const struct confine *c, char *err, size_t errlen)
 	if (c->profile == CONFINE_NO_PROFILE)
 		return CONFINE_OK;
 	if (c->profile < 0 || c->profile >= SANDBOX_PROFILE_COUNT)
-		return cf_fail(c, CONFINE_ERR_FILTER, err, errlen,
+		return cf_fail(CONFINE_ERR_FILTER, err, errlen,
 		    "unknown profile %d", c->profile);
 	r = c->dirfd >= 0 ? sandbox_enter_fd((enum sandbox_profile)
 	    c->profile, c->dirfd, serr, sizeof(serr)) :
 	    sandbox_enter((enum sandbox_profile)c->profile, serr,
 	    sizeof(serr));
 	if (r != 0)
-		return cf_fail(c, CONFINE_ERR_FILTER, err, errlen, "%s", serr);
+		return cf_fail(CONFINE_ERR_FILTER, err, errlen, "%s", serr);
 	return CONFINE_OK;
 }
 
@@ -162,7 +164,7 @@ confine_apply(const struct confine *c, char *err, size_t errlen)
 	int r;
 
 	if (c->nrlimit > CONFINE_RLIMITS_MAX)
-		return cf_fail(c, CONFINE_ERR_INVALID, err, errlen,
+		return cf_fail(CONFINE_ERR_INVALID, err, errlen,
 		    "%zu rlimits", c->nrlimit);
 	if ((r = cf_rlimits(c, err, errlen)) != CONFINE_OK ||
 	    (r = cf_user_dir(c, err, errlen)) != CONFINE_OK ||

@@ -27,7 +27,9 @@
  * steps 4 and 6 are idempotent.
  *
  * Library-style: no logging, no exit.  Returns CONFINE_OK or the failed
- * step's code, with "NAME: STEP: detail" in err.
+ * step's code, with "STEP: detail" in err: without the process's name,
+ * which the one logger (common/log.h) puts in each line, and which a
+ * parent reporting a child's failure says itself.
  */
 #ifndef SANDBOX_CONFINE_H
 #define SANDBOX_CONFINE_H
@@ -61,7 +63,8 @@ struct confine_rlimit {
 };
 
 struct confine {
-	const char			*name;	/* the process, in messages */
+	const char			*name;	/* the process described; not
+						   in err (see above) */
 	struct confine_rlimit		 rlimit[CONFINE_RLIMITS_MAX];
 	size_t				 nrlimit;
 	const struct privdrop_user	*user;	/* NULL: stay who we are */

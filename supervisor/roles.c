@@ -137,6 +137,20 @@ child_confine(const struct session *s, enum role r,
 	c->deathsig = SIGKILL;	/* set after the drop, which clears it */
 }
 
+/* The logger names the role in each line from here on ("cdsgated
+ * worker": the supervisor's name and the role's), at the supervisor's
+ * verbosity. */
+static void
+child_log_name(const char *role)
+{
+	char name[LOG_NAME_MAX];
+	int verbose = log_verbose();
+
+	snprintf(name, sizeof(name), "%s %s", log_name(), role);
+	log_init(name);
+	log_set_verbose(verbose);
+}
+
 static void __attribute__((noreturn))
 child_main(struct session *s, enum role r, int errfd, pid_t parent)
 {
@@ -148,6 +162,7 @@ child_main(struct session *s, enum role r, int errfd, pid_t parent)
 	char err[256];
 	int keep[6], nkeep = 0;
 
+	child_log_name(re->name);
 	/* Out of the supervisor's session and process group: a ^C in
 	   the terminal reaches only the supervisor, which stops us in
 	   order; and a browser's whole group can be killed at once. */

@@ -1,7 +1,8 @@
 /*
  * tests/unit/test-confine.c — confine_apply() (sandbox/confine.h), in
  * forked children: each step that can fail is made to fail and is
- * reported by its name (and the steps after it were not taken); a child
+ * reported by its name (and the steps after it were not taken), without
+ * the process's name, which the logger adds once; a child
  * confined with every step really ends as described (/proc says
  * Seccomp 2, NoNewPrivs 1, its uid, its limits, not dumpable); the
  * supervisor's deny-list refuses what it lists and allows the rest.
@@ -22,6 +23,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "common/log.h"
 #include "sandbox/confine.h"
 #include "tests/tap.h"
 
@@ -71,7 +73,9 @@ expect_step(setup_fn setup, int code, int nnp, const char *what)
 	struct outcome o;
 	char prefix[64];
 
-	snprintf(prefix, sizeof(prefix), "t: %s: ", confine_step_name(code));
+	/* "STEP: detail", without the description's name ("t"): the
+	   logger puts the process's name in each line, once */
+	snprintf(prefix, sizeof(prefix), "%s: ", confine_step_name(code));
 	try_confine(setup, &o);
 	tap_ok(o.code == code && strncmp(o.err, prefix, strlen(prefix)) == 0,
 	    "%s fails at step '%s' (got %d: %s)", what,
@@ -117,6 +121,36 @@ too_many(struct confine *c)
 }
 
 static struct privdrop_user	nobody;
+
+/* A confinement error logged by the process it names ("t", as
+ * try_confine's description and the logger's name) carries the name
+ * once: the line is exactly "t: chdir: PATH: strerror". */
+static void
+test_logged_once(void)
+{
+	struct outcome o;
+	char line[512], want[512];
+	ssize_t n = -1;
+	int p[2], ok;
+
+	try_confine(bad_chdir, &o);
+	snprintf(want, sizeof(want), "t: chdir: %s: %s\n",
+	    "/nonexistent/cdsgate-test-confine", strerror(ENOENT));
+	if (pipe(p) == 0) {
+		log_init("t");
+		log_set_fd(p[1]);
+		log_warnx("%s", o.err);
+		log_set_fd(-1);
+		close(p[1]);
+		n = read(p[0], line, sizeof(line) - 1);
+		close(p[0]);
+	}
+	line[n > 0 ? n : 0] = '\0';
+	ok = strcmp(line, want) == 0;
+	line[strcspn(line, "\n")] = '\0';
+	tap_ok(ok, "a logged confinement error names the process once (%s)",
+	    line);
+}
 
 /* Already dropped once: groups cannot be dropped again. */
 static void
@@ -173,7 +207,8 @@ test_parent(void)
 		o.code = -1;
 	close(p[0]);
 	o.err[sizeof(o.err) - 1] = '\0';
-	tap_ok(o.code == CONFINE_ERR_PARENT && strstr(o.err, "t: parent: "),
+	tap_ok(o.code == CONFINE_ERR_PARENT &&
+	    strncmp(o.err, "parent: ", 8) == 0,
 	    "a parent gone before the death signal fails at step 'parent' "
 	    "(%s)", o.err);
 }
@@ -340,6 +375,7 @@ main(void)
 	/* before sandbox_init, the filter step says so */
 	expect_step(no_init, CONFINE_ERR_FILTER, 1, "a profile before "
 	    "sandbox_init");
+	test_logged_once();
 #ifndef HAVE_SECCOMP
 	tap_skip_all("built with --with-sandbox=none: no filter to check");
 #endif

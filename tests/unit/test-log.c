@@ -1,6 +1,7 @@
 /*
  * tests/unit/test-log.c — common/log.c: the escaping of untrusted bytes
- * (control bytes, newlines, malformed UTF-8), lines cut safely, the
+ * (control bytes, newlines, malformed UTF-8; the result valid JSON text
+ * by jansson's judgement), lines cut safely, the
  * process name in each line, the levels, and fatal's exit.
  */
 #include "config.h"
@@ -12,6 +13,8 @@
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include <jansson.h>
 
 #include "common/log.h"
 #include "tests/tap.h"
@@ -78,6 +81,48 @@ test_escape(void)
 	    "a UTF-8 character that does not fit is left out whole");
 	used = log_escape(out, 1, "abc", 3, 0);
 	tap_ok(used == 0 && out[0] == '\0', "a 1-byte buffer holds the NUL");
+}
+
+/* A control byte or DEL in s? */
+static int
+has_control(const char *s)
+{
+	for (; *s != '\0'; s++)
+		if ((unsigned char)*s < 0x20 || *s == 0x7f)
+			return 1;
+	return 0;
+}
+
+/* Whatever the bytes, the escaped text is what a JSON event may carry
+ * (the session log's vnc_log takes it): jansson, not our code, judges
+ * it valid UTF-8, and no control byte is left.  Every 2-byte string,
+ * and every 3-byte one that starts with a 3- or 4-byte UTF-8 lead. */
+static void
+test_json_safe(void)
+{
+	unsigned char in[3];
+	char out[3 * LOG_ESC_MAX];
+	unsigned a, b, c, bad = 0, n = 0;
+	json_t *j;
+
+	for (a = 0; a < 256; a++)
+		for (b = 0; b < 256; b++)
+			for (c = 0; c < 256; c += a >= 0xe0 && a <= 0xf4 ? 1 :
+			    256) {
+				in[0] = (unsigned char)a;
+				in[1] = (unsigned char)b;
+				in[2] = (unsigned char)c;
+				log_escape(out, sizeof(out), in, 3, 0);
+				j = json_string(out);
+				if ((j == NULL || has_control(out)) &&
+				    bad++ == 0)
+					tap_diag("not JSON-safe: %02x %02x "
+					    "%02x -> %s", a, b, c, out);
+				json_decref(j);
+				n++;
+			}
+	tap_ok(bad == 0 && n > 65536, "escaped text is valid UTF-8 for "
+	    "jansson, without control bytes, for all %u inputs tried", n);
 }
 
 static void
@@ -188,6 +233,7 @@ main(void)
 		return 99;
 	unsetenv("CDSGATE_LOG_DEBUG");
 	test_escape();
+	test_json_safe();
 	test_lines();
 	test_fatal(0);
 	test_fatal(1);
