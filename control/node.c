@@ -37,6 +37,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "control/evidence.h"
 #include "control/munge.h"
 #include "control/parent.h"
 #include "supervisor/session.h"
@@ -48,6 +49,7 @@ struct jconn {
 	int64_t		job;
 	char		id[STORE_ID_MAX];
 	int		stopping;	/* STOP sent */
+	struct ev_stream ev;		/* its evidence, to the control plane */
 };
 
 struct uplink {
@@ -141,6 +143,10 @@ conn_start(struct uplink *u, struct jconn *j)
 		return;
 	}
 	snprintf(j->id, sizeof(j->id), "%s", m.id);
+	snprintf(j->ev.id, sizeof(j->ev.id), "%s", m.id);
+	if (slurm_spec_key(ans + 3, j->ev.key, sizeof(j->ev.key)) != 0)
+		log_warnx("node: session %s: no evidence key: its evidence "
+		    "stays here", j->id);
 	log_warnx("node: job %lld is session %s", job, j->id);
 	ipc_send(u->ipc, &pipc_proto, PIPC_SESSION_START, &m, sizeof(m), -1);
 	explicit_bzero(ans, sizeof(ans));
@@ -216,6 +222,34 @@ up_started(void *ctx, struct ipc_msg *m)
 	return 0;
 }
 
+/* What grew of j's evidence to the control plane (all: every byte,
+ * the session is over). */
+static void
+evidence_send(struct uplink *u, struct jconn *j, int all)
+{
+	char err[256];
+
+	if (evidence_push(u->c, &j->ev, all, err, sizeof(err)) != 0)
+		log_warnx("node: session %s: evidence: %s (%llu bytes "
+		    "there)", j->id, err, (unsigned long long)j->ev.bytes);
+	if (all)
+		explicit_bzero(&j->ev, sizeof(j->ev));
+}
+
+/* Every EVIDENCE_TICK_MS: what grew of each session's evidence. */
+static void
+evidence_tick(struct uplink *u, long long *next)
+{
+	int i;
+
+	if (munge_mono_ms() < *next)
+		return;
+	*next = munge_mono_ms() + EVIDENCE_TICK_MS;
+	for (i = 0; i < PARENT_MAX_SESSIONS; i++)
+		if (u->j[i].fd >= 0 && u->j[i].id[0] != '\0')
+			evidence_send(u, &u->j[i], 0);
+}
+
 /* FAILED / ENDED: report "ended", release the job. */
 static void
 up_over(struct uplink *u, const char *id, int status)
@@ -225,6 +259,7 @@ up_over(struct uplink *u, const char *id, int status)
 
 	if (j == NULL)
 		return;
+	evidence_send(u, j, 1);	/* all of it there before "ended" */
 	snprintf(req, sizeof(req), "ended %lld %.63s %d", (long long)j->job,
 	    u->c->node_name, status < 0 ? 1 : status);
 	tell(u, req, ans, sizeof(ans));
@@ -255,8 +290,8 @@ up_ended(void *ctx, struct ipc_msg *m)
 	return 0;
 }
 
-/* A recording closed on this node: not yet sent to the control plane's
- * audit chain (it stays in this node's record_dir); said in the log. */
+/* A recording closed on this node: its copy on the control plane is
+ * what goes to the audit chain there; this digest is logged here. */
 static int
 up_record(void *ctx, struct ipc_msg *m)
 {
@@ -265,8 +300,8 @@ up_record(void *ctx, struct ipc_msg *m)
 	(void)ctx;
 	memcpy(&r, m->data, sizeof(r));
 	r.id[sizeof(r.id) - 1] = r.sha256[sizeof(r.sha256) - 1] = '\0';
-	log_warnx("node: session %s: recording closed (sha256 %s); not yet "
-	    "streamed to the control plane", r.id, r.sha256);
+	log_warnx("node: session %s: recording closed here (sha256 %s); "
+	    "the control plane chains its copy", r.id, r.sha256);
 	return 0;
 }
 
@@ -337,6 +372,7 @@ uplink_main(struct uplink *u, pid_t parent)
 	struct pollfd p[2 + PARENT_MAX_SESSIONS];
 	struct confine c;
 	char err[256], sink[64];
+	long long tick = 0;
 	int n, i;
 
 	confine_init(&c, "node uplink");
@@ -351,7 +387,7 @@ uplink_main(struct uplink *u, pid_t parent)
 		u->j[i].fd = -1;
 	for (;;) {
 		n = uplink_pollfds(u, p);
-		if (poll(p, (nfds_t)n, -1) < 0 && errno != EINTR)
+		if (poll(p, (nfds_t)n, EVIDENCE_TICK_MS) < 0 && errno != EINTR)
 			_exit(1);
 		if (p[0].revents != 0 && ipc_dispatch(&peer, u, NULL) != IPC_OK)
 			_exit(0);
@@ -361,6 +397,7 @@ uplink_main(struct uplink *u, pid_t parent)
 			if (p[2 + i].revents != 0 && u->j[i].fd >= 0 &&
 			    read(u->j[i].fd, sink, sizeof(sink)) <= 0)
 				conn_gone(u, &u->j[i]);
+		evidence_tick(u, &tick);
 	}
 }
 

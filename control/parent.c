@@ -218,6 +218,8 @@ parent_spawn_api(struct parent *p, const sigset_t *old)
 		close(p->sigfd);
 		if (parent_slurm_fd(p) >= 0)
 			close(p->slurm_fd);
+		if (parent_slurm_ev_fd(p) >= 0)
+			close(p->ev_fd);
 		api_child(p, &tcp, lfd, sv[1], old);
 	}
 	close(lfd);	/* the parent holds no client socket */
@@ -307,6 +309,8 @@ parent_pollfds(struct parent *p, int sigfd, struct pollfd *pfd,
 	pfd[n++].events = POLLIN;
 	pfd[n].fd = parent_slurm_fd(p);	/* -1: the local runner */
 	pfd[n++].events = POLLIN;
+	pfd[n].fd = parent_slurm_ev_fd(p);	/* -1: the local runner */
+	pfd[n++].events = POLLIN;
 	for (i = 0; i < PARENT_MAX_SESSIONS; i++)
 		if (p->s[i].pid > 0 && p->s[i].ready_fd >= 0) {
 			who[n] = &p->s[i];
@@ -321,8 +325,8 @@ parent_pollfds(struct parent *p, int sigfd, struct pollfd *pfd,
 int
 parent_loop(struct parent *p, int sigfd)
 {
-	struct pollfd pfd[4 + PARENT_MAX_SESSIONS];
-	struct psession *who[4 + PARENT_MAX_SESSIONS];
+	struct pollfd pfd[5 + PARENT_MAX_SESSIONS];
+	struct psession *who[5 + PARENT_MAX_SESSIONS];
 	int n, i, r, ir;
 
 	for (;;) {
@@ -348,7 +352,9 @@ parent_loop(struct parent *p, int sigfd)
 			sessiond_accept(p);
 		if (pfd[3].revents != 0 && parent_slurm_dispatch(p) != 0)
 			return -1;
-		for (i = 4; i < n; i++)
+		if (pfd[4].revents != 0 && parent_slurm_ev_dispatch(p) != 0)
+			return -1;
+		for (i = 5; i < n; i++)
 			if (pfd[i].revents != 0)
 				parent_session_ready(p, who[i]);
 		parent_session_timers(p);

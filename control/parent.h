@@ -76,6 +76,8 @@ struct parent {
 	int64_t			 slurm_poll_ms;	/* next squeue of our jobs */
 	int			 slurm_polling;	/* asked, not answered */
 	struct pjob		 jobs[PARENT_MAX_SESSIONS];
+	pid_t			 ev_pid;	/* the evidence receiver */
+	int			 ev_fd;
 };
 
 int	parent_serve_cmd(int argc, char **argv);
@@ -108,6 +110,8 @@ int	parent_slurm_on(const struct parent *p);
 int	parent_slurm_begin(struct parent *p);
 int	parent_slurm_fd(const struct parent *p);
 int	parent_slurm_dispatch(struct parent *p);
+int	parent_slurm_ev_fd(const struct parent *p);
+int	parent_slurm_ev_dispatch(struct parent *p);
 const char *parent_slurm_start(struct parent *p, const struct pipc_start *m,
 	    const char *secret);
 int	parent_slurm_stop(struct parent *p, const char *id);
@@ -122,6 +126,8 @@ const struct psession *parent_slurm_session(const struct parent *p,
 /* parent-record.c */
 int	parent_record_dir(const struct gw_config *c);
 int	parent_record_room(const struct parent *p, char *why, size_t len);
+void	parent_record_chain(struct parent *p, const char *id,
+	    const char *end);
 void	parent_record_closed(struct parent *p, const struct psession *ps,
 	    int status);
 void	parent_record_recover(struct parent *p);
