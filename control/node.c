@@ -13,7 +13,10 @@
  *     TOKEN" and, when it ends, "ended JOB NODE STATUS";
  *   - stops the session when the job's connection closes (the job was
  *     cancelled or ran out of time) and closes it when the session ends
- *     (the job then exits).
+ *     (the job then exits);
+ *   - every EVIDENCE_TICK_MS sends what grew of each session's
+ *     recording, network log and capture to the control plane
+ *     (control/evidence.h), and all of it before it reports "ended".
  * `cdsgated node-job --socket PATH` is that job: unprivileged, it asks
  * and then waits.
  *
