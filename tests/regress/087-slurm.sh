@@ -291,6 +291,9 @@ node_failed() {
 }
 check "every process of $N2 killed: its session ends, failed: Slurm no longer runs its job ($(grep -o "session $(cat "$D/s2.id") .job.*failed.*" "$D/err" | head -c 160))" node_failed
 diag "node death -> session failed: $(( ($(date +%s%N) - t0) / 1000000 )) ms (SlurmdTimeout 10 s)"
+"$CDSGATE" session list > "$D/list.out" 2>&1
+check "cdsgate session list shows it ended, failed, with the reason ($(grep "^$(cat "$D/s2.id") " "$D/list.out" | head -c 200))" \
+	grep -Eq "^$(cat "$D/s2.id") .* ended .*failed: Slurm no longer runs its job" "$D/list.out"
 for _ in $(seq 50); do grep -q "session $(cat "$D/s2.id"): [0-9]* bytes of evidence came" "$D/err" && break; sleep 0.1; done
 check "the dead node's recording is on the control node: a prefix of what the node wrote ($(size "$REC2") of $(size "$NREC2") bytes)" \
 	sh -c "[ $(size "$REC2") -gt 0 ] && cmp -n $(size "$REC2") '$REC2' '$NREC2'"
