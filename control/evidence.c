@@ -19,9 +19,11 @@
  */
 #include "config.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <netinet/in.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -161,6 +163,7 @@ bytes_put(int fd, const void *buf, size_t n)
 struct ev_sess {
 	char		id[STORE_ID_MAX];	/* "": free */
 	char		key[EVIDENCE_KEY_LEN + 1];
+	char		addr[INET6_ADDRSTRLEN];	/* its node's */
 	int		fd[EVIDENCE_FILES];
 	uint64_t	size[EVIDENCE_FILES];
 };
@@ -190,12 +193,17 @@ on_open(void *ctx, struct ipc_msg *m)
 	struct ev_sess *s;
 	int i;
 
+	struct in6_addr a;
+
 	memcpy(&o, m->data, sizeof(o));
 	if (ipc_str_get(o.id, sizeof(o.id), ((struct ev_open *)m->data)->id,
 	    sizeof(o.id)) != 0 || !store_id_valid(o.id) || ipc_str_get(o.key,
 	    sizeof(o.key), ((struct ev_open *)m->data)->key,
 	    sizeof(o.key)) != 0 || strlen(o.key) != EVIDENCE_KEY_LEN ||
-	    sess_find(r, o.id) != NULL)
+	    ipc_str_get(o.addr, sizeof(o.addr), ((struct ev_open *)
+	    m->data)->addr, sizeof(o.addr)) != 0 || strlen(o.addr) >=
+	    INET6_ADDRSTRLEN || (inet_pton(AF_INET, o.addr, &a) != 1 &&
+	    inet_pton(AF_INET6, o.addr, &a) != 1) || sess_find(r, o.id) != NULL)
 		return -1;
 	for (i = 0; i < PARENT_MAX_SESSIONS && r->s[i].id[0] != '\0'; i++)
 		;
@@ -203,7 +211,9 @@ on_open(void *ctx, struct ipc_msg *m)
 		return -1;	/* the parent holds as many: cannot be */
 	s = &r->s[i];
 	memset(s, 0, sizeof(*s));
-	memcpy(s, &o, sizeof(o.id) + sizeof(o.key));
+	memcpy(s->id, o.id, sizeof(s->id));
+	memcpy(s->key, o.key, sizeof(s->key));
+	memcpy(s->addr, o.addr, strlen(o.addr) + 1);
 	for (i = 0; i < EVIDENCE_FILES; i++)
 		s->fd[i] = -1;
 	explicit_bzero(&o, sizeof(o));
@@ -265,8 +275,8 @@ sess_file(struct receiver *r, struct ev_sess *s, int f)
 /* One frame's header parsed and checked against what we hold: the
  * session, file index and length, or why not. */
 static const char *
-frame_head(struct receiver *r, const char *line, struct ev_sess **sp,
-    int *fp, size_t *np, size_t *hp, char mac[65])
+frame_head(struct receiver *r, const char *line, const char *peer,
+    struct ev_sess **sp, int *fp, size_t *np, size_t *hp, char mac[65])
 {
 	char id[STORE_ID_MAX], name[4];
 	unsigned long long off, len;
@@ -277,6 +287,8 @@ frame_head(struct receiver *r, const char *line, struct ev_sess **sp,
 		return "a malformed frame";
 	if ((*sp = sess_find(r, id)) == NULL)
 		return "no such session here now";
+	if (strcmp((*sp)->addr, peer) != 0)
+		return "not from that session's node";
 	for (f = 0; f < EVIDENCE_FILES && strcmp(name, ev_name[f]) != 0; f++)
 		;
 	if (f == EVIDENCE_FILES)
@@ -299,7 +311,8 @@ frame_head(struct receiver *r, const char *line, struct ev_sess **sp,
 
 /* Read, check and append one frame: NULL, or why not; 1 at EOF. */
 static const char *
-frame_take(struct receiver *r, int fd, long long end, int *eof)
+frame_take(struct receiver *r, int fd, const char *peer, long long end,
+    int *eof)
 {
 	char line[HEAD_MAX], mac[65], want[65];
 	struct ev_sess *s;
@@ -312,7 +325,7 @@ frame_take(struct receiver *r, int fd, long long end, int *eof)
 		*eof = 1;
 		return rc == 1 ? NULL : "no frame in time";
 	}
-	if ((why = frame_head(r, line, &s, &f, &n, &h, mac)) != NULL)
+	if ((why = frame_head(r, line, peer, &s, &f, &n, &h, mac)) != NULL)
 		return why;
 	if (bytes_get(fd, frame + h, n, end) != 0)
 		return "the frame's bytes did not come in time";
@@ -327,17 +340,56 @@ frame_take(struct receiver *r, int fd, long long end, int *eof)
 	return bytes_put(fd, line, strlen(line)) == 0 ? NULL : "gone";
 }
 
-/* One node's connection: its frames until EOF, a refusal or time. */
+/* The numeric address fd comes from ("" if none). */
+static void
+conn_peer(int fd, char *buf, size_t len)
+{
+	struct sockaddr_storage a;
+	socklen_t al = sizeof(a);
+	const void *in = NULL;
+
+	buf[0] = '\0';
+	if (getpeername(fd, (struct sockaddr *)&a, &al) != 0)
+		return;
+	if (a.ss_family == AF_INET)
+		in = &((struct sockaddr_in *)&a)->sin_addr;
+	else if (a.ss_family == AF_INET6)
+		in = &((struct sockaddr_in6 *)&a)->sin6_addr;
+	if (in == NULL || inet_ntop(a.ss_family, in, buf,
+	    (socklen_t)len) == NULL)
+		buf[0] = '\0';
+}
+
+/* Is peer the node of some session we take frames of? */
+static int
+peer_known(struct receiver *r, const char *peer)
+{
+	int i;
+
+	for (i = 0; i < PARENT_MAX_SESSIONS; i++)
+		if (r->s[i].id[0] != '\0' && strcmp(r->s[i].addr, peer) == 0)
+			return 1;
+	return 0;
+}
+
+/* One node's connection: its frames until EOF, a refusal or time.  A
+ * connection from elsewhere is closed unread. */
 static void
 conn_serve(struct receiver *r, int fd)
 {
 	long long end = munge_mono_ms() + EVIDENCE_NET_MS;
+	char line[HEAD_MAX], peer[INET6_ADDRSTRLEN];
 	const char *why = NULL;
-	char line[HEAD_MAX];
 	int eof = 0;
 
+	conn_peer(fd, peer, sizeof(peer));
+	if (!peer_known(r, peer)) {
+		log_warnx("evidence: a connection from %s, no node of a "
+		    "running session: closed", peer[0] ? peer : "?");
+		return;
+	}
 	while (!eof && why == NULL)
-		why = frame_take(r, fd, end, &eof);
+		why = frame_take(r, fd, peer, end, &eof);
 	if (why != NULL) {
 		log_warnx("evidence: a frame refused: %s", why);
 		snprintf(line, sizeof(line), "no %s\n", why);

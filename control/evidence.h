@@ -13,9 +13,11 @@
  * HMAC-SHA256, lower-case hex, over "ID FILE OFFSET LEN\n" and the bytes,
  * under the session's evidence key: random, made by the control plane
  * when it hands the session to its node (inside that MUNGE-encrypted
- * answer) and known to the receiver only until the session ends.  The
- * receiver answers each frame "ok SIZE" (the file's size now) or "no
- * WHY" and then closes.  It takes a frame only at the end of what it
+ * answer) and known to the receiver, with the node's address, from the
+ * node's ready report until the session ends.  A connection from an
+ * address that is no such node's is closed unread.  The
+ * receiver answers each frame "ok SIZE" (the file's size now), or "no
+ * WHY" and closes.  It takes a frame only at the end of what it
  * holds (OFFSET = its size: no gap, no overwrite), at most
  * EVIDENCE_CHUNK_MAX bytes, and a file only up to EVIDENCE_FILE_MAX.
  */
@@ -38,7 +40,7 @@
 #define EVIDENCE_FILES		3
 
 enum evidence_msg {
-	EV_OPEN = 1,	/* parent -> receiver: a session's key */
+	EV_OPEN = 1,	/* parent -> receiver: a ready session's key */
 	EV_CLOSE,	/* parent -> receiver: the session is over */
 	EV_CLOSED	/* receiver -> parent: its files are closed */
 };
@@ -46,6 +48,8 @@ enum evidence_msg {
 struct ev_open {
 	char		id[STORE_ID_MAX];
 	char		key[EVIDENCE_KEY_LEN + 1];
+	char		addr[64];	/* the node's (numeric): frames from
+					   there only */
 };
 
 struct ev_close {

@@ -52,6 +52,7 @@ struct jconn {
 	int64_t		job;
 	char		id[STORE_ID_MAX];
 	int		stopping;	/* STOP sent */
+	int		ready;		/* the control plane took "ready" */
 	struct ev_stream ev;		/* its evidence, to the control plane */
 };
 
@@ -218,9 +219,11 @@ up_started(void *ctx, struct ipc_msg *m)
 	explicit_bzero(&s, sizeof(s));
 	if (tell(u, req, ans, sizeof(ans)) != 0)
 		conn_gone(u, j);	/* not recorded there: not served */
-	else
+	else {
+		j->ready = 1;	/* its evidence is taken from now on */
 		log_warnx("node: session %s ready (job %lld)", j->id,
 		    (long long)j->job);
+	}
 	explicit_bzero(req, sizeof(req));
 	return 0;
 }
@@ -232,7 +235,8 @@ evidence_send(struct uplink *u, struct jconn *j, int all)
 {
 	char err[256];
 
-	if (evidence_push(u->c, &j->ev, all, err, sizeof(err)) != 0)
+	if (j->ready && evidence_push(u->c, &j->ev, all, err,
+	    sizeof(err)) != 0)
 		log_warnx("node: session %s: evidence: %s (%llu bytes "
 		    "there)", j->id, err, (unsigned long long)j->ev.bytes);
 	if (all)

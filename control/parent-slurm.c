@@ -27,6 +27,9 @@
 #include "supervisor/session.h"
 #include "control/slurm.h"
 
+_Static_assert(sizeof(((struct pjob *)0)->ev_key) > EVIDENCE_KEY_LEN,
+    "a pjob holds an evidence key");
+
 int
 parent_slurm_on(const struct parent *p)
 {
@@ -88,7 +91,7 @@ evidence_close(struct parent *p, const struct pjob *j, const char *end)
 {
 	struct ev_close c;
 
-	if (!j->handed || p->ev_pid <= 0)
+	if (!j->s.started || p->ev_pid <= 0)
 		return;
 	memset(&c, 0, sizeof(c));
 	snprintf(c.id, sizeof(c.id), "%s", j->s.id);
@@ -327,7 +330,7 @@ parent_slurm_stop_all(struct parent *p)
 		return;
 	for (i = 0; i < PARENT_MAX_SESSIONS; i++)
 		if (p->jobs[i].s.id[0] != '\0') {
-			closing += p->jobs[i].handed;
+			closing += p->jobs[i].s.started;
 			send_cancel(p, p->jobs[i].job);
 			job_done(p, &p->jobs[i], 128 + SIGTERM, "its job was "
 			    "cancelled: the daemon stops");
@@ -384,26 +387,35 @@ answer(struct parent *p, int ok, const char *text)
 	explicit_bzero(&a, sizeof(a));
 }
 
-/* A new evidence key for j: to the receiver, and as the answer's
- * "evidence_key" line. */
+/* A new evidence key for j, as the answer's "evidence_key" line; the
+ * receiver gets it with the node's address once the node is ready. */
 static int
-evidence_open(struct parent *p, const struct pjob *j, char *text,
-    size_t len)
+evidence_key(struct parent *p, struct pjob *j, char *text, size_t len)
+{
+	size_t n = strlen(text);
+	int r;
+
+	if (p->ev_pid <= 0 || secret_text(j->ev_key, EVIDENCE_KEY_LEN) != 0)
+		return -1;
+	r = snprintf(text + n, len - n, "evidence_key %s\n", j->ev_key);
+	return r < 0 || (size_t)r >= len - n ? -1 : 0;
+}
+
+/* READY: the receiver takes j's frames, from the node's address only. */
+static int
+evidence_open(struct parent *p, struct pjob *j, const char *addr)
 {
 	struct ev_open o;
-	size_t n = strlen(text);
 	int r;
 
 	memset(&o, 0, sizeof(o));
 	snprintf(o.id, sizeof(o.id), "%s", j->s.id);
-	if (p->ev_pid <= 0 || secret_text(o.key, EVIDENCE_KEY_LEN) != 0)
-		return -1;
-	r = snprintf(text + n, len - n, "evidence_key %s\n", o.key);
-	if (r < 0 || (size_t)r >= len - n || ipc_send(p->ev_fd,
-	    &evidence_proto, EV_OPEN, &o, sizeof(o), -1) != IPC_OK)
-		r = -1;
+	snprintf(o.key, sizeof(o.key), "%s", j->ev_key);
+	snprintf(o.addr, sizeof(o.addr), "%s", addr);
+	r = ipc_send(p->ev_fd, &evidence_proto, EV_OPEN, &o, sizeof(o), -1);
 	explicit_bzero(&o, sizeof(o));
-	return r < 0 ? -1 : 0;
+	explicit_bzero(j->ev_key, sizeof(j->ev_key));
+	return r == IPC_OK ? 0 : -1;
 }
 
 /* ASK: the session's spec, once, to the node Slurm runs its job on. */
@@ -418,7 +430,7 @@ node_ask(struct parent *p, struct pjob *j, const struct sl_node *n)
 		return;
 	}
 	if (slurm_spec_text(&j->start, text, sizeof(text)) != 0 ||
-	    evidence_open(p, j, text, sizeof(text)) != 0) {
+	    evidence_key(p, j, text, sizeof(text)) != 0) {
 		answer(p, 0, "the session does not fit the answer, or its "
 		    "evidence cannot be received");
 		explicit_bzero(text, sizeof(text));
@@ -464,6 +476,10 @@ node_ready(struct parent *p, struct pjob *j, const struct sl_node *n)
 	if (!j->handed || j->s.started || strcmp(j->node, n->node) != 0 ||
 	    upstream_set(&j->s, n) != 0) {
 		answer(p, 0, "not a session of that node's waiting for ready");
+		return;
+	}
+	if (evidence_open(p, j, n->addr) != 0) {
+		answer(p, 0, "the control plane cannot take its evidence");
 		return;
 	}
 	j->s.started = 1;

@@ -50,6 +50,7 @@ struct pjob {
 	struct pipc_start start;	/* until its node has it; wiped */
 	int		handed;		/* its node has the spec */
 	int64_t		submitted;	/* unix time sbatch was asked */
+	char		ev_key[48];	/* its evidence key, from ask to ready */
 };
 
 #define PARENT_KEPT_MAX		256	/* recordings retention may not remove */

@@ -186,28 +186,39 @@ check "the control copy is the node's file so far (a prefix of it, byte for byte
 check "the network log streams too ($(size "${REC1%.cdsrec}.network.jsonl") bytes on the control node)" \
 	test "$(size "${REC1%.cdsrec}.network.jsonl")" -gt 0
 
-# frame 'HEAD' BYTES: one frame to the evidence receiver; its answer
+# frame N 'HEAD' BYTES: one frame to the evidence receiver from node N's
+# namespace (0: from here, no node); its answer
 frame() {
-	python3 - "$CTL_ADDR1" "$((LPORT + 1))" "$1" "$2" <<'PY'
+	local ns=
+	[ "$1" = 0 ] || ns=$(sl_netns "$1")
+	${ns:+nsenter "$ns"} python3 - "$CTL_ADDR1" "$((LPORT + 1))" "$2" "$3" <<'PY'
 import socket, sys
 s = socket.create_connection((sys.argv[1], int(sys.argv[2])), timeout=10)
-s.sendall(sys.argv[3].encode() + b"\n" + b"x" * int(sys.argv[4]))
-print(s.recv(4096).decode().strip())
+try:
+    s.sendall(sys.argv[3].encode() + b"\n" + b"x" * int(sys.argv[4]))
+    print(s.recv(4096).decode().strip())
+except OSError as e:
+    print("closed:", e)
 PY
 }
-S1=$(cat "$D/s1.id") MAC0=$(printf '0%.0s' $(seq 64))
-frame "put $S1 rec 0 10 $MAC0" 10 > "$D/f1.out"
-frame "put $S1 rec $(( $(size "$REC1") + 100 )) 10 $MAC0" 10 > "$D/f2.out"
+S1=$(cat "$D/s1.id") MAC0=$(printf '0%.0s' $(seq 64)) NN1=${N1#node} NN2=${N2#node}
+frame "$NN1" "put $S1 rec 0 10 $MAC0" 10 > "$D/f1.out"
+frame "$NN1" "put $S1 rec $(( $(size "$REC1") + 100 )) 10 $MAC0" 10 > "$D/f2.out"
 for _ in 1 2 3; do	# at its end (unless it grew meanwhile): the MAC decides
-	frame "put $S1 rec $(size "$REC1") 10 $MAC0" 10 > "$D/f3.out"
+	frame "$NN1" "put $S1 rec $(size "$REC1") 10 $MAC0" 10 > "$D/f3.out"
 	grep -q '^no not at the end' "$D/f3.out" || break
 done
-frame "put $S1 rec $(size "$REC1") 300000 $MAC0" 0 > "$D/f4.out"
-frame "put s-nosuchsession rec 0 10 $MAC0" 10 > "$D/f5.out"
-check "the evidence receiver refuses an overwrite, a gap, a bad MAC, an oversized frame and an unknown session ($(cat "$D"/f[1-5].out | tr '\n' ';'))" \
+frame "$NN1" "put $S1 rec $(size "$REC1") 300000 $MAC0" 0 > "$D/f4.out"
+frame "$NN1" "put s-nosuchsession rec 0 10 $MAC0" 10 > "$D/f5.out"
+frame "$NN2" "put $S1 rec $(size "$REC1") 10 $MAC0" 10 > "$D/f6.out"
+frame 0 "put $S1 rec $(size "$REC1") 10 $MAC0" 10 > "$D/f7.out"
+check "the evidence receiver refuses an overwrite, a gap, a bad MAC, an oversized frame, an unknown session, another node's frame ($(cat "$D"/f[1-6].out | tr '\n' ';'))" \
 	sh -c "grep -q '^no not at the end' '$D/f1.out' && grep -q '^no not at the end' '$D/f2.out' &&
 	       grep -q '^no a bad MAC' '$D/f3.out' && grep -q '^no a frame of 1 to' '$D/f4.out' &&
-	       grep -q '^no no such session' '$D/f5.out' && cmp -n $(size "$REC1") '$REC1' '$NREC1'"
+	       grep -q '^no no such session' '$D/f5.out' && grep -q '^no not from that session' '$D/f6.out' &&
+	       cmp -n $(size "$REC1") '$REC1' '$NREC1'"
+check "and closes a connection from an address that is no running session's node unread ($(cat "$D/f7.out"))" \
+	sh -c "! grep -q '^ok' '$D/f7.out' && grep -q 'a connection from $CTL_ADDR1, no node' '$D/err'"
 
 # ---- what a node does not take on a job's word ----
 NJ=${N1#node}
