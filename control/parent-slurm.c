@@ -410,7 +410,7 @@ evidence_open(struct parent *p, struct pjob *j, const char *addr)
 
 	memset(&o, 0, sizeof(o));
 	snprintf(o.id, sizeof(o.id), "%s", j->s.id);
-	snprintf(o.key, sizeof(o.key), "%s", j->ev_key);
+	memcpy(o.key, j->ev_key, EVIDENCE_KEY_LEN);	/* NUL: memset */
 	snprintf(o.addr, sizeof(o.addr), "%s", addr);
 	r = ipc_send(p->ev_fd, &evidence_proto, EV_OPEN, &o, sizeof(o), -1);
 	explicit_bzero(&o, sizeof(o));
