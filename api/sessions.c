@@ -66,6 +66,8 @@ static int	answer_failed(void *, struct ipc_msg *);
 static int	answer_ended(void *, struct ipc_msg *);
 static int	answer_record_closed(void *, struct ipc_msg *);
 static int	answer_record_expire(void *, struct ipc_msg *);
+static void	pg_role_drop(struct pgrunner *, struct keyholder *,
+	    const char *);
 
 /* What the parent may send us. */
 static const struct ipc_handler api_permit[] = {
@@ -139,20 +141,52 @@ answer_started(void *ctx, struct ipc_msg *m)
 	return 0;
 }
 
+/* A running session failed (the Slurm runner: its node died): audited
+ * session.failed with why, then ended in the store with "failed: why".
+ * Not running (a stale answer after the api gave up): nothing. */
+static void
+running_failed(struct pctx *c, const char *id, const char *why)
+{
+	struct store_session ss;
+	char reason[PIPC_REASON_MAX + 16], aerr[256];
+	json_t *rec;
+	int running;
+
+	if (store_session_get(c->st, id, &ss) != STORE_OK)
+		return;
+	running = ss.state == STORE_SESSION_RUNNING;
+	store_session_clear(&ss);
+	if (!running)
+		return;
+	rec = json_pack("{s:s, s:s}", "id", id, "reason", why);
+	if (keyholder_append(c->audit, "session.failed", rec, NULL, aerr,
+	    sizeof(aerr)) != 0)
+		log_warnx("%s", aerr);
+	json_decref(rec);
+	snprintf(reason, sizeof(reason), "failed: %s", why);
+	store_session_end(c->st, id, STORE_SESSION_ENDED, reason,
+	    (int64_t)time(NULL));
+	pg_role_drop(c->pg, c->audit, id);
+}
+
 /* SESSION_FAILED: the reason goes to the client and the store. */
 static int
 answer_failed(void *ctx, struct ipc_msg *m)
 {
 	struct pipc_failed f;
 	struct start_wait *w;
-	char id[STORE_ID_MAX];
+	char id[STORE_ID_MAX], why[PIPC_REASON_MAX];
 
-	(void)ctx;
 	memcpy(&f, m->data, sizeof(f));
 	if (ipc_str_get(id, sizeof(id), f.id, sizeof(f.id)) != 0)
 		return -1;
-	if ((w = start_find(id)) == NULL)
-		return 0;	/* a stale answer: its session is over */
+	if ((w = start_find(id)) == NULL) {
+		if (ipc_str_get(why, sizeof(why), f.reason,
+		    sizeof(f.reason)) != 0)
+			return -1;
+		running_failed(ctx, id, why);
+		return 0;
+	}
 	if (ipc_str_get(w->reason, sizeof(w->reason), f.reason,
 	    sizeof(f.reason)) != 0)
 		return -1;

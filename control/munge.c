@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -114,8 +115,8 @@ munge_open(const struct gw_config *c, const char *cred, char *out,
 	return rc;
 }
 
-static long long
-mono_ms(void)
+long long
+munge_mono_ms(void)
 {
 	struct timespec ts;
 
@@ -132,7 +133,7 @@ read_line(int fd, char *buf, size_t len, long long end)
 	ssize_t n;
 
 	for (;;) {
-		int left = (int)(end - mono_ms());
+		int left = (int)(end - munge_mono_ms());
 
 		if (left <= 0 || poll(&p, 1, left) <= 0)
 			return -1;
@@ -181,17 +182,20 @@ munge_resolve(const char *addr, int passive)
 	return getaddrinfo(host, port, &hints, &ai) == 0 ? ai : NULL;
 }
 
-/* A TCP connection to "ADDR:PORT" (numeric), or -1. */
-static int
-dial(const char *addr)
+int
+munge_dial(const char *addr)
 {
 	struct addrinfo *ai = munge_resolve(addr, 0);
+	struct timeval tv = { MUNGE_DIAL_MS / 1000, 0 };
 	int fd = -1;
 
 	if (ai == NULL)
 		return -1;
+	/* connect and every send bounded: a control plane that is away
+	   holds its caller (the node's uplink) that long, no longer */
 	if ((fd = socket(ai->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0)) >= 0
-	    && connect(fd, ai->ai_addr, ai->ai_addrlen) != 0) {
+	    && (setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv)) != 0
+	    || connect(fd, ai->ai_addr, ai->ai_addrlen) != 0)) {
 		close(fd);
 		fd = -1;
 	}
@@ -208,11 +212,11 @@ munge_call(const struct gw_config *c, const char *request, char *out,
 
 	if (munge_seal(c, request, cred, sizeof(cred), err, errlen) != 0)
 		return -1;
-	if ((fd = dial(c->control_address)) < 0)
+	if ((fd = munge_dial(c->control_address)) < 0)
 		return snprintf(err, errlen, "control_address %s: %s",
 		    c->control_address, strerror(errno)), -1;
 	if (write_line(fd, cred) != 0 || read_line(fd, cred, sizeof(cred),
-	    mono_ms() + MUNGE_NET_MS) != 0)
+	    munge_mono_ms() + MUNGE_NET_MS) != 0)
 		snprintf(err, errlen, "control_address %s: no answer",
 		    c->control_address);
 	else
@@ -227,7 +231,8 @@ munge_read_request(const struct gw_config *c, int fd, char *out,
 {
 	static char cred[MUNGE_CRED_MAX];
 
-	if (read_line(fd, cred, sizeof(cred), mono_ms() + MUNGE_READ_MS) != 0)
+	if (read_line(fd, cred, sizeof(cred), munge_mono_ms() +
+	    MUNGE_READ_MS) != 0)
 		return snprintf(err, errlen, "no credential line in %d ms",
 		    MUNGE_READ_MS), -1;
 	return munge_open(c, cred, out, len, err, errlen);

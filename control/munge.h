@@ -23,6 +23,7 @@
 #define MUNGE_CRED_MAX		4096
 #define MUNGE_CMD_MS		5000
 #define MUNGE_READ_MS		2000	/* a node's request line */
+#define MUNGE_DIAL_MS		5000	/* connect, and each send */
 #define MUNGE_NET_MS		30000	/* the control plane's answer (it
 					   may run Slurm's commands first) */
 
@@ -39,6 +40,11 @@ char  **munge_cmd_env(const struct gw_config *c);
 
 /* "ADDR:PORT" (numeric; "[v6]:PORT") for a TCP socket, or NULL. */
 struct addrinfo *munge_resolve(const char *addr, int passive);
+
+/* A TCP connection to "ADDR:PORT" (numeric), or -1 with errno. */
+int	munge_dial(const char *addr);
+/* CLOCK_MONOTONIC in ms, for deadlines. */
+long long munge_mono_ms(void);
 
 /* The node's side: send request to control_address, put the answer's
  * payload in out.  0, or -1 with err. */

@@ -13,7 +13,10 @@
  *     TOKEN" and, when it ends, "ended JOB NODE STATUS";
  *   - stops the session when the job's connection closes (the job was
  *     cancelled or ran out of time) and closes it when the session ends
- *     (the job then exits).
+ *     (the job then exits);
+ *   - every EVIDENCE_TICK_MS sends what grew of each session's
+ *     recording, network log and capture to the control plane
+ *     (control/evidence.h), and all of it before it reports "ended".
  * `cdsgated node-job --socket PATH` is that job: unprivileged, it asks
  * and then waits.
  *
@@ -38,6 +41,7 @@
 #include <unistd.h>
 
 #include "common/log.h"
+#include "control/evidence.h"
 #include "control/munge.h"
 #include "control/parent.h"
 #include "supervisor/session.h"
@@ -49,6 +53,8 @@ struct jconn {
 	int64_t		job;
 	char		id[STORE_ID_MAX];
 	int		stopping;	/* STOP sent */
+	int		ready;		/* the control plane took "ready" */
+	struct ev_stream ev;		/* its evidence, to the control plane */
 };
 
 struct uplink {
@@ -142,6 +148,10 @@ conn_start(struct uplink *u, struct jconn *j)
 		return;
 	}
 	snprintf(j->id, sizeof(j->id), "%s", m.id);
+	snprintf(j->ev.id, sizeof(j->ev.id), "%s", m.id);
+	if (slurm_spec_key(ans + 3, j->ev.key, sizeof(j->ev.key)) != 0)
+		log_warnx("node: session %s: no evidence key: its evidence "
+		    "stays here", j->id);
 	log_warnx("node: job %lld is session %s", job, j->id);
 	ipc_send(u->ipc, &pipc_proto, PIPC_SESSION_START, &m, sizeof(m), -1);
 	explicit_bzero(ans, sizeof(ans));
@@ -210,11 +220,42 @@ up_started(void *ctx, struct ipc_msg *m)
 	explicit_bzero(&s, sizeof(s));
 	if (tell(u, req, ans, sizeof(ans)) != 0)
 		conn_gone(u, j);	/* not recorded there: not served */
-	else
+	else {
+		j->ready = 1;	/* its evidence is taken from now on */
 		log_warnx("node: session %s ready (job %lld)", j->id,
 		    (long long)j->job);
+	}
 	explicit_bzero(req, sizeof(req));
 	return 0;
+}
+
+/* What grew of j's evidence to the control plane (all: every byte,
+ * the session is over). */
+static void
+evidence_send(struct uplink *u, struct jconn *j, int all)
+{
+	char err[256];
+
+	if (j->ready && evidence_push(u->c, &j->ev, all, err,
+	    sizeof(err)) != 0)
+		log_warnx("node: session %s: evidence: %s (%llu bytes "
+		    "there)", j->id, err, (unsigned long long)j->ev.bytes);
+	if (all)
+		explicit_bzero(&j->ev, sizeof(j->ev));
+}
+
+/* Every EVIDENCE_TICK_MS: what grew of each session's evidence. */
+static void
+evidence_tick(struct uplink *u, long long *next)
+{
+	int i;
+
+	if (munge_mono_ms() < *next)
+		return;
+	*next = munge_mono_ms() + EVIDENCE_TICK_MS;
+	for (i = 0; i < PARENT_MAX_SESSIONS; i++)
+		if (u->j[i].fd >= 0 && u->j[i].id[0] != '\0')
+			evidence_send(u, &u->j[i], 0);
 }
 
 /* FAILED / ENDED: report "ended", release the job. */
@@ -226,6 +267,7 @@ up_over(struct uplink *u, const char *id, int status)
 
 	if (j == NULL)
 		return;
+	evidence_send(u, j, 1);	/* all of it there before "ended" */
 	snprintf(req, sizeof(req), "ended %lld %.63s %d", (long long)j->job,
 	    u->c->node_name, status < 0 ? 1 : status);
 	tell(u, req, ans, sizeof(ans));
@@ -256,8 +298,8 @@ up_ended(void *ctx, struct ipc_msg *m)
 	return 0;
 }
 
-/* A recording closed on this node: not yet sent to the control plane's
- * audit chain (it stays in this node's record_dir); said in the log. */
+/* A recording closed on this node: its copy on the control plane is
+ * what goes to the audit chain there; this digest is logged here. */
 static int
 up_record(void *ctx, struct ipc_msg *m)
 {
@@ -266,8 +308,8 @@ up_record(void *ctx, struct ipc_msg *m)
 	(void)ctx;
 	memcpy(&r, m->data, sizeof(r));
 	r.id[sizeof(r.id) - 1] = r.sha256[sizeof(r.sha256) - 1] = '\0';
-	log_warnx("node: session %s: recording closed (sha256 %s); not yet "
-	    "streamed to the control plane", r.id, r.sha256);
+	log_warnx("node: session %s: recording closed here (sha256 %s); "
+	    "the control plane chains its copy", r.id, r.sha256);
 	return 0;
 }
 
@@ -338,6 +380,7 @@ uplink_main(struct uplink *u, pid_t parent)
 	struct pollfd p[2 + PARENT_MAX_SESSIONS];
 	struct confine c;
 	char err[256], sink[64];
+	long long tick = 0;
 	int n, i;
 
 	confine_init(&c, "node uplink");
@@ -352,7 +395,7 @@ uplink_main(struct uplink *u, pid_t parent)
 		u->j[i].fd = -1;
 	for (;;) {
 		n = uplink_pollfds(u, p);
-		if (poll(p, (nfds_t)n, -1) < 0 && errno != EINTR)
+		if (poll(p, (nfds_t)n, EVIDENCE_TICK_MS) < 0 && errno != EINTR)
 			_exit(1);
 		if (p[0].revents != 0 && ipc_dispatch(&peer, u, NULL) != IPC_OK)
 			_exit(0);
@@ -362,6 +405,7 @@ uplink_main(struct uplink *u, pid_t parent)
 			if (p[2 + i].revents != 0 && u->j[i].fd >= 0 &&
 			    read(u->j[i].fd, sink, sizeof(sink)) <= 0)
 				conn_gone(u, &u->j[i]);
+		evidence_tick(u, &tick);
 	}
 }
 

@@ -249,24 +249,32 @@ record_send_closed(struct parent *p, const struct pipc_record *m)
 	record_file_share(p, m->cap.file);
 }
 
+/* Session id's recording in record_dir is finished: its digest goes to
+ * the api, with end. */
+void
+parent_record_chain(struct parent *p, const char *id, const char *end)
+{
+	struct pipc_record m;
+	char path[STORE_PATH_MAX];
+
+	if (record_path(p, id, path, sizeof(path)) != 0 ||
+	    access(path, F_OK) != 0)
+		return;		/* never made, or removed: nothing ran */
+	if (record_msg(id, path, end, &m) != 0) {
+		log_warnx("session %s: cannot read its recording %s", id,
+		    path);
+		return;
+	}
+	record_send_closed(p, &m);
+	p->retention_due = 1;
+}
+
 /* A supervisor was reaped: its recording's digest goes to the api. */
 void
 parent_record_closed(struct parent *p, const struct psession *ps,
     int status)
 {
-	struct pipc_record m;
-	char path[STORE_PATH_MAX];
-
-	if (record_path(p, ps->id, path, sizeof(path)) != 0 ||
-	    access(path, F_OK) != 0)
-		return;		/* never made, or removed: nothing ran */
-	if (record_msg(ps->id, path, end_word(ps, status), &m) != 0) {
-		log_warnx("session %s: cannot read its recording %s",
-		    ps->id, path);
-		return;
-	}
-	record_send_closed(p, &m);
-	p->retention_due = 1;
+	parent_record_chain(p, ps->id, end_word(ps, status));
 }
 
 static int	record_busy(const struct parent *, const char *);

@@ -13,6 +13,7 @@
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -21,9 +22,14 @@
 #include <unistd.h>
 
 #include "common/log.h"
+#include "common/secret.h"
+#include "control/evidence.h"
 #include "control/parent.h"
 #include "supervisor/session.h"
 #include "control/slurm.h"
+
+_Static_assert(sizeof(((struct pjob *)0)->ev_key) > EVIDENCE_KEY_LEN,
+    "a pjob holds an evidence key");
 
 int
 parent_slurm_on(const struct parent *p)
@@ -51,9 +57,86 @@ parent_slurm_begin(struct parent *p)
 		p->slurm_pid = 0;
 		return -1;
 	}
-	log_warnx("session_runner slurm: nodes report on %s",
-	    p->cfg.slurm_listen);
+	if (evidence_receiver_start(&p->cfg, &p->ev_pid, &p->ev_fd, err,
+	    sizeof(err)) != 0) {
+		log_warnx("%s", err);
+		p->ev_pid = 0;
+		return -1;
+	}
+	log_warnx("session_runner slurm: nodes report on %s, their "
+	    "evidence to port + 1", p->cfg.slurm_listen);
 	return 0;
+}
+
+int
+parent_slurm_ev_fd(const struct parent *p)
+{
+	return p->ev_pid > 0 ? p->ev_fd : -1;
+}
+
+/* What record_closed says of how it ended. */
+static const char *
+job_end_word(const struct pjob *j, int status, int failed)
+{
+	if (failed)
+		return "failed";
+	if (j->s.stopping)
+		return "revoked";
+	return status == 0 ? "ended" : "failed";
+}
+
+/* The session is over: the receiver closes its control copy and says
+ * so (EV_CLOSED), then it is chained. */
+static void
+evidence_close(struct parent *p, const struct pjob *j, const char *end)
+{
+	struct ev_close c;
+
+	if (!j->s.started || p->ev_pid <= 0)
+		return;
+	memset(&c, 0, sizeof(c));
+	snprintf(c.id, sizeof(c.id), "%s", j->s.id);
+	snprintf(c.end, sizeof(c.end), "%s", end);
+	if (ipc_send(p->ev_fd, &evidence_proto, EV_CLOSE, &c, sizeof(c),
+	    -1) != IPC_OK)
+		log_warnx("session %s: the evidence receiver is gone; "
+		    "its recording is chained at the next start", j->s.id);
+}
+
+static int
+on_ev_closed(void *ctx, struct ipc_msg *m)
+{
+	struct parent *p = ctx;
+	struct ev_close c;
+
+	memcpy(&c, m->data, sizeof(c));
+	if (ipc_str_get(c.id, sizeof(c.id), ((struct ev_close *)m->data)->id,
+	    sizeof(c.id)) != 0 || ipc_str_get(c.end, sizeof(c.end),
+	    ((struct ev_close *)m->data)->end, sizeof(c.end)) != 0 ||
+	    !store_id_valid(c.id))
+		return -1;
+	log_warnx("session %s: %llu bytes of evidence came from its "
+	    "node", c.id, (unsigned long long)c.bytes);
+	parent_record_chain(p, c.id, c.end);
+	return 0;
+}
+
+/* The receiver said something; -1 when it is gone or broke the
+ * protocol (the parent stops everything: fail closed). */
+int
+parent_slurm_ev_dispatch(struct parent *p)
+{
+	static const struct ipc_handler from_receiver[] = {
+		{ EV_CLOSED, on_ev_closed },
+	};
+	struct ipc_peer peer = { p->ev_fd, "evidence receiver",
+	    &evidence_proto, from_receiver, 1 };
+	int rc = ipc_dispatch(&peer, p, NULL);
+
+	if (rc != IPC_OK)
+		log_warnx("the evidence receiver: %s; stopping every "
+		    "session", ipc_strerror(rc));
+	return rc == IPC_OK ? 0 : -1;
 }
 
 static struct pjob *
@@ -96,9 +179,11 @@ send_cancel(struct parent *p, int64_t job)
 		    -1);
 }
 
-/* The session is over: FAILED before ready, else ENDED; slot freed. */
+/* The session is over: FAILED before ready or when its node died
+ * (failed set), else ENDED; slot freed. */
 static void
-job_done(struct parent *p, struct pjob *j, int status, const char *why)
+job_over(struct parent *p, struct pjob *j, int status, int failed,
+    const char *why)
 {
 	struct pipc_failed f;
 	struct pipc_ended e;
@@ -109,15 +194,23 @@ job_done(struct parent *p, struct pjob *j, int status, const char *why)
 	snprintf(e.id, sizeof(e.id), "%s", j->s.id);
 	e.status = status;
 	snprintf(f.reason, sizeof(f.reason), "%s", why);
-	log_warnx("session %s (job %lld%s%s): %s", j->s.id,
-	    (long long)j->job, j->node[0] ? " on " : "", j->node, why);
-	if (p->ipc >= 0 && !j->s.started)
+	log_warnx("session %s (job %lld%s%s): %s%s", j->s.id,
+	    (long long)j->job, j->node[0] ? " on " : "", j->node,
+	    failed ? "failed: " : "", why);
+	evidence_close(p, j, job_end_word(j, status, failed));
+	if (p->ipc >= 0 && (failed || !j->s.started))
 		ipc_send(p->ipc, &pipc_proto, PIPC_SESSION_FAILED, &f,
 		    sizeof(f), -1);
 	else if (p->ipc >= 0)
 		ipc_send(p->ipc, &pipc_proto, PIPC_SESSION_ENDED, &e,
 		    sizeof(e), -1);
 	explicit_bzero(j, sizeof(*j));
+}
+
+static void
+job_done(struct parent *p, struct pjob *j, int status, const char *why)
+{
+	job_over(p, j, status, 0, why);
 }
 
 /* SESSION_START under slurm: keep the request, submit its job. */
@@ -231,18 +324,27 @@ parent_slurm_timers(struct parent *p)
 void
 parent_slurm_stop_all(struct parent *p)
 {
-	int i;
+	struct pollfd e;
+	int i, closing = 0;
 
 	if (p->slurm_pid <= 0)
 		return;
 	for (i = 0; i < PARENT_MAX_SESSIONS; i++)
 		if (p->jobs[i].s.id[0] != '\0') {
+			closing += p->jobs[i].s.started;
 			send_cancel(p, p->jobs[i].job);
 			job_done(p, &p->jobs[i], 128 + SIGTERM, "its job was "
 			    "cancelled: the daemon stops");
 		}
 	ipc_helper_stop(&p->slurm_pid, &p->slurm_fd);
 	p->slurm_pid = 0;
+	/* their control copies closed and chained (EV_CLOSED), 2 s each */
+	e = (struct pollfd){ parent_slurm_ev_fd(p), POLLIN, 0 };
+	while (closing-- > 0 && e.fd >= 0 && poll(&e, 1, 2000) == 1 &&
+	    parent_slurm_ev_dispatch(p) == 0)
+		;
+	ipc_helper_stop(&p->ev_pid, &p->ev_fd);
+	p->ev_pid = 0;
 }
 
 /* SUBMITTED: the job id, or the session failed. */
@@ -286,6 +388,37 @@ answer(struct parent *p, int ok, const char *text)
 	explicit_bzero(&a, sizeof(a));
 }
 
+/* A new evidence key for j, as the answer's "evidence_key" line; the
+ * receiver gets it with the node's address once the node is ready. */
+static int
+evidence_key(struct parent *p, struct pjob *j, char *text, size_t len)
+{
+	size_t n = strlen(text);
+	int r;
+
+	if (p->ev_pid <= 0 || secret_text(j->ev_key, EVIDENCE_KEY_LEN) != 0)
+		return -1;
+	r = snprintf(text + n, len - n, "evidence_key %s\n", j->ev_key);
+	return r < 0 || (size_t)r >= len - n ? -1 : 0;
+}
+
+/* READY: the receiver takes j's frames, from the node's address only. */
+static int
+evidence_open(struct parent *p, struct pjob *j, const char *addr)
+{
+	struct ev_open o;
+	int r;
+
+	memset(&o, 0, sizeof(o));
+	snprintf(o.id, sizeof(o.id), "%s", j->s.id);
+	memcpy(o.key, j->ev_key, EVIDENCE_KEY_LEN);	/* NUL: memset */
+	snprintf(o.addr, sizeof(o.addr), "%s", addr);
+	r = ipc_send(p->ev_fd, &evidence_proto, EV_OPEN, &o, sizeof(o), -1);
+	explicit_bzero(&o, sizeof(o));
+	explicit_bzero(j->ev_key, sizeof(j->ev_key));
+	return r == IPC_OK ? 0 : -1;
+}
+
 /* ASK: the session's spec, once, to the node Slurm runs its job on. */
 static void
 node_ask(struct parent *p, struct pjob *j, const struct sl_node *n)
@@ -297,8 +430,11 @@ node_ask(struct parent *p, struct pjob *j, const struct sl_node *n)
 		    "already" : "that session is being stopped");
 		return;
 	}
-	if (slurm_spec_text(&j->start, text, sizeof(text)) != 0) {
-		answer(p, 0, "the session does not fit the answer");
+	if (slurm_spec_text(&j->start, text, sizeof(text)) != 0 ||
+	    evidence_key(p, j, text, sizeof(text)) != 0) {
+		answer(p, 0, "the session does not fit the answer, or its "
+		    "evidence cannot be received");
+		explicit_bzero(text, sizeof(text));
 		return;
 	}
 	snprintf(j->node, sizeof(j->node), "%s", n->node);
@@ -341,6 +477,10 @@ node_ready(struct parent *p, struct pjob *j, const struct sl_node *n)
 	if (!j->handed || j->s.started || strcmp(j->node, n->node) != 0 ||
 	    upstream_set(&j->s, n) != 0) {
 		answer(p, 0, "not a session of that node's waiting for ready");
+		return;
+	}
+	if (evidence_open(p, j, n->addr) != 0) {
+		answer(p, 0, "the control plane cannot take its evidence");
 		return;
 	}
 	j->s.started = 1;
@@ -511,10 +651,10 @@ on_poll_done(void *ctx, struct ipc_msg *m)
 		    strcmp(state, "CONFIGURING") == 0 ||
 		    (!j->handed && strcmp(state, "PENDING") == 0))
 			continue;
-		snprintf(why, sizeof(why), "failed: Slurm no longer runs its "
+		snprintf(why, sizeof(why), "Slurm no longer runs its "
 		    "job (%s): its node failed or the job was ended outside "
 		    "cdsgate", state);
-		job_done(p, j, SESSION_EXIT_FAILED, why);
+		job_over(p, j, SESSION_EXIT_FAILED, 1, why);
 	}
 	return 0;
 }

@@ -220,6 +220,8 @@ parent_spawn_api(struct parent *p, const sigset_t *old)
 		close(p->sigfd);
 		if (parent_slurm_fd(p) >= 0)
 			close(p->slurm_fd);
+		if (parent_slurm_ev_fd(p) >= 0)
+			close(p->ev_fd);
 		api_child(p, &tcp, lfd, sv[1], old);
 	}
 	close(lfd);	/* the parent holds no client socket */
@@ -300,7 +302,8 @@ parent_stop_api(struct parent *p, int ms)
 
 /* The pollfds: signals, the api (sessiond: its peer), sessiond's
  * listening socket (-1 in serve: poll ignores it), the Slurm helper (-1
- * with the local runner), the front door (-1 without one), each ready
+ * with the local runner), the front door (-1 without one), the Slurm
+ * runner's evidence receiver (-1 with the local runner), each ready
  * pipe. */
 static int
 parent_pollfds(struct parent *p, int sigfd, struct pollfd *pfd,
@@ -318,6 +321,8 @@ parent_pollfds(struct parent *p, int sigfd, struct pollfd *pfd,
 	pfd[n++].events = POLLIN;
 	pfd[n].fd = p->door_fd;		/* -1 without a front door */
 	pfd[n++].events = POLLIN;
+	pfd[n].fd = parent_slurm_ev_fd(p);	/* -1: the local runner */
+	pfd[n++].events = POLLIN;
 	for (i = 0; i < PARENT_MAX_SESSIONS; i++)
 		if (p->s[i].pid > 0 && p->s[i].ready_fd >= 0) {
 			who[n] = &p->s[i];
@@ -332,8 +337,8 @@ parent_pollfds(struct parent *p, int sigfd, struct pollfd *pfd,
 int
 parent_loop(struct parent *p, int sigfd)
 {
-	struct pollfd pfd[5 + PARENT_MAX_SESSIONS];
-	struct psession *who[5 + PARENT_MAX_SESSIONS];
+	struct pollfd pfd[6 + PARENT_MAX_SESSIONS];
+	struct psession *who[6 + PARENT_MAX_SESSIONS];
 	int n, i, r, ir;
 
 	for (;;) {
@@ -364,7 +369,9 @@ parent_loop(struct parent *p, int sigfd)
 			    "stopping every session");
 			return -1;
 		}
-		for (i = 5; i < n; i++)
+		if (pfd[5].revents != 0 && parent_slurm_ev_dispatch(p) != 0)
+			return -1;
+		for (i = 6; i < n; i++)
 			if (pfd[i].revents != 0)
 				parent_session_ready(p, who[i]);
 		parent_session_timers(p);

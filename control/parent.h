@@ -54,6 +54,7 @@ struct pjob {
 	struct pipc_start start;	/* until its node has it; wiped */
 	int		handed;		/* its node has the spec */
 	int64_t		submitted;	/* unix time sbatch was asked */
+	char		ev_key[48];	/* its evidence key, from ask to ready */
 };
 
 #define PARENT_KEPT_MAX		256	/* recordings retention may not remove */
@@ -82,6 +83,8 @@ struct parent {
 	int64_t			 slurm_poll_ms;	/* next squeue of our jobs */
 	int			 slurm_polling;	/* asked, not answered */
 	struct pjob		 jobs[PARENT_MAX_SESSIONS];
+	pid_t			 ev_pid;	/* the evidence receiver */
+	int			 ev_fd;
 };
 
 int	parent_serve_cmd(int argc, char **argv);
@@ -114,6 +117,8 @@ int	parent_slurm_on(const struct parent *p);
 int	parent_slurm_begin(struct parent *p);
 int	parent_slurm_fd(const struct parent *p);
 int	parent_slurm_dispatch(struct parent *p);
+int	parent_slurm_ev_fd(const struct parent *p);
+int	parent_slurm_ev_dispatch(struct parent *p);
 const char *parent_slurm_start(struct parent *p, const struct pipc_start *m,
 	    const char *secret);
 int	parent_slurm_stop(struct parent *p, const char *id);
@@ -134,6 +139,8 @@ void	parent_door_stop(struct parent *p);
 /* parent-record.c */
 int	parent_record_dir(const struct gw_config *c);
 int	parent_record_room(const struct parent *p, char *why, size_t len);
+void	parent_record_chain(struct parent *p, const char *id,
+	    const char *end);
 void	parent_record_closed(struct parent *p, const struct psession *ps,
 	    int status);
 void	parent_record_recover(struct parent *p);

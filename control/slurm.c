@@ -424,9 +424,8 @@ node_request(struct helper *h, int fd)
 	return 0;
 }
 
-/* Bind slurm_listen ("ADDR:PORT", numeric). */
-static int
-listen_on(const char *addr)
+int
+slurm_listen_on(const char *addr)
 {
 	struct addrinfo *ai = munge_resolve(addr, 1);
 	int fd = -1, one = 1;
@@ -445,32 +444,40 @@ listen_on(const char *addr)
 	return fd;
 }
 
-static void __attribute__((noreturn))
-helper_main(int sock, void *arg)
+/* A child of the parent: nothing of the parent's but sock, its signals
+ * unblocked (Slurm's commands inherit the mask), confined, dies with
+ * the parent; exits when that fails. */
+void
+slurm_child_confine(int sock, const char *name)
 {
-	struct helper h = { arg, sock, -1, { 0 }, 0 };
-	struct pollfd p[2];
 	struct confine c;
 	char err[256];
-	int fd, rc = IPC_OK;
 	sigset_t none;
 
-	/* nothing of the parent's but our socket; its signals unblocked
-	   (Slurm's commands inherit the mask) */
 	if (sock > 3)
 		close_range(3, (unsigned)sock - 1, 0);
 	close_range((unsigned)sock + 1, ~0U, 0);
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
-	confine_init(&c, "slurm helper");
+	confine_init(&c, name);
 	c.deathsig = SIGKILL;
 	c.parent = getppid();
 	if (confine_apply(&c, err, sizeof(err)) != CONFINE_OK) {
-		log_warnx("slurm: helper: %s", err);
+		log_warnx("%s: %s", name, err);
 		_exit(1);
 	}
 	signal(SIGPIPE, SIG_IGN);
-	h.lfd = listen_on(h.c->slurm_listen);
+}
+
+static void __attribute__((noreturn))
+helper_main(int sock, void *arg)
+{
+	struct helper h = { arg, sock, -1, { 0 }, 0 };
+	struct pollfd p[2];
+	int fd, rc = IPC_OK;
+
+	slurm_child_confine(sock, "slurm helper");
+	h.lfd = slurm_listen_on(h.c->slurm_listen);
 	while (rc == IPC_OK) {
 		p[0] = (struct pollfd){ sock, POLLIN, 0 };
 		p[1] = (struct pollfd){ h.lfd, POLLIN, 0 };
@@ -492,7 +499,7 @@ int
 slurm_helper_start(const struct gw_config *c, pid_t *pid, int *sock,
     char *err, size_t errlen)
 {
-	int fd = listen_on(c->slurm_listen);
+	int fd = slurm_listen_on(c->slurm_listen);
 
 	/* bound once here to say so before anything starts; the helper
 	   binds it again for itself (SO_REUSEADDR) */
@@ -565,4 +572,11 @@ slurm_spec_parse(const char *text, struct pipc_start *m)
 	m->memory_limit_mb = (uint32_t)strtoul(num[1], NULL, 10);
 	m->dataset = strtoll(num[2], NULL, 10);
 	return 0;
+}
+
+int
+slurm_spec_key(const char *text, char *key, size_t len)
+{
+	key[0] = '\0';
+	return spec_field(text, "evidence_key", key, len);
 }

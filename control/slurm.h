@@ -83,6 +83,15 @@ extern const struct ipc_proto	slurm_proto;
 int	slurm_helper_start(const struct gw_config *c, pid_t *pid, int *sock,
 	    char *err, size_t errlen);
 
+/* Bind "ADDR:PORT" (numeric) to listen on: the fd, or -1. */
+int	slurm_listen_on(const char *addr);
+/* In a child of the parent (the helper, the evidence receiver): close
+ * all but sock, unblock signals, confine as name; _exit(1) if not. */
+void	slurm_child_confine(int sock, const char *name);
+
+/* The evidence key handed out with a session ("" if none). */
+int	slurm_spec_key(const char *text, char *key, size_t len);
+
 /* The text a node gets for SLN_ASK: "key value" lines (secrets inside:
  * the answer is MUNGE-encrypted), and its reader on the node. */
 int	slurm_spec_text(const struct pipc_start *m, char *buf, size_t len);

@@ -14,8 +14,13 @@
 # a ready report from off the node are refused; revoke cancels the job
 # (gone from squeue within 2 s) and ends the node's session; `cdsgate
 # node list` shows the sessions per node; every process of one node is
-# killed: its session ends failed and the next goes to the other node;
-# SIGTERM to the daemon cancels the rest; the audit log verifies.
+# killed: its session ends failed (audited session.failed) and the next
+# goes to the other node; SIGTERM to the daemon cancels the rest; the
+# audit log verifies.  Evidence: each session's recording and network
+# log are on the control node while it runs (growing, a prefix of the
+# node's file), the whole recording after its end (replay SESSION reads
+# it), the dead node's up to the last chunk received (replay reads it),
+# and record_closed chains each control copy's digest.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib-slurm.sh"
 
@@ -27,8 +32,8 @@ slurm_require
 require_session
 
 serve_dirs_make	# lib.sh: $D, $SOCK, $PORT0, the audit key
-SRV_PID= BE_PID= SL_AG1= SL_AG2=
-trap 'stop_pid $SRV_PID; stop_pid $SL_AG1; stop_pid $SL_AG2; stop_pid $BE_PID; cluster_stop; rm -rf "$TMP"' EXIT
+SRV_PID= BE_PID= SL_AG1= SL_AG2= LAG_PID=
+trap 'stop_pid $LAG_PID; stop_pid $SRV_PID; stop_pid $SL_AG1; stop_pid $SL_AG2; stop_pid $BE_PID; cluster_stop; rm -rf "$TMP"' EXIT
 cluster_start || skip_all "the Slurm cluster did not start here ($(tail -n 3 "$SL"/log/*.out | tr '\n' ' ' | head -c 300))"
 ok "munged, slurmctld and two slurmd (node1, node2 in their own network namespaces) run; sinfo says both idle"
 
@@ -39,7 +44,12 @@ BE_PID=$!
 wait_line "$D/backend.out" '^ready ' 10 "$BE_PID" || skip_all "the test backend did not start"
 BE_PORT=$(sed -n 's/^ready .*:\([0-9]*\)$/\1/p' "$D/backend.out")
 
-LPORT=$(free_port "$CTL_ADDR1")
+# slurm_listen and its port + 1 (the evidence receiver) both free
+for _ in $(seq 20); do
+	LPORT=$(free_port "$CTL_ADDR1")
+	python3 -c 'import socket,sys; socket.socket().bind((sys.argv[1], int(sys.argv[2]) + 1))' \
+		"$CTL_ADDR1" "$LPORT" 2> /dev/null && break
+done
 CONF=$D/serve.json
 write_config "$CONF" "$(slurm_control_keys "$LPORT")"
 
@@ -139,6 +149,19 @@ for x in n.values():
     assert x["memory_mb"] == 8192 and isinstance(x["free_mb"], int), x
 PY
 
+# ---- evidence: each node's files stream to the control node ----
+# size F: F's size in bytes, 0 when it is not there
+size() { stat -c %s "$1" 2> /dev/null || echo 0; }
+REC1=$D/rec/$(cat "$D/s1.id").cdsrec NREC1=$D/$N1/rec/$(cat "$D/s1.id").cdsrec
+REC2=$D/rec/$(cat "$D/s2.id").cdsrec NREC2=$D/$N2/rec/$(cat "$D/s2.id").cdsrec
+for _ in $(seq 50); do [ "$(size "$REC1")" -gt 0 ] && break; sleep 0.1; done
+C1A=$(size "$REC1")
+
+# node minus control copy of session 1's recording, every 0.1 s, while
+# the VNC clients below make it write
+( while :; do echo $(( $(size "$NREC1") - $(size "$REC1") )); sleep 0.1; done ) > "$D/lag.txt" &
+LAG_PID=$!
+
 # ---- a real VNC client on each node (directly: no front door here) ----
 for i in 1 2; do
 	eval a=\$A$i
@@ -151,6 +174,51 @@ for i in 1 2; do
 		> "$D/vnc$i.out" 2> "$D/vnc$i.err"
 	check "session $i's screen shows the backend's page" banner "$D/s$i.ppm"
 done
+
+stop_pid $LAG_PID
+sleep 1
+C1B=$(size "$REC1")
+diag "session 1's recording: node $(size "$NREC1") bytes, control copy $C1B; node minus control while VNC clients were on, every 0.1 s: $(sort -n "$D/lag.txt" | awk '{ a[NR] = $1 } END { printf "%d samples, median %d, max %d bytes", NR, a[int((NR + 1) / 2)], a[NR] }')"
+check "session 1's recording is on the control node while it runs and grows ($C1A -> $C1B bytes)" \
+	sh -c "[ $C1A -gt 0 ] && [ $C1B -gt $C1A ]"
+check "the control copy is the node's file so far (a prefix of it, byte for byte)" \
+	cmp -n "$C1B" "$REC1" "$NREC1"
+check "the network log streams too ($(size "${REC1%.cdsrec}.network.jsonl") bytes on the control node)" \
+	test "$(size "${REC1%.cdsrec}.network.jsonl")" -gt 0
+
+# frame N 'HEAD' BYTES: one frame to the evidence receiver from node N's
+# namespace (0: from here, no node); its answer
+frame() {
+	local ns=
+	[ "$1" = 0 ] || ns=$(sl_netns "$1")
+	${ns:+nsenter "$ns"} python3 - "$CTL_ADDR1" "$((LPORT + 1))" "$2" "$3" <<'PY'
+import socket, sys
+s = socket.create_connection((sys.argv[1], int(sys.argv[2])), timeout=10)
+try:
+    s.sendall(sys.argv[3].encode() + b"\n" + b"x" * int(sys.argv[4]))
+    print(s.recv(4096).decode().strip())
+except OSError as e:
+    print("closed:", e)
+PY
+}
+S1=$(cat "$D/s1.id") MAC0=$(printf '0%.0s' $(seq 64)) NN1=${N1#node} NN2=${N2#node}
+frame "$NN1" "put $S1 rec 0 10 $MAC0" 10 > "$D/f1.out"
+frame "$NN1" "put $S1 rec $(( $(size "$REC1") + 100 )) 10 $MAC0" 10 > "$D/f2.out"
+for _ in 1 2 3; do	# at its end (unless it grew meanwhile): the MAC decides
+	frame "$NN1" "put $S1 rec $(size "$REC1") 10 $MAC0" 10 > "$D/f3.out"
+	grep -q '^no not at the end' "$D/f3.out" || break
+done
+frame "$NN1" "put $S1 rec $(size "$REC1") 300000 $MAC0" 0 > "$D/f4.out"
+frame "$NN1" "put s-nosuchsession rec 0 10 $MAC0" 10 > "$D/f5.out"
+frame "$NN2" "put $S1 rec $(size "$REC1") 10 $MAC0" 10 > "$D/f6.out"
+frame 0 "put $S1 rec $(size "$REC1") 10 $MAC0" 10 > "$D/f7.out"
+check "the evidence receiver refuses an overwrite, a gap, a bad MAC, an oversized frame, an unknown session, another node's frame ($(cat "$D"/f[1-6].out | tr '\n' ';'))" \
+	sh -c "grep -q '^no not at the end' '$D/f1.out' && grep -q '^no not at the end' '$D/f2.out' &&
+	       grep -q '^no a bad MAC' '$D/f3.out' && grep -q '^no a frame of 1 to' '$D/f4.out' &&
+	       grep -q '^no no such session' '$D/f5.out' && grep -q '^no not from that session' '$D/f6.out' &&
+	       cmp -n $(size "$REC1") '$REC1' '$NREC1'"
+check "and closes a connection from an address that is no running session's node unread ($(cat "$D/f7.out"))" \
+	sh -c "! grep -q '^ok' '$D/f7.out' && grep -q 'a connection from $CTL_ADDR1, no node' '$D/err'"
 
 # ---- what a node does not take on a job's word ----
 NJ=${N1#node}
@@ -207,6 +275,12 @@ revoked_ended() {
 		[ "$(sqlite3 "$D/state/store.db" "select state from sessions where id='$(cat "$D/s1.id")'")" = revoked ]
 }
 check "the node reported the session's end; the store says revoked" revoked_ended
+for _ in $(seq 50); do grep -q "session $(cat "$D/s1.id"): [0-9]* bytes of evidence came" "$D/err" && break; sleep 0.1; done
+check "after the end the control copy is the node's whole recording ($(size "$REC1") of $(size "$NREC1") bytes)" \
+	cmp "$REC1" "$NREC1"
+"$CDSGATE" replay "$(cat "$D/s1.id")" --info > "$D/info1.txt" 2>&1; rc=$?
+check "cdsgate replay SESSION --info reads it on the control node (exit $rc; $(grep -m1 '^complete' "$D/info1.txt"))" \
+	sh -c "[ $rc -eq 0 ] && grep -q '^complete: yes' '$D/info1.txt'"
 "$VNCTEST" --host "${A1%:*}" --port "${A1##*:}" --password-file "$D/s1.pw" --timeout 5 snapshot "$D/x.ppm" \
 	> /dev/null 2>&1; rc=$?
 check "a connect to the revoked session's node address fails (exit $rc)" test "$rc" -ne 0
@@ -223,10 +297,22 @@ t0=$(date +%s%N)
 node_kill "${N2#node}"
 node_failed() {
 	wait_line "$D/err" "session $(cat "$D/s2.id") .job $J2 on $N2.: failed: Slurm no longer runs its job" 60 &&
-		[ "$(sqlite3 "$D/state/store.db" "select state from sessions where id='$(cat "$D/s2.id")'")" = ended ]
+		sqlite3 "$D/state/store.db" "select state || ' ' || reason from sessions where id='$(cat "$D/s2.id")'" > "$D/s2.state" &&
+		grep -q "^ended failed: Slurm no longer runs its job" "$D/s2.state"
 }
 check "every process of $N2 killed: its session ends, failed: Slurm no longer runs its job ($(grep -o "session $(cat "$D/s2.id") .job.*failed.*" "$D/err" | head -c 160))" node_failed
 diag "node death -> session failed: $(( ($(date +%s%N) - t0) / 1000000 )) ms (SlurmdTimeout 10 s)"
+"$CDSGATE" session list > "$D/list.out" 2>&1
+check "cdsgate session list shows it ended, failed, with the reason ($(grep "^$(cat "$D/s2.id") " "$D/list.out" | head -c 200))" \
+	grep -Eq "^$(cat "$D/s2.id") .* ended .*failed: Slurm no longer runs its job" "$D/list.out"
+for _ in $(seq 50); do grep -q "session $(cat "$D/s2.id"): [0-9]* bytes of evidence came" "$D/err" && break; sleep 0.1; done
+check "the dead node's recording is on the control node: a prefix of what the node wrote ($(size "$REC2") of $(size "$NREC2") bytes)" \
+	sh -c "[ $(size "$REC2") -gt 0 ] && cmp -n $(size "$REC2") '$REC2' '$NREC2'"
+"$CDSGATE" replay "$(cat "$D/s2.id")" --info > "$D/info2.txt" 2>&1; rc=$?
+check "cdsgate replay --info reads it up to the last chunk received (exit $rc; $(grep -m1 '^complete' "$D/info2.txt"))" \
+	sh -c "[ $rc -eq 0 ] && grep -q '^complete: ' '$D/info2.txt'"
+"$CDSGATE" replay "$REC2" --keys > "$D/keys2.txt" 2>&1; rc=$?
+check "cdsgate replay --keys reads it (exit $rc)" test "$rc" -eq 0
 check "session 3 (alice) after the node died ($(head -c 200 "$D/s3.err"))" create alice 3
 read -r A3 N3 J3 < "$D/s3.where"
 check "it went to the live node ($N3, job $J3; $N2 is dead)" test "$N3" = "$N1"
@@ -246,6 +332,22 @@ t = open(sys.argv[1]).read()
 for sid in sys.argv[2:]:
     assert sid in t, sid
 assert "session.create" in t and "session.revoke" in t, "types"
+PY
+check "record_closed chains both control copies by their digest (ended: revoked, the dead node's: failed)" python3 - "$D/audit/audit.log" "$REC1" "$REC2" <<'PY'
+import hashlib, json, sys
+recs = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+c = {r["data"]["file"]: r["data"] for r in recs if r.get("type") == "record_closed"}
+for f, end in ((sys.argv[2], "revoked"), (sys.argv[3], "failed")):
+    assert f in c, (f, list(c))
+    assert c[f]["sha256"] == hashlib.sha256(open(f, "rb").read()).hexdigest(), c[f]
+    assert c[f]["end"] == end, c[f]
+PY
+check "the dead node's session is audited session.failed with the reason" python3 - "$D/audit/audit.log" "$(cat "$D/s2.id")" <<'PY'
+import json, sys
+recs = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+f = [r for r in recs if r.get("type") == "session.failed"]
+assert any(json.dumps(r).find(sys.argv[2]) >= 0 and
+           "Slurm no longer runs its job" in json.dumps(r) for r in f), f
 PY
 
 done_testing
