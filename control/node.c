@@ -96,11 +96,11 @@ tell(struct uplink *u, const char *req, char *ans, size_t len)
 	char err[256];
 
 	if (munge_call(u->c, req, ans, len, err, sizeof(err)) != 0) {
-		log_warnx("node: %s", err);
+		log_warnx("%s", err);
 		return -1;
 	}
 	if (strncmp(ans, "ok", 2) != 0) {
-		log_warnx("node: the control plane says: %.200s", ans);
+		log_warnx("the control plane says: %.200s", ans);
 		return -1;
 	}
 	return 0;
@@ -150,9 +150,9 @@ conn_start(struct uplink *u, struct jconn *j)
 	snprintf(j->id, sizeof(j->id), "%s", m.id);
 	snprintf(j->ev.id, sizeof(j->ev.id), "%s", m.id);
 	if (slurm_spec_key(ans + 3, j->ev.key, sizeof(j->ev.key)) != 0)
-		log_warnx("node: session %s: no evidence key: its evidence "
+		log_warnx("session %s: no evidence key: its evidence "
 		    "stays here", j->id);
-	log_warnx("node: job %lld is session %s", job, j->id);
+	log_warnx("job %lld is session %s", job, j->id);
 	ipc_send(u->ipc, &pipc_proto, PIPC_SESSION_START, &m, sizeof(m), -1);
 	explicit_bzero(ans, sizeof(ans));
 	explicit_bzero(&m, sizeof(m));
@@ -222,7 +222,7 @@ up_started(void *ctx, struct ipc_msg *m)
 		conn_gone(u, j);	/* not recorded there: not served */
 	else {
 		j->ready = 1;	/* its evidence is taken from now on */
-		log_warnx("node: session %s ready (job %lld)", j->id,
+		log_warnx("session %s ready (job %lld)", j->id,
 		    (long long)j->job);
 	}
 	explicit_bzero(req, sizeof(req));
@@ -238,7 +238,7 @@ evidence_send(struct uplink *u, struct jconn *j, int all)
 
 	if (j->ready && evidence_push(u->c, &j->ev, all, err,
 	    sizeof(err)) != 0)
-		log_warnx("node: session %s: evidence: %s (%llu bytes "
+		log_warnx("session %s: evidence: %s (%llu bytes "
 		    "there)", j->id, err, (unsigned long long)j->ev.bytes);
 	if (all)
 		explicit_bzero(&j->ev, sizeof(j->ev));
@@ -282,7 +282,7 @@ up_failed(void *ctx, struct ipc_msg *m)
 
 	memcpy(&f, m->data, sizeof(f));
 	f.id[sizeof(f.id) - 1] = f.reason[sizeof(f.reason) - 1] = '\0';
-	log_warnx("node: session %s did not start: %s", f.id, f.reason);
+	log_warnx("session %s did not start: %s", f.id, f.reason);
 	up_over(ctx, f.id, 1);
 	return 0;
 }
@@ -308,7 +308,7 @@ up_record(void *ctx, struct ipc_msg *m)
 	(void)ctx;
 	memcpy(&r, m->data, sizeof(r));
 	r.id[sizeof(r.id) - 1] = r.sha256[sizeof(r.sha256) - 1] = '\0';
-	log_warnx("node: session %s: recording closed here (sha256 %s); "
+	log_warnx("session %s: recording closed here (sha256 %s); "
 	    "the control plane chains its copy", r.id, r.sha256);
 	return 0;
 }
@@ -419,14 +419,14 @@ node_spawn_uplink(struct parent *p, const sigset_t *old)
 	int sv[2];
 
 	if (pw == NULL) {
-		log_warnx("node: slurm_job_user %s: no such user",
+		log_warnx("slurm_job_user %s: no such user",
 		    p->cfg.slurm_job_user);
 		return -1;
 	}
 	u.c = &p->cfg;
 	u.job_uid = pw->pw_uid;
 	if ((u.lfd = uplink_bind(&p->cfg)) < 0) {
-		log_warn("node: node_socket %s", p->cfg.node_socket);
+		log_warn("node_socket %s", p->cfg.node_socket);
 		return -1;
 	}
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0 ||
