@@ -33,6 +33,7 @@
 #include "control/slurm.h"
 #include "common/log.h"
 #include "sandbox/confine.h"
+#include "sandbox/sandbox.h"
 
 #define SBATCH		"/usr/bin/sbatch"
 #define SCANCEL		"/usr/bin/scancel"
@@ -471,6 +472,19 @@ helper_main(int sock, void *arg)
 	}
 	signal(SIGPIPE, SIG_IGN);
 	h.lfd = listen_on(h.c->slurm_listen);
+	/* the SLURM deny-list once the listener is open, before a byte is
+	   read (sandbox/profiles.c) */
+	confine_init(&c, "slurm helper");
+	c.profile = SANDBOX_PROFILE_SLURM;
+	if (h.lfd < 0 || sandbox_init(SANDBOX_MODE_BUILT, 0, err,
+	    sizeof(err)) != 0 || confine_apply(&c, err, sizeof(err)) !=
+	    CONFINE_OK) {
+		log_warnx("slurm: helper: %s", h.lfd < 0 ? "slurm_listen" :
+		    err);
+		_exit(1);
+	}
+	log_info("slurm: helper: sandbox %s, profile %s",
+	    sandbox_mode_name(), sandbox_profile_name(SANDBOX_PROFILE_SLURM));
 	while (rc == IPC_OK) {
 		p[0] = (struct pollfd){ sock, POLLIN, 0 };
 		p[1] = (struct pollfd){ h.lfd, POLLIN, 0 };
