@@ -90,8 +90,8 @@
    TCGETS; glibc tries clone3 first and falls back to clone on ENOSYS
    (clone3's flags sit in memory, out of the filter's reach). */
 #define DENY_PROBES \
-	{ __NR_ioctl, ENOTTY, 1, TCGETS }, \
-	{ __NR_clone3, ENOSYS, SANDBOX_ANY_ARG, 0 }
+	{ __NR_ioctl, ENOTTY, 1, TCGETS, 0 }, \
+	{ __NR_clone3, ENOSYS, SANDBOX_ANY_ARG, 0, 0 }
 
 /* ---- WORKER: the session worker after start-up ---------------------
  * It holds its X connection (AF_UNIX), the MIT-SHM segment, the
@@ -221,13 +221,13 @@ static const struct sandbox_argrule xvfb_checked[] = {
 static const struct sandbox_errno xvfb_deny[] = {
 	DENY_PROBES,
 	/* told -nolisten tcp; should it try anyway, it is refused */
-	{ __NR_socket, EACCES, 0, AF_INET },
-	{ __NR_socket, EACCES, 0, AF_INET6 },
-	{ __NR_socket, EACCES, 0, AF_NETLINK },
+	{ __NR_socket, EACCES, 0, AF_INET, 0 },
+	{ __NR_socket, EACCES, 0, AF_INET6, 0 },
+	{ __NR_socket, EACCES, 0, AF_NETLINK, 0 },
 	/* it tries to give its socket directory to root */
-	{ __NR_fchown, EPERM, SANDBOX_ANY_ARG, 0 },
+	{ __NR_fchown, EPERM, SANDBOX_ANY_ARG, 0, 0 },
 #ifdef __NR_chown
-	{ __NR_chown, EPERM, SANDBOX_ANY_ARG, 0 },
+	{ __NR_chown, EPERM, SANDBOX_ANY_ARG, 0, 0 },
 #endif
 };
 
@@ -664,7 +664,7 @@ static const struct sandbox_errno jailinit_deny[] = {
  * enough.  Built with AddressSanitizer, LeakSanitizer's exit check
  * needs ptrace: that build leaves ptrace out.
  */
-#define DENY_EPERM(nr)	{ (nr), EPERM, SANDBOX_ANY_ARG, 0 }
+#define DENY_EPERM(nr)	{ (nr), EPERM, SANDBOX_ANY_ARG, 0, 0 }
 
 #ifndef __SANITIZE_ADDRESS__
 #define DENY_PTRACE	DENY_EPERM(__NR_ptrace),
@@ -726,11 +726,14 @@ static const struct sandbox_errno supervisor_deny[] = {
  * reads a byte from the network or a job.  SUPERVISOR's list, and
  * what the supervisor keeps for the browser's jail but these never
  * make: mounts (the old and the new mount API), pivot_root, chroot,
- * new namespaces (unshare) and joining others (setns).  clone with
- * namespace flags is not refused here (a flag test is not an errno
- * rule of ours); unshare and setns are.  Two names, one table: the
- * logs and /proc say which helper it is.
+ * new namespaces (unshare, clone with a CLONE_NEW* flag) and joining
+ * others (setns).  clone3's flags sit in memory, out of the filter's
+ * reach: it gets ENOSYS, and glibc falls back to clone, which is
+ * checked.  Two names, one table: the logs and /proc say which helper
+ * it is.
  */
+#define DENY_CLONE_NS(f)	{ __NR_clone, EPERM, 0, (f), (f) }
+
 static const struct sandbox_errno helper_deny[] = {
 	DENY_ROOT
 	/* mounts */
@@ -746,6 +749,11 @@ static const struct sandbox_errno helper_deny[] = {
 #endif
 	/* namespaces */
 	DENY_EPERM(__NR_unshare), DENY_EPERM(__NR_setns),
+	DENY_CLONE_NS(CLONE_NEWNS), DENY_CLONE_NS(CLONE_NEWUTS),
+	DENY_CLONE_NS(CLONE_NEWIPC), DENY_CLONE_NS(CLONE_NEWUSER),
+	DENY_CLONE_NS(CLONE_NEWPID), DENY_CLONE_NS(CLONE_NEWNET),
+	DENY_CLONE_NS(CLONE_NEWCGROUP),
+	{ __NR_clone3, ENOSYS, SANDBOX_ANY_ARG, 0, 0 },
 };
 
 #define RULES(nm, pfx, fl) { nm, pfx##_allow, N(pfx##_allow), \

@@ -567,6 +567,18 @@ eperm(long r)
 	return r == -1 && errno == EPERM;
 }
 
+/* clone3 (its flags out of the filter's reach): ENOSYS, glibc's cue to
+ * fall back to clone. */
+static int
+enosys_clone3(void)
+{
+	unsigned long args[11] = { CLONE_NEWNET, 0 };
+
+	errno = 0;
+	return syscall(SYS_clone3, args, sizeof(args)) == -1 &&
+	    errno == ENOSYS;
+}
+
 /* SLURM/UPLINK: mounts, namespaces and root-only kernel calls refused
  * with EPERM, not death; a program exec'd from here runs filtered. */
 static int
@@ -586,6 +598,14 @@ body_root_helper(const void *arg)
 	    !eperm(unshare(CLONE_NEWNET)) || !eperm(setns(0, 0)) ||
 	    !eperm(syscall(SYS_keyctl, 0, 0, 0, 0, 0)) ||
 	    !eperm(syscall(SYS_bpf, 0, NULL, 0)))
+		return CHILD_WRONG;
+	/* a new namespace by clone: EPERM; were it made, the child
+	   leaves at once and the check fails */
+	errno = 0;
+	if ((pid = (pid_t)syscall(SYS_clone, CLONE_NEWNET | SIGCHLD, NULL,
+	    NULL, NULL, NULL)) == 0)
+		_exit(0);
+	if (!eperm(pid) || !enosys_clone3())
 		return CHILD_WRONG;
 	if ((pid = fork()) < 0)
 		return CHILD_WRONG;
@@ -612,8 +632,9 @@ test_root_helpers(void)
 		tap_ok(strcmp(sandbox_profile_name(p[i]), names[i]) == 0,
 		    "profile %s is named for the logs", names[i]);
 		expect_exit0(p[i], body_root_helper, NULL, "mount, umount2, "
-		    "pivot_root, chroot, unshare, setns, keyctl, bpf get EPERM; "
-		    "an exec'd program runs, Seccomp 2");
+		    "pivot_root, chroot, unshare, setns, clone(CLONE_NEWNET), "
+		    "keyctl, bpf get EPERM, clone3 ENOSYS; an exec'd program "
+		    "runs, Seccomp 2");
 		expect_exit0(p[i], body_gate_exec, NULL, "fork+exec /bin/true");
 	}
 }
