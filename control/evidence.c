@@ -410,9 +410,10 @@ receiver_main(int sock, void *arg)
 	slurm_child_confine(sock, "evidence receiver");
 	r.c = arg;
 	r.sock = sock;
-	if (evidence_address(r.c->slurm_listen, addr, sizeof(addr)) != 0 ||
-	    (lfd = slurm_listen_on(addr)) < 0)
+	if (evidence_address(r.c->slurm_listen, addr, sizeof(addr)) != 0)
 		_exit(1);
+	lfd = slurm_listen_on(addr);
+	slurm_child_filter(lfd, "evidence receiver");
 	while (rc == IPC_OK) {
 		p[0] = (struct pollfd){ sock, POLLIN, 0 };
 		p[1] = (struct pollfd){ lfd, POLLIN, 0 };

@@ -47,6 +47,7 @@
 #include "supervisor/session.h"
 #include "control/slurm.h"
 #include "sandbox/confine.h"
+#include "sandbox/sandbox.h"
 
 struct jconn {
 	int		fd;		/* the job's connection; -1: free */
@@ -386,10 +387,16 @@ uplink_main(struct uplink *u, pid_t parent)
 	confine_init(&c, "node uplink");
 	c.deathsig = SIGKILL;
 	c.parent = parent;
-	if (confine_apply(&c, err, sizeof(err)) != CONFINE_OK) {
+	/* node_socket is bound (node_spawn_uplink): the UPLINK deny-list
+	   before a job or the control plane is read */
+	c.profile = SANDBOX_PROFILE_UPLINK;
+	if (sandbox_init(SANDBOX_MODE_BUILT, 0, err, sizeof(err)) != 0 ||
+	    confine_apply(&c, err, sizeof(err)) != CONFINE_OK) {
 		log_warnx("uplink: %s", err);
 		_exit(1);
 	}
+	log_info("uplink: sandbox %s, profile %s", sandbox_mode_name(),
+	    sandbox_profile_name(SANDBOX_PROFILE_UPLINK));
 	signal(SIGPIPE, SIG_IGN);
 	for (i = 0; i < PARENT_MAX_SESSIONS; i++)
 		u->j[i].fd = -1;

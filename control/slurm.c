@@ -33,6 +33,7 @@
 #include "control/slurm.h"
 #include "common/log.h"
 #include "sandbox/confine.h"
+#include "sandbox/sandbox.h"
 
 #define SBATCH		"/usr/bin/sbatch"
 #define SCANCEL		"/usr/bin/scancel"
@@ -469,6 +470,27 @@ slurm_child_confine(int sock, const char *name)
 	signal(SIGPIPE, SIG_IGN);
 }
 
+/* A Slurm-runner child's deny-list (SLURM: sandbox/profiles.c), once its
+ * listener lfd is open and before it reads a byte; exits when there is
+ * no listener or the filter cannot be loaded. */
+void
+slurm_child_filter(int lfd, const char *name)
+{
+	struct confine c;
+	char err[256];
+
+	confine_init(&c, name);
+	c.profile = SANDBOX_PROFILE_SLURM;
+	if (lfd < 0 || sandbox_init(SANDBOX_MODE_BUILT, 0, err,
+	    sizeof(err)) != 0 || confine_apply(&c, err, sizeof(err)) !=
+	    CONFINE_OK) {
+		log_warnx("%s: %s", name, lfd < 0 ? "cannot listen" : err);
+		_exit(1);
+	}
+	log_info("%s: sandbox %s, profile %s", name, sandbox_mode_name(),
+	    sandbox_profile_name(SANDBOX_PROFILE_SLURM));
+}
+
 static void __attribute__((noreturn))
 helper_main(int sock, void *arg)
 {
@@ -478,6 +500,7 @@ helper_main(int sock, void *arg)
 
 	slurm_child_confine(sock, "slurm helper");
 	h.lfd = slurm_listen_on(h.c->slurm_listen);
+	slurm_child_filter(h.lfd, "slurm helper");
 	while (rc == IPC_OK) {
 		p[0] = (struct pollfd){ sock, POLLIN, 0 };
 		p[1] = (struct pollfd){ h.lfd, POLLIN, 0 };

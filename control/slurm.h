@@ -88,6 +88,7 @@ int	slurm_listen_on(const char *addr);
 /* In a child of the parent (the helper, the evidence receiver): close
  * all but sock, unblock signals, confine as name; _exit(1) if not. */
 void	slurm_child_confine(int sock, const char *name);
+void	slurm_child_filter(int lfd, const char *name);
 
 /* The evidence key handed out with a session ("" if none). */
 int	slurm_spec_key(const char *text, char *key, size_t len);

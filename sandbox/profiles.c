@@ -4,8 +4,9 @@
  * Trust: none needed; this is a table read by sandbox/seccomp.c.  Every
  * list is grouped by category with a comment saying why the role needs
  * it (the model is OpenSSH's sandbox-seccomp-filter.c and chrony's
- * sys_linux.c).  What is not listed kills the process, but for the one
- * deny-list, SUPERVISOR, at the end (see there).  The lists were
+ * sys_linux.c).  What is not listed kills the process, but for the
+ * deny-lists of the root helpers, SUPERVISOR, SLURM and UPLINK, at the
+ * end (see there).  The lists were
  * derived with `strace -f` against real sessions (docs/seccomp.md says
  * how to redo that) and checked with `cdsgated run-session
  * --sandbox-debug`, which reports the first syscall a list lacks.
@@ -89,8 +90,8 @@
    TCGETS; glibc tries clone3 first and falls back to clone on ENOSYS
    (clone3's flags sit in memory, out of the filter's reach). */
 #define DENY_PROBES \
-	{ __NR_ioctl, ENOTTY, 1, TCGETS }, \
-	{ __NR_clone3, ENOSYS, SANDBOX_ANY_ARG, 0 }
+	{ __NR_ioctl, ENOTTY, 1, TCGETS, 0 }, \
+	{ __NR_clone3, ENOSYS, SANDBOX_ANY_ARG, 0, 0 }
 
 /* ---- WORKER: the session worker after start-up ---------------------
  * It holds its X connection (AF_UNIX), the MIT-SHM segment, the
@@ -220,13 +221,13 @@ static const struct sandbox_argrule xvfb_checked[] = {
 static const struct sandbox_errno xvfb_deny[] = {
 	DENY_PROBES,
 	/* told -nolisten tcp; should it try anyway, it is refused */
-	{ __NR_socket, EACCES, 0, AF_INET },
-	{ __NR_socket, EACCES, 0, AF_INET6 },
-	{ __NR_socket, EACCES, 0, AF_NETLINK },
+	{ __NR_socket, EACCES, 0, AF_INET, 0 },
+	{ __NR_socket, EACCES, 0, AF_INET6, 0 },
+	{ __NR_socket, EACCES, 0, AF_NETLINK, 0 },
 	/* it tries to give its socket directory to root */
-	{ __NR_fchown, EPERM, SANDBOX_ANY_ARG, 0 },
+	{ __NR_fchown, EPERM, SANDBOX_ANY_ARG, 0, 0 },
 #ifdef __NR_chown
-	{ __NR_chown, EPERM, SANDBOX_ANY_ARG, 0 },
+	{ __NR_chown, EPERM, SANDBOX_ANY_ARG, 0, 0 },
 #endif
 };
 
@@ -663,38 +664,96 @@ static const struct sandbox_errno jailinit_deny[] = {
  * enough.  Built with AddressSanitizer, LeakSanitizer's exit check
  * needs ptrace: that build leaves ptrace out.
  */
-#define DENY_EPERM(nr)	{ (nr), EPERM, SANDBOX_ANY_ARG, 0 }
+#define DENY_EPERM(nr)	{ (nr), EPERM, SANDBOX_ANY_ARG, 0, 0 }
+
+#ifndef __SANITIZE_ADDRESS__
+#define DENY_PTRACE	DENY_EPERM(__NR_ptrace),
+#else
+#define DENY_PTRACE
+#endif
+#ifdef __NR_kexec_file_load
+#define DENY_KEXEC_FILE	DENY_EPERM(__NR_kexec_file_load),
+#else
+#define DENY_KEXEC_FILE
+#endif
+#ifdef __NR_iopl
+#define DENY_PORTS	DENY_EPERM(__NR_iopl), DENY_EPERM(__NR_ioperm),
+#else
+#define DENY_PORTS
+#endif
+
+/* What no root helper of ours needs (SUPERVISOR, SLURM, UPLINK). */
+#define DENY_ROOT							\
+	DENY_PTRACE							\
+	DENY_EPERM(__NR_process_vm_readv),				\
+	DENY_EPERM(__NR_process_vm_writev),				\
+	DENY_EPERM(__NR_bpf), DENY_EPERM(__NR_perf_event_open),		\
+	DENY_EPERM(__NR_userfaultfd),					\
+	/* kernel modules and kernels */				\
+	DENY_EPERM(__NR_init_module), DENY_EPERM(__NR_finit_module),	\
+	DENY_EPERM(__NR_delete_module), DENY_EPERM(__NR_kexec_load),	\
+	DENY_KEXEC_FILE							\
+	DENY_EPERM(__NR_reboot),					\
+	/* swap, accounting, quotas, the kernel log */			\
+	DENY_EPERM(__NR_swapon), DENY_EPERM(__NR_swapoff),		\
+	DENY_EPERM(__NR_acct), DENY_EPERM(__NR_quotactl),		\
+	DENY_EPERM(__NR_syslog),					\
+	/* the kernel's keyring */					\
+	DENY_EPERM(__NR_keyctl), DENY_EPERM(__NR_add_key),		\
+	DENY_EPERM(__NR_request_key),					\
+	/* handles that skip the path walk */				\
+	DENY_EPERM(__NR_open_by_handle_at),				\
+	DENY_EPERM(__NR_name_to_handle_at),				\
+	/* the system clock */						\
+	DENY_EPERM(__NR_settimeofday), DENY_EPERM(__NR_clock_settime),	\
+	DENY_EPERM(__NR_clock_adjtime), DENY_EPERM(__NR_adjtimex),	\
+	/* hardware ports */						\
+	DENY_PORTS
 
 static const struct sandbox_errno supervisor_deny[] = {
-#ifndef __SANITIZE_ADDRESS__
-	DENY_EPERM(__NR_ptrace),
+	DENY_ROOT
+};
+
+/*
+ * SLURM and UPLINK: the Slurm runner's two root helpers, the control
+ * plane's Slurm helper (control/slurm.c: Slurm's commands and munge,
+ * the nodes' sealed lines on slurm_listen) and a compute node's uplink
+ * (control/node.c: the jobs' connections on node_socket, munge, the
+ * control plane).  Each runs programs it does not own (sbatch, squeue,
+ * scontrol, munge, unmunge ...), which inherit the filter across
+ * execve, so an allow-list would be theirs as much as ours: a
+ * deny-list, loaded once the helper's sockets are open and before it
+ * reads a byte from the network or a job.  SUPERVISOR's list, and
+ * what the supervisor keeps for the browser's jail but these never
+ * make: mounts (the old and the new mount API), pivot_root, chroot,
+ * new namespaces (unshare, clone with a CLONE_NEW* flag) and joining
+ * others (setns).  clone3's flags sit in memory, out of the filter's
+ * reach: it gets ENOSYS, and glibc falls back to clone, which is
+ * checked.  Two names, one table: the logs and /proc say which helper
+ * it is.
+ */
+#define DENY_CLONE_NS(f)	{ __NR_clone, EPERM, 0, (f), (f) }
+
+static const struct sandbox_errno helper_deny[] = {
+	DENY_ROOT
+	/* mounts */
+	DENY_EPERM(__NR_mount), DENY_EPERM(__NR_umount2),
+	DENY_EPERM(__NR_pivot_root), DENY_EPERM(__NR_chroot),
+#ifdef __NR_fsopen
+	DENY_EPERM(__NR_open_tree), DENY_EPERM(__NR_move_mount),
+	DENY_EPERM(__NR_fsopen), DENY_EPERM(__NR_fsconfig),
+	DENY_EPERM(__NR_fsmount), DENY_EPERM(__NR_fspick),
 #endif
-	DENY_EPERM(__NR_process_vm_readv), DENY_EPERM(__NR_process_vm_writev),
-	DENY_EPERM(__NR_bpf), DENY_EPERM(__NR_perf_event_open),
-	DENY_EPERM(__NR_userfaultfd),
-	/* kernel modules and kernels */
-	DENY_EPERM(__NR_init_module), DENY_EPERM(__NR_finit_module),
-	DENY_EPERM(__NR_delete_module), DENY_EPERM(__NR_kexec_load),
-#ifdef __NR_kexec_file_load
-	DENY_EPERM(__NR_kexec_file_load),
+#ifdef __NR_mount_setattr
+	DENY_EPERM(__NR_mount_setattr),
 #endif
-	DENY_EPERM(__NR_reboot),
-	/* swap, accounting, quotas, the kernel log */
-	DENY_EPERM(__NR_swapon), DENY_EPERM(__NR_swapoff),
-	DENY_EPERM(__NR_acct), DENY_EPERM(__NR_quotactl),
-	DENY_EPERM(__NR_syslog),
-	/* the kernel's keyring */
-	DENY_EPERM(__NR_keyctl), DENY_EPERM(__NR_add_key),
-	DENY_EPERM(__NR_request_key),
-	/* handles that skip the path walk */
-	DENY_EPERM(__NR_open_by_handle_at), DENY_EPERM(__NR_name_to_handle_at),
-	/* the system clock */
-	DENY_EPERM(__NR_settimeofday), DENY_EPERM(__NR_clock_settime),
-	DENY_EPERM(__NR_clock_adjtime), DENY_EPERM(__NR_adjtimex),
-#ifdef __NR_iopl
-	/* hardware ports */
-	DENY_EPERM(__NR_iopl), DENY_EPERM(__NR_ioperm),
-#endif
+	/* namespaces */
+	DENY_EPERM(__NR_unshare), DENY_EPERM(__NR_setns),
+	DENY_CLONE_NS(CLONE_NEWNS), DENY_CLONE_NS(CLONE_NEWUTS),
+	DENY_CLONE_NS(CLONE_NEWIPC), DENY_CLONE_NS(CLONE_NEWUSER),
+	DENY_CLONE_NS(CLONE_NEWPID), DENY_CLONE_NS(CLONE_NEWNET),
+	DENY_CLONE_NS(CLONE_NEWCGROUP),
+	{ __NR_clone3, ENOSYS, SANDBOX_ANY_ARG, 0, 0 },
 };
 
 #define RULES(nm, pfx, fl) { nm, pfx##_allow, N(pfx##_allow), \
@@ -765,6 +824,10 @@ static const struct sandbox_rules profiles[SANDBOX_PROFILE_COUNT] = {
 	    N(jailinit_allow), NULL, 0, jailinit_deny, N(jailinit_deny), 0 },
 	[SANDBOX_PROFILE_SUPERVISOR] = { "supervisor", NULL, 0, NULL, 0,
 	    supervisor_deny, N(supervisor_deny), 0, NULL, 0, 1 },
+	[SANDBOX_PROFILE_SLURM] = { "slurm", NULL, 0, NULL, 0,
+	    helper_deny, N(helper_deny), 0, NULL, 0, 1 },
+	[SANDBOX_PROFILE_UPLINK] = { "uplink", NULL, 0, NULL, 0,
+	    helper_deny, N(helper_deny), 0, NULL, 0, 1 },
 	[SANDBOX_PROFILE_REPLAY] = RULES("replay", replay,
 	    SANDBOX_SIGNAL_SELF),
 };

@@ -4,9 +4,11 @@
  *
  * A profile is: plain syscalls allowed with any arguments; syscalls that
  * fail with an errno instead of killing (harmless probes), optionally
- * only for one value of one argument; and the argument-checked families
- * (socket domains, ioctl requests, fcntl commands, mmap/mprotect without
- * PROT_EXEC, clone only for threads).  Everything else kills the process.
+ * only for one value of one argument, or of its bits under a mask; and
+ * the argument-checked families (socket domains, ioctl requests, fcntl
+ * commands, mmap/mprotect without PROT_EXEC, clone only for threads).
+ * Everything else kills the process; a deny-list (deny_list below)
+ * turns that round.
  */
 #ifndef SANDBOX_PROFILES_H
 #define SANDBOX_PROFILES_H
@@ -25,12 +27,14 @@ struct sandbox_argrule {
 	unsigned long	 val;
 };
 
-/* Fail with err instead of killing (when arg == ANY or args[arg] == val). */
+/* Fail with err instead of killing: when arg == ANY, or args[arg] ==
+ * val (mask 0), or (args[arg] & mask) == val. */
 struct sandbox_errno {
 	int		 nr;
 	int		 err;
 	int		 arg;
 	unsigned long	 val;
+	unsigned long	 mask;
 };
 
 /* Flags of struct sandbox_rules: rules that need this process's own
@@ -54,8 +58,8 @@ struct sandbox_rules {
 	   argument that is a dirfd: openat's 1st, renameat's 1st+3rd) */
 	const int			*dirfd_calls;
 	size_t				 ndirfd_calls;
-	/* 1: a deny-list (SUPERVISOR): everything not in deny is allowed;
-	   allow, checked and flags must be empty */
+	/* 1: a deny-list (SUPERVISOR, SLURM, UPLINK): everything not in
+	   deny is allowed; allow, checked and flags must be empty */
 	int				 deny_list;
 };
 

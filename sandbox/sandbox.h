@@ -39,6 +39,8 @@ enum sandbox_profile {
 	SANDBOX_PROFILE_SUPERVISOR, /* the root session supervisor: a deny-list */
 	SANDBOX_PROFILE_REPLAY,	/* cdsgate replay: the recording, viewers */
 	SANDBOX_PROFILE_FRONTDOOR, /* the front door: TLS, VeNCrypt, relay */
+	SANDBOX_PROFILE_SLURM,	/* the Slurm helper, root: a deny-list */
+	SANDBOX_PROFILE_UPLINK,	/* a node's uplink, root: a deny-list */
 	SANDBOX_PROFILE_COUNT
 };
 
@@ -50,6 +52,14 @@ enum sandbox_profile {
  */
 int	sandbox_init(enum sandbox_mode mode, int debug, char *err,
 	    size_t errlen);
+
+/* The mode this build has: seccomp when compiled in, else none (the
+ * file including this header includes config.h first). */
+#ifdef HAVE_SECCOMP
+#define SANDBOX_MODE_BUILT	SANDBOX_MODE_SECCOMP
+#else
+#define SANDBOX_MODE_BUILT	SANDBOX_MODE_NONE
+#endif
 
 /*
  * Load the profile's filter into the calling thread (there must be only

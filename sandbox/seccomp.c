@@ -217,8 +217,9 @@ sb_add_rules(scmp_filter_ctx ctx, const struct sandbox_rules *p, char *err,
 	for (i = 0; i < p->ndeny; i++) {
 		const struct sandbox_errno *d = &p->deny[i];
 
-		c = (struct scmp_arg_cmp){ (unsigned)d->arg, SCMP_CMP_EQ,
-		    d->val, 0 };
+		c = d->mask == 0 ? (struct scmp_arg_cmp){ (unsigned)d->arg,
+		    SCMP_CMP_EQ, d->val, 0 } : (struct scmp_arg_cmp){
+		    (unsigned)d->arg, SCMP_CMP_MASKED_EQ, d->mask, d->val };
 		if (sb_add(ctx, SCMP_ACT_ERRNO((uint32_t)d->err), d->nr,
 		    d->arg == SANDBOX_ANY_ARG ? 0 : 1, &c, err, errlen) != 0)
 			return -1;

@@ -15,12 +15,14 @@
 # (gone from squeue within 2 s) and ends the node's session; `cdsgate
 # node list` shows the sessions per node; every process of one node is
 # killed: its session ends failed (audited session.failed) and the next
-# goes to the other node; SIGTERM to the daemon cancels the rest; the
-# audit log verifies.  Evidence: each session's recording and network
-# log are on the control node while it runs (growing, a prefix of the
-# node's file), the whole recording after its end (replay SESSION reads
-# it), the dead node's up to the last chunk received (replay reads it),
-# and record_closed chains each control copy's digest.
+# goes to the other node; the Slurm helper, the evidence receiver and the
+# live node's uplink run filtered (Seccomp 2); SIGTERM to the daemon
+# cancels the rest; the audit log verifies.  Evidence: each session's
+# recording and network log are on the control node while it runs
+# (growing, a prefix of the node's file), the whole recording after its
+# end (replay SESSION reads it), the dead node's up to the last chunk
+# received (replay reads it), and record_closed chains each control
+# copy's digest.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib-slurm.sh"
 
@@ -316,6 +318,24 @@ check "cdsgate replay --keys reads it (exit $rc)" test "$rc" -eq 0
 check "session 3 (alice) after the node died ($(head -c 200 "$D/s3.err"))" create alice 3
 read -r A3 N3 J3 < "$D/s3.where"
 check "it went to the live node ($N3, job $J3; $N2 is dead)" test "$N3" = "$N1"
+
+# ---- the runner's root helpers are filtered (SLURM, UPLINK) ----
+# listener_pid: the pid ss -p names for the one listener it is given
+listener_pid() { grep -o 'pid=[0-9]*' | head -n 1 | cut -d= -f2; }
+filtered() {	# PID PARENT: a child of PARENT, Seccomp 2, NoNewPrivs 1
+	[ -n "$1" ] && [ "$1" != "$2" ] &&
+		grep -q "^PPid:[[:space:]]*$2\$" "/proc/$1/status" &&
+		grep -q '^Seccomp:[[:space:]]*2$' "/proc/$1/status" &&
+		grep -q '^NoNewPrivs:[[:space:]]*1$' "/proc/$1/status"
+}
+HLP=$(ss -Hltnp "sport = :$LPORT" | listener_pid)
+UPL=$(nsenter "$(sl_netns 1)" ss -Hlxp | grep -F "$SL/agent-$N1.sock" | listener_pid)
+check "the Slurm helper (pid $HLP, on slurm_listen) runs under a seccomp filter (Seccomp: 2)" filtered "$HLP" "$SRV_PID"
+check "$N1's uplink (pid $UPL, on node_socket) runs under a seccomp filter (Seccomp: 2)" filtered "$UPL" "$SL_AG1"
+EVR=$(ss -Hltnp "sport = :$((LPORT + 1))" | listener_pid)
+check "the evidence receiver (pid $EVR, on slurm_listen's port + 1) runs under a seccomp filter (Seccomp: 2)" filtered "$EVR" "$SRV_PID"
+check "the logs name their deny-lists (profile slurm twice, profile uplink)" \
+	sh -c "grep -q 'slurm helper: sandbox seccomp, profile slurm' '$D/err' && grep -q 'evidence receiver: sandbox seccomp, profile slurm' '$D/err' && grep -q 'uplink: sandbox seccomp, profile uplink' '$D/node1/err'"
 
 # ---- shutdown cancels the rest ----
 kill -TERM "$SRV_PID"; wait "$SRV_PID"; rc=$?

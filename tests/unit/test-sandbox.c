@@ -2,7 +2,10 @@
  * tests/unit/test-sandbox.c — every seccomp profile, loaded for real in a
  * forked child: what the role needs works, each forbidden call kills
  * the child with SIGSYS (checked with waitpid), the argument checks
- * hold, and debug mode reports the syscall instead.
+ * hold, and debug mode reports the syscall instead.  The Slurm runner's
+ * root helpers' deny-lists (SLURM, UPLINK): what they list fails with
+ * EPERM and the child lives on; a program they exec is filtered too.
+ * (SUPERVISOR's list: tests/unit/test-confine.c.)
  */
 #include "config.h"
 
@@ -14,7 +17,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sched.h>
 #include <sys/mman.h>
+#include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/random.h>
 #include <sys/socket.h>
@@ -553,6 +558,87 @@ body_gate_exec(const void *arg)
 	return CHILD_OK;
 }
 
+#define NOWHERE	"/nonexistent/cdsgate-test"
+
+/* -1 and EPERM: a deny-list's answer. */
+static int
+eperm(long r)
+{
+	return r == -1 && errno == EPERM;
+}
+
+/* clone3 (its flags out of the filter's reach): ENOSYS, glibc's cue to
+ * fall back to clone. */
+static int
+enosys_clone3(void)
+{
+	unsigned long args[11] = { CLONE_NEWNET, 0 };
+
+	errno = 0;
+	return syscall(SYS_clone3, args, sizeof(args)) == -1 &&
+	    errno == ENOSYS;
+}
+
+/* SLURM/UPLINK: mounts, namespaces and root-only kernel calls refused
+ * with EPERM, not death; a program exec'd from here runs filtered. */
+static int
+body_root_helper(const void *arg)
+{
+	pid_t pid;
+	int st;
+
+	(void)arg;
+	/* paths that are not there: without the filter these fail with
+	   ENOENT and touch nothing */
+	errno = 0;
+	if (!eperm(mount("none", NOWHERE, "tmpfs", 0, NULL)) ||
+	    !eperm(umount2(NOWHERE, MNT_DETACH)) ||
+	    !eperm(syscall(SYS_pivot_root, NOWHERE, NOWHERE)) ||
+	    !eperm(chroot(NOWHERE)) || !eperm(unshare(CLONE_NEWNS)) ||
+	    !eperm(unshare(CLONE_NEWNET)) || !eperm(setns(0, 0)) ||
+	    !eperm(syscall(SYS_keyctl, 0, 0, 0, 0, 0)) ||
+	    !eperm(syscall(SYS_bpf, 0, NULL, 0)))
+		return CHILD_WRONG;
+	/* a new namespace by clone: EPERM; were it made, the child
+	   leaves at once and the check fails */
+	errno = 0;
+	if ((pid = (pid_t)syscall(SYS_clone, CLONE_NEWNET | SIGCHLD, NULL,
+	    NULL, NULL, NULL)) == 0)
+		_exit(0);
+	if (!eperm(pid) || !enosys_clone3())
+		return CHILD_WRONG;
+	if ((pid = fork()) < 0)
+		return CHILD_WRONG;
+	if (pid == 0) {
+		execl("/bin/grep", "grep", "-q", "^Seccomp:[[:space:]]*2$",
+		    "/proc/self/status", (char *)NULL);
+		_exit(CHILD_WRONG);
+	}
+	if (waitpid(pid, &st, 0) != pid || !WIFEXITED(st) ||
+	    WEXITSTATUS(st) != 0)
+		return CHILD_WRONG;
+	return CHILD_OK;
+}
+
+static void
+test_root_helpers(void)
+{
+	static const enum sandbox_profile p[] = { SANDBOX_PROFILE_SLURM,
+	    SANDBOX_PROFILE_UPLINK };
+	static const char *const names[] = { "slurm", "uplink" };
+	size_t i;
+
+	for (i = 0; i < sizeof(p) / sizeof(p[0]); i++) {
+		tap_ok(strcmp(sandbox_profile_name(p[i]), names[i]) == 0,
+		    "profile %s is named for the logs", names[i]);
+		expect_exit0(p[i], body_root_helper, NULL, "mount, umount2, "
+		    "pivot_root, chroot, unshare, setns, clone(CLONE_NEWNET), "
+		    "keyctl, bpf get EPERM, clone3 ENOSYS; an exec'd program "
+		    "runs, Seccomp 2");
+		expect_exit0(p[i], body_gate_exec, NULL, "fork+exec /bin/true");
+	}
+}
+
 static void
 test_gate(void)
 {
@@ -869,6 +955,7 @@ main(void)
 	test_api();
 	test_tls();
 	test_frontdoor();
+	test_root_helpers();
 	test_pgmount();
 	test_replay();
 	test_debug();
