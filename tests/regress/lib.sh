@@ -154,6 +154,39 @@ gone_ms() {
 	for _ in $(seq 250); do [ "$(alive "$@")" -eq 0 ] && break; sleep 0.02; done
 	echo $(( ($(date +%s%N) - t0) / 1000000 ))
 }
+# log_events LOG EVENT [KEY=VALUE...]: how many JSON lines of LOG have them.
+log_events() {
+	python3 - "$@" <<'PY'
+import json, sys
+path, event, conds = sys.argv[1], sys.argv[2], [a.split('=', 1) for a in sys.argv[3:]]
+n = 0
+for line in open(path, errors='replace'):
+    if not line.startswith('{'):
+        continue
+    try:
+        e = json.loads(line)
+    except ValueError:
+        continue
+    if e.get('event') == event and all(str(e.get(k)) == v for k, v in conds):
+        n += 1
+print(n)
+PY
+}
+
+# ocr_names PPM WORD: tesseract reads WORD in the picture's corner mark.
+ocr_names() {
+	local v o
+	for v in "300" "400" "300 60" "400 70"; do
+		set -- "$1" "$2" $v
+		convert "$1" -gravity SouthEast -crop 400x60+0+0 -colorspace Gray \
+			-scale "$3%" ${4:+-threshold "$4%"} "$1-$3${4:+-$4}.png"
+		o=$(tesseract "$1-$3${4:+-$4}.png" - --psm 7 2> /dev/null | tr -d ' \n')
+		diag "OCR of $(basename "$1") at $3 ${4:-}: $o"
+		case "$o" in *"$2"*) return 0;; esac
+	done
+	return 1
+}
+
 # banner PPM: tests/gateway/backend.py's page (its magenta banner) is on
 # screen in a vnctest snapshot.
 banner() {
