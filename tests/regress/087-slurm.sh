@@ -6,9 +6,9 @@
 # job's request, asks the control plane (MUNGE) which session it is,
 # starts it and reports where it is ready, which the control plane checks
 # with Slurm.  Sessions are made through the API until both nodes hold
-# one; squeue shows their jobs; a real VNC client logs in to each
-# session through the front door on the control node (its recipient and
-# secret) and sees the backend's page and the recipient's watermark,
+# one; squeue shows their jobs; a real VNC client (libvncclient, and
+# TigerVNC to one) logs in to each session through the front door on the
+# control node (its recipient and secret) and sees the backend's page and the recipient's watermark,
 # while a direct connection to a node's session is refused (not the front
 # door's address) and the node never holds the researcher's secret; a
 # slurm config without a front door is refused; a job's request
@@ -31,8 +31,8 @@ slurm_require
 require_session
 
 serve_dirs_make	# lib.sh: $D, $SOCK, $PORT0, the audit key
-SRV_PID= BE_PID= SL_AG1= SL_AG2= HOLD_PID=
-trap 'stop_pid $HOLD_PID; stop_pid $SRV_PID; stop_pid $SL_AG1; stop_pid $SL_AG2; stop_pid $BE_PID; cluster_stop; rm -rf "$TMP"' EXIT
+SRV_PID= BE_PID= SL_AG1= SL_AG2= HOLD_PID= VV_PID= XV_PID=
+trap 'stop_pid $VV_PID; stop_pid $XV_PID; stop_pid $HOLD_PID; stop_pid $SRV_PID; stop_pid $SL_AG1; stop_pid $SL_AG2; stop_pid $BE_PID; cluster_stop; rm -rf "$TMP"' EXIT
 cluster_start || skip_all "the Slurm cluster did not start here ($(tail -n 3 "$SL"/log/*.out | tr '\n' ' ' | head -c 300))"
 ok "munged, slurmctld and two slurmd (node1, node2 in their own network namespaces) run; sinfo says both idle"
 
@@ -194,6 +194,28 @@ for i in 1 2; do
 	check "... relayed by the front door to $a" \
 		test "$(log_events "$D/err" door_relay user="$who" session="$(cat "$D/s$i.id")" upstream="$a")" -ge 1
 done
+# TigerVNC (X509Plain) as bob through the front door to session 2's node
+TIGER=$(command -v xtigervncviewer || command -v vncviewer)
+if [ -n "$TIGER" ] && command -v import > /dev/null; then
+	viewer_display	# lib.sh: $VD, $XV_PID
+	HOME=$TMP/vvhome DISPLAY=$VD VNC_USERNAME=bob VNC_PASSWORD=$(cat "$D/s2.pw") \
+		"$TIGER" -SecurityTypes X509Plain -X509CA "$D/door-cert.pem" -FullScreen \
+		"127.0.0.1::$DOOR" > "$D/vv.out" 2>&1 &
+	VV_PID=$!
+	got=1
+	for _ in $(seq 60); do
+		sleep 0.5
+		DISPLAY=$VD import -window root "$D/tiger.png" 2>/dev/null &&
+			convert "$D/tiger.png" "$D/tiger.ppm" 2>/dev/null &&
+			banner "$D/tiger.ppm" > /dev/null && { got=0; break; }
+	done
+	check "TigerVNC (X509Plain) as bob through the front door shows session 2's page on $N2" test $got -eq 0
+	[ $got -eq 0 ] || sed 's/^/# vncviewer: /' "$D/vv.out" | tail -6
+	stop_pid "$VV_PID"; VV_PID=
+	stop_pid "$XV_PID"; XV_PID=
+else
+	skip "TigerVNC through the front door: xtigervncviewer or ImageMagick's import not installed"
+fi
 # refused_from SRC ADDR:PORT: a TCP connection from SRC gets no RFB
 # greeting (the worker closes it at once)
 refused_from() {
