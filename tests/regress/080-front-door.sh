@@ -148,21 +148,8 @@ check "the session id works as the user name too (exit $rc)" test $rc -eq 0
 
 # ---- c. TigerVNC and noVNC through the front door -----------------------------
 page() { convert "$1" "$1.ppm" 2>/dev/null && banner "$1.ppm"; }
-viewer_display
-HOME=$TMP/vvhome DISPLAY=$VD VNC_USERNAME=alice VNC_PASSWORD=$(cat "$TMP/alice.pw") \
-	"$TIGER" -SecurityTypes X509Plain -X509CA "$D/cert.pem" -FullScreen \
-	"127.0.0.1::$DOOR" > "$TMP/vv.out" 2>&1 &
-VV_PID=$!
-got=1
-for _ in $(seq 60); do
-	sleep 0.5
-	DISPLAY=$VD import -window root "$TMP/tiger.png" 2>/dev/null &&
-		page "$TMP/tiger.png" > /dev/null && { got=0; break; }
-done
+tiger_page alice "$TMP/alice.pw" "$D/cert.pem" "127.0.0.1::$DOOR" "$TMP/tiger"; got=$?
 check "TigerVNC (X509Plain) through the front door shows alice's page" test $got -eq 0
-[ $got -eq 0 ] || sed 's/^/# vncviewer: /' "$TMP/vv.out" | tail -6
-stop_pid "$VV_PID"; VV_PID=
-stop_pid "$XV_PID"; XV_PID=
 
 r=$(try_novnc "wss://127.0.0.1:$DOOR$(field bob novnc)" bob "$(cat "$TMP/bob.pw")" "$TMP/novnc.png")
 case $r in timeout*)	# headless Chromium's start under load (seen at load 9)

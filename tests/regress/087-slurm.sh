@@ -197,22 +197,8 @@ done
 # TigerVNC (X509Plain) as bob through the front door to session 2's node
 TIGER=$(command -v xtigervncviewer || command -v vncviewer)
 if [ -n "$TIGER" ] && command -v import > /dev/null; then
-	viewer_display	# lib.sh: $VD, $XV_PID
-	HOME=$TMP/vvhome DISPLAY=$VD VNC_USERNAME=bob VNC_PASSWORD=$(cat "$D/s2.pw") \
-		"$TIGER" -SecurityTypes X509Plain -X509CA "$D/door-cert.pem" -FullScreen \
-		"127.0.0.1::$DOOR" > "$D/vv.out" 2>&1 &
-	VV_PID=$!
-	got=1
-	for _ in $(seq 60); do
-		sleep 0.5
-		DISPLAY=$VD import -window root "$D/tiger.png" 2>/dev/null &&
-			convert "$D/tiger.png" "$D/tiger.ppm" 2>/dev/null &&
-			banner "$D/tiger.ppm" > /dev/null && { got=0; break; }
-	done
+	tiger_page bob "$D/s2.pw" "$D/door-cert.pem" "127.0.0.1::$DOOR" "$D/tiger"; got=$?
 	check "TigerVNC (X509Plain) as bob through the front door shows session 2's page on $N2" test $got -eq 0
-	[ $got -eq 0 ] || sed 's/^/# vncviewer: /' "$D/vv.out" | tail -6
-	stop_pid "$VV_PID"; VV_PID=
-	stop_pid "$XV_PID"; XV_PID=
 else
 	skip "TigerVNC through the front door: xtigervncviewer or ImageMagick's import not installed"
 fi

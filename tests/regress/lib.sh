@@ -141,6 +141,27 @@ viewer_display() {
 	mkdir -p "$TMP/vvhome"
 }
 
+# tiger_page USER PWFILE CA HOST::PORT OUT: TigerVNC's viewer ($TIGER,
+# X509Plain, on a display of its own) logs in as USER and the backend's
+# page is on its screen within 30 s (OUT.png, OUT.ppm; its output OUT.out).
+tiger_page() {
+	local got=1
+	viewer_display
+	HOME=$TMP/vvhome DISPLAY=$VD VNC_USERNAME=$1 VNC_PASSWORD=$(cat "$2") \
+		"$TIGER" -SecurityTypes X509Plain -X509CA "$3" -FullScreen "$4" > "$5.out" 2>&1 &
+	VV_PID=$!
+	for _ in $(seq 60); do
+		sleep 0.5
+		DISPLAY=$VD import -window root "$5.png" 2>/dev/null &&
+			convert "$5.png" "$5.ppm" 2>/dev/null &&
+			banner "$5.ppm" > /dev/null && { got=0; break; }
+	done
+	[ $got -eq 0 ] || sed 's/^/# vncviewer: /' "$5.out" | tail -6
+	stop_pid "$VV_PID"; VV_PID=
+	stop_pid "$XV_PID"; XV_PID=
+	return $got
+}
+
 # gateway_require: the same as require_session (the 02x scenarios).
 gateway_require() { require_session; }
 
