@@ -304,6 +304,10 @@ config_check_slurm_door(const struct gw_config *c, struct policy_error *err)
 		    "(control_address) needs front_door_source: the control "
 		    "node's address as this node sees it, the only peer its "
 		    "sessions accept (not loopback)");
+	if (c->control_address[0] != '\0' && c->tls_cert[0] != '\0')
+		return policy_error_set(err, POLICY_EINPUT, "a node "
+		    "(control_address) takes no tls_cert: its sessions serve "
+		    "only the control node's front door, where TLS ends");
 	return POLICY_OK;
 }
 

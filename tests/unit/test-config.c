@@ -128,6 +128,9 @@ main(void)
 	refused("\"control_address\": \"10.0.0.1:7010\", "
 	    "\"front_door_source\": \"127.0.0.1\"",
 	    "a node (control_address) needs front_door_source");
+	refused("\"control_address\": \"10.0.0.1:7010\", "
+	    "\"front_door_source\": \"10.0.0.1\", \"tls_cert\": \"/x.pem\", "
+	    "\"tls_key\": \"/k.pem\"", "a node (control_address) takes no tls_cert");
 	refused("\"store\": \"\"", "empty");
 	refused("\"session_address\": \"localhost\"", "");
 	refused("\"backend_url\": \"ftp://x/\"", "");
