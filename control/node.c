@@ -490,8 +490,8 @@ node_cmd(int argc, char **argv)
 		return SESSION_EXIT_CONFIG;
 	p.ipc = -1;
 	p.listen_fd = -1;
-	p.door_pid = -1;
-	p.door_fd = -1;	/* no front door here: not fd 0 */
+	p.door_pid = -1;	/* the control node's front door relays here */
+	p.door_fd = -1;		/* no front door here: not fd 0 */
 	if ((p.sigfd = parent_signals(&old)) < 0 ||
 	    node_spawn_uplink(&p, &old) != 0)
 		return SESSION_EXIT_FAILED;

@@ -24,6 +24,7 @@
 #include "control/parent.h"
 #include "gateway/peeraddr.h"
 #include "common/log.h"
+#include "common/secret.h"
 #include "policy/creds.h"
 #include "sandbox/sandbox.h"
 
@@ -58,7 +59,8 @@ door_bind(const char *listen_at)
 
 struct door_fork {
 	struct frontdoor_config	 fc;
-	int			 close_fd[2];	/* the api's socket, signals */
+	int			 close_fd[3];	/* the api's socket, signals,
+						   the Slurm helper's socket */
 };
 
 /* The child: none of the parent's descriptors but the listening one,
@@ -69,12 +71,12 @@ door_child(int sock, void *arg)
 	struct door_fork *df = arg;
 	char err[256];
 	sigset_t none;
+	size_t i;
 
 	log_init("cdsgated front door");
-	if (df->close_fd[0] >= 0)
-		close(df->close_fd[0]);
-	if (df->close_fd[1] >= 0)
-		close(df->close_fd[1]);
+	for (i = 0; i < sizeof(df->close_fd) / sizeof(df->close_fd[0]); i++)
+		if (df->close_fd[i] >= 0)
+			close(df->close_fd[i]);
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
 	df->fc.ipc_fd = sock;
@@ -133,6 +135,9 @@ parent_door_start(struct parent *p, int sigfd)
 	memset(&df, 0, sizeof(df));
 	df.close_fd[0] = p->ipc;
 	df.close_fd[1] = sigfd;
+	/* the root helper's socket: the front door must not speak for the
+	   parent (and the helper sees the parent's end close at shutdown) */
+	df.close_fd[2] = parent_slurm_fd(p);
 	fcp->listen_fd = -1;
 	if (privdrop_lookup(PRIVDROP_WORKER_USER, NULL, &user, err,
 	    sizeof(err)) != 0) {
@@ -193,6 +198,48 @@ door_secret(const struct parent *p, const char *id, const char *name,
 	return r;
 }
 
+/* Send the session's entry (its names and passwords from e; where it
+ * accepts and its websocket token from ps). */
+void
+parent_door_send(struct parent *p, const struct door_add *e,
+    const struct psession *ps)
+{
+	static struct door_add m;
+
+	if (p->door_fd < 0)
+		return;
+	memcpy(&m, e, sizeof(m));
+	snprintf(m.id, sizeof(m.id), "%s", ps->id);
+	snprintf(m.ws_token, sizeof(m.ws_token), "%s", ps->ws_token);
+	memcpy(&m.upstream, &ps->upstream, sizeof(m.upstream));
+	m.upstream_len = (uint32_t)ps->upstream_len;
+	if (ipc_send(p->door_fd, &door_proto, DOOR_ADD, &m, sizeof(m), -1) !=
+	    IPC_OK)
+		log_warnx("session %s: cannot reach the front door",
+		    ps->id);
+	explicit_bzero(&m, sizeof(m));
+}
+
+/* A session whose worker is not on this machine (the Slurm runner's):
+ * its entry made here, the researcher's secret as the scrypt line and
+ * a fresh internal password for the worker (8 characters: VncAuth). */
+int
+parent_door_entry(struct door_add *e, const char *id, const char *recipient,
+    const char *secret)
+{
+	struct policy_error pe;
+
+	memset(e, 0, sizeof(*e));
+	snprintf(e->id, sizeof(e->id), "%s", id);
+	snprintf(e->recipient, sizeof(e->recipient), "%s", recipient);
+	if (creds_hash(secret, strlen(secret), e->hash, sizeof(e->hash),
+	    &pe) != POLICY_OK || secret_text(e->inner_password, 8) != 0) {
+		explicit_bzero(e, sizeof(*e));
+		return -1;
+	}
+	return 0;
+}
+
 /* The session is ready: the front door may let its researcher in. */
 void
 parent_door_add(struct parent *p, const struct psession *ps)
@@ -203,10 +250,6 @@ parent_door_add(struct parent *p, const struct psession *ps)
 	if (p->door_fd < 0)
 		return;
 	memset(&m, 0, sizeof(m));
-	snprintf(m.id, sizeof(m.id), "%s", ps->id);
-	snprintf(m.ws_token, sizeof(m.ws_token), "%s", ps->ws_token);
-	memcpy(&m.upstream, &ps->upstream, sizeof(m.upstream));
-	m.upstream_len = (uint32_t)ps->upstream_len;
 	if (door_secret(p, ps->id, "credentials", line, sizeof(line)) != 0 ||
 	    (colon = strchr(line, ':')) == NULL ||
 	    (size_t)(colon - line) >= sizeof(m.recipient) ||
@@ -221,10 +264,7 @@ parent_door_add(struct parent *p, const struct psession *ps)
 	*colon = '\0';
 	memcpy(m.recipient, line, (size_t)(colon - line) + 1);
 	snprintf(m.hash, sizeof(m.hash), "%s", colon + 1);
-	if (ipc_send(p->door_fd, &door_proto, DOOR_ADD, &m, sizeof(m), -1) !=
-	    IPC_OK)
-		log_warnx("session %s: cannot reach the front door",
-		    ps->id);
+	parent_door_send(p, &m, ps);
 	explicit_bzero(line, sizeof(line));
 	explicit_bzero(&m, sizeof(m));
 }

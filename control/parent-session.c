@@ -257,7 +257,8 @@ session_argv(const struct parent *p, const struct pipc_start *m,
 	ARG("--record-dir", "%s", c->record_dir);
 	ARG("--record-name", "%s", m->id);
 	ARG("--record-min-free-mb", "%lu", c->record_min_free_mb);
-	if (c->front_door_listen[0] != '\0')	/* TLS is the door's */
+	/* TLS is the door's (a node's: the control node's front door) */
+	if (c->front_door_listen[0] != '\0' || c->control_address[0] != '\0')
 		ARG("--accept-from", "%s", c->front_door_source);
 	else if (c->tls_cert[0] != '\0') {
 		ARG("--tls-cert", "%s", c->tls_cert);

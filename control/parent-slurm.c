@@ -197,6 +197,7 @@ job_over(struct parent *p, struct pjob *j, int status, int failed,
 	log_warnx("session %s (job %lld%s%s): %s%s", j->s.id,
 	    (long long)j->job, j->node[0] ? " on " : "", j->node,
 	    failed ? "failed: " : "", why);
+	parent_door_remove(p, j->s.id);
 	evidence_close(p, j, job_end_word(j, status, failed));
 	if (p->ipc >= 0 && (failed || !j->s.started))
 		ipc_send(p->ipc, &pipc_proto, PIPC_SESSION_FAILED, &f,
@@ -213,12 +214,15 @@ job_done(struct parent *p, struct pjob *j, int status, const char *why)
 	job_over(p, j, status, 0, why);
 }
 
-/* SESSION_START under slurm: keep the request, submit its job. */
+/* SESSION_START under slurm: keep the request and the front door's
+ * entry (the node's session gets its internal password, never the
+ * researcher's secret), submit its job. */
 const char *
 parent_slurm_start(struct parent *p, const struct pipc_start *m,
     const char *secret)
 {
 	const struct gw_config *c = &p->cfg;
+	static struct door_add door;
 	struct sl_submit s;
 	struct pjob *j = NULL;
 	int64_t left = m->expires - (int64_t)time(NULL);
@@ -231,6 +235,8 @@ parent_slurm_start(struct parent *p, const struct pipc_start *m,
 			j = &p->jobs[i];
 	if (j == NULL)
 		return "too many sessions";
+	if (parent_door_entry(&door, m->id, m->recipient, secret) != 0)
+		return "cannot make the session's front door entry";
 	memset(&s, 0, sizeof(s));
 	snprintf(s.id, sizeof(s.id), "%s", m->id);
 	/* the session's expiry is the job's time limit too: a second wall */
@@ -239,15 +245,20 @@ parent_slurm_start(struct parent *p, const struct pipc_start *m,
 	    m->memory_limit_mb != 0 ? m->memory_limit_mb :
 	    c->session_memory_limit_mb);
 	if (ipc_send(p->slurm_fd, &slurm_proto, SL_SUBMIT, &s, sizeof(s),
-	    -1) != IPC_OK)
+	    -1) != IPC_OK) {
+		explicit_bzero(&door, sizeof(door));
 		return "the Slurm helper is gone";
+	}
 	memset(j, 0, sizeof(*j));
 	j->s.ready_fd = -1;
 	snprintf(j->s.id, sizeof(j->s.id), "%s", m->id);
 	j->s.deadline_ms = parent_now_ms() + PARENT_READY_MS;
 	j->submitted = (int64_t)time(NULL);
 	j->start = *m;
-	snprintf(j->start.secret, sizeof(j->start.secret), "%s", secret);
+	j->door = door;
+	snprintf(j->start.secret, sizeof(j->start.secret), "%s",
+	    door.inner_password);
+	explicit_bzero(&door, sizeof(door));
 	return NULL;
 }
 
@@ -279,6 +290,7 @@ parent_slurm_stop(struct parent *p, const char *id)
 	if (j == NULL)
 		return 0;
 	if (!j->s.stopping) {
+		parent_door_remove(p, id);	/* its relayed connections end */
 		j->s.stopping = 1;
 		j->s.deadline_ms = parent_now_ms() + PARENT_STOP_MS;
 		send_cancel(p, j->job);	/* 0: when sbatch answers */
@@ -494,6 +506,8 @@ node_ready(struct parent *p, struct pjob *j, const struct sl_node *n)
 	snprintf(st.ws_token, sizeof(st.ws_token), "%s", j->s.ws_token);
 	log_warnx("session %s: ready at %s:%u on %s (job %lld)",
 	    j->s.id, n->addr, n->port, n->node, (long long)j->job);
+	if (!j->s.stopping)	/* before the api hands it out */
+		parent_door_send(p, &j->door, &j->s);
 	if (p->ipc >= 0)
 		ipc_send(p->ipc, &pipc_proto, PIPC_SESSION_STARTED, &st,
 		    sizeof(st), -1);

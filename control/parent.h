@@ -19,6 +19,7 @@
 #include <sys/types.h>
 
 #include "api/parentipc.h"
+#include "gateway/dooripc.h"
 #include "policy/config.h"
 
 #define PARENT_MAX_SESSIONS	256
@@ -55,6 +56,9 @@ struct pjob {
 	int		handed;		/* its node has the spec */
 	int64_t		submitted;	/* unix time sbatch was asked */
 	char		ev_key[48];	/* its evidence key, from ask to ready */
+	struct door_add	door;		/* the front door's entry: recipient,
+					   scrypt line, the node session's
+					   internal password; wiped at end */
 };
 
 #define PARENT_KEPT_MAX		256	/* recordings retention may not remove */
@@ -133,6 +137,10 @@ const struct psession *parent_slurm_session(const struct parent *p,
 int	parent_door_start(struct parent *p, int sigfd);
 void	parent_door_upstream(const struct parent *p, struct psession *ps);
 void	parent_door_add(struct parent *p, const struct psession *ps);
+int	parent_door_entry(struct door_add *m, const char *id,
+	    const char *recipient, const char *secret);
+void	parent_door_send(struct parent *p, const struct door_add *e,
+	    const struct psession *ps);
 void	parent_door_remove(struct parent *p, const char *id);
 void	parent_door_stop(struct parent *p);
 

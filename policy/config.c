@@ -60,7 +60,9 @@ const struct config_option config_options[] = {
 	  "(off by default: each session has its own port; needs tls_cert)" },
 	{ "front_door_source", CONFIG_STRING, 0, 0, "127.0.0.1", 0,
 	  OFF(front_door_source), "numeric address the front door connects to "
-	  "sessions from: the only peer a session behind it accepts" },
+	  "sessions from: the only peer a session behind it accepts (Slurm: "
+	  "the control node's address as the nodes see it, on the control "
+	  "node and on each node; never loopback)" },
 	{ "secrets_dir", CONFIG_PATH, 0, 0, "/run/cdsgate/secrets", 0,
 	  OFF(secrets_dir), "root's 0700 directory of the sessions' password "
 	  "files (never under the api user's state_dir)" },
@@ -280,6 +282,35 @@ config_check_runner(const struct gw_config *c, struct policy_error *err)
 	return POLICY_OK;
 }
 
+/* With Slurm, researchers reach a node's session only through the
+ * front door: the control node runs one, and a node's sessions accept
+ * only its source address. */
+static int
+config_check_slurm_door(const struct gw_config *c, struct policy_error *err)
+{
+	const char *s = c->front_door_source;
+	int local = strncmp(s, "127.", 4) == 0 || strcmp(s, "::1") == 0 ||
+	    strcmp(s, "0.0.0.0") == 0 || strcmp(s, "::") == 0;
+
+	if (strcmp(c->session_runner, "slurm") == 0 &&
+	    (c->front_door_listen[0] == '\0' || local))
+		return policy_error_set(err, POLICY_EINPUT, "session_runner "
+		    "\"slurm\" needs front_door_listen and front_door_source "
+		    "(the control node's address as the nodes see it, not "
+		    "loopback): researchers reach a node's session only "
+		    "through the front door");
+	if (c->control_address[0] != '\0' && local)
+		return policy_error_set(err, POLICY_EINPUT, "a node "
+		    "(control_address) needs front_door_source: the control "
+		    "node's address as this node sees it, the only peer its "
+		    "sessions accept (not loopback)");
+	if (c->control_address[0] != '\0' && c->tls_cert[0] != '\0')
+		return policy_error_set(err, POLICY_EINPUT, "a node "
+		    "(control_address) takes no tls_cert: its sessions serve "
+		    "only the control node's front door, where TLS ends");
+	return POLICY_OK;
+}
+
 /* Name the key an address check failed for. */
 static int
 config_key_error(struct policy_error *err, const char *key)
@@ -338,7 +369,8 @@ config_check(const struct gw_config *c, struct policy_error *err)
 	if (c->session_expires_default > c->session_expires_max)
 		return policy_error_set(err, POLICY_EINPUT,
 		    "session_expires_default exceeds session_expires_max");
-	if (config_check_runner(c, err) != POLICY_OK)
+	if (config_check_runner(c, err) != POLICY_OK ||
+	    config_check_slurm_door(c, err) != POLICY_OK)
 		return POLICY_EINPUT;
 	if (spec_url_parse(c->backend_url, &u, err) != POLICY_OK)
 		return POLICY_EINPUT;

@@ -55,23 +55,11 @@ shot() {
 
 # logged EVENT USER [REASON]: the sessions' log (serve's stderr) has it.
 logged() {
-	python3 - "$D/err" "$@" <<'PY'
-import json, sys
-path, event, user = sys.argv[1:4]
-reason = sys.argv[4] if len(sys.argv) > 4 else None
-n = 0
-for line in open(path, errors='replace'):
-    if not line.startswith('{'):
-        continue
-    try:
-        e = json.loads(line)
-    except ValueError:
-        continue
-    if e.get('event') == event and e.get('user') == user and \
-            (reason is None or e.get('reason') == reason):
-        n += 1
-print(n)
-PY
+	if [ $# -gt 2 ]; then
+		log_events "$D/err" "$1" user="$2" reason="$3"
+	else
+		log_events "$D/err" "$1" user="$2"
+	fi
 }
 
 # ---- the noVNC page's server, the certificate, the config --------------

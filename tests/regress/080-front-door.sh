@@ -54,23 +54,7 @@ cleanup() {
 trap cleanup EXIT
 
 # events EVENT [KEY=VALUE...]: how many lines of serve's log have them.
-events() {
-	python3 - "$D/err" "$@" <<'PY'
-import json, sys
-path, event, conds = sys.argv[1], sys.argv[2], [a.split('=', 1) for a in sys.argv[3:]]
-n = 0
-for line in open(path, errors='replace'):
-    if not line.startswith('{'):
-        continue
-    try:
-        e = json.loads(line)
-    except ValueError:
-        continue
-    if e.get('event') == event and all(str(e.get(k)) == v for k, v in conds):
-        n += 1
-print(n)
-PY
-}
+events() { log_events "$D/err" "$@"; }
 
 # ---- the noVNC page's server, the certificate, the policy, the config ------
 python3 "$top_srcdir/tests/gateway/backend.py" --port 0 --record "$D/nv.jsonl" \
@@ -132,19 +116,6 @@ door_vnc() {
 	"$VNCTEST" --host 127.0.0.1 --port "$DOOR" --user "$u" --ca "$D/cert.pem" \
 		--password-file "$pw" --timeout 30 "$@" > "$TMP/vt.out" 2> "$TMP/vt.err"
 }
-# ocr_names PPM WORD: tesseract reads WORD in the picture's corner mark.
-ocr_names() {
-	local v o
-	for v in "300" "400" "300 60" "400 70"; do
-		set -- "$1" "$2" $v
-		convert "$1" -gravity SouthEast -crop 400x60+0+0 -colorspace Gray \
-			-scale "$3%" ${4:+-threshold "$4%"} "$1-$3${4:+-$4}.png"
-		o=$(tesseract "$1-$3${4:+-$4}.png" - --psm 7 2> /dev/null | tr -d ' \n')
-		diag "OCR of $(basename "$1") at $3 ${4:-}: $o"
-		case "$o" in *"$2"*) return 0;; esac
-	done
-	return 1
-}
 for r in alice bob; do
 	door_vnc $r "$TMP/$r.pw" snapshot "$TMP/$r.ppm"; rc=$?
 	check "cdsgate-vnctest logs in as $r through the front door (exit $rc)" test $rc -eq 0
@@ -177,21 +148,8 @@ check "the session id works as the user name too (exit $rc)" test $rc -eq 0
 
 # ---- c. TigerVNC and noVNC through the front door -----------------------------
 page() { convert "$1" "$1.ppm" 2>/dev/null && banner "$1.ppm"; }
-viewer_display
-HOME=$TMP/vvhome DISPLAY=$VD VNC_USERNAME=alice VNC_PASSWORD=$(cat "$TMP/alice.pw") \
-	"$TIGER" -SecurityTypes X509Plain -X509CA "$D/cert.pem" -FullScreen \
-	"127.0.0.1::$DOOR" > "$TMP/vv.out" 2>&1 &
-VV_PID=$!
-got=1
-for _ in $(seq 60); do
-	sleep 0.5
-	DISPLAY=$VD import -window root "$TMP/tiger.png" 2>/dev/null &&
-		page "$TMP/tiger.png" > /dev/null && { got=0; break; }
-done
+tiger_page alice "$TMP/alice.pw" "$D/cert.pem" "127.0.0.1::$DOOR" "$TMP/tiger"; got=$?
 check "TigerVNC (X509Plain) through the front door shows alice's page" test $got -eq 0
-[ $got -eq 0 ] || sed 's/^/# vncviewer: /' "$TMP/vv.out" | tail -6
-stop_pid "$VV_PID"; VV_PID=
-stop_pid "$XV_PID"; XV_PID=
 
 r=$(try_novnc "wss://127.0.0.1:$DOOR$(field bob novnc)" bob "$(cat "$TMP/bob.pw")" "$TMP/novnc.png")
 case $r in timeout*)	# headless Chromium's start under load (seen at load 9)

@@ -6,13 +6,17 @@
 # job's request, asks the control plane (MUNGE) which session it is,
 # starts it and reports where it is ready, which the control plane checks
 # with Slurm.  Sessions are made through the API until both nodes hold
-# one; squeue shows their jobs; a real VNC client connects to each node's
-# ADDR:PORT directly with the session's secret (there is no front door
-# relay in this scenario) and sees the backend's page; a job's request
+# one; squeue shows their jobs; a real VNC client (libvncclient, and
+# TigerVNC to one) logs in to each session through the front door on the
+# control node (its recipient and secret) and sees the backend's page and the recipient's watermark,
+# while a direct connection to a node's session is refused (not the front
+# door's address) and the node never holds the researcher's secret; a
+# slurm config without a front door is refused; a job's request
 # for another node's job, a request from a user other than the jobs', a
 # credential not made by root, a second ask for a handed-out session and
 # a ready report from off the node are refused; revoke cancels the job
-# (gone from squeue within 2 s) and ends the node's session; `cdsgate
+# (gone from squeue within 2 s), drops the relayed connection at once
+# and ends the node's session; `cdsgate
 # node list` shows the sessions per node; every process of one node is
 # killed: its session ends failed (audited session.failed) and the next
 # goes to the other node; the Slurm helper, the evidence receiver and the
@@ -34,8 +38,8 @@ slurm_require
 require_session
 
 serve_dirs_make	# lib.sh: $D, $SOCK, $PORT0, the audit key
-SRV_PID= BE_PID= SL_AG1= SL_AG2= LAG_PID=
-trap 'stop_pid $LAG_PID; stop_pid $SRV_PID; stop_pid $SL_AG1; stop_pid $SL_AG2; stop_pid $BE_PID; cluster_stop; rm -rf "$TMP"' EXIT
+SRV_PID= BE_PID= SL_AG1= SL_AG2= LAG_PID= HOLD_PID= VV_PID= XV_PID=
+trap 'stop_pid $LAG_PID; stop_pid $VV_PID; stop_pid $XV_PID; stop_pid $HOLD_PID; stop_pid $SRV_PID; stop_pid $SL_AG1; stop_pid $SL_AG2; stop_pid $BE_PID; cluster_stop; rm -rf "$TMP"' EXIT
 cluster_start || skip_all "the Slurm cluster did not start here ($(tail -n 3 "$SL"/log/*.out | tr '\n' ' ' | head -c 300))"
 ok "munged, slurmctld and two slurmd (node1, node2 in their own network namespaces) run; sinfo says both idle"
 
@@ -52,8 +56,10 @@ for _ in $(seq 20); do
 	python3 -c 'import socket,sys; socket.socket().bind((sys.argv[1], int(sys.argv[2]) + 1))' \
 		"$CTL_ADDR1" "$LPORT" 2> /dev/null && break
 done
+DOOR=$(free_port)
 CONF=$D/serve.json
-write_config "$CONF" "$(slurm_control_keys "$LPORT")"
+DOOR_KEYS=$(slurm_door_keys "$D" "$DOOR") || skip_all "openssl could not make the front door's certificate"
+write_config "$CONF" "$(slurm_control_keys "$LPORT"), $DOOR_KEYS"
 
 slurm_node_config 1 "$D" "$BE_PORT" "$LPORT"
 slurm_node_config 2 "$D" "$BE_PORT" "$LPORT"
@@ -67,10 +73,22 @@ write_config "$D/bad2.json" '"session_runner": "slurm"'
 "$CDSGATED" serve -n --config "$D/bad2.json" > "$D/bad2.out" 2>&1; rc=$?
 check "session_runner slurm without slurm_listen is refused (exit $rc)" \
 	sh -c "[ $rc -eq 2 ] && grep -q 'needs slurm_listen' '$D/bad2.out'"
-write_config "$D/bad3.json" "$(slurm_control_keys "$LPORT" | sed "s|$MUNGE_SOCK|$D/no.sock|")"
+write_config "$D/bad3.json" "$(slurm_control_keys "$LPORT" | sed "s|$MUNGE_SOCK|$D/no.sock|"), $DOOR_KEYS"
 "$CDSGATED" serve -n --config "$D/bad3.json" > "$D/bad3.out" 2>&1; rc=$?
 check "serve -n: a munge_socket that is not there is named (exit $rc)" \
 	sh -c "[ $rc -eq 2 ] && grep -q 'munge_socket: $D/no.sock: No such file' '$D/bad3.out'"
+write_config "$D/bad4.json" "$(slurm_control_keys "$LPORT")"
+"$CDSGATED" serve -n --config "$D/bad4.json" > "$D/bad4.out" 2>&1; rc=$?
+check "session_runner slurm without a front door is refused, naming the keys (exit $rc)" \
+	sh -c "[ $rc -eq 2 ] && grep -q 'needs front_door_listen and front_door_source' '$D/bad4.out'"
+write_config "$D/bad5.json" "$(slurm_control_keys "$LPORT"), $(echo "$DOOR_KEYS" | sed "s|$CTL_ADDR1|127.0.0.1|")"
+"$CDSGATED" serve -n --config "$D/bad5.json" > "$D/bad5.out" 2>&1; rc=$?
+check "... and with a loopback front_door_source (exit $rc)" \
+	sh -c "[ $rc -eq 2 ] && grep -q 'needs front_door_listen and front_door_source' '$D/bad5.out'"
+grep -v front_door_source "$D/node1/node.json" > "$D/bad-node.json"
+"$CDSGATED" node --config "$D/bad-node.json" > "$D/bad-node.out" 2>&1; rc=$?
+check "a node config without front_door_source is refused (exit $rc)" \
+	sh -c "[ $rc -eq 2 ] && grep -q 'a node (control_address) needs front_door_source' '$D/bad-node.out'"
 "$CDSGATED" serve -n --config "$CONF" > "$D/n.out" 2>&1; rc=$?
 check "serve -n accepts the slurm config (exit $rc: $(head -c 200 "$D/n.out"))" test "$rc" -eq 0
 "$CDSGATED" serve -T --config "$CONF" > "$D/T.out" 2>&1
@@ -137,6 +155,18 @@ extended() {
 check "session extend (exit $rc) moves its job's time limit to the new expiry (30 min from submission)" extended
 check "the secrets are not in the daemon's or the agents' output" \
 	sh -c "! grep -qF \"\$(cat '$D/s1.pw')\" '$D/out' '$D/err' '$D'/node*/out '$D'/node*/err"
+check "both replies name the front door as the address to connect to" \
+	test "$(json "$D/s1.json" 'j["vnc"]') $(json "$D/s2.json" 'j["vnc"]')" = "127.0.0.1:$DOOR 127.0.0.1:$DOOR"
+# own_password I: session I's node holds a VNC password (secrets_dir,
+# root's) that is not the researcher's secret, which it holds nowhere
+own_password() {
+	local n=N$1 f
+	f=$D/${!n}/secrets/$(cat "$D/s$1.id")/password
+	[ -s "$f" ] && [ "$(head -c 8 "$D/s$1.pw")" != "$(head -c 8 "$f")" ] &&
+		! grep -rqF "$(cat "$D/s$1.pw")" "$D/${!n}/secrets"
+}
+check "each node's session has an internal VNC password of its own, never the researcher's secret" \
+	eval 'own_password 1 && own_password 2'
 
 "$CDSGATE" node list > "$D/nodes.out" 2>&1; rc=$?
 "$CDSGATE" node list --json > "$D/nodes.json" 2>&1
@@ -164,18 +194,68 @@ C1A=$(size "$REC1")
 ( while :; do echo $(( $(size "$NREC1") - $(size "$REC1") )); sleep 0.1; done ) > "$D/lag.txt" &
 LAG_PID=$!
 
-# ---- a real VNC client on each node (directly: no front door here) ----
+# ---- a real VNC client on each node's session, through the front door only ----
+# door_vnc USER PWFILE CMD...: cdsgate-vnctest through the front door.
+door_vnc() {
+	local u=$1 pw=$2
+	shift 2
+	"$VNCTEST" --host 127.0.0.1 --port "$DOOR" --user "$u" --ca "$D/door-cert.pem" \
+		--password-file "$pw" --timeout 30 "$@"
+}
+WHO1=alice WHO2=bob
 for i in 1 2; do
-	eval a=\$A$i
+	eval a=\$A$i who=\$WHO$i
 	sleep 2
-	"$VNCTEST" --host "${a%:*}" --port "${a##*:}" --password-file "$D/s$i.pw" snapshot "$D/s$i.ppm" \
-		> "$D/vnc$i.out" 2> "$D/vnc$i.err"; rc=$?
-	check "a VNC client with session $i's secret connects to its node at $a (exit $rc)" test "$rc" -eq 0
+	door_vnc "$who" "$D/s$i.pw" snapshot "$D/s$i.ppm" > "$D/vnc$i.out" 2> "$D/vnc$i.err"; rc=$?
+	check "a VNC client logs in as $who through the front door to session $i on its node (exit $rc)" test "$rc" -eq 0
 	sleep 2
-	"$VNCTEST" --host "${a%:*}" --port "${a##*:}" --password-file "$D/s$i.pw" snapshot "$D/s$i.ppm" \
-		> "$D/vnc$i.out" 2> "$D/vnc$i.err"
-	check "session $i's screen shows the backend's page" banner "$D/s$i.ppm"
+	door_vnc "$who" "$D/s$i.pw" snapshot "$D/s$i.ppm" > "$D/vnc$i.out" 2> "$D/vnc$i.err"
+	check "... its picture shows the backend's page" banner "$D/s$i.ppm"
+	if command -v tesseract > /dev/null; then
+		check "... and its watermark names $who" ocr_names "$D/s$i.ppm" "$who"
+	else
+		skip "the watermark's recipient: tesseract not installed"
+	fi
+	check "... relayed by the front door to $a" \
+		test "$(log_events "$D/err" door_relay user="$who" session="$(cat "$D/s$i.id")" upstream="$a")" -ge 1
 done
+# TigerVNC (X509Plain) as bob through the front door to session 2's node
+TIGER=$(command -v xtigervncviewer || command -v vncviewer)
+if [ -n "$TIGER" ] && command -v import > /dev/null; then
+	tiger_page bob "$D/s2.pw" "$D/door-cert.pem" "127.0.0.1::$DOOR" "$D/tiger"; got=$?
+	check "TigerVNC (X509Plain) as bob through the front door shows session 2's page on $N2" test $got -eq 0
+else
+	skip "TigerVNC through the front door: xtigervncviewer or ImageMagick's import not installed"
+fi
+# refused_from SRC ADDR:PORT: a TCP connection from SRC gets no RFB
+# greeting (the worker closes it at once)
+refused_from() {
+	python3 - "$@" <<'PY'
+import socket, sys
+src, dst = sys.argv[1], sys.argv[2].rsplit(':', 1)
+s = socket.socket()
+s.settimeout(10)
+s.bind((src, 0))
+s.connect((dst[0], int(dst[1])))
+try:
+    b = s.recv(12)
+except ConnectionResetError:
+    b = b''
+print('# from %s: %r' % (src, b))
+sys.exit(0 if not b.startswith(b'RFB') else 1)
+PY
+}
+for i in 1 2; do
+	eval a=\$A$i n=\$N$i
+	check "a direct connection to session $i at $a from the control node's other address ($CTL_ADDR2) is refused" \
+		refused_from "$CTL_ADDR2" "$a"
+	sleep 0.5
+	check "... logged on $n: not the front door" \
+		test "$(log_events "$D/$n/err" client_refused session="$(cat "$D/s$i.id")" reason="not the front door")" -ge 1
+done
+"$VNCTEST" --host "${A2%:*}" --port "${A2##*:}" --password-file "$D/s2.pw" --timeout 10 expect-refused \
+	> /dev/null 2>&1; rc=$?
+check "a VNC client with session 2's secret, straight to its node, is refused (exit $rc)" test "$rc" -eq 0
 
 stop_pid $LAG_PID
 sleep 1
@@ -261,7 +341,11 @@ send_cred "$D/cred" > /dev/null
 check "a ready report for $N2's session at another address, sent from off the node, is refused" \
 	grep -q "ready at $CTL_ADDR1 from $CTL_ADDR1, but $N2's NodeAddr is" "$D/err"
 
-# ---- revoke: the job cancelled, the node's session gone ----
+# ---- revoke: the job cancelled, the relayed connection dropped ----
+door_vnc alice "$D/s1.pw" --timeout 60 hold 50 > "$D/hold.out" 2> "$D/hold.err" &
+HOLD_PID=$!
+for _ in $(seq 100); do grep -q '^holding' "$D/hold.out" && break; sleep 0.1; done
+check "alice holds a connection to session 1 through the front door" grep -q '^holding' "$D/hold.out"
 t0=$(date +%s%N)
 "$CDSGATE" session revoke "$(cat "$D/s1.id")" > "$D/rev.out" 2>&1; rc=$?
 for _ in $(seq 100); do
@@ -272,6 +356,11 @@ MS=$(( ($(date +%s%N) - t0) / 1000000 ))
 diag "revoke: job $J1 gone from squeue after $MS ms"
 check "cdsgate session revoke (exit $rc); job $J1 gone from squeue within 2 s ($MS ms)" \
 	sh -c "[ $rc -eq 0 ] && [ $MS -le 2000 ]"
+for _ in $(seq 60); do kill -0 "$HOLD_PID" 2>/dev/null || break; sleep 0.05; done
+n=$(log_events "$D/err" door_remove session="$(cat "$D/s1.id")" connections_dropped=1)
+check "the relayed connection ended (front door: door_remove, connections_dropped $n)" \
+	sh -c "! kill -0 $HOLD_PID 2>/dev/null && [ $n -eq 1 ]"
+wait "$HOLD_PID" 2>/dev/null; HOLD_PID=
 revoked_ended() {
 	wait_line "$D/err" "session $(cat "$D/s1.id") .job $J1 on $N1.: ended" 10 &&
 		[ "$(sqlite3 "$D/state/store.db" "select state from sessions where id='$(cat "$D/s1.id")'")" = revoked ]
@@ -283,9 +372,8 @@ check "after the end the control copy is the node's whole recording ($(size "$RE
 "$CDSGATE" replay "$(cat "$D/s1.id")" --info > "$D/info1.txt" 2>&1; rc=$?
 check "cdsgate replay SESSION --info reads it on the control node (exit $rc; $(grep -m1 '^complete' "$D/info1.txt"))" \
 	sh -c "[ $rc -eq 0 ] && grep -q '^complete: yes' '$D/info1.txt'"
-"$VNCTEST" --host "${A1%:*}" --port "${A1##*:}" --password-file "$D/s1.pw" --timeout 5 snapshot "$D/x.ppm" \
-	> /dev/null 2>&1; rc=$?
-check "a connect to the revoked session's node address fails (exit $rc)" test "$rc" -ne 0
+door_vnc alice "$D/s1.pw" --timeout 5 snapshot "$D/x.ppm" > /dev/null 2>&1; rc=$?
+check "a login to the revoked session through the front door fails (exit $rc)" test "$rc" -ne 0
 
 "$CDSGATE" node list --json > "$D/nodes2.json" 2>&1
 check "node list after the revoke: $N1 holds no session, $N2 one" python3 - "$D/nodes2.json" "$N1" "$N2" <<'PY'

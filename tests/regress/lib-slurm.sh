@@ -15,6 +15,9 @@
 #   node_kill N       SIGKILL every process in node N's namespace
 #   slurm_control_keys LPORT   the Slurm keys of the control node's
 #                     config (nodes report to $CTL_ADDR1:LPORT)
+#   slurm_door_keys DIR DOOR   its front door's keys: 127.0.0.1:DOOR, a
+#                     certificate for 127.0.0.1 (DIR/door-cert.pem, made
+#                     here), connecting to the nodes from $CTL_ADDR1
 #   slurm_node_config N DIR BACKEND_PORT LPORT   node N's agent config,
 #                     DIR/nodeN/node.json (and DIR/node-policy.json)
 #   slurm_agents_start DIR   `cdsgated node` on both nodes ($SL_AG1,
@@ -160,14 +163,27 @@ slurm_control_keys() {
 		"$CTL_ADDR1" "$1" "$CDSGATED" "$MUNGE_SOCK" "$SL" "$SLURM_CONF"
 }
 
+slurm_door_keys() {
+	openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj "/CN=127.0.0.1" \
+		-addext "subjectAltName=IP:127.0.0.1" -keyout "$1/door-key.pem" \
+		-out "$1/door-cert.pem" 2> /dev/null || return 1
+	chmod 600 "$1/door-key.pem"
+	printf '"tls_cert": "%s/door-cert.pem", "tls_key": "%s/door-key.pem",
+  "front_door_listen": "127.0.0.1:%s", "front_door_source": "%s"' \
+		"$1" "$1" "$2" "$CTL_ADDR1"
+}
+
 # The nodes serve plain VNC to the front door (TLS ends there): their
-# session policy allows it on their non-loopback address.
+# session policy allows it on their non-loopback address, and their
+# sessions accept only the front door's source ($CTL_ADDR1, which both
+# nodes reach through their default route).
 slurm_node_config() {
 	local n=$1 d=$2 addr ctl port
 	eval addr=\$NODE_ADDR$n ctl=\$CTL_ADDR$n
 	port=$(free_port)
 	mkdir -p "$d/node$n"
-	echo '{"allow_plain_vnc": true}' > "$d/node-policy.json"
+	echo '{"allow_plain_vnc": true, "watermark_layout": "corner", "watermark_opacity": 0.6, "watermark_text": "%r"}' \
+		> "$d/node-policy.json"
 	chmod 0644 "$d/node-policy.json"
 	cat > "$d/node$n/node.json" <<JSON
 {
@@ -180,6 +196,7 @@ slurm_node_config() {
   "session_policy": "$d/node-policy.json",
   "node_name": "node$n",
   "control_address": "$CTL_ADDR1:$4",
+  "front_door_source": "$CTL_ADDR1",
   "munge_socket": "$MUNGE_SOCK",
   "node_socket": "$SL/agent-%n.sock",
   "slurm_job_user": "nobody"

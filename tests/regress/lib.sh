@@ -155,6 +155,27 @@ sys.exit(not x.XOpenDisplay(sys.argv[1].encode()))' "$VD" && return 0
 	return 1
 }
 
+# tiger_page USER PWFILE CA HOST::PORT OUT: TigerVNC's viewer ($TIGER,
+# X509Plain, on a display of its own) logs in as USER and the backend's
+# page is on its screen within 30 s (OUT.png, OUT.ppm; its output OUT.out).
+tiger_page() {
+	local got=1
+	viewer_display
+	HOME=$TMP/vvhome DISPLAY=$VD VNC_USERNAME=$1 VNC_PASSWORD=$(cat "$2") \
+		"$TIGER" -SecurityTypes X509Plain -X509CA "$3" -FullScreen "$4" > "$5.out" 2>&1 &
+	VV_PID=$!
+	for _ in $(seq 60); do
+		sleep 0.5
+		DISPLAY=$VD import -window root "$5.png" 2>/dev/null &&
+			convert "$5.png" "$5.ppm" 2>/dev/null &&
+			banner "$5.ppm" > /dev/null && { got=0; break; }
+	done
+	[ $got -eq 0 ] || sed 's/^/# vncviewer: /' "$5.out" | tail -6
+	stop_pid "$VV_PID"; VV_PID=
+	stop_pid "$XV_PID"; XV_PID=
+	return $got
+}
+
 # gateway_require: the same as require_session (the 02x scenarios).
 gateway_require() { require_session; }
 
@@ -168,6 +189,39 @@ gone_ms() {
 	for _ in $(seq 250); do [ "$(alive "$@")" -eq 0 ] && break; sleep 0.02; done
 	echo $(( ($(date +%s%N) - t0) / 1000000 ))
 }
+# log_events LOG EVENT [KEY=VALUE...]: how many JSON lines of LOG have them.
+log_events() {
+	python3 - "$@" <<'PY'
+import json, sys
+path, event, conds = sys.argv[1], sys.argv[2], [a.split('=', 1) for a in sys.argv[3:]]
+n = 0
+for line in open(path, errors='replace'):
+    if not line.startswith('{'):
+        continue
+    try:
+        e = json.loads(line)
+    except ValueError:
+        continue
+    if e.get('event') == event and all(str(e.get(k)) == v for k, v in conds):
+        n += 1
+print(n)
+PY
+}
+
+# ocr_names PPM WORD: tesseract reads WORD in the picture's corner mark.
+ocr_names() {
+	local v o
+	for v in "300" "400" "300 60" "400 70"; do
+		set -- "$1" "$2" $v
+		convert "$1" -gravity SouthEast -crop 400x60+0+0 -colorspace Gray \
+			-scale "$3%" ${4:+-threshold "$4%"} "$1-$3${4:+-$4}.png"
+		o=$(tesseract "$1-$3${4:+-$4}.png" - --psm 7 2> /dev/null | tr -d ' \n')
+		diag "OCR of $(basename "$1") at $3 ${4:-}: $o"
+		case "$o" in *"$2"*) return 0;; esac
+	done
+	return 1
+}
+
 # banner PPM: tests/gateway/backend.py's page (its magenta banner) is on
 # screen in a vnctest snapshot.
 banner() {

@@ -119,6 +119,18 @@ main(void)
 	    "\"front_door_listen\": \"127.0.0.1\"", "ADDR:PORT");
 	refused("\"front_door_source\": \"node1\"",
 	    "front_door_source: 'node1' is not a numeric");
+	refused("\"session_runner\": \"slurm\", \"slurm_listen\": "
+	    "\"10.0.0.1:7010\"", "needs front_door_listen and front_door_source");
+	refused("\"session_runner\": \"slurm\", \"slurm_listen\": "
+	    "\"10.0.0.1:7010\", \"tls_cert\": \"/x.pem\", \"tls_key\": "
+	    "\"/k.pem\", \"front_door_listen\": \"10.0.0.1:5900\"",
+	    "needs front_door_listen and front_door_source");
+	refused("\"control_address\": \"10.0.0.1:7010\", "
+	    "\"front_door_source\": \"127.0.0.1\"",
+	    "a node (control_address) needs front_door_source");
+	refused("\"control_address\": \"10.0.0.1:7010\", "
+	    "\"front_door_source\": \"10.0.0.1\", \"tls_cert\": \"/x.pem\", "
+	    "\"tls_key\": \"/k.pem\"", "a node (control_address) takes no tls_cert");
 	refused("\"store\": \"\"", "empty");
 	refused("\"session_address\": \"localhost\"", "");
 	refused("\"backend_url\": \"ftp://x/\"", "");
