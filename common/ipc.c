@@ -10,6 +10,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -280,14 +281,24 @@ ipc_helper_start(void (*fn)(int, void *), void *arg, pid_t *pid, int *sock,
 int
 ipc_helper_stop(pid_t *pid, int *sock)
 {
-	int st = 0;
+	int st = 0, waited = 0;
+	pid_t r = 0;
 
 	if (*sock >= 0)
 		close(*sock);
 	*sock = -1;
-	if (*pid > 0)
-		while (waitpid(*pid, &st, 0) < 0 && errno == EINTR)
-			;
+	if (*pid > 0) {
+		while ((r = waitpid(*pid, &st, WNOHANG)) == 0 &&
+		    waited < IPC_HELPER_STOP_MS) {
+			usleep(10000);
+			waited += 10;
+		}
+		if (r == 0) {
+			kill(*pid, SIGKILL);
+			while (waitpid(*pid, &st, 0) < 0 && errno == EINTR)
+				;
+		}
+	}
 	*pid = -1;
 	return st;
 }

@@ -136,10 +136,13 @@ int	ipc_str_get(char *dst, size_t dstlen, const char *src, size_t srclen);
  * runs fn(its end, arg), which must not return; we keep the other end.
  * 0, or -1 with err set.  ipc_helper_stop closes our end (the helper
  * sees EOF) and reaps it, returning its wait status (0 if there was
- * none); both may be -1 (a no-op).
+ * none); a helper still there after IPC_HELPER_STOP_MS (a copy of our
+ * end left open elsewhere, a hang) is killed, so a stop never blocks
+ * for ever; both may be -1 (a no-op).
  */
 int	ipc_helper_start(void (*fn)(int, void *), void *arg, pid_t *pid,
 	    int *sock, char *err, size_t errlen);
+#define IPC_HELPER_STOP_MS	10000
 int	ipc_helper_stop(pid_t *pid, int *sock);
 
 #endif

@@ -59,8 +59,9 @@ door_bind(const char *listen_at)
 
 struct door_fork {
 	struct frontdoor_config	 fc;
-	int			 close_fd[3];	/* the api's socket, signals,
-						   the Slurm helper's socket */
+	int			 close_fd[4];	/* the api's socket, signals,
+						   the Slurm helper's and the
+						   evidence receiver's */
 };
 
 /* The child: none of the parent's descriptors but the listening one,
@@ -138,6 +139,8 @@ parent_door_start(struct parent *p, int sigfd)
 	/* the root helper's socket: the front door must not speak for the
 	   parent (and the helper sees the parent's end close at shutdown) */
 	df.close_fd[2] = parent_slurm_fd(p);
+	df.close_fd[3] = parent_slurm_ev_fd(p);	/* and the evidence
+						   receiver's, likewise */
 	fcp->listen_fd = -1;
 	if (privdrop_lookup(PRIVDROP_WORKER_USER, NULL, &user, err,
 	    sizeof(err)) != 0) {

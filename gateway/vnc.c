@@ -110,7 +110,7 @@ vnc_log_cut_refused(const char *fmt, const char *line)
  * through the logger's escaping step first (common/log.h): control
  * bytes and malformed UTF-8 become \xNN, and the event is always valid
  * JSON. */
-static void
+static void __attribute__((format(printf, 2, 0)))
 vnc_log_line(const char *level, const char *fmt, va_list ap)
 {
 	char line[VNC_LOG_LINE], safe[VNC_LOG_LINE * (LOG_ESC_MAX - 1)];
