@@ -66,7 +66,11 @@ is() {
 	local want=$1; shift
 	local got; got=$(req "$@")
 	if [ "$got" = "$want" ]; then ok "$2 $3 as $1 -> $want"
-	else not_ok "$2 $3 as $1 -> $want (got $got: $(head -c 300 "$D/resp"))"; fi
+	else not_ok "$2 $3 as $1 -> $want (got $got: $(head -c 300 "$D/resp"))"
+		# what the API said, and whether it still runs
+		tail -n 15 "$D/err" 2>/dev/null | sed 's/^/# api: /'
+		kill -0 "$API_PID" 2>/dev/null || diag "the API ($API_PID) is gone"
+	fi
 }
 dump() { sqlite3 "$STORE" .dump; }
 unchanged() { [ "$(dump)" = "$BEFORE" ]; }
