@@ -59,9 +59,10 @@ door_bind(const char *listen_at)
 
 struct door_fork {
 	struct frontdoor_config	 fc;
-	int			 close_fd[4];	/* the api's socket, signals,
-						   the Slurm helper's and the
-						   evidence receiver's */
+	int			 close_fd[5];	/* the api's socket, signals,
+						   the Slurm helper's, the
+						   evidence receiver's,
+						   sessiond's listener */
 };
 
 /* The child: none of the parent's descriptors but the listening one,
@@ -126,21 +127,20 @@ parent_door_start(struct parent *p, int sigfd)
 
 	p->door_pid = -1;
 	p->door_fd = -1;
-	if (c->front_door_listen[0] == '\0')
+	/* split units: the session helper, which holds the sessions and
+	   their secret files, runs it, not serve --sessiond */
+	if (c->front_door_listen[0] == '\0' || p->sessiond != NULL)
 		return 0;
-	if (p->sessiond != NULL) {
-		log_warnx("front_door_listen with --sessiond is not yet "
-		    "supported: run the front door with `cdsgated serve`");
-		return -1;
-	}
 	memset(&df, 0, sizeof(df));
-	df.close_fd[0] = p->ipc;
+	df.close_fd[0] = p->ipc;	/* -1 in sessiond before its peer */
 	df.close_fd[1] = sigfd;
 	/* the root helper's socket: the front door must not speak for the
 	   parent (and the helper sees the parent's end close at shutdown) */
 	df.close_fd[2] = parent_slurm_fd(p);
 	df.close_fd[3] = parent_slurm_ev_fd(p);	/* and the evidence
 						   receiver's, likewise */
+	df.close_fd[4] = p->listen_fd;	/* sessiond's: no api may reach
+					   the front door */
 	fcp->listen_fd = -1;
 	if (privdrop_lookup(PRIVDROP_WORKER_USER, NULL, &user, err,
 	    sizeof(err)) != 0) {

@@ -561,7 +561,7 @@ parent_sessions_stop_all(struct parent *p, int ms)
 	int i, status;
 	pid_t pid;
 
-	parent_slurm_stop_all(p);
+	parent_slurm_end_all(p, "its job was cancelled: the daemon stops");
 	for (i = 0; i < PARENT_MAX_SESSIONS; i++)
 		if (p->s[i].pid > 0)
 			kill(p->s[i].pid, SIGTERM);

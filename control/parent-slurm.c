@@ -43,13 +43,15 @@ parent_slurm_fd(const struct parent *p)
 	return p->slurm_pid > 0 ? p->slurm_fd : -1;
 }
 
+/* The Slurm helper and the evidence receiver; with --sessiond (the
+ * split units) they are the session helper's, not serve's. */
 int
 parent_slurm_begin(struct parent *p)
 {
 	char err[256];
 
 	p->slurm_fd = -1;
-	if (!parent_slurm_on(p))
+	if (!parent_slurm_on(p) || p->sessiond != NULL)
 		return 0;
 	if (slurm_helper_start(&p->cfg, &p->slurm_pid, &p->slurm_fd, err,
 	    sizeof(err)) != 0) {
@@ -331,10 +333,11 @@ parent_slurm_timers(struct parent *p)
 	}
 }
 
-/* Shutdown: every job cancelled (the helper runs them before it sees
- * our end close), the helper reaped. */
+/* Every job cancelled and its session ended, their control copies
+ * closed and chained (EV_CLOSED, 2 s each); the helpers stay (the
+ * session helper's next daemon places jobs with them). */
 void
-parent_slurm_stop_all(struct parent *p)
+parent_slurm_end_all(struct parent *p, const char *why)
 {
 	struct pollfd e;
 	int i, closing = 0;
@@ -345,16 +348,22 @@ parent_slurm_stop_all(struct parent *p)
 		if (p->jobs[i].s.id[0] != '\0') {
 			closing += p->jobs[i].s.started;
 			send_cancel(p, p->jobs[i].job);
-			job_done(p, &p->jobs[i], 128 + SIGTERM, "its job was "
-			    "cancelled: the daemon stops");
+			job_done(p, &p->jobs[i], 128 + SIGTERM, why);
 		}
-	ipc_helper_stop(&p->slurm_pid, &p->slurm_fd);
-	p->slurm_pid = 0;
-	/* their control copies closed and chained (EV_CLOSED), 2 s each */
 	e = (struct pollfd){ parent_slurm_ev_fd(p), POLLIN, 0 };
 	while (closing-- > 0 && e.fd >= 0 && poll(&e, 1, 2000) == 1 &&
 	    parent_slurm_ev_dispatch(p) == 0)
 		;
+}
+
+/* Shutdown: every job ended as above (the helper runs the cancels
+ * before it sees our end close), both helpers reaped. */
+void
+parent_slurm_stop_all(struct parent *p)
+{
+	parent_slurm_end_all(p, "its job was cancelled: the daemon stops");
+	ipc_helper_stop(&p->slurm_pid, &p->slurm_fd);
+	p->slurm_pid = 0;
 	ipc_helper_stop(&p->ev_pid, &p->ev_fd);
 	p->ev_pid = 0;
 }

@@ -439,6 +439,15 @@ fail:
 	return -1;
 }
 
+/* After the sessions: the Slurm helper, the evidence receiver and the
+ * front door (serve's; under the split units the session helper's). */
+void
+parent_helpers_stop(struct parent *p)
+{
+	parent_slurm_stop_all(p);
+	parent_door_stop(p);
+}
+
 /* Run it: everything after the checks.  Exit 0 only after SIGTERM. */
 static int
 parent_run(struct parent *p)
@@ -461,7 +470,7 @@ parent_run(struct parent *p)
 	parent_record_recover(p);
 	r = parent_loop(p, sigfd);
 	parent_sessions_stop_all(p, PARENT_STOP_MS);
-	parent_door_stop(p);
+	parent_helpers_stop(p);
 	if (r == 1 && parent_stop_api(p, PARENT_STOP_MS) == 0) {
 		unlink(p->cfg.socket);
 		return SESSION_EXIT_OK;
@@ -509,11 +518,6 @@ parent_serve_cmd(int argc, char **argv)
 		if (check)
 			printf("%s: configuration ok\n", path);
 		return SESSION_EXIT_OK;
-	}
-	if (p.sessiond != NULL && parent_slurm_on(&p)) {
-		log_warnx("session_runner \"slurm\" is not yet supported "
-		    "with --sessiond (the split units)");
-		return SESSION_EXIT_CONFIG;
 	}
 	if (geteuid() != 0) {
 		log_warnx("must run as root (%s)",

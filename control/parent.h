@@ -95,6 +95,7 @@ int	parent_serve_cmd(int argc, char **argv);
 int	parent_dirs(const struct gw_config *c);
 int	parent_signals(sigset_t *old);
 int	parent_loop(struct parent *p, int sigfd);
+void	parent_helpers_stop(struct parent *p);
 
 /* node.c: the Slurm runner's compute node */
 int	node_cmd(int argc, char **argv);
@@ -112,7 +113,8 @@ void	parent_session_stop(struct parent *p, const char *id, int revoke);
 void	parent_session_ready(struct parent *p, struct psession *ps);
 void	parent_session_reaped(struct parent *p, pid_t pid, int status);
 void	parent_session_timers(struct parent *p);
-/* SIGTERM all, wait up to ms, SIGKILL the rest; reaps them. */
+/* SIGTERM all, wait up to ms, SIGKILL the rest; reaps them.  The
+ * Slurm runner's jobs are cancelled; its helpers stay. */
 void	parent_sessions_stop_all(struct parent *p, int ms);
 int	parent_sessions_live(const struct parent *p);
 
@@ -127,6 +129,7 @@ const char *parent_slurm_start(struct parent *p, const struct pipc_start *m,
 	    const char *secret);
 int	parent_slurm_stop(struct parent *p, const char *id);
 void	parent_slurm_timers(struct parent *p);
+void	parent_slurm_end_all(struct parent *p, const char *why);
 void	parent_slurm_stop_all(struct parent *p);
 void	parent_slurm_nodes(struct parent *p);
 void	parent_slurm_extend(struct parent *p, const char *id,

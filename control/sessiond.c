@@ -1,9 +1,12 @@
 /*
  * control/sessiond.c — `cdsgated sessiond --config FILE`: the root part
  * of `cdsgated serve`, on its own, for the split systemd units
- * (systemd/README.md).  It starts and stops session supervisors for one
- * peer: the api of `cdsgated serve --sessiond PATH`, which runs in the
- * low-exposure unit.
+ * (systemd/README.md).  It starts and stops session supervisors (or,
+ * with session_runner "slurm", jobs) for one peer: the api of `cdsgated
+ * serve --sessiond PATH`, which runs in the low-exposure unit.  Beside
+ * them it runs, with serve's code, what serve alone would: the front
+ * door, the Slurm helper and the evidence receiver (control/parent-door.c,
+ * control/parent-slurm.c), forked at start and kept across peers.
  *
  * Root, no seccomp filter (it forks session supervisors that need root).
  * Trust: the operator's config and arguments; one connection at a time on
@@ -11,8 +14,8 @@
  * (SO_PEERCRED), speaking api/parentipc.h exactly as the api speaks it to
  * the parent of plain `serve` (control/parent-session.c does the work).
  * A peer that breaks the protocol, or goes away, is dropped and every
- * session it started is stopped (fail closed); the next connection may
- * then start afresh.
+ * session it started is stopped (fail closed: jobs cancelled, front door
+ * entries removed); the next connection may then start afresh.
  */
 #include "config.h"
 
@@ -223,25 +226,21 @@ sessiond_cmd(int argc, char **argv)
 	p.door_fd = -1;
 	if (sessiond_setup(&p, &a) != 0)
 		return SESSION_EXIT_CONFIG;
-	if (parent_slurm_on(&p)) {
-		log_warnx("session_runner \"slurm\" is not yet supported by "
-		    "the split units: run `cdsgated serve` without --sessiond");
-		return SESSION_EXIT_CONFIG;
-	}
-	if (p.cfg.front_door_listen[0] != '\0') {
-		log_warnx("front_door_listen is not yet supported "
-		    "with the split units: run `cdsgated serve` without "
-		    "--sessiond");
-		return SESSION_EXIT_CONFIG;
-	}
 	if ((p.sigfd = parent_signals(&old)) < 0) {
 		log_warn("signals");
 		return SESSION_EXIT_FAILED;
 	}
+	/* serve's helpers, the same code: with the split units the root
+	   helper holds the session table they serve (the Slurm helper
+	   and the evidence receiver for session_runner slurm, the front
+	   door for front_door_listen); forked before any peer connects */
+	if (parent_slurm_begin(&p) != 0 || parent_door_start(&p, p.sigfd) != 0)
+		return SESSION_EXIT_FAILED;
 	printf("ready %s\n", a.socket != NULL ? a.socket : "(systemd)");
 	fflush(stdout);
 	r = parent_loop(&p, p.sigfd);
 	parent_sessions_stop_all(&p, PARENT_STOP_MS);
+	parent_helpers_stop(&p);
 	if (a.socket != NULL)
 		unlink(a.socket);
 	return r == 1 ? SESSION_EXIT_OK : SESSION_EXIT_FAILED;

@@ -2,13 +2,14 @@
 # 027-systemd: the service units and the readiness protocol.
 #   1. every generated unit (cdsgated.service: the daemon; the root
 #      session helper cdsgate-sessiond.service + .socket; the one-session
-#      cdsgate-session.service) passes `systemd-analyze verify` with
+#      cdsgate-session.service; a compute node's agent
+#      cdsgate-node.service) passes `systemd-analyze verify` with
 #      nothing at all on stderr (verify exits 0 on unknown keys, so any
 #      output is a failure), and explains every relaxed directive in its
 #      hardening comment; the daemon reaches the helper on the socket's path
 #   2. `systemd-analyze security --offline=true` exposure: the daemon's
-#      unit <= 2.0 (the issue's goal); the root helper and the one-session
-#      unit no worse than the measured 3.5 (systemd/README.md says why)
+#      unit <= 2.0 (the issue's goal); the root helper, the one-session
+#      unit and the node agent's no worse than the measured 3.5 (systemd/README.md says why)
 #   3. sd_notify: `cdsgated run-session` with NOTIFY_SOCKET set sends
 #      READY=1 after its "ready" line, STOPPING=1 on SIGTERM, and no
 #      child of the session inherits NOTIFY_SOCKET.  That session runs
@@ -21,7 +22,8 @@
 
 CDSGATED=${CDSGATED:-$top_builddir/cdsgated}
 BACKEND=$top_srcdir/tests/gateway/backend.py
-UNITS="cdsgated.service cdsgate-sessiond.service cdsgate-sessiond.socket cdsgate-session.service"
+UNITS="cdsgated.service cdsgate-sessiond.service cdsgate-sessiond.socket cdsgate-session.service
+	cdsgate-node.service"
 SESSION_UNIT_IN=$top_srcdir/systemd/cdsgate-session.service.in
 EXPOSURE_HELPER=3.5	# measured with systemd 252 (Debian 12); must not grow
 EXPOSURE_GOAL=2.0	# the daemon's unit
@@ -79,6 +81,13 @@ else
 	check "the daemon runs serve with --sessiond" \
 		grep -q "^ExecStart=$CDSGATED serve --config .* --sessiond /run/cdsgate/sessiond.sock" "$TMP/cdsgated.service"
 	check "the helper runs sessiond" grep -q "^ExecStart=$CDSGATED sessiond --config " "$TMP/cdsgate-sessiond.service"
+	check "the node unit runs the node agent" grep -q "^ExecStart=$CDSGATED node --config .*/node.json$" "$TMP/cdsgate-node.service"
+	check "the node agent starts after munged and before slurmd (a job asks it at once)" sh -c "
+		grep -qx 'After=munge.service network-online.target' '$TMP/cdsgate-node.service' &&
+		grep -qx 'Before=slurmd.service' '$TMP/cdsgate-node.service'"
+	check "the node agent holds the session helper's capabilities, no more" sh -c "
+		[ \"\$(grep '^CapabilityBoundingSet=' '$TMP/cdsgate-node.service')\" = \
+		  \"\$(grep '^CapabilityBoundingSet=' '$TMP/cdsgate-sessiond.service')\" ]"
 	check "the socket: that path, SOCK_SEQPACKET, the api user's alone (0600)" sh -c "
 		grep -qx 'ListenSequentialPacket=/run/cdsgate/sessiond.sock' '$TMP/cdsgate-sessiond.socket' &&
 		grep -qx 'SocketUser=cdsgate-api' '$TMP/cdsgate-sessiond.socket' &&
@@ -88,7 +97,7 @@ else
 		grep -qx 'RestrictAddressFamilies=AF_UNIX' '$TMP/cdsgated.service' &&
 		grep -qx 'NoNewPrivileges=yes' '$TMP/cdsgated.service'"
 	check "cdsgate-session.service is Type=notify" grep -qx 'Type=notify' "$TMP/cdsgate-session.service"
-	for u in cdsgated.service cdsgate-sessiond.service cdsgate-session.service; do
+	for u in cdsgated.service cdsgate-sessiond.service cdsgate-session.service cdsgate-node.service; do
 		check "$u: /run/cdsgate is 0711 (the session refuses other modes)" \
 			grep -qx 'RuntimeDirectoryMode=0711' "$TMP/$u"
 	done
@@ -98,7 +107,7 @@ else
 		grep -qx 'DirectoryMode=0711' '$TMP/cdsgate-sessiond.socket'"
 	reasons cdsgated.service User= CapabilityBoundingSet PrivateUsers=no SystemCallFilter \
 		RestrictAddressFamilies=
-	for u in cdsgate-sessiond.service cdsgate-session.service; do
+	for u in cdsgate-sessiond.service cdsgate-session.service cdsgate-node.service; do
 		reasons $u User= CapabilityBoundingSet RestrictNamespaces= MemoryDenyWriteExecute=no \
 			PrivateNetwork=no IPAddressAllow= RestrictAddressFamilies= ProcSubset=all SystemCallFilter
 	done
@@ -112,7 +121,7 @@ else
 		diag "cdsgated.service (the daemon): exposure $e (goal $EXPOSURE_GOAL)"
 		check "the daemon's exposure $e <= $EXPOSURE_GOAL" le "$e" "$EXPOSURE_GOAL"
 	fi
-	for u in cdsgate-sessiond.service cdsgate-session.service; do
+	for u in cdsgate-sessiond.service cdsgate-session.service cdsgate-node.service; do
 		e=$(exposure $u 2>/dev/null)
 		diag "$u (root): exposure ${e:-?}"
 		check "$u: exposure ${e:-?} is no worse than the measured $EXPOSURE_HELPER" \

@@ -39,11 +39,6 @@ SDSOCK=$D/sessiond.sock
 CONF=$D/cdsgated.json
 write_config "$CONF"
 
-# caps UNIT: a unit's CapabilityBoundingSet as setpriv spells it.
-caps() {
-	sed -n 's/^CapabilityBoundingSet=//p' "$top_srcdir/systemd/$1" |
-		tr 'A-Z ' 'a-z,' | sed 's/cap_/+/g'
-}
 # nbits PID: how many capabilities are in its bounding set.
 nbits() {
 	python3 -c "print(bin(int('$(awk '/^CapBnd/ {print $2}' "/proc/$1/status")', 16)).count('1'))"

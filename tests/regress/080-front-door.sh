@@ -20,7 +20,9 @@
 #   e. a direct connection to a session's worker is refused ("not the
 #      front door"), even with its internal VNC password
 #   f. revoking bob's session drops his relayed connection at once
-#   g. the split units (serve --sessiond) refuse front_door_listen: not yet
+#   g. the split units: `cdsgated sessiond` (with its unit's bounding set)
+#      runs the front door, `serve --sessiond` does not; a session made
+#      through the API is reached through it (the page on screen)
 # Needs root, Xvfb, Chromium, noVNC, TigerVNC, ImageMagick; skips otherwise.
 . "$(dirname "$0")/lib.sh"
 
@@ -43,11 +45,11 @@ done
 serve_fixture
 [ -z "$NOSESS" ] || skip_all "sessions: $NOSESS"
 CONF=$D/serve.json
-SRV_PID= NBE_PID= VV_PID= XV_PID= BR_PID= HOLD_PID=
+SRV_PID= SD_PID= NBE_PID= VV_PID= XV_PID= BR_PID= HOLD_PID=
 PROFILE=$TMP/chrome
 cleanup() {
 	local p
-	for p in $HOLD_PID $BR_PID $VV_PID $XV_PID $SRV_PID $NBE_PID $BE_PID; do stop_pid "$p"; done
+	for p in $HOLD_PID $BR_PID $VV_PID $XV_PID $SRV_PID $SD_PID $NBE_PID $BE_PID; do stop_pid "$p"; done
 	sleep 1
 	rm -rf "$TMP"
 }
@@ -238,12 +240,34 @@ kill -TERM "$SRV_PID"; wait "$SRV_PID"
 check "serve exits 0 on SIGTERM (the front door with it)" test $? -eq 0
 SRV_PID=
 check "the front door is gone" sh -c "! kill -0 $FD_PID 2>/dev/null"
-timeout 20 "$CDSGATED" serve --config "$CONF" --sessiond "$TMP/nosuch.sock" \
-	> "$TMP/split.out" 2> "$TMP/split.err"; rc=$?
-check "with the split units (--sessiond) front_door_listen is refused: not yet (exit $rc)" \
-	sh -c "[ $rc -ne 0 ] && grep -q 'front_door_listen with --sessiond is not yet supported' '$TMP/split.err'"
+
+# ---- g. the split units: the session helper runs the front door ------------
+chmod 0755 "$D"	# the api (cdsgate-api) reaches the helper's socket here
+setpriv --bounding-set "-all,$(caps cdsgate-sessiond.service.in)" --inh-caps -all --no-new-privs \
+	"$CDSGATED" sessiond --config "$CONF" --socket "$D/sessiond.sock" > "$D/sd.out" 2> "$D/sd.err" &
+SD_PID=$!
+check "split units: cdsgated sessiond starts with front_door_listen" wait_line "$D/sd.out" '^ready ' 15 "$SD_PID"
+setpriv --bounding-set "-all,$(caps cdsgated.service.in)" --inh-caps -all --no-new-privs \
+	"$CDSGATED" serve --config "$CONF" --sessiond "$D/sessiond.sock" > "$D/out" 2>> "$D/err" &
+SRV_PID=$!
+check "... and serve --sessiond" wait_line "$D/out" '^ready ' 15 "$SRV_PID"
+for _ in $(seq 50); do ps -o user= --ppid "$SD_PID" | grep -qx cdsgate && break; sleep 0.1; done
+check "... the front door is the helper's child (as cdsgate), not serve's" \
+	sh -c "ps -o user= --ppid $SD_PID | grep -qx cdsgate && ! ps -o user= --ppid $SRV_PID | grep -qx cdsgate"
+"$CDSGATE" session create --recipient alice --dataset "$DS" > "$D/split.txt" 2> "$D/split.err"
+check "... a session for alice through the API (exit $?: $(head -c 160 "$D/split.err"))" test -s "$D/split.txt"
+printf '%s\n' "$(field split secret)" > "$TMP/split.pw"
+chmod 600 "$TMP/split.pw"
+sleep 3	# the kiosk loads its page
+door_vnc alice "$TMP/split.pw" snapshot "$TMP/split.ppm"; rc=$?
+check "... reached through the helper's front door (exit $rc): the page on screen" banner "$TMP/split.ppm"
+kill -TERM "$SRV_PID"; wait "$SRV_PID"; rc=$?
+SRV_PID=
+kill -TERM "$SD_PID"; wait "$SD_PID"; rc2=$?
+SD_PID=
+check "SIGTERM: serve --sessiond and the helper exit 0 ($rc, $rc2)" test "$rc $rc2" = "0 0"
 check "no sanitizer or runtime error was reported" \
-	sh -c "! grep -qE 'Sanitizer|runtime error' '$D/err'"
+	sh -c "! grep -qE 'Sanitizer|runtime error' '$D/err' '$D/sd.err'"
 [ "$tap_failed" -eq 0 ] || grep -E '"event":"(client_refused|auth_fail|door_[a-z]*|upstream_failed|relay_end|connect|disconnect|setup_failed)"' \
 	"$D/err" | tail -60 | sed 's/^/# /'
 done_testing

@@ -32,10 +32,7 @@
 
 CDSGATED=$top_builddir/cdsgated
 VNCTEST=${VNCTEST:-$top_builddir/tests/gateway/cdsgate-vnctest}
-[ -x "$CDSGATED" ] || skip_all "cdsgated not built"
-serve_require
-slurm_require
-require_session
+slurm_require	# lib-slurm.sh: root, Slurm, munge, sessions
 
 serve_dirs_make	# lib.sh: $D, $SOCK, $PORT0, the audit key
 SRV_PID= BE_PID= SL_AG1= SL_AG2= LAG_PID= HOLD_PID= VV_PID= XV_PID=
@@ -43,26 +40,7 @@ trap 'stop_pid $LAG_PID; stop_pid $VV_PID; stop_pid $XV_PID; stop_pid $HOLD_PID;
 cluster_start || skip_all "the Slurm cluster did not start here ($(tail -n 3 "$SL"/log/*.out | tr '\n' ' ' | head -c 300))"
 ok "munged, slurmctld and two slurmd (node1, node2 in their own network namespaces) run; sinfo says both idle"
 
-# the test backend where both nodes reach it: this end of each veth
-python3 "$top_srcdir/tests/gateway/backend.py" --port 0 --bind 0.0.0.0 --record "$D/events.jsonl" \
-	> "$D/backend.out" 2> "$D/backend.err" &
-BE_PID=$!
-wait_line "$D/backend.out" '^ready ' 10 "$BE_PID" || skip_all "the test backend did not start"
-BE_PORT=$(sed -n 's/^ready .*:\([0-9]*\)$/\1/p' "$D/backend.out")
-
-# slurm_listen and its port + 1 (the evidence receiver) both free
-for _ in $(seq 20); do
-	LPORT=$(free_port "$CTL_ADDR1")
-	python3 -c 'import socket,sys; socket.socket().bind((sys.argv[1], int(sys.argv[2]) + 1))' \
-		"$CTL_ADDR1" "$LPORT" 2> /dev/null && break
-done
-DOOR=$(free_port)
-CONF=$D/serve.json
-DOOR_KEYS=$(slurm_door_keys "$D" "$DOOR") || skip_all "openssl could not make the front door's certificate"
-write_config "$CONF" "$(slurm_control_keys "$LPORT"), $DOOR_KEYS"
-
-slurm_node_config 1 "$D" "$BE_PORT" "$LPORT"
-slurm_node_config 2 "$D" "$BE_PORT" "$LPORT"
+slurm_fixture "$D" || skip_all "$SL_WHY"	# lib-slurm.sh: backend, ports, configs
 
 # ---- the config ----
 write_config "$D/bad1.json" '"session_runner": "kubernetes"'

@@ -8,6 +8,8 @@
 #
 #   slurm_require     skip_all unless the cluster can run here (root,
 #                     munge, slurmctld, slurmd, the client commands, ip netns)
+#                     and so can `cdsgated serve` and sessions (lib.sh's
+#                     serve_require, require_session: $CDSGATED, $VNCTEST)
 #   cluster_start     munged, the namespaces, slurmctld, both slurmd;
 #                     0 once sinfo says both nodes are idle
 #   cluster_stop      the daemons (by PID), the namespaces
@@ -20,6 +22,11 @@
 #                     here), connecting to the nodes from $CTL_ADDR1
 #   slurm_node_config N DIR BACKEND_PORT LPORT   node N's agent config,
 #                     DIR/nodeN/node.json (and DIR/node-policy.json)
+#   slurm_fixture DIR  the test backend ($BE_PID, $BE_PORT), slurm_listen's
+#                     port ($LPORT; its port + 1 free too), the front
+#                     door's ($DOOR, $DOOR_KEYS), the control node's
+#                     config $CONF (DIR/serve.json) and both nodes';
+#                     false with $SL_WHY when something did not start
 #   slurm_agents_start DIR   `cdsgated node` on both nodes ($SL_AG1,
 #                     $SL_AG2; output in DIR/nodeN/out, err)
 #   slurm_where ID LOG  "ADDR:PORT NODE JOB" of a session from serve's log
@@ -33,6 +40,8 @@ SL_NS=
 
 slurm_require() {
 	[ "$(id -u)" -eq 0 ] || skip_all "needs root (munged, slurmd, network namespaces)"
+	serve_require
+	require_session
 	local c
 	for c in munged munge unmunge slurmctld slurmd sbatch squeue scancel scontrol sinfo ip nsenter; do
 		command -v $c >/dev/null || skip_all "$c not installed (./dev build installs munge, slurmctld, slurmd, slurm-client)"
@@ -203,6 +212,29 @@ slurm_node_config() {
 }
 JSON
 	chmod 0644 "$d/node$n/node.json"
+}
+
+slurm_fixture() {
+	# the test backend where both nodes reach it: this end of each veth
+	python3 "$top_srcdir/tests/gateway/backend.py" --port 0 --bind 0.0.0.0 \
+		--record "$1/events.jsonl" > "$1/backend.out" 2> "$1/backend.err" &
+	BE_PID=$!
+	SL_WHY="the test backend did not start"
+	wait_line "$1/backend.out" '^ready ' 10 "$BE_PID" || return 1
+	BE_PORT=$(sed -n 's/^ready .*:\([0-9]*\)$/\1/p' "$1/backend.out")
+	# slurm_listen and its port + 1 (the evidence receiver) both free
+	for _ in $(seq 20); do
+		LPORT=$(free_port "$CTL_ADDR1")
+		python3 -c 'import socket,sys; socket.socket().bind((sys.argv[1], int(sys.argv[2]) + 1))' \
+			"$CTL_ADDR1" "$LPORT" 2> /dev/null && break
+	done
+	DOOR=$(free_port)
+	CONF=$1/serve.json
+	SL_WHY="openssl could not make the front door's certificate"
+	DOOR_KEYS=$(slurm_door_keys "$1" "$DOOR") || return 1
+	write_config "$CONF" "$(slurm_control_keys "$LPORT"), $DOOR_KEYS"
+	slurm_node_config 1 "$1" "$BE_PORT" "$LPORT"
+	slurm_node_config 2 "$1" "$BE_PORT" "$LPORT"
 }
 
 slurm_agents_start() {

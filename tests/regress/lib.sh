@@ -189,6 +189,13 @@ gone_ms() {
 	for _ in $(seq 250); do [ "$(alive "$@")" -eq 0 ] && break; sleep 0.02; done
 	echo $(( ($(date +%s%N) - t0) / 1000000 ))
 }
+# caps UNIT: a unit's CapabilityBoundingSet (systemd/UNIT) as setpriv
+# spells it, for running its process as the unit would.
+caps() {
+	sed -n 's/^CapabilityBoundingSet=//p' "$top_srcdir/systemd/$1" |
+		tr 'A-Z ' 'a-z,' | sed 's/cap_/+/g'
+}
+
 # log_events LOG EVENT [KEY=VALUE...]: how many JSON lines of LOG have them.
 log_events() {
 	python3 - "$@" <<'PY'
