@@ -142,13 +142,13 @@ answer_started(void *ctx, struct ipc_msg *m)
 }
 
 /* A running session failed (the Slurm runner: its node died): audited
- * session.failed with why, then ended in the store with "failed: why".
- * Not running (a stale answer after the api gave up): nothing. */
+ * session.failed with why, then "failed" in the store with why.  Not
+ * running (a stale answer after the api gave up): nothing. */
 static void
 running_failed(struct pctx *c, const char *id, const char *why)
 {
 	struct store_session ss;
-	char reason[PIPC_REASON_MAX + 16], aerr[256];
+	char aerr[256];
 	json_t *rec;
 	int running;
 
@@ -163,8 +163,7 @@ running_failed(struct pctx *c, const char *id, const char *why)
 	    sizeof(aerr)) != 0)
 		log_warnx("%s", aerr);
 	json_decref(rec);
-	snprintf(reason, sizeof(reason), "failed: %s", why);
-	store_session_end(c->st, id, STORE_SESSION_ENDED, reason,
+	store_session_end(c->st, id, STORE_SESSION_FAILED, why,
 	    (int64_t)time(NULL));
 	pg_role_drop(c->pg, c->audit, id);
 }
@@ -233,7 +232,7 @@ answer_ended(void *ctx, struct ipc_msg *m)
 		return -1;
 	snprintf(why, sizeof(why), "the session ended (status %d)",
 	    (int)e.status);
-	/* revoked/expired stay so (STORE_ESTATE) */
+	/* revoked, expired and failed stay so (STORE_ESTATE) */
 	store_session_end(c->st, id, STORE_SESSION_ENDED, why,
 	    (int64_t)time(NULL));
 	pg_role_drop(c->pg, c->audit, id);

@@ -388,13 +388,23 @@ node_kill "${N2#node}"
 node_failed() {
 	wait_line "$D/err" "session $(cat "$D/s2.id") .job $J2 on $N2.: failed: Slurm no longer runs its job" 60 &&
 		sqlite3 "$D/state/store.db" "select state || ' ' || reason from sessions where id='$(cat "$D/s2.id")'" > "$D/s2.state" &&
-		grep -q "^ended failed: Slurm no longer runs its job" "$D/s2.state"
+		grep -q "^failed Slurm no longer runs its job" "$D/s2.state"
 }
-check "every process of $N2 killed: its session ends, failed: Slurm no longer runs its job ($(grep -o "session $(cat "$D/s2.id") .job.*failed.*" "$D/err" | head -c 160))" node_failed
+check "every process of $N2 killed: its session is failed in the store, reason: Slurm no longer runs its job" node_failed
+diag "store: $(cat "$D/s2.state")"
 diag "node death -> session failed: $(( ($(date +%s%N) - t0) / 1000000 )) ms (SlurmdTimeout 10 s)"
 "$CDSGATE" session list > "$D/list.out" 2>&1
-check "cdsgate session list shows it ended, failed, with the reason ($(grep "^$(cat "$D/s2.id") " "$D/list.out" | head -c 200))" \
-	grep -Eq "^$(cat "$D/s2.id") .* ended .*failed: Slurm no longer runs its job" "$D/list.out"
+check "cdsgate session list shows it failed, with the reason ($(grep "^$(cat "$D/s2.id") " "$D/list.out" | head -c 200))" \
+	grep -Eq "^$(cat "$D/s2.id") .* failed .*Slurm no longer runs its job" "$D/list.out"
+"$CDSGATE" session show "$(cat "$D/s2.id")" --json > "$D/show2.json" 2>&1
+check "the API says so too (GET /v1/sessions/ID: state failed, its reason)" python3 - "$D/show2.json" <<'PY'
+import json, sys
+s = json.load(open(sys.argv[1]))
+assert s["state"] == "failed" and s["reason"].startswith("Slurm no longer runs its job"), s
+PY
+"$CDSGATE" session revoke "$(cat "$D/s2.id")" > "$D/rev2.out" 2>&1; rc=$?
+check "revoking the failed session is refused as for an ended one (exit $rc: $(head -c 120 "$D/rev2.out"))" \
+	sh -c "[ $rc -eq 2 ] && grep -q 'state' '$D/rev2.out'"
 for _ in $(seq 50); do grep -q "session $(cat "$D/s2.id"): [0-9]* bytes of evidence came" "$D/err" && break; sleep 0.1; done
 check "the dead node's recording is on the control node: a prefix of what the node wrote ($(size "$REC2") of $(size "$NREC2") bytes)" \
 	sh -c "[ $(size "$REC2") -gt 0 ] && cmp -n $(size "$REC2") '$REC2' '$NREC2'"
