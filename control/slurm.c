@@ -351,10 +351,16 @@ node_parse(const struct gw_config *c, const char *req, const char *peer,
 		n->port = port;
 		return job_on_node(c, n->job, n->node, why, len) != 0 ? -1 :
 		    check_ready(c, n, peer, why, len);
-	} else if (strcmp(verb, "ended") == 0 && k == 4 &&
-	    strspn(a, "0123456789") == strlen(a) && strlen(a) < 6) {
-		n->what = SLN_ENDED;
+	} else if ((strcmp(verb, "ended") == 0 || strcmp(verb,
+	    "removed") == 0) && k == 4 && strspn(a, "0123456789") ==
+	    strlen(a) && strlen(a) < 6) {
+		/* the job is over: Slurm has nothing to say of it, the
+		   parent checks it is that node's */
+		n->what = verb[0] == 'e' ? SLN_ENDED : SLN_REMOVED;
 		n->status = atoi(a);
+		return 0;
+	} else if (strcmp(verb, "copies") == 0 && k == 3) {
+		n->what = SLN_COPIES;
 		return 0;
 	} else
 		return snprintf(why, len, "a malformed request"), -1;

@@ -1,15 +1,27 @@
 /*
  * tests/unit/test-slurm.c — the Slurm runner's library parts: running a
  * command bounded in and out (control/cmdrun.c), the session text a node
- * gets and its reader (control/slurm.c), ADDR:PORT (control/munge.c).
- * MUNGE itself and Slurm run in tests/regress/085-slurm.sh.
+ * gets and its reader (control/slurm.c), ADDR:PORT (control/munge.c),
+ * and a node's removal of its own copies of a session's evidence once
+ * the control plane's are chained (control/evidence.c): only regular
+ * files, never through a symlink, each byte for byte the chained copy,
+ * all or none.  MUNGE itself and Slurm run in
+ * tests/regress/087-slurm.sh.
  */
 #include "config.h"
 
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
+#include "common/digest.h"
 #include "control/cmdrun.h"
+#include "control/evidence.h"
 #include "control/munge.h"
 #include "control/slurm.h"
 #include "tests/tap.h"
@@ -109,11 +121,100 @@ test_resolve(void)
 	    "names, a missing port, a service name: refused (numeric only)");
 }
 
+/* dir/name with text in it ("" makes it empty). */
+static void
+put(const char *dir, const char *name, const char *text)
+{
+	char p[512];
+	FILE *f;
+
+	snprintf(p, sizeof(p), "%s/%s", dir, name);
+	if ((f = fopen(p, "w")) != NULL) {
+		fputs(text, f);
+		fclose(f);
+	}
+}
+
+static int
+there(const char *dir, const char *name)
+{
+	char p[512];
+	struct stat st;
+
+	snprintf(p, sizeof(p), "%s/%s", dir, name);
+	return lstat(p, &st) == 0;
+}
+
+static void
+test_copies(void)
+{
+	static struct gw_config c;
+	char want[EVIDENCE_FILES][72], got[EVIDENCE_FILES][72], why[256];
+	char dir[] = "/tmp/cdsgate-copies-XXXXXX", outside[512], p[512];
+	int mask = -1, r;
+
+	if (mkdtemp(dir) == NULL) {
+		tap_ok(0, "mkdtemp: %s", strerror(errno));
+		return;
+	}
+	snprintf(c.record_dir, sizeof(c.record_dir), "%s", dir);
+	put(dir, "s-a.cdsrec", "recording");
+	put(dir, "s-a.network.jsonl", "net");
+	digest_buf_hex("recording", 9, want[0]);
+	digest_buf_hex("net", 3, want[1]);
+	snprintf(want[2], sizeof(want[2]), "-");
+	put(dir, "s-b.cdsrec", "recording");
+	r = evidence_copies_remove(&c, "s-a", want, &mask, got, why,
+	    sizeof(why));
+	tap_ok(r == 0 && mask == 3 && !there(dir, "s-a.cdsrec") &&
+	    !there(dir, "s-a.network.jsonl") && strcmp(got[0], want[0]) == 0 &&
+	    there(dir, "s-b.cdsrec"), "copies that are the chained ones go "
+	    "(mask %d), with their digests; another session's stay", mask);
+
+	put(dir, "s-c.cdsrec", "recording");
+	put(dir, "s-c.network.jsonl", "net, and more than was chained");
+	tap_ok(evidence_copies_remove(&c, "s-c", want, &mask, got, why,
+	    sizeof(why)) == -1 && mask == 0 && there(dir, "s-c.cdsrec") &&
+	    there(dir, "s-c.network.jsonl") && strstr(why,
+	    "s-c.network.jsonl is not the chained copy") != NULL,
+	    "one file not the chained copy: none goes (%s)", why);
+
+	put(dir, "s-d.cdsrec", "recording");
+	put(dir, "s-d.pcapng", "a capture the control plane does not hold");
+	tap_ok(evidence_copies_remove(&c, "s-d", want, &mask, got, why,
+	    sizeof(why)) == -1 && there(dir, "s-d.cdsrec") && there(dir,
+	    "s-d.pcapng"), "a file the control plane holds no copy of: "
+	    "kept, and the rest with it (%s)", why);
+	put(dir, "s-e.cdsrec", "recording");
+	put(dir, "s-e.pcapng", "");
+	r = evidence_copies_remove(&c, "s-e", want, &mask, got, why,
+	    sizeof(why));
+	tap_ok(r == 0 && mask == 5 && !there(dir, "s-e.pcapng"),
+	    "an empty one where it holds none goes (mask %d)", mask);
+
+	snprintf(outside, sizeof(outside), "%s-outside", dir);
+	put("/", outside + 1, "recording");
+	snprintf(p, sizeof(p), "%s/s-f.cdsrec", dir);
+	tap_ok(symlink(outside, p) == 0 && evidence_copies_remove(&c, "s-f",
+	    want, &mask, got, why, sizeof(why)) == -1 && mask == 0 &&
+	    there(dir, "s-f.cdsrec") && access(outside, F_OK) == 0 &&
+	    strstr(why, "a symlink") != NULL, "a symlink is never followed "
+	    "(its target is the chained bytes): kept, and its target (%s)",
+	    why);
+	tap_ok(evidence_copies_remove(&c, "../x", want, &mask, got, why,
+	    sizeof(why)) == -1, "a session id with a slash is refused");
+	unlink(p);
+	unlink(outside);
+	snprintf(p, sizeof(p), "rm -rf '%s'", dir);
+	tap_ok(system(p) == 0, "clean up");
+}
+
 int
 main(void)
 {
 	test_cmdrun();
 	test_spec();
 	test_resolve();
+	test_copies();
 	return tap_done();
 }
