@@ -387,6 +387,10 @@ check "and its network log and capture: $N1's record_dir holds nothing of sessio
 	sh -c "! ls '$D/$N1/rec' | grep -qF '$(cat "$D/s1.id")' && grep -q 'session $(cat "$D/s1.id"): removed its network log' '$D/$N1/err'"
 check "the control plane said its copy was chained before (chained; node $N1 may remove its own)" \
 	grep -q "session $(cat "$D/s1.id"): its control copy is chained; node $N1 may remove its own" "$D/err"
+printf 'copies %s %s' "$J1" "$N1" | munge --socket="$MUNGE_SOCK" > "$D/cred"
+send_cred "$D/cred" | unmunge --socket="$MUNGE_SOCK" --metadata=/dev/null > "$D/copies.ans" 2>&1
+check "root asking about $N1's copies from off the node is refused ($(head -c 120 "$D/copies.ans"))" \
+	sh -c "grep -q '^no a request for $N1 from $CTL_ADDR1, but its NodeAddr is' '$D/copies.ans'"
 "$CDSGATE" replay "$(cat "$D/s1.id")" --info > "$D/info1.txt" 2>&1; rc=$?
 check "cdsgate replay SESSION --info reads it on the control node (exit $rc; $(grep -m1 '^complete' "$D/info1.txt"))" \
 	sh -c "[ $rc -eq 0 ] && grep -q '^complete: yes' '$D/info1.txt'"
