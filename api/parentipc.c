@@ -24,6 +24,10 @@ static const struct ipc_type pipc_types[] = {
 	{ PIPC_NODES_DONE, sizeof(struct pipc_nodes_done), 0, "nodes done" },
 	{ PIPC_SESSION_EXTEND, sizeof(struct pipc_extend), 0,
 	  "session extend" },
+	{ PIPC_RECORD_CHAINED, sizeof(struct pipc_expired), 0,
+	  "recording chained" },
+	{ PIPC_COPY_REMOVED, sizeof(struct pipc_copy_removed), 0,
+	  "node copy removed" },
 };
 
 const struct ipc_proto pipc_proto = {

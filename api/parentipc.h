@@ -29,7 +29,11 @@ enum pipc_type {
 	PIPC_RECORD_EXPIRED,	/* api -> parent: audited, remove it (or not) */
 	PIPC_NODES,		/* api -> parent: the Slurm runner's nodes */
 	PIPC_NODES_DONE,	/* parent -> api: them, or why not */
-	PIPC_SESSION_EXTEND	/* api -> parent: a session's new expiry */
+	PIPC_SESSION_EXTEND,	/* api -> parent: a session's new expiry */
+	PIPC_RECORD_CHAINED,	/* api -> parent: RECORD_CLOSED chained (or
+				   not), each answered */
+	PIPC_COPY_REMOVED	/* parent -> api: a node removed its own copies
+				   of a session's chained evidence */
 };
 
 #define PIPC_SECRET_MAX		64
@@ -95,9 +99,20 @@ struct pipc_record {
 	struct pipc_companion cap;	/* <name>.pcapng */
 };
 
+/* RECORD_EXPIRED (ok 1: audited, remove it; 0: keep) and
+ * RECORD_CHAINED (ok 1: record_closed is in the chain; 0: it is not). */
 struct pipc_expired {
 	char		file[STORE_PATH_MAX];
-	int32_t		ok;		/* 1: audited, remove it; 0: keep */
+	int32_t		ok;
+};
+
+/* COPY_REMOVED: what a node removed of its own copies of session id's
+ * evidence, each the digest of the chained control copy ("" not
+ * removed): the recording, the network log, the capture. */
+struct pipc_copy_removed {
+	char		id[STORE_ID_MAX];
+	char		node[64];
+	char		sha256[3][72];
 };
 
 struct pipc_extend {

@@ -66,6 +66,7 @@ static int	answer_failed(void *, struct ipc_msg *);
 static int	answer_ended(void *, struct ipc_msg *);
 static int	answer_record_closed(void *, struct ipc_msg *);
 static int	answer_record_expire(void *, struct ipc_msg *);
+static int	answer_copy_removed(void *, struct ipc_msg *);
 static void	pg_role_drop(struct pgrunner *, struct keyholder *,
 	    const char *);
 
@@ -76,6 +77,7 @@ static const struct ipc_handler api_permit[] = {
 	{ PIPC_SESSION_ENDED, answer_ended },
 	{ PIPC_RECORD_CLOSED, answer_record_closed },
 	{ PIPC_RECORD_EXPIRE, answer_record_expire },
+	{ PIPC_COPY_REMOVED, answer_copy_removed },
 	{ PIPC_NODES_DONE, api_nodes_done },	/* api/nodes.c */
 };
 
@@ -142,13 +144,13 @@ answer_started(void *ctx, struct ipc_msg *m)
 }
 
 /* A running session failed (the Slurm runner: its node died): audited
- * session.failed with why, then ended in the store with "failed: why".
- * Not running (a stale answer after the api gave up): nothing. */
+ * session.failed with why, then "failed" in the store with why.  Not
+ * running (a stale answer after the api gave up): nothing. */
 static void
 running_failed(struct pctx *c, const char *id, const char *why)
 {
 	struct store_session ss;
-	char reason[PIPC_REASON_MAX + 16], aerr[256];
+	char aerr[256];
 	json_t *rec;
 	int running;
 
@@ -163,8 +165,7 @@ running_failed(struct pctx *c, const char *id, const char *why)
 	    sizeof(aerr)) != 0)
 		log_warnx("%s", aerr);
 	json_decref(rec);
-	snprintf(reason, sizeof(reason), "failed: %s", why);
-	store_session_end(c->st, id, STORE_SESSION_ENDED, reason,
+	store_session_end(c->st, id, STORE_SESSION_FAILED, why,
 	    (int64_t)time(NULL));
 	pg_role_drop(c->pg, c->audit, id);
 }
@@ -233,7 +234,7 @@ answer_ended(void *ctx, struct ipc_msg *m)
 		return -1;
 	snprintf(why, sizeof(why), "the session ended (status %d)",
 	    (int)e.status);
-	/* revoked/expired stay so (STORE_ESTATE) */
+	/* revoked, expired and failed stay so (STORE_ESTATE) */
 	store_session_end(c->st, id, STORE_SESSION_ENDED, why,
 	    (int64_t)time(NULL));
 	pg_role_drop(c->pg, c->audit, id);
@@ -319,10 +320,24 @@ record_dataset(struct store *st, const char *id, json_t *d)
 	store_session_clear(&ss);
 }
 
+/* RECORD_CHAINED: whether file's record_closed is in the chain (the
+ * Slurm runner lets a node remove its own copies only then). */
+static int
+chained_send(int fd, const char *file, int ok)
+{
+	struct pipc_expired a;
+
+	memset(&a, 0, sizeof(a));
+	snprintf(a.file, sizeof(a.file), "%s", file);
+	a.ok = ok;
+	return ipc_send(fd, &pipc_proto, PIPC_RECORD_CHAINED, &a, sizeof(a),
+	    -1) == IPC_OK ? 0 : -1;
+}
+
 /*
  * RECORD_CLOSED: the recording's digest enters the audit chain first,
  * then the store's index of recordings (the index never names a digest
- * the chain does not have).
+ * the chain does not have); answered RECORD_CHAINED.
  */
 static int
 answer_record_closed(void *ctx, struct ipc_msg *msg)
@@ -338,8 +353,8 @@ answer_record_closed(void *ctx, struct ipc_msg *msg)
 	if (record_fields((const struct pipc_record *)msg->data, &m) != 0)
 		return -1;
 	if (store_recording_find(c->st, NULL, m.file, &sr) == STORE_OK &&
-	    strcmp(sr.sha256, m.sha256) == 0)
-		return 0;	/* recovered, but it was chained already */
+	    strcmp(sr.sha256, m.sha256) == 0)	/* recovered, but */
+		return chained_send(c->fd, m.file, 1);	/* chained already */
 	d = record_json(&m);
 	record_dataset(c->st, m.id, d);
 	rc = keyholder_append(c->audit, "record_closed", d, NULL, err,
@@ -349,13 +364,55 @@ answer_record_closed(void *ctx, struct ipc_msg *msg)
 		log_warnx("record_closed for %s not "
 		    "audited: %s: no further changes accepted", m.id, err);
 		api_set_read_only();	/* fail closed, as api_audit() */
-		return 0;
+		return chained_send(c->fd, m.file, 0);
 	}
 	if (store_recording_add(c->st, m.id, m.file, now, &id) != STORE_OK ||
 	    store_recording_close(c->st, id, m.sha256, (int64_t)m.size, now)
 	    != STORE_OK)
 		log_warnx("recording of %s not indexed: "
 		    "%s", m.id, store_errmsg(c->st));
+	return chained_send(c->fd, m.file, 1);
+}
+
+/* COPY_REMOVED: a node removed its own copies of a session's evidence,
+ * each the chained control copy's digest: record_node_removed. */
+static int
+answer_copy_removed(void *ctx, struct ipc_msg *msg)
+{
+	static const char *const what[] = { "recording", "network",
+	    "capture" };
+	struct pctx *c = ctx;
+	struct pipc_copy_removed m;
+	json_t *d;
+	char err[512];
+	size_t i;
+
+	memcpy(&m, msg->data, sizeof(m));
+	if (ipc_str_get(m.id, sizeof(m.id), ((struct pipc_copy_removed *)
+	    msg->data)->id, sizeof(m.id)) != 0 || !store_id_valid(m.id) ||
+	    ipc_str_get(m.node, sizeof(m.node), ((struct pipc_copy_removed *)
+	    msg->data)->node, sizeof(m.node)) != 0)
+		return -1;
+	d = json_pack("{s:s, s:s}", "session", m.id, "node", m.node);
+	for (i = 0; i < 3; i++) {
+		if (ipc_str_get(m.sha256[i], sizeof(m.sha256[i]),
+		    ((struct pipc_copy_removed *)msg->data)->sha256[i],
+		    sizeof(m.sha256[i])) != 0 || (m.sha256[i][0] != '\0' &&
+		    !sha256_hex_ok(m.sha256[i]))) {
+			json_decref(d);
+			return -1;
+		}
+		if (m.sha256[i][0] != '\0')
+			json_object_set_new(d, what[i], json_string(
+			    m.sha256[i]));
+	}
+	if (keyholder_append(c->audit, "record_node_removed", d, NULL, err,
+	    sizeof(err)) != 0) {
+		log_warnx("record_node_removed for %s not audited: %s: no "
+		    "further changes accepted", m.id, err);
+		api_set_read_only();
+	}
+	json_decref(d);
 	return 0;
 }
 

@@ -29,7 +29,7 @@ static const char *const known_types[] = {
 	"dataset.import", "dataset.verdict", "dataset.mount",
 	"dataset.unmount", "dataset.remove",
 	"recipient.add", "recipient.disable", "recipient.hours",
-	"record_closed", "record_expired",
+	"record_closed", "record_expired", "record_node_removed",
 	"session.create", "session.end", "session.expire", "session.extend",
 	"session.failed", "session.revoke", "session.pg_role",
 	"session.pg_role_drop", "session.pg_role_drop.failed",

@@ -38,7 +38,7 @@
  * the same binary today (fork without exec); the check catches a stale
  * helper binary once roles are exec'd.
  */
-#define IPC_VERSION		7
+#define IPC_VERSION		8
 
 #define IPC_HDR_LEN		12		/* version, type, len */
 #define IPC_MAX_PAYLOAD		(32u * 1024)	/* largest payload struct */

@@ -37,6 +37,7 @@
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
 
+#include "common/digest.h"
 #include "common/log.h"
 #include "control/evidence.h"
 #include "control/munge.h"
@@ -526,5 +527,86 @@ evidence_push(const struct gw_config *c, struct ev_stream *s, int all,
 		r = file_push(c, s, &fd, f, &budget, all, err, errlen);
 	if (fd >= 0)
 		close(fd);
+	return r;
+}
+
+/* ---- the node's own copies, once the control plane's are chained ---- */
+
+int
+evidence_file_name(const char *id, int f, char *buf, size_t len)
+{
+	int n = snprintf(buf, len, "%s%s", id, ev_ext[f]);
+
+	return f < 0 || f >= EVIDENCE_FILES || n < 0 || (size_t)n >= len ?
+	    -1 : 0;
+}
+
+/* File f of id under dfd: 0 absent, 1 present with its digest in hex
+ * (empty: ""), -1 with why (not a regular file, a symlink, unreadable). */
+static int
+copy_digest(int dfd, const char *id, int f, char hex[72], char *why,
+    size_t len)
+{
+	char name[STORE_ID_MAX + 16];
+	struct stat st;
+	int fd, r;
+
+	hex[0] = '\0';
+	if (evidence_file_name(id, f, name, sizeof(name)) != 0)
+		return snprintf(why, len, "a bad name"), -1;
+	if ((fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK |
+	    O_CLOEXEC)) < 0) {
+		if (errno == ENOENT)
+			return 0;
+		return snprintf(why, len, "%s: %s", name, errno == ELOOP ?
+		    "a symlink" : strerror(errno)), -1;
+	}
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return snprintf(why, len, "%s: not a regular file", name), -1;
+	}
+	r = st.st_size == 0 ? DIGEST_OK : digest_fd_hex(fd, hex);
+	close(fd);
+	if (r != DIGEST_OK)
+		return snprintf(why, len, "%s: %s", name, digest_strerror(r)),
+		    -1;
+	return 1;
+}
+
+int
+evidence_copies_remove(const struct gw_config *c, const char *id,
+    char want[EVIDENCE_FILES][72], int *mask, char got[EVIDENCE_FILES][72],
+    char *why, size_t len)
+{
+	char name[STORE_ID_MAX + 16];
+	int dfd, f, have[EVIDENCE_FILES], r = 0;
+
+	*mask = 0;
+	if (!store_id_valid(id))
+		return snprintf(why, len, "a bad session id"), -1;
+	if ((dfd = open(c->record_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) <
+	    0)
+		return snprintf(why, len, "%s: %s", c->record_dir,
+		    strerror(errno)), -1;
+	for (f = 0; f < EVIDENCE_FILES && r == 0; f++) {
+		have[f] = copy_digest(dfd, id, f, got[f], why, len);
+		if (have[f] < 0)
+			r = -1;
+		else if (have[f] == 1 && strcmp(got[f], strcmp(want[f],
+		    "-") == 0 ? "" : want[f]) != 0)
+			r = (snprintf(why, len, "%s%s is not the chained "
+			    "copy (sha256 %s here, %s there)", id, ev_ext[f],
+			    got[f][0] ? got[f] : "of nothing", want[f]), -1);
+	}
+	for (f = 0; f < EVIDENCE_FILES && r == 0; f++)
+		if (have[f] == 1 && evidence_file_name(id, f, name,
+		    sizeof(name)) == 0) {
+			if (unlinkat(dfd, name, 0) != 0)
+				r = (snprintf(why, len, "%s: %s", name,
+				    strerror(errno)), -1);
+			else
+				*mask |= 1 << f;
+		}
+	close(dfd);
 	return r;
 }

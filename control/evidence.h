@@ -83,4 +83,17 @@ struct ev_stream {
 int	evidence_push(const struct gw_config *c, struct ev_stream *s, int all,
 	    char *err, size_t errlen);
 
+/* The node's own copies of session id in record_dir, once the control
+ * plane's are chained with the digests want ("-": it holds none of that
+ * file): each must be a regular file (never a symlink's target) whose
+ * digest is want's, or empty where want is "-"; then all are removed,
+ * else none.  0 with *mask (bit f: file f removed) and each file's
+ * digest in got ("" when empty), or -1 with why (*mask: what an unlink
+ * that failed half-way did remove). */
+int	evidence_copies_remove(const struct gw_config *c, const char *id,
+	    char want[EVIDENCE_FILES][72], int *mask,
+	    char got[EVIDENCE_FILES][72], char *why, size_t len);
+/* The name of file f of session id ("<id>.cdsrec", ...) into buf. */
+int	evidence_file_name(const char *id, int f, char *buf, size_t len);
+
 #endif

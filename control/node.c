@@ -16,7 +16,12 @@
  *     (the job then exits);
  *   - every EVIDENCE_TICK_MS sends what grew of each session's
  *     recording, network log and capture to the control plane
- *     (control/evidence.h), and all of it before it reports "ended".
+ *     (control/evidence.h), and all of it before it reports "ended";
+ *   - after the end asks "copies JOB NODE" until the control plane says
+ *     its copy is chained ("remove" with its digests: the node's own
+ *     copies go if they are byte for byte that copy, and it says so,
+ *     "removed JOB NODE MASK"), or says to keep them, or HANDOVER_MS
+ *     pass.
  * `cdsgated node-job --socket PATH` is that job: unprivileged, it asks
  * and then waits.
  *
@@ -58,12 +63,24 @@ struct jconn {
 	struct ev_stream ev;		/* its evidence, to the control plane */
 };
 
+#define HANDOVER_MS	60000	/* an ended session's copies asked about */
+#define HANDOVER_EVERY_MS	1000
+
+/* An ended session whose evidence the control plane took: are the
+ * node's own copies still needed? */
+struct handover {
+	char		id[STORE_ID_MAX];	/* "": free */
+	int64_t		job;
+	long long	next_ms, until_ms;
+};
+
 struct uplink {
 	const struct gw_config	*c;
 	int			 ipc;	/* to the node's parent */
 	int			 lfd;	/* node_socket */
 	uid_t			 job_uid;
 	struct jconn		 j[PARENT_MAX_SESSIONS];
+	struct handover		 ho[PARENT_MAX_SESSIONS];
 };
 
 /* node_socket with "%n" as name. */
@@ -259,6 +276,102 @@ evidence_tick(struct uplink *u, long long *next)
 			evidence_send(u, &u->j[i], 0);
 }
 
+/* After j's end: its copies here are asked about from the next tick. */
+static void
+handover_add(struct uplink *u, const struct jconn *j)
+{
+	struct handover *h = NULL;
+	int i;
+
+	for (i = 0; i < PARENT_MAX_SESSIONS && h == NULL; i++)
+		if (u->ho[i].id[0] == '\0')
+			h = &u->ho[i];
+	if (h == NULL) {
+		log_warnx("session %s: too many ended sessions asked about; "
+		    "its copies here are kept", j->id);
+		return;
+	}
+	snprintf(h->id, sizeof(h->id), "%s", j->id);
+	h->job = j->job;
+	h->next_ms = munge_mono_ms() + EVIDENCE_TICK_MS;
+	h->until_ms = munge_mono_ms() + HANDOVER_MS;
+}
+
+/* "remove R N C": the copies here go if they are those; the control
+ * plane is told what went (it audits it). */
+static void
+handover_remove(struct uplink *u, struct handover *h, const char *ans)
+{
+	static const char *const what[EVIDENCE_FILES] = { "recording",
+	    "network log", "capture" };
+	char want[EVIDENCE_FILES][72], got[EVIDENCE_FILES][72], why[256];
+	char req[128], name[STORE_ID_MAX + 16], a[SLURM_TEXT_MAX + 8];
+	int mask = 0, f, r;
+
+	if (sscanf(ans, "ok remove %71s %71s %71s", want[0], want[1],
+	    want[2]) != 3) {
+		log_warnx("session %s: its copies here are kept: the control "
+		    "plane's answer is malformed", h->id);
+		return;
+	}
+	r = evidence_copies_remove(u->c, h->id, want, &mask, got, why,
+	    sizeof(why));
+	for (f = 0; f < EVIDENCE_FILES; f++)
+		if ((mask & (1 << f)) && evidence_file_name(h->id, f, name,
+		    sizeof(name)) == 0)
+			log_warnx("session %s: removed its %s %s/%s here "
+			    "(sha256 %s): the control plane's copy is chained",
+			    h->id, what[f], u->c->record_dir, name, got[f][0] ?
+			    got[f] : "of nothing: empty");
+	if (r != 0)
+		log_warnx("session %s: its copies here are kept: %s", h->id,
+		    why);
+	if (mask == 0)
+		return;
+	snprintf(req, sizeof(req), "removed %lld %.63s %d", (long long)h->job,
+	    u->c->node_name, mask);
+	tell(u, req, a, sizeof(a));
+}
+
+/* One ended session asked about: its copies removed or kept (entry
+ * freed), or asked again at the next step. */
+static void
+handover_ask(struct uplink *u, struct handover *h)
+{
+	char req[128], ans[SLURM_TEXT_MAX + 8], err[256];
+	long long now = munge_mono_ms();
+
+	snprintf(req, sizeof(req), "copies %lld %.63s", (long long)h->job,
+	    u->c->node_name);
+	if (munge_call(u->c, req, ans, sizeof(ans), err, sizeof(err)) != 0)
+		snprintf(ans, sizeof(ans), "wait (%.200s)", err);
+	if (strncmp(ans, "ok remove ", 10) == 0)
+		handover_remove(u, h, ans);
+	else if (strncmp(ans, "ok keep ", 8) == 0 || strncmp(ans, "no ", 3) ==
+	    0)
+		log_warnx("session %s: its copies here are kept: the control "
+		    "plane says %.200s", h->id, ans + 3);
+	else if (now < h->until_ms) {
+		h->next_ms = now + HANDOVER_EVERY_MS;
+		return;
+	} else
+		log_warnx("session %s: its copies here are kept: the control "
+		    "plane did not say its copy was chained within %d s "
+		    "(%.200s)", h->id, HANDOVER_MS / 1000, ans);
+	memset(h, 0, sizeof(*h));
+}
+
+static void
+handover_tick(struct uplink *u)
+{
+	int i;
+
+	for (i = 0; i < PARENT_MAX_SESSIONS; i++)
+		if (u->ho[i].id[0] != '\0' &&
+		    munge_mono_ms() >= u->ho[i].next_ms)
+			handover_ask(u, &u->ho[i]);
+}
+
 /* FAILED / ENDED: report "ended", release the job. */
 static void
 up_over(struct uplink *u, const char *id, int status)
@@ -271,7 +384,8 @@ up_over(struct uplink *u, const char *id, int status)
 	evidence_send(u, j, 1);	/* all of it there before "ended" */
 	snprintf(req, sizeof(req), "ended %lld %.63s %d", (long long)j->job,
 	    u->c->node_name, status < 0 ? 1 : status);
-	tell(u, req, ans, sizeof(ans));
+	if (tell(u, req, ans, sizeof(ans)) == 0 && j->ready)
+		handover_add(u, j);
 	snprintf(line, sizeof(line), "ended %d", status);
 	conn_close(j, line);
 }
@@ -314,7 +428,8 @@ up_record(void *ctx, struct ipc_msg *m)
 	return 0;
 }
 
-/* Retention asks: keep (the control plane's audit decides, not yet). */
+/* Retention asks: keep.  The node's copies go only once the control
+ * plane's are chained (handover_remove), not by age or size here. */
 static int
 up_expire(void *ctx, struct ipc_msg *m)
 {
@@ -413,6 +528,7 @@ uplink_main(struct uplink *u, pid_t parent)
 			    read(u->j[i].fd, sink, sizeof(sink)) <= 0)
 				conn_gone(u, &u->j[i]);
 		evidence_tick(u, &tick);
+		handover_tick(u);
 	}
 }
 

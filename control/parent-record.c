@@ -238,35 +238,41 @@ record_file_share(const struct parent *p, const char *f)
 /* RECORD_CLOSED to the api; once it is sent the file and its companions
  * become 0440 group auditor_group (auditors read them without root), the
  * mark that their digests went to the chain (parent_record_recover). */
-static void
+static int
 record_send_closed(struct parent *p, const struct pipc_record *m)
 {
 	if (p->ipc < 0 || ipc_send(p->ipc, &pipc_proto, PIPC_RECORD_CLOSED,
 	    m, sizeof(*m), -1) != IPC_OK)
-		return;
+		return -1;
 	record_file_share(p, m->file);
 	record_file_share(p, m->net.file);
 	record_file_share(p, m->cap.file);
+	return 0;
 }
 
 /* Session id's recording in record_dir is finished: its digest goes to
  * the api, with end. */
-void
-parent_record_chain(struct parent *p, const char *id, const char *end)
+int
+parent_record_chain(struct parent *p, const char *id, const char *end,
+    struct pipc_record *sent)
 {
 	struct pipc_record m;
 	char path[STORE_PATH_MAX];
 
 	if (record_path(p, id, path, sizeof(path)) != 0 ||
 	    access(path, F_OK) != 0)
-		return;		/* never made, or removed: nothing ran */
+		return -1;	/* never made, or removed: nothing ran */
 	if (record_msg(id, path, end, &m) != 0) {
 		log_warnx("session %s: cannot read its recording %s", id,
 		    path);
-		return;
+		return -1;
 	}
-	record_send_closed(p, &m);
+	if (record_send_closed(p, &m) != 0)
+		return -1;
 	p->retention_due = 1;
+	if (sent != NULL)
+		*sent = m;
+	return 0;
 }
 
 /* A supervisor was reaped: its recording's digest goes to the api. */
@@ -274,7 +280,7 @@ void
 parent_record_closed(struct parent *p, const struct psession *ps,
     int status)
 {
-	parent_record_chain(p, ps->id, end_word(ps, status));
+	parent_record_chain(p, ps->id, end_word(ps, status), NULL);
 }
 
 static int	record_busy(const struct parent *, const char *);

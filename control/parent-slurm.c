@@ -88,21 +88,24 @@ job_end_word(const struct pjob *j, int status, int failed)
 }
 
 /* The session is over: the receiver closes its control copy and says
- * so (EV_CLOSED), then it is chained. */
+ * so (EV_CLOSED), then it is chained; its node asks after its own
+ * copies (parent-copies.c). */
 static void
 evidence_close(struct parent *p, const struct pjob *j, const char *end)
 {
 	struct ev_close c;
+	int r;
 
 	if (!j->s.started || p->ev_pid <= 0)
 		return;
 	memset(&c, 0, sizeof(c));
 	snprintf(c.id, sizeof(c.id), "%s", j->s.id);
 	snprintf(c.end, sizeof(c.end), "%s", end);
-	if (ipc_send(p->ev_fd, &evidence_proto, EV_CLOSE, &c, sizeof(c),
-	    -1) != IPC_OK)
+	if ((r = ipc_send(p->ev_fd, &evidence_proto, EV_CLOSE, &c, sizeof(c),
+	    -1)) != IPC_OK)
 		log_warnx("session %s: the evidence receiver is gone; "
 		    "its recording is chained at the next start", j->s.id);
+	parent_copy_begin(p, j->s.id, j->job, j->node, r == IPC_OK);
 }
 
 static int
@@ -110,6 +113,7 @@ on_ev_closed(void *ctx, struct ipc_msg *m)
 {
 	struct parent *p = ctx;
 	struct ev_close c;
+	struct pipc_record sent;
 
 	memcpy(&c, m->data, sizeof(c));
 	if (ipc_str_get(c.id, sizeof(c.id), ((struct ev_close *)m->data)->id,
@@ -119,7 +123,8 @@ on_ev_closed(void *ctx, struct ipc_msg *m)
 		return -1;
 	log_warnx("session %s: %llu bytes of evidence came from its "
 	    "node", c.id, (unsigned long long)c.bytes);
-	parent_record_chain(p, c.id, c.end);
+	parent_copy_sent(p, c.id, parent_record_chain(p, c.id, c.end,
+	    &sent) == 0 ? &sent : NULL);
 	return 0;
 }
 
@@ -531,7 +536,8 @@ on_node(void *ctx, struct ipc_msg *m)
 	struct parent *p = ctx;
 	struct sl_node n;
 	struct pjob *j;
-	char why[80];
+	char why[80], text[320];
+	int ok;
 
 	memcpy(&n, m->data, sizeof(n));
 	if (ipc_str_get(n.node, sizeof(n.node), ((struct sl_node *)m->data)
@@ -540,6 +546,13 @@ on_node(void *ctx, struct ipc_msg *m)
 	    ipc_str_get(n.ws_token, sizeof(n.ws_token), ((struct sl_node *)
 	    m->data)->ws_token, sizeof(n.ws_token)) != 0)
 		return -1;
+	if (n.what == SLN_COPIES || n.what == SLN_REMOVED) {
+		ok = n.what == SLN_COPIES ? parent_copy_ask(p, &n, text,
+		    sizeof(text)) : parent_copy_removed(p, &n, text,
+		    sizeof(text));
+		answer(p, ok, text);
+		return 0;
+	}
 	if ((j = job_by_job(p, n.job)) == NULL || n.job <= 0) {
 		answer(p, 0, "not a job of this control plane's");
 		return 0;

@@ -34,6 +34,7 @@ static int	answer_stop(void *, struct ipc_msg *);
 static int	answer_expired(void *, struct ipc_msg *);
 static int	answer_nodes(void *, struct ipc_msg *);
 static int	answer_extend(void *, struct ipc_msg *);
+static int	answer_chained(void *, struct ipc_msg *);
 
 /* What the api may ask of the parent: nothing else. */
 static const struct ipc_handler parent_permit[] = {
@@ -42,6 +43,7 @@ static const struct ipc_handler parent_permit[] = {
 	{ PIPC_RECORD_EXPIRED, answer_expired },
 	{ PIPC_NODES, answer_nodes },
 	{ PIPC_SESSION_EXTEND, answer_extend },
+	{ PIPC_RECORD_CHAINED, answer_chained },
 };
 
 /* Usage text answers whoever typed the command: output, not a log line
@@ -98,6 +100,21 @@ answer_expired(void *ctx, struct ipc_msg *m)
 
 	memcpy(&e, m->data, sizeof(e));
 	return parent_record_expired(ctx, &e);
+}
+
+/* RECORD_CHAINED: a recording's record_closed is in the chain (or not);
+ * the Slurm runner's nodes may then remove their own copies. */
+static int
+answer_chained(void *ctx, struct ipc_msg *m)
+{
+	struct pipc_expired e;
+
+	memcpy(&e, m->data, sizeof(e));
+	if (ipc_str_get(e.file, sizeof(e.file), ((struct pipc_expired *)
+	    m->data)->file, sizeof(e.file)) != 0)
+		return -1;
+	parent_copy_chained(ctx, e.file, e.ok == 1);
+	return 0;
 }
 
 /* NODES: the Slurm runner's nodes (answered when the helper has them). */

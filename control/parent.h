@@ -63,6 +63,27 @@ struct pjob {
 
 #define PARENT_KEPT_MAX		256	/* recordings retention may not remove */
 
+/* A Slurm session's evidence after its end (parent-slurm.c): may its
+ * node remove its own copies?  Only once the control copy is chained. */
+enum pcopy_state {
+	PCOPY_FREE = 0,
+	PCOPY_CLOSING,		/* EV_CLOSE sent, the receiver closes it */
+	PCOPY_SENT,		/* sealed, RECORD_CLOSED sent to the api */
+	PCOPY_CHAINED,		/* RECORD_CHAINED ok: "remove" */
+	PCOPY_KEEP		/* not chained: "keep" and why */
+};
+
+struct pcopy {
+	int		state;		/* enum pcopy_state */
+	char		id[STORE_ID_MAX];
+	int64_t		job;
+	char		node[64];
+	char		file[STORE_PATH_MAX];	/* the control copy */
+	char		sha256[3][72];	/* recording, network log, capture
+					   as chained; "" none */
+	char		why[128];	/* PCOPY_KEEP */
+};
+
 struct parent {
 	struct gw_config	 cfg;
 	int			 ipc;		/* to the api */
@@ -89,6 +110,8 @@ struct parent {
 	struct pjob		 jobs[PARENT_MAX_SESSIONS];
 	pid_t			 ev_pid;	/* the evidence receiver */
 	int			 ev_fd;
+	struct pcopy		 copies[PARENT_MAX_SESSIONS];	/* ended */
+	int			 copy_next;	/* the slot a new one takes */
 };
 
 int	parent_serve_cmd(int argc, char **argv);
@@ -136,6 +159,18 @@ void	parent_slurm_extend(struct parent *p, const char *id,
 	    int64_t expires);
 const struct psession *parent_slurm_session(const struct parent *p,
 	    const char *id);
+/* parent-copies.c: may a node remove its own copies of a session's
+ * evidence?  (Answers the nodes' "copies" and "removed".) */
+struct sl_node;
+void	parent_copy_begin(struct parent *p, const char *id, int64_t job,
+	    const char *node, int receiving);
+void	parent_copy_sent(struct parent *p, const char *id,
+	    const struct pipc_record *m);
+void	parent_copy_chained(struct parent *p, const char *file, int ok);
+int	parent_copy_ask(struct parent *p, const struct sl_node *n,
+	    char *text, size_t len);
+int	parent_copy_removed(struct parent *p, const struct sl_node *n,
+	    char *text, size_t len);
 /* parent-door.c: the front door (front_door_listen; a no-op without) */
 int	parent_door_start(struct parent *p, int sigfd);
 void	parent_door_upstream(const struct parent *p, struct psession *ps);
@@ -150,8 +185,9 @@ void	parent_door_stop(struct parent *p);
 /* parent-record.c */
 int	parent_record_dir(const struct gw_config *c);
 int	parent_record_room(const struct parent *p, char *why, size_t len);
-void	parent_record_chain(struct parent *p, const char *id,
-	    const char *end);
+/* 0 when its digest went to the api (*sent, if not NULL, says what). */
+int	parent_record_chain(struct parent *p, const char *id,
+	    const char *end, struct pipc_record *sent);
 void	parent_record_closed(struct parent *p, const struct psession *ps,
 	    int status);
 void	parent_record_recover(struct parent *p);

@@ -326,6 +326,24 @@ check_ready(const struct gw_config *c, struct sl_node *n, const char *peer,
 	return 0;
 }
 
+/* "copies"/"removed" about a job that is over: Slurm no longer says
+ * where it ran, so the request must come from the node's NodeAddr (a
+ * node asks only about its own copies). */
+static int
+from_node(const struct gw_config *c, const struct sl_node *n,
+    const char *peer, char *why, size_t len)
+{
+	char slurm[SLURM_ADDR_MAX];
+
+	if (node_addr(c, n->node, slurm, sizeof(slurm)) != 0)
+		return snprintf(why, len, "scontrol knows no node %s",
+		    n->node), -1;
+	if (strcmp(slurm, peer) != 0)
+		return snprintf(why, len, "a request for %.63s from %.46s, but "
+		    "its NodeAddr is %.46s", n->node, peer, slurm), -1;
+	return 0;
+}
+
 /* Parse and check a node's request into n.  0, or -1 with why. */
 static int
 node_parse(const struct gw_config *c, const char *req, const char *peer,
@@ -351,11 +369,18 @@ node_parse(const struct gw_config *c, const char *req, const char *peer,
 		n->port = port;
 		return job_on_node(c, n->job, n->node, why, len) != 0 ? -1 :
 		    check_ready(c, n, peer, why, len);
-	} else if (strcmp(verb, "ended") == 0 && k == 4 &&
-	    strspn(a, "0123456789") == strlen(a) && strlen(a) < 6) {
-		n->what = SLN_ENDED;
+	} else if ((strcmp(verb, "ended") == 0 || strcmp(verb,
+	    "removed") == 0) && k == 4 && strspn(a, "0123456789") ==
+	    strlen(a) && strlen(a) < 6) {
+		/* the job is over: Slurm has nothing to say of it, the
+		   parent checks it is that node's */
+		n->what = verb[0] == 'e' ? SLN_ENDED : SLN_REMOVED;
 		n->status = atoi(a);
-		return 0;
+		return n->what == SLN_ENDED ? 0 : from_node(c, n, peer, why,
+		    len);
+	} else if (strcmp(verb, "copies") == 0 && k == 3) {
+		n->what = SLN_COPIES;
+		return from_node(c, n, peer, why, len);
 	} else
 		return snprintf(why, len, "a malformed request"), -1;
 	return job_on_node(c, n->job, n->node, why, len);

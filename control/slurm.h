@@ -38,7 +38,13 @@ enum slurm_msg {
 	SL_EXTEND		/* parent -> helper: a job's new time limit */
 };
 
-enum slurm_node_what { SLN_ASK = 1, SLN_READY, SLN_ENDED };
+enum slurm_node_what {
+	SLN_ASK = 1,
+	SLN_READY,
+	SLN_ENDED,
+	SLN_COPIES,	/* after the end: may it remove its own copies? */
+	SLN_REMOVED	/* what of them it removed (status: a mask) */
+};
 
 struct sl_submit {
 	char		id[STORE_ID_MAX];
@@ -68,7 +74,7 @@ struct sl_node {
 	char		addr[SLURM_ADDR_MAX];	/* READY: numeric */
 	uint32_t	port;			/* READY */
 	char		ws_token[PIPC_TOKEN_MAX];	/* READY */
-	int32_t		status;			/* ENDED */
+	int32_t		status;		/* ENDED; REMOVED: bit f, file f */
 };
 
 struct sl_answer {

@@ -97,33 +97,79 @@ static const char *const migrations[] = {
 	/* 2 -> 3: retention removes recordings; the index keeps when. */
 	"ALTER TABLE recordings ADD COLUMN expired INTEGER;"
 	"CREATE INDEX recordings_by_path ON recordings(path);",
+
+	/* 3 -> 4: a running session can end "failed" (its compute node
+	   died).  The states are a CHECK of the table, which SQLite cannot
+	   alter: the table is rebuilt as SQLite documents it (a new table,
+	   the rows copied, the old one dropped, the new one renamed, its
+	   index made again), with foreign keys off around the transaction
+	   and checked before it commits (migrate_one).  recordings still
+	   names sessions(id). */
+	"CREATE TABLE sessions_new ("
+	" id TEXT PRIMARY KEY,"
+	" recipient TEXT NOT NULL REFERENCES recipients(id),"
+	" dataset INTEGER NOT NULL REFERENCES datasets(id),"
+	" state TEXT NOT NULL CHECK (state IN"
+	"  ('created', 'running', 'ended', 'revoked', 'expired', 'failed')),"
+	" policy TEXT NOT NULL,"
+	" cred_hash TEXT NOT NULL,"
+	" created INTEGER NOT NULL,"
+	" expires INTEGER NOT NULL,"
+	" updated INTEGER NOT NULL,"
+	" reason TEXT NOT NULL DEFAULT '');"
+	"INSERT INTO sessions_new (id, recipient, dataset, state, policy,"
+	" cred_hash, created, expires, updated, reason)"
+	" SELECT id, recipient, dataset, state, policy, cred_hash, created,"
+	" expires, updated, reason FROM sessions;"
+	"DROP TABLE sessions;"
+	"ALTER TABLE sessions_new RENAME TO sessions;"
+	"CREATE INDEX sessions_by_recipient ON sessions(recipient, state);",
 };
 
 _Static_assert(sizeof(migrations) / sizeof(migrations[0]) ==
     STORE_SCHEMA_VERSION, "one migration per schema version");
 
-/* Run migration `from` (-> from + 1) in its own transaction. */
+/* Run migration `from` (-> from + 1) in its own transaction, foreign
+ * keys off around it (a table rebuild drops a table others name; the
+ * pragma is a no-op inside a transaction) and checked before COMMIT. */
 static int
 migrate_one(struct store *s, int from, char *err, size_t errlen)
 {
 	char bump[64];
+	int rc = STORE_OK;
 
 	snprintf(bump, sizeof(bump), "PRAGMA user_version = %d;", from + 1);
-	if (store_exec(s, "BEGIN IMMEDIATE;") != STORE_OK)
-		goto fail;
+	if (store_exec(s, "PRAGMA foreign_keys = OFF;") != STORE_OK ||
+	    store_exec(s, "BEGIN IMMEDIATE;") != STORE_OK) {
+		rc = STORE_EIO;
+		goto out;
+	}
 	if (store_exec(s, migrations[from]) != STORE_OK ||
 	    store_exec(s, bump) != STORE_OK) {
 		snprintf(err, errlen, "migration %d -> %d: %s", from, from + 1,
 		    sqlite3_errmsg(s->db));
-		store_exec(s, "ROLLBACK;");
-		return STORE_ESCHEMA;
+		rc = STORE_ESCHEMA;
+	} else if (store_count(s, "SELECT count(*) FROM"
+	    " pragma_foreign_key_check;", NULL, 0) != 0) {
+		snprintf(err, errlen, "migration %d -> %d: rows would name "
+		    "rows that are not there (foreign keys)", from, from + 1);
+		rc = STORE_ESCHEMA;
 	}
-	if (store_exec(s, "COMMIT;") != STORE_OK)
-		goto fail;
-	return STORE_OK;
-fail:
-	snprintf(err, errlen, "migration %d: %s", from, sqlite3_errmsg(s->db));
-	return STORE_EIO;
+	if (rc == STORE_ESCHEMA)
+		store_exec(s, "ROLLBACK;");
+	else if (store_exec(s, "COMMIT;") != STORE_OK)
+		rc = STORE_EIO;
+out:
+	if (rc == STORE_EIO)
+		snprintf(err, errlen, "migration %d: %s", from,
+		    sqlite3_errmsg(s->db));
+	if (store_exec(s, "PRAGMA foreign_keys = ON;") != STORE_OK &&
+	    rc == STORE_OK) {
+		snprintf(err, errlen, "foreign keys back on: %s",
+		    sqlite3_errmsg(s->db));
+		rc = STORE_EIO;
+	}
+	return rc;
 }
 
 int

@@ -1,8 +1,10 @@
 /*
  * store/session.c — provisioned sessions and the index of recordings.
  *
- *   created --start--> running --end--> ended | revoked | expired
+ *   created --start--> running --end--> ended | revoked | expired | failed
  *   created --end--> revoked | expired
+ *
+ * Only created and running are live; the rest are final.
  *
  * A session can only be provisioned on a mounted dataset for an enabled
  * recipient under its concurrency limit; the checks and the insert are
@@ -29,6 +31,7 @@ static const char *const state_names[] = {
 	[STORE_SESSION_ENDED] = "ended",
 	[STORE_SESSION_REVOKED] = "revoked",
 	[STORE_SESSION_EXPIRED] = "expired",
+	[STORE_SESSION_FAILED] = "failed",
 };
 #define NSTATES (sizeof(state_names) / sizeof(state_names[0]))
 
@@ -199,12 +202,14 @@ store_session_end(struct store *s, const char *id,
 	int rc;
 
 	if (to != STORE_SESSION_ENDED && to != STORE_SESSION_REVOKED &&
-	    to != STORE_SESSION_EXPIRED)
+	    to != STORE_SESSION_EXPIRED && to != STORE_SESSION_FAILED)
 		return STORE_EINVAL;
-	/* A session that never ran did not "end": it was revoked/expired. */
+	/* A session that never ran did not "end" or "fail": it was
+	   revoked or expired. */
 	if ((rc = store_prepare(s, "UPDATE sessions SET state = ?2,"
 	    " reason = ?3, updated = ?4 WHERE id = ?1 AND (state = 'running'"
-	    " OR (state = 'created' AND ?2 <> 'ended'));", &st)) != STORE_OK)
+	    " OR (state = 'created' AND ?2 NOT IN ('ended', 'failed')));",
+	    &st)) != STORE_OK)
 		return rc;
 	sqlite3_bind_text(st, 1, id, -1, SQLITE_STATIC);
 	sqlite3_bind_text(st, 2, state_names[to], -1, SQLITE_STATIC);

@@ -20,7 +20,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define STORE_SCHEMA_VERSION	3
+#define STORE_SCHEMA_VERSION	4
 
 enum store_status {
 	STORE_OK = 0,
@@ -153,7 +153,9 @@ enum store_session_state {
 	STORE_SESSION_RUNNING,
 	STORE_SESSION_ENDED,	/* ended by itself: idle, duration, SIGTERM */
 	STORE_SESSION_REVOKED,
-	STORE_SESSION_EXPIRED
+	STORE_SESSION_EXPIRED,
+	STORE_SESSION_FAILED	/* it ran and its host failed under it (the
+				   Slurm runner: its node died) */
 };
 
 const char	*store_session_state_name(enum store_session_state st);
@@ -183,7 +185,8 @@ int	store_session_get(struct store *s, const char *id,
 	    struct store_session *ss);
 /* created -> running; refused once expired (STORE_ESTATE). */
 int	store_session_start(struct store *s, const char *id, int64_t now);
-/* created|running -> ended|revoked|expired with a reason. */
+/* created|running -> revoked|expired, running -> ended|failed, with a
+ * reason.  Every state but created and running is final. */
 int	store_session_end(struct store *s, const char *id,
 	    enum store_session_state to, const char *reason, int64_t now);
 /* New expiry for a live session (must be later than now). */

@@ -18,15 +18,18 @@
 # (gone from squeue within 2 s), drops the relayed connection at once
 # and ends the node's session; `cdsgate
 # node list` shows the sessions per node; every process of one node is
-# killed: its session ends failed (audited session.failed) and the next
-# goes to the other node; the Slurm helper, the evidence receiver and the
+# killed: its session is failed in the store and the API (audited
+# session.failed; a revoke of it refused) and the next goes to the other
+# node; the Slurm helper, the evidence receiver and the
 # live node's uplink run filtered (Seccomp 2); SIGTERM to the daemon
 # cancels the rest; the audit log verifies.  Evidence: each session's
 # recording and network log are on the control node while it runs
 # (growing, a prefix of the node's file), the whole recording after its
 # end (replay SESSION reads it), the dead node's up to the last chunk
 # received (replay reads it), and record_closed chains each control
-# copy's digest.
+# copy's digest; once it is chained the live node removes its own copies
+# (logged with the chained digest, audited record_node_removed), the
+# dead node nothing.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib-slurm.sh"
 
@@ -345,8 +348,27 @@ revoked_ended() {
 }
 check "the node reported the session's end; the store says revoked" revoked_ended
 for _ in $(seq 50); do grep -q "session $(cat "$D/s1.id"): [0-9]* bytes of evidence came" "$D/err" && break; sleep 0.1; done
-check "after the end the control copy is the node's whole recording ($(size "$REC1") of $(size "$NREC1") bytes)" \
-	cmp "$REC1" "$NREC1"
+# sha F: F's SHA-256 in hex
+sha() { sha256sum "$1" | cut -d' ' -f1; }
+# the node's digest of its whole recording when it closed (its log)
+NSHA1=$(sed -n "s/.*session $(cat "$D/s1.id"): recording closed here (sha256 \([0-9a-f]*\)).*/\1/p" "$D/$N1/err" | head -n 1)
+check "after the end the control copy is the node's whole recording (sha256 $(sha "$REC1" | head -c 16)..., the node's at its close $(echo "$NSHA1" | head -c 16)...)" \
+	test "$(sha "$REC1")" = "$NSHA1"
+# ---- the node's own copies go once the control copy is chained ----
+wait_line "$D/$N1/err" "session $(cat "$D/s1.id"): removed its recording" 15
+diag "revoke -> the node's own copies removed: $(( ($(date +%s%N) - t0) / 1000000 )) ms (at most this)"
+NRM1=$(sed -n "s|.*session $(cat "$D/s1.id"): removed its recording $D/$N1/rec/$(cat "$D/s1.id").cdsrec here (sha256 \([0-9a-f]*\)).*|\1|p" "$D/$N1/err")
+check "$N1 removed its own copy of session 1's recording, logged with the chained digest ($(echo "$NRM1" | head -c 16)...)" \
+	sh -c "[ -n '$NRM1' ] && [ '$NRM1' = '$(sha "$REC1")' ] && [ ! -e '$NREC1' ]"
+diag "$N1: $(grep -m1 "session $(cat "$D/s1.id"): removed its recording" "$D/$N1/err" | cut -c1-300)"
+check "and its network log and capture: $N1's record_dir holds nothing of session 1" \
+	sh -c "! ls '$D/$N1/rec' | grep -qF '$(cat "$D/s1.id")' && grep -q 'session $(cat "$D/s1.id"): removed its network log' '$D/$N1/err'"
+check "the control plane said its copy was chained before (chained; node $N1 may remove its own)" \
+	grep -q "session $(cat "$D/s1.id"): its control copy is chained; node $N1 may remove its own" "$D/err"
+printf 'copies %s %s' "$J1" "$N1" | munge --socket="$MUNGE_SOCK" > "$D/cred"
+send_cred "$D/cred" | unmunge --socket="$MUNGE_SOCK" --metadata=/dev/null > "$D/copies.ans" 2>&1
+check "root asking about $N1's copies from off the node is refused ($(head -c 120 "$D/copies.ans"))" \
+	sh -c "grep -q '^no a request for $N1 from $CTL_ADDR1, but its NodeAddr is' '$D/copies.ans'"
 "$CDSGATE" replay "$(cat "$D/s1.id")" --info > "$D/info1.txt" 2>&1; rc=$?
 check "cdsgate replay SESSION --info reads it on the control node (exit $rc; $(grep -m1 '^complete' "$D/info1.txt"))" \
 	sh -c "[ $rc -eq 0 ] && grep -q '^complete: yes' '$D/info1.txt'"
@@ -366,13 +388,23 @@ node_kill "${N2#node}"
 node_failed() {
 	wait_line "$D/err" "session $(cat "$D/s2.id") .job $J2 on $N2.: failed: Slurm no longer runs its job" 60 &&
 		sqlite3 "$D/state/store.db" "select state || ' ' || reason from sessions where id='$(cat "$D/s2.id")'" > "$D/s2.state" &&
-		grep -q "^ended failed: Slurm no longer runs its job" "$D/s2.state"
+		grep -q "^failed Slurm no longer runs its job" "$D/s2.state"
 }
-check "every process of $N2 killed: its session ends, failed: Slurm no longer runs its job ($(grep -o "session $(cat "$D/s2.id") .job.*failed.*" "$D/err" | head -c 160))" node_failed
+check "every process of $N2 killed: its session is failed in the store, reason: Slurm no longer runs its job" node_failed
+diag "store: $(cat "$D/s2.state")"
 diag "node death -> session failed: $(( ($(date +%s%N) - t0) / 1000000 )) ms (SlurmdTimeout 10 s)"
 "$CDSGATE" session list > "$D/list.out" 2>&1
-check "cdsgate session list shows it ended, failed, with the reason ($(grep "^$(cat "$D/s2.id") " "$D/list.out" | head -c 200))" \
-	grep -Eq "^$(cat "$D/s2.id") .* ended .*failed: Slurm no longer runs its job" "$D/list.out"
+check "cdsgate session list shows it failed, with the reason ($(grep "^$(cat "$D/s2.id") " "$D/list.out" | head -c 200))" \
+	grep -Eq "^$(cat "$D/s2.id") .* failed .*Slurm no longer runs its job" "$D/list.out"
+"$CDSGATE" session show "$(cat "$D/s2.id")" --json > "$D/show2.json" 2>&1
+check "the API says so too (GET /v1/sessions/ID: state failed, its reason)" python3 - "$D/show2.json" <<'PY'
+import json, sys
+s = json.load(open(sys.argv[1]))
+assert s["state"] == "failed" and s["reason"].startswith("Slurm no longer runs its job"), s
+PY
+"$CDSGATE" session revoke "$(cat "$D/s2.id")" > "$D/rev2.out" 2>&1; rc=$?
+check "revoking the failed session is refused as for an ended one (exit $rc: $(head -c 120 "$D/rev2.out"))" \
+	sh -c "[ $rc -eq 2 ] && grep -q 'state' '$D/rev2.out'"
 for _ in $(seq 50); do grep -q "session $(cat "$D/s2.id"): [0-9]* bytes of evidence came" "$D/err" && break; sleep 0.1; done
 check "the dead node's recording is on the control node: a prefix of what the node wrote ($(size "$REC2") of $(size "$NREC2") bytes)" \
 	sh -c "[ $(size "$REC2") -gt 0 ] && cmp -n $(size "$REC2") '$REC2' '$NREC2'"
@@ -381,6 +413,8 @@ check "cdsgate replay --info reads it up to the last chunk received (exit $rc; $
 	sh -c "[ $rc -eq 0 ] && grep -q '^complete: ' '$D/info2.txt'"
 "$CDSGATE" replay "$REC2" --keys > "$D/keys2.txt" 2>&1; rc=$?
 check "cdsgate replay --keys reads it (exit $rc)" test "$rc" -eq 0
+check "nothing was removed on the dead node: its recording is still in its record_dir ($(size "$NREC2") bytes)" \
+	sh -c "[ $(size "$NREC2") -ge $(size "$REC2") ] && ! grep -q 'session $(cat "$D/s2.id"): removed' '$D/$N2/err'"
 check "session 3 (alice) after the node died ($(head -c 200 "$D/s3.err"))" create alice 3
 read -r A3 N3 J3 < "$D/s3.where"
 check "it went to the live node ($N3, job $J3; $N2 is dead)" test "$N3" = "$N1"
@@ -434,6 +468,17 @@ recs = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
 f = [r for r in recs if r.get("type") == "session.failed"]
 assert any(json.dumps(r).find(sys.argv[2]) >= 0 and
            "Slurm no longer runs its job" in json.dumps(r) for r in f), f
+PY
+check "record_node_removed: $N1 removed session 1's copies, the chained digests; none of the dead node's" python3 - "$D/audit/audit.log" "$(cat "$D/s1.id")" "$(cat "$D/s2.id")" "$N1" "$REC1" <<'PY'
+import hashlib, json, sys
+recs = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+rm = [r["data"] for r in recs if r.get("type") == "record_node_removed"]
+closed = {r["data"]["session"]: r["data"] for r in recs if r.get("type") == "record_closed"}
+s1 = [d for d in rm if d["session"] == sys.argv[2]]
+assert len(s1) == 1 and s1[0]["node"] == sys.argv[4], rm
+assert s1[0]["recording"] == closed[sys.argv[2]]["sha256"] == hashlib.sha256(open(sys.argv[5], "rb").read()).hexdigest(), s1
+assert s1[0].get("network") == closed[sys.argv[2]]["network"]["sha256"], (s1, closed[sys.argv[2]])
+assert not [d for d in rm if d["session"] == sys.argv[3]], rm
 PY
 
 done_testing

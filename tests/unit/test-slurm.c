@@ -1,16 +1,31 @@
 /*
  * tests/unit/test-slurm.c — the Slurm runner's library parts: running a
  * command bounded in and out (control/cmdrun.c), the session text a node
- * gets and its reader (control/slurm.c), ADDR:PORT (control/munge.c).
- * MUNGE itself and Slurm run in tests/regress/085-slurm.sh.
+ * gets and its reader (control/slurm.c), ADDR:PORT (control/munge.c),
+ * and a node's removal of its own copies of a session's evidence once
+ * the control plane's are chained (control/evidence.c): only regular
+ * files, never through a symlink, each byte for byte the chained copy,
+ * all or none; and the control plane's side of it (control/
+ * parent-copies.c): "remove" only once the api said the copy is
+ * chained, to the node it ran on.  MUNGE itself and Slurm run in
+ * tests/regress/087-slurm.sh.
  */
 #include "config.h"
 
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
+#include "common/digest.h"
 #include "control/cmdrun.h"
+#include "control/evidence.h"
 #include "control/munge.h"
+#include "control/parent.h"
 #include "control/slurm.h"
 #include "tests/tap.h"
 
@@ -109,11 +124,167 @@ test_resolve(void)
 	    "names, a missing port, a service name: refused (numeric only)");
 }
 
+/* dir/name with text in it ("" makes it empty). */
+static void
+put(const char *dir, const char *name, const char *text)
+{
+	char p[512];
+	FILE *f;
+
+	snprintf(p, sizeof(p), "%s/%s", dir, name);
+	if ((f = fopen(p, "w")) != NULL) {
+		fputs(text, f);
+		fclose(f);
+	}
+}
+
+static int
+there(const char *dir, const char *name)
+{
+	char p[512];
+	struct stat st;
+
+	snprintf(p, sizeof(p), "%s/%s", dir, name);
+	return lstat(p, &st) == 0;
+}
+
+static void
+test_copies(void)
+{
+	static struct gw_config c;
+	char want[EVIDENCE_FILES][72], got[EVIDENCE_FILES][72], why[256];
+	char dir[] = "/tmp/cdsgate-copies-XXXXXX", outside[512], p[512];
+	int mask = -1, rc;
+
+	if (mkdtemp(dir) == NULL) {
+		tap_ok(0, "mkdtemp: %s", strerror(errno));
+		return;
+	}
+	snprintf(c.record_dir, sizeof(c.record_dir), "%s", dir);
+	put(dir, "s-a.cdsrec", "recording");
+	put(dir, "s-a.network.jsonl", "net");
+	digest_buf_hex("recording", 9, want[0]);
+	digest_buf_hex("net", 3, want[1]);
+	snprintf(want[2], sizeof(want[2]), "-");
+	put(dir, "s-b.cdsrec", "recording");
+	rc = evidence_copies_remove(&c, "s-a", want, &mask, got, why,
+	    sizeof(why));
+	tap_ok(rc == 0 && mask == 3 && !there(dir, "s-a.cdsrec") &&
+	    !there(dir, "s-a.network.jsonl") && strcmp(got[0], want[0]) == 0 &&
+	    there(dir, "s-b.cdsrec"), "copies that are the chained ones go "
+	    "(mask %d), with their digests; another session's stay", mask);
+
+	put(dir, "s-c.cdsrec", "recording");
+	put(dir, "s-c.network.jsonl", "net, and more than was chained");
+	tap_ok(evidence_copies_remove(&c, "s-c", want, &mask, got, why,
+	    sizeof(why)) == -1 && mask == 0 && there(dir, "s-c.cdsrec") &&
+	    there(dir, "s-c.network.jsonl") && strstr(why,
+	    "s-c.network.jsonl is not the chained copy") != NULL,
+	    "one file not the chained copy: none goes (%s)", why);
+
+	put(dir, "s-d.cdsrec", "recording");
+	put(dir, "s-d.pcapng", "a capture the control plane does not hold");
+	tap_ok(evidence_copies_remove(&c, "s-d", want, &mask, got, why,
+	    sizeof(why)) == -1 && there(dir, "s-d.cdsrec") && there(dir,
+	    "s-d.pcapng"), "a file the control plane holds no copy of: "
+	    "kept, and the rest with it (%s)", why);
+	put(dir, "s-e.cdsrec", "recording");
+	put(dir, "s-e.pcapng", "");
+	rc = evidence_copies_remove(&c, "s-e", want, &mask, got, why,
+	    sizeof(why));
+	tap_ok(rc == 0 && mask == 5 && !there(dir, "s-e.pcapng"),
+	    "an empty one where it holds none goes (mask %d)", mask);
+
+	snprintf(outside, sizeof(outside), "%s-outside", dir);
+	put("/", outside + 1, "recording");
+	snprintf(p, sizeof(p), "%s/s-f.cdsrec", dir);
+	tap_ok(symlink(outside, p) == 0 && evidence_copies_remove(&c, "s-f",
+	    want, &mask, got, why, sizeof(why)) == -1 && mask == 0 &&
+	    there(dir, "s-f.cdsrec") && access(outside, F_OK) == 0 &&
+	    strstr(why, "a symlink") != NULL, "a symlink is never followed "
+	    "(its target is the chained bytes): kept, and its target (%s)",
+	    why);
+	tap_ok(evidence_copies_remove(&c, "../x", want, &mask, got, why,
+	    sizeof(why)) == -1, "a session id with a slash is refused");
+	unlink(p);
+	unlink(outside);
+	snprintf(p, sizeof(p), "rm -rf '%s'", dir);
+	tap_ok(system(p) == 0, "clean up");
+}
+
+/* The control plane's answer to node's request what about job. */
+static int
+ask(struct parent *p, int what, int64_t job, const char *node, int mask,
+    char *text, size_t len)
+{
+	struct sl_node n;
+
+	memset(&n, 0, sizeof(n));
+	n.what = what;
+	n.job = job;
+	n.status = mask;
+	snprintf(n.node, sizeof(n.node), "%s", node);
+	return what == SLN_COPIES ? parent_copy_ask(p, &n, text, len) :
+	    parent_copy_removed(p, &n, text, len);
+}
+
+static void
+test_handover(void)
+{
+	static struct parent p;
+	struct pipc_record m;
+	char t[320];
+
+	p.ipc = -1;
+	memset(&m, 0, sizeof(m));
+	snprintf(m.file, sizeof(m.file), "/rec/s-a.cdsrec");
+	snprintf(m.sha256, sizeof(m.sha256), "%064d", 1);
+	snprintf(m.net.sha256, sizeof(m.net.sha256), "%064d", 2);
+	parent_copy_begin(&p, "s-a", 7, "node1", 1);
+	tap_ok(ask(&p, SLN_COPIES, 7, "node1", 0, t, sizeof(t)) == 1 &&
+	    strcmp(t, "wait") == 0, "closing: wait (%s)", t);
+	tap_ok(ask(&p, SLN_COPIES, 7, "node2", 0, t, sizeof(t)) == 0 &&
+	    ask(&p, SLN_COPIES, 8, "node1", 0, t, sizeof(t)) == 0,
+	    "another node, another job: refused (%s)", t);
+	parent_copy_sent(&p, "s-a", &m);
+	parent_copy_chained(&p, "/rec/other.cdsrec", 1);
+	tap_ok(ask(&p, SLN_COPIES, 7, "node1", 0, t, sizeof(t)) == 1 &&
+	    strcmp(t, "wait") == 0, "sealed, sent, another file chained: "
+	    "still wait");
+	tap_ok(ask(&p, SLN_REMOVED, 7, "node1", 1, t, sizeof(t)) == 0,
+	    "\"removed\" before it was to be: refused (%s)", t);
+	parent_copy_chained(&p, "/rec/s-a.cdsrec", 1);
+	tap_ok(ask(&p, SLN_COPIES, 7, "node1", 0, t, sizeof(t)) == 1 &&
+	    strncmp(t, "remove 0000", 11) == 0 && strstr(t, "0002 -") !=
+	    NULL, "chained: remove, the recording's and network log's "
+	    "digests, no capture (%.30s...)", t);
+	tap_ok(ask(&p, SLN_REMOVED, 7, "node1", 3, t, sizeof(t)) == 1 &&
+	    ask(&p, SLN_COPIES, 7, "node1", 0, t, sizeof(t)) == 0,
+	    "\"removed\" is taken once, then the job is forgotten");
+
+	parent_copy_begin(&p, "s-b", 9, "node1", 1);
+	parent_copy_sent(&p, "s-b", &m);
+	parent_copy_chained(&p, "/rec/s-a.cdsrec", 0);
+	tap_ok(ask(&p, SLN_COPIES, 9, "node1", 0, t, sizeof(t)) == 1 &&
+	    strstr(t, "keep its record_closed is not in the audit chain") ==
+	    t, "the api could not chain it: keep, and why (%s)", t);
+	parent_copy_begin(&p, "s-c", 10, "node1", 1);
+	parent_copy_sent(&p, "s-c", NULL);
+	parent_copy_begin(&p, "s-d", 11, "node1", 0);
+	tap_ok(ask(&p, SLN_COPIES, 10, "node1", 0, t, sizeof(t)) == 1 &&
+	    strncmp(t, "keep the control plane holds no recording", 41) == 0 &&
+	    ask(&p, SLN_COPIES, 11, "node1", 0, t, sizeof(t)) == 1 &&
+	    strncmp(t, "keep the control plane's evidence receiver is gone",
+	    50) == 0, "no control copy, no receiver: keep (%s)", t);
+}
+
 int
 main(void)
 {
 	test_cmdrun();
 	test_spec();
 	test_resolve();
+	test_copies();
+	test_handover();
 	return tap_done();
 }
