@@ -53,11 +53,11 @@ req() {
 	custodian) pre=(setpriv --reuid=65534 --regid=65534 --groups="$CUS_GID") ;;
 	nobody) pre=(setpriv --reuid=65534 --regid=65534 --clear-groups) ;;
 	esac
-	local args=(-s -w '\n%{http_code}' --unix-socket "$SOCK" -X "$m") out
+	local args=(-sS -w '\n%{http_code}' --unix-socket "$SOCK" -X "$m") out
 	[ -n "$body" ] && args+=(-H "Content-Type: $ct" --data-binary @-)
 	# The body goes through a pipe and the reply through the shell, so
 	# neither needs a file the unprivileged curl could write.
-	out=$(printf '%s' "$body" | "${pre[@]}" curl "${args[@]}" "http://cdsgate$p")
+	out=$(printf '%s' "$body" | "${pre[@]}" curl "${args[@]}" "http://cdsgate$p" 2> "$D/curl.err")
 	printf '%s' "${out%$'\n'*}" > "$D/resp"
 	echo "${out##*$'\n'}"
 }
@@ -69,6 +69,7 @@ is() {
 	else not_ok "$2 $3 as $1 -> $want (got $got: $(head -c 300 "$D/resp"))"
 		# what the API said, and whether it still runs
 		tail -n 15 "$D/err" 2>/dev/null | sed 's/^/# api: /'
+		sed 's/^/# curl: /' "$D/curl.err"
 		kill -0 "$API_PID" 2>/dev/null || diag "the API ($API_PID) is gone"
 	fi
 }
