@@ -303,6 +303,7 @@ supervisor_child(struct parent *p, pid_t parent, const struct pipc_start *m,
 	close(p->sigfd);
 	if (p->listen_fd >= 0)		/* sessiond's */
 		close(p->listen_fd);
+	parent_helpers_close(p);
 	for (i = 0; i < PARENT_MAX_SESSIONS; i++)	/* the others' pipes */
 		if (p->s[i].pid > 0 && p->s[i].ready_fd >= 0)
 			close(p->s[i].ready_fd);

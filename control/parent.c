@@ -235,10 +235,7 @@ parent_spawn_api(struct parent *p, const sigset_t *old)
 		if (sv[0] >= 0)
 			close(sv[0]);
 		close(p->sigfd);
-		if (parent_slurm_fd(p) >= 0)
-			close(p->slurm_fd);
-		if (parent_slurm_ev_fd(p) >= 0)
-			close(p->ev_fd);
+		parent_helpers_close(p);
 		api_child(p, &tcp, lfd, sv[1], old);
 	}
 	close(lfd);	/* the parent holds no client socket */
@@ -454,6 +451,21 @@ parent_dirs(const struct gw_config *c)
 fail:
 	log_warn("%s", c->secrets_dir);
 	return -1;
+}
+
+/* In a child of the parent (the api, a session supervisor): close the
+ * sockets to the Slurm helper, the evidence receiver and the front door,
+ * so that no child can speak to them as the parent. */
+void
+parent_helpers_close(struct parent *p)
+{
+	if (parent_slurm_fd(p) >= 0)
+		close(p->slurm_fd);
+	if (parent_slurm_ev_fd(p) >= 0)
+		close(p->ev_fd);
+	if (p->door_fd >= 0)
+		close(p->door_fd);
+	p->slurm_fd = p->ev_fd = p->door_fd = -1;
 }
 
 /* After the sessions: the Slurm helper, the evidence receiver and the

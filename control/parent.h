@@ -118,6 +118,7 @@ int	parent_serve_cmd(int argc, char **argv);
 int	parent_dirs(const struct gw_config *c);
 int	parent_signals(sigset_t *old);
 int	parent_loop(struct parent *p, int sigfd);
+void	parent_helpers_close(struct parent *p);
 void	parent_helpers_stop(struct parent *p);
 
 /* node.c: the Slurm runner's compute node */

@@ -109,6 +109,15 @@ for r in alice bob; do
 done
 chmod 600 "$TMP"/*.pw
 sleep 3	# the kiosks load their page
+# shared PID: the socket inodes PID holds that serve holds too.
+shared() {
+	comm -12 <(ls -l /proc/"$SRV_PID"/fd | grep -o 'socket:\[[0-9]*\]' | sort -u) \
+		<(ls -l /proc/"$1"/fd 2>/dev/null | grep -o 'socket:\[[0-9]*\]' | sort -u)
+}
+SUPS=$(ps -o pid=,user= --ppid "$SRV_PID" | awk '$2 == "root" { print $1 }')
+SHARED=$(for s in $SUPS; do shared "$s"; done)
+check "the session supervisors ($(echo $SUPS)) hold none of serve's sockets (front door, api):$(echo " $SHARED")" \
+	test -n "$SUPS" -a -z "$SHARED"
 
 # ---- b. libvncclient through the front door ----------------------------------
 # door_vnc USER PWFILE CMD...: cdsgate-vnctest through the front door.
