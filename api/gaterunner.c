@@ -220,6 +220,12 @@ gr_main(int sock, const char *cdsgate)
 static void
 gr_child(int sock, void *arg)
 {
+	char err[128];
+
+	/* none of the api's descriptors (its listening sockets, the key
+	   holder's socket) outlive the api in this child */
+	if (confine_fds(&sock, 0, err, sizeof(err)) != 0)
+		fatalx("%s", err);
 	gr_main(sock, arg);
 }
 

@@ -213,6 +213,12 @@ pr_main(int sock, const struct pgrunner_conf *conf)
 static void
 pr_child(int sock, void *arg)
 {
+	char err[128];
+
+	/* none of the api's descriptors (its listening sockets, the key
+	   holder's socket) outlive the api in this child */
+	if (confine_fds(&sock, 0, err, sizeof(err)) != 0)
+		fatalx("%s", err);
 	pr_main(sock, arg);
 }
 

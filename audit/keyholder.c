@@ -353,6 +353,12 @@ keyholder_start(const char *log_path, const char *key_path,
 		signal(SIGINT, SIG_IGN);
 		signal(SIGTERM, SIG_IGN);
 		signal(SIGHUP, SIG_IGN);
+		/* It outlives the api by a checkpoint: without the api's
+		   listening sockets, so a restarted api finds its own free. */
+		if (confine_fds(&sv[1], 0, err, errlen) != 0) {
+			kh_reply(sv[1], AUDIT_EIO, 0, err);
+			_exit(1);
+		}
 		kh_main(sv[1], log_path, key_path);
 	}
 	close(sv[1]);
