@@ -5,8 +5,9 @@
  *
  * Only once the control plane's copy is complete and in the audit
  * chain: the receiver closed it (EV_CLOSED), the parent sealed it and
- * sent its digests to the api (RECORD_CLOSED), and the api said
- * record_closed was appended (RECORD_CHAINED ok).  Then a node's
+ * sent its digests to the api (RECORD_CLOSED; when no api was connected,
+ * the next one's recovery sends them), and the api said record_closed
+ * was appended (RECORD_CHAINED ok).  Then a node's
  * "copies JOB NODE" is answered "remove" with those digests; the node
  * removes a file only if it is byte for byte that copy, and says what it
  * removed ("removed JOB NODE MASK"), which the api audits
@@ -61,26 +62,61 @@ parent_copy_begin(struct parent *p, const char *id, int64_t job,
 		    "evidence receiver is gone");
 }
 
-/* EV_CLOSED and sealed: m is what went to the api (NULL: nothing). */
+/* m's file and digests: RECORD_CLOSED went to the api. */
+static void
+copy_sent(struct pcopy *c, const struct pipc_record *m)
+{
+	snprintf(c->file, sizeof(c->file), "%s", m->file);
+	snprintf(c->sha256[0], sizeof(c->sha256[0]), "%s", m->sha256);
+	snprintf(c->sha256[1], sizeof(c->sha256[1]), "%s", m->net.sha256);
+	snprintf(c->sha256[2], sizeof(c->sha256[2]), "%s", m->cap.sha256);
+	c->state = PCOPY_SENT;
+}
+
+/* EV_CLOSED, then parent_record_chain's rc: 0, m went to the api; 1,
+ * no api is connected (the next one's parent_record_recover sends it);
+ * -1, nothing to chain. */
 void
-parent_copy_sent(struct parent *p, const char *id,
+parent_copy_sent(struct parent *p, const char *id, int rc,
     const struct pipc_record *m)
 {
 	struct pcopy *c = copy_by_id(p, id);
 
 	if (c == NULL || c->state != PCOPY_CLOSING)
 		return;
-	if (m == NULL) {
+	if (rc == 0)
+		copy_sent(c, m);
+	else if (rc == 1)
+		c->state = PCOPY_AWAIT;
+	else {
 		c->state = PCOPY_KEEP;
 		snprintf(c->why, sizeof(c->why), "the control plane holds "
 		    "no recording of it, or could not seal it");
-		return;
 	}
-	snprintf(c->file, sizeof(c->file), "%s", m->file);
-	snprintf(c->sha256[0], sizeof(c->sha256[0]), "%s", m->sha256);
-	snprintf(c->sha256[1], sizeof(c->sha256[1]), "%s", m->net.sha256);
-	snprintf(c->sha256[2], sizeof(c->sha256[2]), "%s", m->cap.sha256);
-	c->state = PCOPY_SENT;
+}
+
+/* parent_record_recover sent m (end "recovered"): a copy closed while
+ * no api was connected, or whose EV_CLOSED is still on its way. */
+void
+parent_copy_recovered(struct parent *p, const struct pipc_record *m)
+{
+	struct pcopy *c = copy_by_id(p, m->id);
+
+	if (c != NULL && (c->state == PCOPY_AWAIT ||
+	    c->state == PCOPY_CLOSING))
+		copy_sent(c, m);
+}
+
+/* The copies the receiver has not said closed yet (EV_CLOSED). */
+int
+parent_copies_closing(const struct parent *p)
+{
+	size_t i;
+	int n = 0;
+
+	for (i = 0; i < NCOPY; i++)
+		n += p->copies[i].state == PCOPY_CLOSING;
+	return n;
 }
 
 /* RECORD_CHAINED: one of ours (a local recording's: nothing to do). */

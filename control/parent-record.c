@@ -251,7 +251,7 @@ record_send_closed(struct parent *p, const struct pipc_record *m)
 }
 
 /* Session id's recording in record_dir is finished: its digest goes to
- * the api, with end. */
+ * the api, with end (parent.h says what the result means). */
 int
 parent_record_chain(struct parent *p, const char *id, const char *end,
     struct pipc_record *sent)
@@ -268,7 +268,7 @@ parent_record_chain(struct parent *p, const char *id, const char *end,
 		return -1;
 	}
 	if (record_send_closed(p, &m) != 0)
-		return -1;
+		return 1;	/* still 0600: parent_record_recover's */
 	p->retention_due = 1;
 	if (sent != NULL)
 		*sent = m;
@@ -325,7 +325,8 @@ parent_record_recover(struct parent *p)
 		    record_msg(id, path, "recovered", &m) != 0)
 			continue;
 		log_info("%s was never chained: sending its digest", path);
-		record_send_closed(p, &m);
+		if (record_send_closed(p, &m) == 0)
+			parent_copy_recovered(p, &m);
 	}
 	closedir(d);
 }

@@ -12,6 +12,7 @@
 #include "config.h"
 
 #include <arpa/inet.h>
+#include <errno.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
@@ -76,13 +77,19 @@ parent_slurm_ev_fd(const struct parent *p)
 	return p->ev_pid > 0 ? p->ev_fd : -1;
 }
 
-/* What record_closed says of how it ended. */
+/* What record_closed says of how it ended.  With no api connected (it
+ * went away: parent_slurm_end_all) "recovered", whichever api chains it:
+ * the next one's recovery, or, when EV_CLOSED comes after it connected,
+ * on_ev_closed. */
 static const char *
-job_end_word(const struct pjob *j, int status, int failed)
+job_end_word(const struct parent *p, const struct pjob *j, int status,
+    int failed)
 {
+	if (p->ipc < 0)
+		return "recovered";
 	if (failed)
 		return "failed";
-	if (j->s.stopping)
+	if (j->s.stopping && !j->ending)
 		return "revoked";
 	return status == 0 ? "ended" : "failed";
 }
@@ -123,8 +130,8 @@ on_ev_closed(void *ctx, struct ipc_msg *m)
 		return -1;
 	log_warnx("session %s: %llu bytes of evidence came from its "
 	    "node", c.id, (unsigned long long)c.bytes);
-	parent_copy_sent(p, c.id, parent_record_chain(p, c.id, c.end,
-	    &sent) == 0 ? &sent : NULL);
+	parent_copy_sent(p, c.id, parent_record_chain(p, c.id, c.end, &sent),
+	    &sent);
 	return 0;
 }
 
@@ -205,7 +212,7 @@ job_over(struct parent *p, struct pjob *j, int status, int failed,
 	    (long long)j->job, j->node[0] ? " on " : "", j->node,
 	    failed ? "failed: " : "", why);
 	parent_door_remove(p, j->s.id);
-	evidence_close(p, j, job_end_word(j, status, failed));
+	evidence_close(p, j, job_end_word(p, j, status, failed));
 	if (p->ipc >= 0 && (failed || !j->s.started))
 		ipc_send(p->ipc, &pipc_proto, PIPC_SESSION_FAILED, &f,
 		    sizeof(f), -1);
@@ -338,26 +345,77 @@ parent_slurm_timers(struct parent *p)
 	}
 }
 
-/* Every job cancelled and its session ended, their control copies
- * closed and chained (EV_CLOSED, 2 s each); the helpers stay (the
- * session helper's next daemon places jobs with them). */
+/* Cancel j's job as a revoke does (one being revoked stays so): a
+ * started session then waits for its node's end report, sent after all
+ * of its evidence; one not started has none and ends now. */
+static void
+job_end_now(struct parent *p, struct pjob *j, const char *why)
+{
+	if (!j->s.stopping) {
+		j->ending = 1;
+		parent_door_remove(p, j->s.id);
+		j->s.stopping = 1;
+		send_cancel(p, j->job);
+	}
+	if (!j->s.started)
+		job_done(p, j, 128 + SIGTERM, why);
+}
+
+int
+parent_slurm_live(const struct parent *p)
+{
+	int i, n = 0;
+
+	for (i = 0; i < PARENT_MAX_SESSIONS; i++)
+		n += p->jobs[i].s.id[0] != '\0';
+	return n;
+}
+
+/* Until every node has reported its end (ended) or end (ms) passes:
+ * the Slurm helper's and the receiver's messages taken as in the loop.
+ * 0, or -1 when one of them is gone (the loop then stops everything). */
+static int
+end_reports_wait(struct parent *p, int64_t end)
+{
+	struct pollfd f[2];
+	int64_t left;
+
+	while (parent_slurm_live(p) > 0 && (left = end - parent_now_ms()) > 0) {
+		f[0] = (struct pollfd){ p->slurm_fd, POLLIN, 0 };
+		f[1] = (struct pollfd){ parent_slurm_ev_fd(p), POLLIN, 0 };
+		if (poll(f, 2, left > 250 ? 250 : (int)left) < 0 &&
+		    errno != EINTR)
+			return -1;
+		if ((f[0].revents != 0 && parent_slurm_dispatch(p) != 0) ||
+		    (f[1].revents != 0 && parent_slurm_ev_dispatch(p) != 0))
+			return -1;
+	}
+	return 0;
+}
+
+/* Every job cancelled; each started session ends when its node reports
+ * (its evidence is then all here) or after PARENT_STOP_MS; their control
+ * copies closed and chained (EV_CLOSED, 2 s each).  The helpers stay
+ * (the session helper's next daemon places jobs with them). */
 void
 parent_slurm_end_all(struct parent *p, const char *why)
 {
 	struct pollfd e;
-	int i, closing = 0;
+	int i;
 
 	if (p->slurm_pid <= 0)
 		return;
 	for (i = 0; i < PARENT_MAX_SESSIONS; i++)
-		if (p->jobs[i].s.id[0] != '\0') {
-			closing += p->jobs[i].s.started;
-			send_cancel(p, p->jobs[i].job);
-			job_done(p, &p->jobs[i], 128 + SIGTERM, why);
-		}
+		if (p->jobs[i].s.id[0] != '\0')
+			job_end_now(p, &p->jobs[i], why);
+	end_reports_wait(p, parent_now_ms() + PARENT_STOP_MS);
+	for (i = 0; i < PARENT_MAX_SESSIONS; i++)
+		if (p->jobs[i].s.id[0] != '\0')
+			job_done(p, &p->jobs[i], 128 + SIGTERM, "its job was "
+			    "cancelled and its node did not report the end");
 	e = (struct pollfd){ parent_slurm_ev_fd(p), POLLIN, 0 };
-	while (closing-- > 0 && e.fd >= 0 && poll(&e, 1, 2000) == 1 &&
-	    parent_slurm_ev_dispatch(p) == 0)
+	while (parent_copies_closing(p) > 0 && e.fd >= 0 &&
+	    poll(&e, 1, 2000) == 1 && parent_slurm_ev_dispatch(p) == 0)
 		;
 }
 

@@ -59,6 +59,9 @@ struct pjob {
 	struct door_add	door;		/* the front door's entry: recipient,
 					   scrypt line, the node session's
 					   internal password; wiped at end */
+	int		ending;		/* cancelled by parent_slurm_end_all
+					   (not revoked): "revoked" is not
+					   how it ended */
 };
 
 #define PARENT_KEPT_MAX		256	/* recordings retention may not remove */
@@ -68,6 +71,8 @@ struct pjob {
 enum pcopy_state {
 	PCOPY_FREE = 0,
 	PCOPY_CLOSING,		/* EV_CLOSE sent, the receiver closes it */
+	PCOPY_AWAIT,		/* closed while no api was connected: sent
+				   by the next one's parent_record_recover */
 	PCOPY_SENT,		/* sealed, RECORD_CLOSED sent to the api */
 	PCOPY_CHAINED,		/* RECORD_CHAINED ok: "remove" */
 	PCOPY_KEEP		/* not chained: "keep" and why */
@@ -153,6 +158,7 @@ const char *parent_slurm_start(struct parent *p, const struct pipc_start *m,
 	    const char *secret);
 int	parent_slurm_stop(struct parent *p, const char *id);
 void	parent_slurm_timers(struct parent *p);
+int	parent_slurm_live(const struct parent *p);
 void	parent_slurm_end_all(struct parent *p, const char *why);
 void	parent_slurm_stop_all(struct parent *p);
 void	parent_slurm_nodes(struct parent *p);
@@ -165,8 +171,10 @@ const struct psession *parent_slurm_session(const struct parent *p,
 struct sl_node;
 void	parent_copy_begin(struct parent *p, const char *id, int64_t job,
 	    const char *node, int receiving);
-void	parent_copy_sent(struct parent *p, const char *id,
+void	parent_copy_sent(struct parent *p, const char *id, int rc,
 	    const struct pipc_record *m);
+void	parent_copy_recovered(struct parent *p, const struct pipc_record *m);
+int	parent_copies_closing(const struct parent *p);
 void	parent_copy_chained(struct parent *p, const char *file, int ok);
 int	parent_copy_ask(struct parent *p, const struct sl_node *n,
 	    char *text, size_t len);
@@ -186,7 +194,9 @@ void	parent_door_stop(struct parent *p);
 /* parent-record.c */
 int	parent_record_dir(const struct gw_config *c);
 int	parent_record_room(const struct parent *p, char *why, size_t len);
-/* 0 when its digest went to the api (*sent, if not NULL, says what). */
+/* 0 when its digest went to the api (*sent, if not NULL, says what);
+ * 1 when no api took it (parent_record_recover sends it); -1 when there
+ * is nothing to chain. */
 int	parent_record_chain(struct parent *p, const char *id,
 	    const char *end, struct pipc_record *sent);
 void	parent_record_closed(struct parent *p, const struct psession *ps,

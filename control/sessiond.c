@@ -164,7 +164,7 @@ sessiond_accept(struct parent *p)
 void
 sessiond_peer_lost(struct parent *p, int ipc_rc)
 {
-	int n = parent_sessions_live(p);
+	int n = parent_sessions_live(p) + parent_slurm_live(p);
 
 	if (ipc_rc == IPC_EOF)
 		log_warnx("the daemon went away; stopping its %d "

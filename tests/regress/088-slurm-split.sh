@@ -16,8 +16,10 @@
 #     keeps its own helpers; a restarted daemon places a session again,
 #     and the killed one's session's control copy reaches the chain
 #   - SIGTERM: the daemon exits 0, the helper then exits 0 and its
-#     helpers are gone; the audit log verifies, with record_closed for
-#     both control copies (revoked; recovered after the kill)
+#     helpers are gone; the session it stopped with no api connected has
+#     the node's whole recording as its control copy; the audit log
+#     verifies, with record_closed for both chained control copies
+#     (revoked; recovered after the kill)
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib-slurm.sh"
 
@@ -184,11 +186,16 @@ SD_PID=
 gone_ms $SD_HELPERS $DOOR_PID > /dev/null
 check "SIGTERM: the helper exits 0 (exit $rc) and its helpers are gone" \
 	sh -c "[ $rc -eq 0 ] && [ $(alive $SD_HELPERS $DOOR_PID) -eq 0 ]"
+# the daemon's SIGTERM took its api: the helper cancelled job 3 with no
+# api connected, after the node had sent all of its evidence
+ID3=$(cat "$D/s3.id")
+check "... the session it stopped with no api connected: its control copy is the node's whole one" \
+	cmp "$D/rec/$ID3.cdsrec" "$D/$N3/rec/$ID3.cdsrec"
 
 "$CDSGATE" audit verify "$D/audit/audit.log" --key "$D/audit.pub" > "$D/verify.out"; rc=$?
 check "the audit log verifies ($(cat "$D/verify.out"))" test "$rc" -eq 0
 check "it has the sessions' creates, the revoke, and record_closed with each control copy's digest (revoked; recovered)" \
-	python3 - "$D/audit/audit.log" "$ID1" "$(cat "$D/s3.id")" "$REC1" "$D/rec/$(cat "$D/s2.id").cdsrec" <<'PY'
+	python3 - "$D/audit/audit.log" "$ID1" "$ID3" "$REC1" "$D/rec/$(cat "$D/s2.id").cdsrec" <<'PY'
 import hashlib, json, sys
 recs = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
 t = open(sys.argv[1]).read()

@@ -228,6 +228,18 @@ ask(struct parent *p, int what, int64_t job, const char *node, int mask,
 	    parent_copy_removed(p, &n, text, len);
 }
 
+/* What RECORD_CLOSED says of session id: /rec/<id>.cdsrec, a recording
+ * and a network log, no capture. */
+static void
+record_of(struct pipc_record *m, const char *id)
+{
+	memset(m, 0, sizeof(*m));
+	snprintf(m->id, sizeof(m->id), "%s", id);
+	snprintf(m->file, sizeof(m->file), "/rec/%s.cdsrec", id);
+	snprintf(m->sha256, sizeof(m->sha256), "%064d", 1);
+	snprintf(m->net.sha256, sizeof(m->net.sha256), "%064d", 2);
+}
+
 static void
 test_handover(void)
 {
@@ -236,17 +248,14 @@ test_handover(void)
 	char t[320];
 
 	p.ipc = -1;
-	memset(&m, 0, sizeof(m));
-	snprintf(m.file, sizeof(m.file), "/rec/s-a.cdsrec");
-	snprintf(m.sha256, sizeof(m.sha256), "%064d", 1);
-	snprintf(m.net.sha256, sizeof(m.net.sha256), "%064d", 2);
+	record_of(&m, "s-a");
 	parent_copy_begin(&p, "s-a", 7, "node1", 1);
 	tap_ok(ask(&p, SLN_COPIES, 7, "node1", 0, t, sizeof(t)) == 1 &&
 	    strcmp(t, "wait") == 0, "closing: wait (%s)", t);
 	tap_ok(ask(&p, SLN_COPIES, 7, "node2", 0, t, sizeof(t)) == 0 &&
 	    ask(&p, SLN_COPIES, 8, "node1", 0, t, sizeof(t)) == 0,
 	    "another node, another job: refused (%s)", t);
-	parent_copy_sent(&p, "s-a", &m);
+	parent_copy_sent(&p, "s-a", 0, &m);
 	parent_copy_chained(&p, "/rec/other.cdsrec", 1);
 	tap_ok(ask(&p, SLN_COPIES, 7, "node1", 0, t, sizeof(t)) == 1 &&
 	    strcmp(t, "wait") == 0, "sealed, sent, another file chained: "
@@ -263,19 +272,56 @@ test_handover(void)
 	    "\"removed\" is taken once, then the job is forgotten");
 
 	parent_copy_begin(&p, "s-b", 9, "node1", 1);
-	parent_copy_sent(&p, "s-b", &m);
+	parent_copy_sent(&p, "s-b", 0, &m);
 	parent_copy_chained(&p, "/rec/s-a.cdsrec", 0);
 	tap_ok(ask(&p, SLN_COPIES, 9, "node1", 0, t, sizeof(t)) == 1 &&
 	    strstr(t, "keep its record_closed is not in the audit chain") ==
 	    t, "the api could not chain it: keep, and why (%s)", t);
 	parent_copy_begin(&p, "s-c", 10, "node1", 1);
-	parent_copy_sent(&p, "s-c", NULL);
+	parent_copy_sent(&p, "s-c", -1, NULL);
 	parent_copy_begin(&p, "s-d", 11, "node1", 0);
 	tap_ok(ask(&p, SLN_COPIES, 10, "node1", 0, t, sizeof(t)) == 1 &&
 	    strncmp(t, "keep the control plane holds no recording", 41) == 0 &&
 	    ask(&p, SLN_COPIES, 11, "node1", 0, t, sizeof(t)) == 1 &&
 	    strncmp(t, "keep the control plane's evidence receiver is gone",
 	    50) == 0, "no control copy, no receiver: keep (%s)", t);
+}
+
+/* A copy closed while no api was connected waits for the next api's
+ * recovery; one whose EV_CLOSED comes after that recovery is chained
+ * once, by it. */
+static void
+test_handover_recovered(void)
+{
+	static struct parent p;
+	struct pipc_record m;
+	char t[320];
+
+	p.ipc = -1;
+	parent_copy_begin(&p, "s-e", 12, "node1", 1);
+	parent_copy_begin(&p, "s-f", 13, "node2", 1);
+	tap_ok(parent_copies_closing(&p) == 2, "two copies closing");
+	parent_copy_sent(&p, "s-e", 1, NULL);
+	tap_ok(parent_copies_closing(&p) == 1 &&
+	    ask(&p, SLN_COPIES, 12, "node1", 0, t, sizeof(t)) == 1 &&
+	    strcmp(t, "wait") == 0, "closed with no api connected: wait "
+	    "(%s)", t);
+	record_of(&m, "s-e");
+	parent_copy_recovered(&p, &m);
+	parent_copy_chained(&p, "/rec/s-e.cdsrec", 1);
+	tap_ok(ask(&p, SLN_COPIES, 12, "node1", 0, t, sizeof(t)) == 1 &&
+	    strncmp(t, "remove 0000", 11) == 0, "sent by the next api's "
+	    "recovery and chained: remove (%.30s...)", t);
+	record_of(&m, "s-f");
+	parent_copy_recovered(&p, &m);
+	parent_copy_sent(&p, "s-f", 0, &m);	/* its EV_CLOSED, late */
+	tap_ok(parent_copies_closing(&p) == 0 &&
+	    ask(&p, SLN_COPIES, 13, "node2", 0, t, sizeof(t)) == 1 &&
+	    strcmp(t, "wait") == 0, "recovered before its EV_CLOSED came: "
+	    "sent, not closing (%s)", t);
+	parent_copy_chained(&p, "/rec/s-f.cdsrec", 1);
+	tap_ok(ask(&p, SLN_COPIES, 13, "node2", 0, t, sizeof(t)) == 1 &&
+	    strncmp(t, "remove 0000", 11) == 0, "then chained: remove");
 }
 
 int
@@ -286,5 +332,6 @@ main(void)
 	test_resolve();
 	test_copies();
 	test_handover();
+	test_handover_recovered();
 	return tap_done();
 }
