@@ -6,9 +6,10 @@
  * Classes are built here, independently of the search, from the written
  * strings: the file is streamed (deid_csv_scan_fd) and each row's QI
  * cells are read where they lie.  Each QI's distinct strings are
- * numbered in this file's own tables, keyed by length and first and
- * last eight bytes (all of a string of 16 bytes or fewer; a longer one
- * is also compared byte for byte); a
+ * numbered in this file's own tables, keyed by length and first, last
+ * and second eight bytes (all of a string of 24 bytes or fewer; a
+ * longer one is also compared byte for byte) and placed by the top bits
+ * of a multiplicative hash of the length and first and last eight; a
  * row's class is the tuple of its numbers, packed exactly into 128 bits
  * while their widths allow (else hashed, and the tuple compared), and
  * counted in an open-addressing table whose slot is fetched a few rows
@@ -38,11 +39,13 @@ struct v_level {
 	size_t		  nslot;
 };
 
-/* A released string's cheap key: its length and its first and last
- * eight bytes (overlapping), which hold every byte of a string of 16
- * bytes or fewer; a longer one is also compared byte for byte. */
+/* A released string's cheap key: its length and its first, last and
+ * second eight bytes (overlapping), which hold every byte of a string
+ * of 24 bytes or fewer; a longer one is also compared byte for byte.
+ * w[1] is never 0 (1 below eight bytes; a release holds no NUL), so an
+ * empty slot (all 0) is no string's. */
 struct v_word {
-	uint64_t	 w[2];
+	uint64_t	 w[3];
 	uint32_t	 len;
 	uint32_t	 id;		/* in a slot: the value's number + 1 */
 };
@@ -55,7 +58,8 @@ struct v_values {
 	uint64_t	*leaves;	/* [n] */
 	size_t		 n, cap;
 	struct v_word	*slot;		/* id 0: empty */
-	size_t		 nslot;
+	size_t		 nslot;		/* a power of two, 64 at least */
+	unsigned	 shift;		/* 64 - log2(nslot) */
 	unsigned	 width;		/* bits of the largest number */
 };
 
@@ -136,31 +140,6 @@ v_is(const struct deid_csv_span *f, const char *s)
 	return f->len == n && memcmp(f->p, s, n) == 0;
 }
 
-/* Header: where each QI is. */
-static int
-v_header(struct v_ctx *x, const struct deid_csv_span *f, size_t nf,
-    struct deid_error *err)
-{
-	size_t i, j;
-
-	x->ncols = nf;
-	for (j = 0; j < x->o->nqi; j++) {
-		for (i = 0; i < nf && !v_is(&f[i], x->o->qi[j]); i++)
-			;
-		if (i == nf)
-			return deid_error_set(err, DEID_EINPUT, x->name, 1, 0,
-			    "no column named \"%s\" in the header",
-			    x->o->qi[j]);
-		x->col[j] = i;
-		while (++i < nf)
-			if (v_is(&f[i], x->o->qi[j]))
-				return deid_error_set(err, DEID_EINPUT, x->name,
-				    1, i + 1, "column \"%s\" appears twice in "
-				    "the header", x->o->qi[j]);
-	}
-	return DEID_OK;
-}
-
 /* Grow *p (of *cap elements of size sz) to hold at least n. */
 static int
 v_reserve(void **p, size_t *cap, size_t n, size_t sz)
@@ -191,10 +170,12 @@ v_word(const struct deid_csv_span *f, struct v_word *w)
 	uint32_t a, b;
 
 	w->len = (uint32_t)n;
-	w->w[1] = 0;
+	w->w[1] = 1;
+	w->w[2] = 0;
 	if (n >= 8) {
 		memcpy(&w->w[0], s, 8);
 		memcpy(&w->w[1], s + n - 8, 8);
+		memcpy(&w->w[2], s + (n > 16 ? 8 : 0), 8);
 	} else if (n >= 4) {
 		memcpy(&a, s, 4);
 		memcpy(&b, s + n - 4, 4);
@@ -205,21 +186,24 @@ v_word(const struct deid_csv_span *f, struct v_word *w)
 		    (uint64_t)(uint8_t)s[n - 1] << 16;
 }
 
-/* A slot for key w in a table of n (a power of two). */
+/* A slot for key w in a table of 2^(64 - shift): the product's top
+ * bits, which every bit of the key reaches (values that differ in one
+ * byte only, "Quarter 1" and "Quarter 2", land apart). */
 V_HOT size_t
-v_word_slot(const struct v_word *w, size_t n)
+v_word_slot(const struct v_word *w, unsigned shift)
 {
 	uint64_t h = (w->w[0] ^ w->len) * 0x9e3779b97f4a7c15ULL ^
 	    w->w[1] * 0xc2b2ae3d27d4eb4fULL;
 
-	return (size_t)(h ^ (h >> 29)) & (n - 1);
+	return (size_t)(h >> shift);
 }
 
-/* Twice the slots for a QI's values (or the first ones). */
+/* Twice the slots for a QI's values (or the first 64). */
 static int
 v_values_grow(struct v_values *vs)
 {
 	size_t i, k, n = vs->nslot ? 2 * vs->nslot : 64;
+	unsigned shift = vs->nslot ? vs->shift - 1 : 58;
 	struct v_word *slot = calloc(n, sizeof(*slot));
 
 	if (slot == NULL)
@@ -227,7 +211,7 @@ v_values_grow(struct v_values *vs)
 	for (i = 0; i < vs->nslot; i++) {
 		if (vs->slot[i].id == 0)
 			continue;
-		for (k = v_word_slot(&vs->slot[i], n); slot[k].id != 0;
+		for (k = v_word_slot(&vs->slot[i], shift); slot[k].id != 0;
 		    k = (k + 1) & (n - 1))
 			;
 		slot[k] = vs->slot[i];
@@ -235,6 +219,7 @@ v_values_grow(struct v_values *vs)
 	free(vs->slot);
 	vs->slot = slot;
 	vs->nslot = n;
+	vs->shift = shift;
 	return DEID_OK;
 }
 
@@ -282,15 +267,15 @@ v_new_value(struct v_ctx *x, size_t j, size_t k, const struct v_word *w,
 	return 4 * vs->n > vs->nslot ? v_values_grow(vs) : DEID_OK;
 }
 
-/* Do a and b, of len > 16 bytes whose first and last eight agree,
- * agree in between?  Eight bytes a test, the last test overlapping. */
+/* Do a and b, of len > 24 bytes whose first sixteen and last eight
+ * agree, agree in between?  Eight bytes a test, the last overlapping. */
 static int
 v_same_middle(const char *a, const char *b, size_t len)
 {
 	uint64_t u, v;
 	size_t i, at;
 
-	for (i = 8; i < len - 8; i += 8) {
+	for (i = 16; i < len - 8; i += 8) {
 		at = i + 16 <= len ? i : len - 16;
 		memcpy(&u, a + at, 8);
 		memcpy(&v, b + at, 8);
@@ -307,7 +292,7 @@ v_is_value(const struct v_ctx *x, const struct v_values *vs,
     const struct deid_csv_span *f)
 {
 	return sl->w[0] == w->w[0] && sl->w[1] == w->w[1] &&
-	    sl->len == w->len && sl->id != 0 && (w->len <= 16 ||
+	    sl->w[2] == w->w[2] && sl->len == w->len && (w->len <= 24 ||
 	    v_same_middle(x->arena + vs->off[sl->id - 1] + sizeof(w->len),
 	    f->p, w->len));
 }
@@ -320,7 +305,7 @@ v_probe(const struct v_ctx *x, const struct v_values *vs,
 {
 	const struct v_word *sl;
 
-	for (*k = v_word_slot(w, vs->nslot); (sl = &vs->slot[*k])->id != 0;
+	for (*k = v_word_slot(w, vs->shift); (sl = &vs->slot[*k])->id != 0;
 	    *k = (*k + 1) & (vs->nslot - 1))
 		if (v_is_value(x, vs, sl, w, f))
 			return (long)sl->id - 1;
@@ -336,10 +321,7 @@ v_intern(struct v_ctx *x, size_t j, const struct deid_csv_span *f,
 	struct v_word w;
 	size_t k;
 	long n;
-	int r;
 
-	if (vs->nslot == 0 && (r = v_values_grow(vs)) != DEID_OK)
-		return r;
 	v_word(f, &w);
 	if ((n = v_probe(x, vs, &w, f, &k)) >= 0) {
 		*id = (uint32_t)n;
@@ -508,13 +490,11 @@ v_cell(struct v_ctx *x, size_t j, const struct deid_csv_span *f,
 	const struct v_word *sl;
 	struct v_word w;
 
-	if (vs->nslot != 0) {
-		v_word(f, &w);
-		sl = &vs->slot[v_word_slot(&w, vs->nslot)];
-		if (v_is_value(x, vs, sl, &w, f)) {
-			*id = sl->id - 1;
-			return DEID_OK;
-		}
+	v_word(f, &w);
+	sl = &vs->slot[v_word_slot(&w, vs->shift)];
+	if (v_is_value(x, vs, sl, &w, f)) {
+		*id = sl->id - 1;
+		return DEID_OK;
 	}
 	return v_intern(x, j, f, id);
 }
@@ -524,26 +504,28 @@ v_cell(struct v_ctx *x, size_t j, const struct deid_csv_span *f,
 static int
 v_key(struct v_ctx *x, const struct deid_csv_span *f)
 {
+	const size_t nqi = x->o->nqi, low = x->low;
+	const unsigned gen = x->wgen;
 	struct v_pending *p;
 	uint64_t k0 = 0;
-	unsigned gen;
+	uint32_t *id;
 	size_t j;
 	int r;
 
 	if (x->npend == V_PIPE && (r = v_drain(x, 1)) != DEID_OK)
 		return r;
 	p = &x->pend[(x->head + x->npend) % V_PIPE];
-	gen = x->wgen;
-	for (j = 0; j < x->o->nqi; j++) {
-		if ((r = v_cell(x, j, &f[x->col[j]], &p->id[j])) != DEID_OK)
+	id = p->id;
+	for (j = 0; j < nqi; j++)
+		if ((r = v_cell(x, j, &f[x->col[j]], &id[j])) != DEID_OK)
 			return r;
-		k0 |= j < x->low ? (uint64_t)p->id[j] << x->pos[j] : 0;
-	}
 	x->npend++;
 	p->gen = x->wgen;
-	if (gen != x->wgen || x->low < x->o->nqi)  /* packed as read: */
-		v_pack(x, p->id, p->key);	/* not when a width grew */
-	else {
+	if (gen != x->wgen || low < nqi)	/* a width grew: repack */
+		v_pack(x, id, p->key);
+	else {				/* every number in the first word */
+		for (j = 0; j < nqi; j++)
+			k0 |= (uint64_t)id[j] << x->pos[j];
 		p->key[0] = k0;
 		p->key[1] = 0;
 	}
@@ -568,6 +550,34 @@ v_class_list(struct v_ctx *x)
 	if (x->o->population_table == NULL) {	/* else v_pop_count's */
 		v_slots_free(x->slot, x->nslot);
 		x->slot = NULL;
+	}
+	return DEID_OK;
+}
+
+/* Header: where each QI is; its values' first table. */
+static int
+v_header(struct v_ctx *x, const struct deid_csv_span *f, size_t nf,
+    struct deid_error *err)
+{
+	size_t i, j;
+	int r;
+
+	x->ncols = nf;
+	for (j = 0; j < x->o->nqi; j++) {
+		for (i = 0; i < nf && !v_is(&f[i], x->o->qi[j]); i++)
+			;
+		if (i == nf)
+			return deid_error_set(err, DEID_EINPUT, x->name, 1, 0,
+			    "no column named \"%s\" in the header",
+			    x->o->qi[j]);
+		x->col[j] = i;
+		while (++i < nf)
+			if (v_is(&f[i], x->o->qi[j]))
+				return deid_error_set(err, DEID_EINPUT, x->name,
+				    1, i + 1, "column \"%s\" appears twice in "
+				    "the header", x->o->qi[j]);
+		if ((r = v_values_grow(&x->val[j])) != DEID_OK)
+			return r;
 	}
 	return DEID_OK;
 }
