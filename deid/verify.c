@@ -60,6 +60,7 @@ struct v_values {
 	struct v_word	*slot;		/* id 0: empty */
 	size_t		 nslot;		/* a power of two, 64 at least */
 	unsigned	 shift;		/* 64 - log2(nslot) */
+	size_t		 far;		/* values found past their slot */
 	unsigned	 width;		/* bits of the largest number */
 };
 
@@ -80,6 +81,7 @@ struct v_slot {
 struct v_pending {
 	uint32_t	 id[DEID_MAX_QI];	/* its values' numbers */
 	uint64_t	 key[2];
+	uint64_t	 h;			/* v_key_hash(key) */
 	unsigned	 gen;			/* packed at this x->wgen */
 };
 
@@ -198,6 +200,8 @@ v_word_slot(const struct v_word *w, unsigned shift)
 	return (size_t)(h >> shift);
 }
 
+#define V_FAR_MAX	(1u << 14)	/* slots, grown for probes alone */
+
 /* Twice the slots for a QI's values (or the first 64). */
 static int
 v_values_grow(struct v_values *vs)
@@ -312,8 +316,12 @@ v_probe(const struct v_ctx *x, const struct v_values *vs,
 	return -1;
 }
 
-/* The number of QI j's value f (a new one if new). */
-static int
+/* The number of QI j's value f (a new one if new): the few cells not
+ * found in their first slot, kept out of the per-cell loop.  Values
+ * that share a first slot cost a probe at every cell: after four
+ * probes a slot the table doubles (one more bit of the hash parts
+ * them, half the time), up to V_FAR_MAX slots. */
+static __attribute__((noinline)) int
 v_intern(struct v_ctx *x, size_t j, const struct deid_csv_span *f,
     uint32_t *id)
 {
@@ -325,7 +333,10 @@ v_intern(struct v_ctx *x, size_t j, const struct deid_csv_span *f,
 	v_word(f, &w);
 	if ((n = v_probe(x, vs, &w, f, &k)) >= 0) {
 		*id = (uint32_t)n;
-		return DEID_OK;
+		if (++vs->far < 4 * vs->nslot || vs->nslot >= V_FAR_MAX)
+			return DEID_OK;
+		vs->far = 0;
+		return v_values_grow(vs);
 	}
 	*id = (uint32_t)vs->n;
 	return v_new_value(x, j, k, &w, f);
@@ -360,14 +371,21 @@ v_pack(const struct v_ctx *x, const uint32_t *id, uint64_t key[2])
 	key[1] = k1;
 }
 
-/* The first slot to probe for a key. */
-static size_t
-v_slot_of(const struct v_ctx *x, const uint64_t key[2])
+/* A class key's hash: its low bits are the first slot to probe. */
+static uint64_t
+v_key_hash(const uint64_t key[2])
 {
 	uint64_t h = (key[0] ^ (key[1] * 0xc2b2ae3d27d4eb4fULL)) *
 	    0xff51afd7ed558ccdULL;
 
-	return (size_t)(h ^ (h >> 32)) & (x->nslot - 1);
+	return h ^ (h >> 32);
+}
+
+/* The first slot to probe for a key. */
+static size_t
+v_slot_of(const struct v_ctx *x, const uint64_t key[2])
+{
+	return (size_t)v_key_hash(key) & (x->nslot - 1);
 }
 
 #define V_HUGE	(2u << 20)	/* a table this large is mapped */
@@ -446,9 +464,11 @@ v_count(struct v_ctx *x, struct v_pending *p)
 	    (r = v_rehash(x, 2 * (x->ncls + 1) > x->nslot ? (x->nslot ?
 	    2 * x->nslot : 1 << 12) : x->nslot)) != DEID_OK)
 		return r;
-	if (p->gen != x->wgen)	/* a width grew since it was packed */
+	if (p->gen != x->wgen) {	/* a width grew since it was packed */
 		v_pack(x, id, key);
-	for (k = v_slot_of(x, key); (sl = &x->slot[k])->count != 0;
+		p->h = v_key_hash(key);
+	}
+	for (k = p->h & (x->nslot - 1); (sl = &x->slot[k])->count != 0;
 	    k = (k + 1) & (x->nslot - 1))
 		if (sl->key[0] == key[0] && sl->key[1] == key[1] &&
 		    (x->bits <= 128 || memcmp(x->vid + sl->cls * nqi, id,
@@ -516,21 +536,22 @@ v_key(struct v_ctx *x, const struct deid_csv_span *f)
 		return r;
 	p = &x->pend[(x->head + x->npend) % V_PIPE];
 	id = p->id;
-	for (j = 0; j < nqi; j++)
+	for (j = 0; j < nqi; j++) {	/* packed as read: exact if low */
 		if ((r = v_cell(x, j, &f[x->col[j]], &id[j])) != DEID_OK)
 			return r;
+		k0 |= (uint64_t)id[j] << (x->pos[j] & 63);
+	}
 	x->npend++;
 	p->gen = x->wgen;
 	if (gen != x->wgen || low < nqi)	/* a width grew: repack */
 		v_pack(x, id, p->key);
 	else {				/* every number in the first word */
-		for (j = 0; j < nqi; j++)
-			k0 |= (uint64_t)id[j] << x->pos[j];
 		p->key[0] = k0;
 		p->key[1] = 0;
 	}
+	p->h = v_key_hash(p->key);
 	if (x->nslot > 0)
-		__builtin_prefetch(&x->slot[v_slot_of(x, p->key)]);
+		__builtin_prefetch(&x->slot[p->h & (x->nslot - 1)]);
 	return DEID_OK;
 }
 
