@@ -101,6 +101,7 @@ struct v_ctx {
 	struct v_pending		 pend[V_PIPE];	/* a ring */
 	size_t				 head, npend;
 	struct v_slot			*slot;
+	struct v_slot			*spare;	/* nslot slots, or NULL */
 	size_t				 nslot, ncls;
 	uint32_t			*vid;		/* [ncls][nqi] values */
 	size_t				 vidcap;
@@ -422,16 +423,33 @@ v_slots_free(struct v_slot *slot, size_t n)
 		(void)munmap(slot, len);
 }
 
+/* n empty slots for a rehash: a repack (the same size; early in a
+ * release, every time a QI's width grows) empties the table the last
+ * one left, rather than take fresh pages from the kernel each time. */
+static struct v_slot *
+v_slots_take(struct v_ctx *x, size_t n)
+{
+	struct v_slot *slot = x->spare;
+
+	x->spare = NULL;
+	if (slot != NULL && n == x->nslot) {
+		memset(slot, 0, n * sizeof(*slot));
+		return slot;
+	}
+	v_slots_free(slot, x->nslot);
+	return v_slots_alloc(n);
+}
+
 /* A table of n slots with every class placed by its key (again, when a
  * width grew or the table filled up). */
 static int
 v_rehash(struct v_ctx *x, size_t n)
 {
-	struct v_slot *slot = v_slots_alloc(n), *old = x->slot;
+	struct v_slot *slot, *old = x->slot;
 	size_t i, k, oldn = x->nslot;
 	int repack = x->tgen != x->wgen;	/* else the keys hold */
 
-	if (slot == NULL)
+	if ((slot = v_slots_take(x, n)) == NULL)
 		return DEID_ENOMEM;
 	x->slot = slot;
 	x->nslot = n;
@@ -445,7 +463,10 @@ v_rehash(struct v_ctx *x, size_t n)
 			;
 		slot[k] = old[i];
 	}
-	v_slots_free(old, oldn);
+	if (n == oldn)		/* the next repack's */
+		x->spare = old;
+	else
+		v_slots_free(old, oldn);
 	x->tgen = x->wgen;
 	return DEID_OK;
 }
@@ -561,6 +582,8 @@ v_class_list(struct v_ctx *x)
 {
 	size_t i;
 
+	v_slots_free(x->spare, x->nslot);
+	x->spare = NULL;
 	if (x->ncls == 0)
 		return DEID_OK;
 	if ((x->ccount = malloc(x->ncls * sizeof(*x->ccount))) == NULL)
@@ -1204,6 +1227,7 @@ out:
 	}
 	free(x->vid);
 	free(x->ccount);
+	v_slots_free(x->spare, x->nslot);
 	v_slots_free(x->slot, x->nslot);
 	return r;
 }
