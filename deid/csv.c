@@ -11,9 +11,8 @@
  * the others stay where they are in the input (a line with no quote,
  * CR, NUL or UTF-8 in it is cut at its separators in one go).  A file
  * can be streamed
- * (deid_csv_scan_fd): chunks, mapped one at a time where the file can
- * be mapped, end after a line end, and a record that runs past one (a
- * quoted line end) is parsed again with the next.
+ * (deid_csv_scan_fd): chunks end after a line end, and a record that
+ * runs past one (a quoted line end) is parsed again with the next.
  * Never logs: errors go to the caller's struct deid_error as
  * file:line:column, where column is the 1-based byte offset in the line.
  *
@@ -33,7 +32,6 @@
  */
 #include "config.h"
 
-#include <sys/mman.h>
 #include <sys/stat.h>
 
 #include <errno.h>
@@ -52,8 +50,6 @@ enum csv_end { CSV_END_SEP, CSV_END_EOL, CSV_END_EOF };
  * the input's last; it is read again with the next chunk. */
 #define CSV_MORE	(-1)
 #define CSV_CHUNK	(1u << 20)	/* bytes read at a time from a file */
-#define CSV_WINDOW	CSV_CHUNK	/* or mapped at a time */
-#define CSV_PAGE	(64 * 1024)	/* a multiple of any page size */
 
 struct csv {
 	struct buf	 in;
@@ -711,20 +707,12 @@ check_regular(int fd, const char *name, struct stat *st,
 	return DEID_OK;
 }
 
-/* A file read in chunks: the bytes not parsed yet, d[have].  Mapped a
- * window at a time (no copy: the window starts at the page holding
- * file offset pos), or, where the file cannot be mapped, read into a
- * buffer of cap bytes. */
+/* A file read in chunks: the bytes not parsed yet, d[have] of cap. */
 struct csv_file {
 	int	 fd;
 	char	*d;
 	size_t	 have, cap;
 	int	 eof;
-	int	 mapped;	/* windows, not the buffer */
-	void	*map;		/* the window, maplen bytes; NULL: none */
-	size_t	 maplen, win;
-	off_t	 pos, mpos;	/* offset of d[0]; of the window's */
-	off_t	 size;		/* the file's, when it was opened */
 };
 
 /* Read until the buffer is full or the file ends; a full buffer with
@@ -752,79 +740,6 @@ csv_fill(struct csv_file *f, const char *name, struct deid_error *err)
 	return DEID_OK;
 }
 
-static void
-csv_unmap(struct csv_file *f)
-{
-	if (f->map != NULL)
-		(void)munmap(f->map, f->maplen);
-	f->map = NULL;
-}
-
-/* Map the window of the file from offset pos (from its page), its
- * pages filled in at once; a window that held no complete record (pos
- * again) doubles.  DEID_EIO (errno set) when it cannot be mapped. */
-static int
-csv_map(struct csv_file *f)
-{
-	off_t at = f->pos - f->pos % CSV_PAGE;
-	size_t skip = (size_t)(f->pos - at), len;
-	void *m;
-
-	if (f->map != NULL && f->pos == f->mpos && f->win <= SIZE_MAX / 4)
-		f->win *= 2;
-	csv_unmap(f);
-	len = (uint64_t)(f->size - at) > skip + f->win ? skip + f->win :
-	    (size_t)(f->size - at);
-	f->eof = at + (off_t)len == f->size;
-	f->d = NULL;
-	f->have = 0;
-	if (len <= skip)	/* nothing left */
-		return DEID_OK;
-	m = mmap(NULL, len, PROT_READ, MAP_PRIVATE | MAP_POPULATE, f->fd, at);
-	if (m == MAP_FAILED)
-		return DEID_EIO;
-	f->map = m;
-	f->maplen = len;
-	f->mpos = f->pos;
-	f->d = (char *)m + skip;
-	f->have = len - skip;
-	return DEID_OK;
-}
-
-/* The first bytes of the file behind f->fd (from its offset): mapped,
- * or read where it cannot be (a file system without mmap). */
-static int
-csv_first(struct csv_file *f, const struct stat *st, const char *name,
-    struct deid_error *err)
-{
-	f->win = CSV_WINDOW;
-	f->size = st->st_size;
-	f->pos = lseek(f->fd, 0, SEEK_CUR);
-	if (f->pos >= 0 && f->pos <= f->size && csv_map(f) == DEID_OK) {
-		f->mapped = 1;
-		return DEID_OK;
-	}
-	return csv_fill(f, name, err);
-}
-
-/* Past the done bytes parsed: the next window, or the rest moved to the
- * buffer's front and more read after it. */
-static int
-csv_next(struct csv_file *f, size_t done, const char *name,
-    struct deid_error *err)
-{
-	if (f->mapped) {
-		f->pos += (off_t)done;
-		if (csv_map(f) != DEID_OK)
-			return deid_error_set(err, DEID_EIO, name, 0, 0,
-			    "%s", strerror(errno));
-		return DEID_OK;
-	}
-	memmove(f->d, f->d + done, f->have - done);
-	f->have -= done;
-	return csv_fill(f, name, err);
-}
-
 /* The bytes up to the last line end (all at the end of the file): a
  * chunk ends where a record may, and one that does not (a quoted line
  * end) is read again with the next. */
@@ -839,20 +754,21 @@ csv_cut(const struct csv_file *f)
 	return nl == NULL ? 0 : (size_t)(nl - f->d) + 1;
 }
 
-/* Parse every chunk of f with p, from where the last one stopped. */
+/* Parse every chunk of f with p; the file's unparsed rest moves to the
+ * front of the buffer for the next read. */
 static int
-csv_file_run(struct csv *p, struct csv_file *f, const struct stat *st,
-    const char *name, const struct deid_csv_opts *opts,
-    const struct csv_cb *cb, char *sep_out, struct deid_error *err)
+csv_file_run(struct csv *p, struct csv_file *f, const char *name,
+    const struct deid_csv_opts *opts, const struct csv_cb *cb,
+    char *sep_out, struct deid_error *err)
 {
-	size_t cut, done = 0;
+	size_t cut, done;
 	int r;
 
-	for (r = csv_first(f, st, name, err); r == DEID_OK;
-	    r = csv_next(f, done, name, err)) {
-		done = 0;
+	for (;;) {
+		if ((r = csv_fill(f, name, err)) != DEID_OK)
+			return r;
 		if ((cut = csv_cut(f)) == 0 && !f->eof)
-			continue;	/* no line end yet: a larger chunk */
+			continue;
 		if (p->name == NULL && (r = csv_init(p, f->d, cut, name, opts,
 		    err)) == DEID_OK && sep_out != NULL)
 			*sep_out = (char)p->sep;
@@ -865,9 +781,10 @@ csv_file_run(struct csv *p, struct csv_file *f, const struct stat *st,
 		if ((r != DEID_OK && r != CSV_MORE) || f->eof)
 			return r;
 		done = p->in.off;
+		memmove(f->d, f->d + done, f->have - done);
+		f->have -= done;
 		p->line_start -= done;
 	}
-	return r;
 }
 
 int
@@ -883,11 +800,8 @@ deid_csv_scan_fd(int fd, const char *name, const struct deid_csv_opts *opts,
 	if ((r = check_regular(fd, name, &st, err)) != DEID_OK ||
 	    (r = csv_alloc(&c, name, &p, err)) != DEID_OK)
 		return r;
-	r = csv_file_run(p, &f, &st, name, opts, &c, sep_out, err);
-	if (f.mapped) {
-		csv_unmap(&f);
-		(void)lseek(fd, f.size, SEEK_SET);	/* read, as read(2) */
-	} else if (f.d != NULL) {
+	r = csv_file_run(p, &f, name, opts, &c, sep_out, err);
+	if (f.d != NULL) {
 		explicit_bzero(f.d, f.cap);
 		free(f.d);
 	}

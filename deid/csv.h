@@ -54,11 +54,8 @@ int	deid_csv_scan(const void *data, size_t len, const char *name,
 	    const struct deid_csv_opts *opts, deid_csv_span_cb cb, void *ctx,
 	    char *sep_out, struct deid_error *err);
 /* A regular file streamed from fd's offset in chunks of 1 MiB or so (a
- * longer record, the length of the record), never held whole: each
- * chunk mapped read-only (no copy), or read where the file cannot be
- * mapped; fd's offset is left at the end.  The separator, when
- * detected, is the first record's.  The file must not shrink while it
- * is read (a mapped page past its end faults). */
+ * longer record, the length of the record), never held whole; the
+ * separator, when detected, is the first record's. */
 int	deid_csv_scan_fd(int fd, const char *name,
 	    const struct deid_csv_opts *opts, deid_csv_span_cb cb, void *ctx,
 	    char *sep_out, struct deid_error *err);

@@ -6,8 +6,8 @@
  * "a" with a small hierarchy for the quality).  On success the figures
  * must add up: every record suppressed or in a class, a passed verdict
  * with no reason, nothing released exactly when every record is
- * suppressed.  The same bytes streamed from a file (deid_verify_fd:
- * mapped) must give the same figures, or the same error.
+ * suppressed.  The same bytes streamed from a file (deid_verify_fd)
+ * must give the same figures, or the same error.
  */
 #include "config.h"
 
