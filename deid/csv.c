@@ -364,25 +364,41 @@ csv_fast_field(struct csv *p, enum csv_end *end)
 	return 1;
 }
 
+/* Is every field of a line cut at off[0..ncut] (off[ncut]: its LF) at
+ * most max bytes long?  Only a line longer than max can hold one that
+ * is not. */
+static int
+csv_cuts_fit(const size_t *off, size_t ncut, size_t max)
+{
+	size_t i, s = 0;
+
+	if (off[ncut] <= max)
+		return 1;
+	for (i = 0; i <= ncut; s = off[i++] + 1)
+		if (off[i] - s > max)
+			return 0;
+	return 1;
+}
+
 /* The common record of a span reader, at little cost: a line ending in
  * LF with no quote, CR, NUL or UTF-8 in it, cut at the separators in
  * one pass.  0 for anything else (nothing consumed), left to the
- * byte-wise reader. */
+ * byte-wise reader (a field too long: it says why). */
 static int
 csv_fast_record(struct csv *p)
 {
-	size_t ncut, i, s = 0, len = buf_cut_line(&p->in, p->sep, '"', '\r',
+	size_t ncut, i, e, s = 0, len = buf_cut_line(&p->in, p->sep, '"', '\r',
 	    p->off, DEID_CSV_MAX_COLUMNS - 1, &ncut);
 	const char *d = (const char *)buf_ptr(&p->in);
 
 	if (len == SIZE_MAX)
 		return 0;
 	p->off[ncut] = len;
-	for (i = 0; i <= ncut; s = p->off[i++] + 1) {
-		if (p->off[i] - s > p->max_field)
-			return 0;	/* the byte-wise reader says why */
-		p->span[i].p = d + s;
-		p->span[i].len = p->off[i] - s;
+	if (!csv_cuts_fit(p->off, ncut, p->max_field))
+		return 0;
+	for (i = 0; i <= ncut; i++, s = e + 1) {
+		e = p->off[i];
+		p->span[i] = (struct deid_csv_span){ d + s, e - s };
 	}
 	p->nfields = ncut + 1;
 	p->inplace = 1;

@@ -6,9 +6,10 @@
  * Classes are built here, independently of the search, from the written
  * strings: the file is streamed (deid_csv_scan_fd) and each row's QI
  * cells are read where they lie.  Each QI's distinct strings are
- * numbered in this file's own tables, keyed by length and first and
- * last eight bytes (all of a string of 16 bytes or fewer; a longer one
- * is also compared byte for byte); a
+ * numbered in this file's own tables, keyed by length and first, last
+ * and second eight bytes (all of a string of 24 bytes or fewer; a
+ * longer one is also compared byte for byte) and placed by the top bits
+ * of a multiplicative hash of the length and first and last eight; a
  * row's class is the tuple of its numbers, packed exactly into 128 bits
  * while their widths allow (else hashed, and the tuple compared), and
  * counted in an open-addressing table whose slot is fetched a few rows
@@ -38,11 +39,13 @@ struct v_level {
 	size_t		  nslot;
 };
 
-/* A released string's cheap key: its length and its first and last
- * eight bytes (overlapping), which hold every byte of a string of 16
- * bytes or fewer; a longer one is also compared byte for byte. */
+/* A released string's cheap key: its length and its first, last and
+ * second eight bytes (overlapping), which hold every byte of a string
+ * of 24 bytes or fewer; a longer one is also compared byte for byte.
+ * w[1] is never 0 (1 below eight bytes; a release holds no NUL), so an
+ * empty slot (all 0) is no string's. */
 struct v_word {
-	uint64_t	 w[2];
+	uint64_t	 w[3];
 	uint32_t	 len;
 	uint32_t	 id;		/* in a slot: the value's number + 1 */
 };
@@ -55,7 +58,9 @@ struct v_values {
 	uint64_t	*leaves;	/* [n] */
 	size_t		 n, cap;
 	struct v_word	*slot;		/* id 0: empty */
-	size_t		 nslot;
+	size_t		 nslot;		/* a power of two, 64 at least */
+	unsigned	 shift;		/* 64 - log2(nslot) */
+	size_t		 far;		/* values found past their slot */
 	unsigned	 width;		/* bits of the largest number */
 };
 
@@ -76,6 +81,7 @@ struct v_slot {
 struct v_pending {
 	uint32_t	 id[DEID_MAX_QI];	/* its values' numbers */
 	uint64_t	 key[2];
+	uint64_t	 h;			/* v_key_hash(key) */
 	unsigned	 gen;			/* packed at this x->wgen */
 };
 
@@ -95,6 +101,7 @@ struct v_ctx {
 	struct v_pending		 pend[V_PIPE];	/* a ring */
 	size_t				 head, npend;
 	struct v_slot			*slot;
+	struct v_slot			*spare;	/* nslot slots, or NULL */
 	size_t				 nslot, ncls;
 	uint32_t			*vid;		/* [ncls][nqi] values */
 	size_t				 vidcap;
@@ -136,31 +143,6 @@ v_is(const struct deid_csv_span *f, const char *s)
 	return f->len == n && memcmp(f->p, s, n) == 0;
 }
 
-/* Header: where each QI is. */
-static int
-v_header(struct v_ctx *x, const struct deid_csv_span *f, size_t nf,
-    struct deid_error *err)
-{
-	size_t i, j;
-
-	x->ncols = nf;
-	for (j = 0; j < x->o->nqi; j++) {
-		for (i = 0; i < nf && !v_is(&f[i], x->o->qi[j]); i++)
-			;
-		if (i == nf)
-			return deid_error_set(err, DEID_EINPUT, x->name, 1, 0,
-			    "no column named \"%s\" in the header",
-			    x->o->qi[j]);
-		x->col[j] = i;
-		while (++i < nf)
-			if (v_is(&f[i], x->o->qi[j]))
-				return deid_error_set(err, DEID_EINPUT, x->name,
-				    1, i + 1, "column \"%s\" appears twice in "
-				    "the header", x->o->qi[j]);
-	}
-	return DEID_OK;
-}
-
 /* Grow *p (of *cap elements of size sz) to hold at least n. */
 static int
 v_reserve(void **p, size_t *cap, size_t n, size_t sz)
@@ -191,10 +173,12 @@ v_word(const struct deid_csv_span *f, struct v_word *w)
 	uint32_t a, b;
 
 	w->len = (uint32_t)n;
-	w->w[1] = 0;
+	w->w[1] = 1;
+	w->w[2] = 0;
 	if (n >= 8) {
 		memcpy(&w->w[0], s, 8);
 		memcpy(&w->w[1], s + n - 8, 8);
+		memcpy(&w->w[2], s + (n > 16 ? 8 : 0), 8);
 	} else if (n >= 4) {
 		memcpy(&a, s, 4);
 		memcpy(&b, s + n - 4, 4);
@@ -205,21 +189,26 @@ v_word(const struct deid_csv_span *f, struct v_word *w)
 		    (uint64_t)(uint8_t)s[n - 1] << 16;
 }
 
-/* A slot for key w in a table of n (a power of two). */
+/* A slot for key w in a table of 2^(64 - shift): the product's top
+ * bits, which every bit of the key reaches (values that differ in one
+ * byte only, "Quarter 1" and "Quarter 2", land apart). */
 V_HOT size_t
-v_word_slot(const struct v_word *w, size_t n)
+v_word_slot(const struct v_word *w, unsigned shift)
 {
 	uint64_t h = (w->w[0] ^ w->len) * 0x9e3779b97f4a7c15ULL ^
 	    w->w[1] * 0xc2b2ae3d27d4eb4fULL;
 
-	return (size_t)(h ^ (h >> 29)) & (n - 1);
+	return (size_t)(h >> shift);
 }
 
-/* Twice the slots for a QI's values (or the first ones). */
+#define V_FAR_MAX	(1u << 14)	/* slots, grown for probes alone */
+
+/* Twice the slots for a QI's values (or the first 64). */
 static int
 v_values_grow(struct v_values *vs)
 {
 	size_t i, k, n = vs->nslot ? 2 * vs->nslot : 64;
+	unsigned shift = vs->nslot ? vs->shift - 1 : 58;
 	struct v_word *slot = calloc(n, sizeof(*slot));
 
 	if (slot == NULL)
@@ -227,7 +216,7 @@ v_values_grow(struct v_values *vs)
 	for (i = 0; i < vs->nslot; i++) {
 		if (vs->slot[i].id == 0)
 			continue;
-		for (k = v_word_slot(&vs->slot[i], n); slot[k].id != 0;
+		for (k = v_word_slot(&vs->slot[i], shift); slot[k].id != 0;
 		    k = (k + 1) & (n - 1))
 			;
 		slot[k] = vs->slot[i];
@@ -235,6 +224,7 @@ v_values_grow(struct v_values *vs)
 	free(vs->slot);
 	vs->slot = slot;
 	vs->nslot = n;
+	vs->shift = shift;
 	return DEID_OK;
 }
 
@@ -282,15 +272,15 @@ v_new_value(struct v_ctx *x, size_t j, size_t k, const struct v_word *w,
 	return 4 * vs->n > vs->nslot ? v_values_grow(vs) : DEID_OK;
 }
 
-/* Do a and b, of len > 16 bytes whose first and last eight agree,
- * agree in between?  Eight bytes a test, the last test overlapping. */
+/* Do a and b, of len > 24 bytes whose first sixteen and last eight
+ * agree, agree in between?  Eight bytes a test, the last overlapping. */
 static int
 v_same_middle(const char *a, const char *b, size_t len)
 {
 	uint64_t u, v;
 	size_t i, at;
 
-	for (i = 8; i < len - 8; i += 8) {
+	for (i = 16; i < len - 8; i += 8) {
 		at = i + 16 <= len ? i : len - 16;
 		memcpy(&u, a + at, 8);
 		memcpy(&v, b + at, 8);
@@ -307,7 +297,7 @@ v_is_value(const struct v_ctx *x, const struct v_values *vs,
     const struct deid_csv_span *f)
 {
 	return sl->w[0] == w->w[0] && sl->w[1] == w->w[1] &&
-	    sl->len == w->len && sl->id != 0 && (w->len <= 16 ||
+	    sl->w[2] == w->w[2] && sl->len == w->len && (w->len <= 24 ||
 	    v_same_middle(x->arena + vs->off[sl->id - 1] + sizeof(w->len),
 	    f->p, w->len));
 }
@@ -320,15 +310,19 @@ v_probe(const struct v_ctx *x, const struct v_values *vs,
 {
 	const struct v_word *sl;
 
-	for (*k = v_word_slot(w, vs->nslot); (sl = &vs->slot[*k])->id != 0;
+	for (*k = v_word_slot(w, vs->shift); (sl = &vs->slot[*k])->id != 0;
 	    *k = (*k + 1) & (vs->nslot - 1))
 		if (v_is_value(x, vs, sl, w, f))
 			return (long)sl->id - 1;
 	return -1;
 }
 
-/* The number of QI j's value f (a new one if new). */
-static int
+/* The number of QI j's value f (a new one if new): the few cells not
+ * found in their first slot, kept out of the per-cell loop.  Values
+ * that share a first slot cost a probe at every cell: after four
+ * probes a slot the table doubles (one more bit of the hash parts
+ * them, half the time), up to V_FAR_MAX slots. */
+static __attribute__((noinline)) int
 v_intern(struct v_ctx *x, size_t j, const struct deid_csv_span *f,
     uint32_t *id)
 {
@@ -336,14 +330,14 @@ v_intern(struct v_ctx *x, size_t j, const struct deid_csv_span *f,
 	struct v_word w;
 	size_t k;
 	long n;
-	int r;
 
-	if (vs->nslot == 0 && (r = v_values_grow(vs)) != DEID_OK)
-		return r;
 	v_word(f, &w);
 	if ((n = v_probe(x, vs, &w, f, &k)) >= 0) {
 		*id = (uint32_t)n;
-		return DEID_OK;
+		if (++vs->far < 4 * vs->nslot || vs->nslot >= V_FAR_MAX)
+			return DEID_OK;
+		vs->far = 0;
+		return v_values_grow(vs);
 	}
 	*id = (uint32_t)vs->n;
 	return v_new_value(x, j, k, &w, f);
@@ -378,14 +372,21 @@ v_pack(const struct v_ctx *x, const uint32_t *id, uint64_t key[2])
 	key[1] = k1;
 }
 
-/* The first slot to probe for a key. */
-static size_t
-v_slot_of(const struct v_ctx *x, const uint64_t key[2])
+/* A class key's hash: its low bits are the first slot to probe. */
+static uint64_t
+v_key_hash(const uint64_t key[2])
 {
 	uint64_t h = (key[0] ^ (key[1] * 0xc2b2ae3d27d4eb4fULL)) *
 	    0xff51afd7ed558ccdULL;
 
-	return (size_t)(h ^ (h >> 32)) & (x->nslot - 1);
+	return h ^ (h >> 32);
+}
+
+/* The first slot to probe for a key. */
+static size_t
+v_slot_of(const struct v_ctx *x, const uint64_t key[2])
+{
+	return (size_t)v_key_hash(key) & (x->nslot - 1);
 }
 
 #define V_HUGE	(2u << 20)	/* a table this large is mapped */
@@ -422,16 +423,33 @@ v_slots_free(struct v_slot *slot, size_t n)
 		(void)munmap(slot, len);
 }
 
+/* n empty slots for a rehash: a repack (the same size; early in a
+ * release, every time a QI's width grows) empties the table the last
+ * one left, rather than take fresh pages from the kernel each time. */
+static struct v_slot *
+v_slots_take(struct v_ctx *x, size_t n)
+{
+	struct v_slot *slot = x->spare;
+
+	x->spare = NULL;
+	if (slot != NULL && n == x->nslot) {
+		memset(slot, 0, n * sizeof(*slot));
+		return slot;
+	}
+	v_slots_free(slot, x->nslot);
+	return v_slots_alloc(n);
+}
+
 /* A table of n slots with every class placed by its key (again, when a
  * width grew or the table filled up). */
 static int
 v_rehash(struct v_ctx *x, size_t n)
 {
-	struct v_slot *slot = v_slots_alloc(n), *old = x->slot;
+	struct v_slot *slot, *old = x->slot;
 	size_t i, k, oldn = x->nslot;
 	int repack = x->tgen != x->wgen;	/* else the keys hold */
 
-	if (slot == NULL)
+	if ((slot = v_slots_take(x, n)) == NULL)
 		return DEID_ENOMEM;
 	x->slot = slot;
 	x->nslot = n;
@@ -445,7 +463,10 @@ v_rehash(struct v_ctx *x, size_t n)
 			;
 		slot[k] = old[i];
 	}
-	v_slots_free(old, oldn);
+	if (n == oldn)		/* the next repack's */
+		x->spare = old;
+	else
+		v_slots_free(old, oldn);
 	x->tgen = x->wgen;
 	return DEID_OK;
 }
@@ -464,9 +485,11 @@ v_count(struct v_ctx *x, struct v_pending *p)
 	    (r = v_rehash(x, 2 * (x->ncls + 1) > x->nslot ? (x->nslot ?
 	    2 * x->nslot : 1 << 12) : x->nslot)) != DEID_OK)
 		return r;
-	if (p->gen != x->wgen)	/* a width grew since it was packed */
+	if (p->gen != x->wgen) {	/* a width grew since it was packed */
 		v_pack(x, id, key);
-	for (k = v_slot_of(x, key); (sl = &x->slot[k])->count != 0;
+		p->h = v_key_hash(key);
+	}
+	for (k = p->h & (x->nslot - 1); (sl = &x->slot[k])->count != 0;
 	    k = (k + 1) & (x->nslot - 1))
 		if (sl->key[0] == key[0] && sl->key[1] == key[1] &&
 		    (x->bits <= 128 || memcmp(x->vid + sl->cls * nqi, id,
@@ -508,13 +531,11 @@ v_cell(struct v_ctx *x, size_t j, const struct deid_csv_span *f,
 	const struct v_word *sl;
 	struct v_word w;
 
-	if (vs->nslot != 0) {
-		v_word(f, &w);
-		sl = &vs->slot[v_word_slot(&w, vs->nslot)];
-		if (v_is_value(x, vs, sl, &w, f)) {
-			*id = sl->id - 1;
-			return DEID_OK;
-		}
+	v_word(f, &w);
+	sl = &vs->slot[v_word_slot(&w, vs->shift)];
+	if (v_is_value(x, vs, sl, &w, f)) {
+		*id = sl->id - 1;
+		return DEID_OK;
 	}
 	return v_intern(x, j, f, id);
 }
@@ -524,31 +545,34 @@ v_cell(struct v_ctx *x, size_t j, const struct deid_csv_span *f,
 static int
 v_key(struct v_ctx *x, const struct deid_csv_span *f)
 {
+	const size_t nqi = x->o->nqi, low = x->low;
+	const unsigned gen = x->wgen;
 	struct v_pending *p;
 	uint64_t k0 = 0;
-	unsigned gen;
+	uint32_t *id;
 	size_t j;
 	int r;
 
 	if (x->npend == V_PIPE && (r = v_drain(x, 1)) != DEID_OK)
 		return r;
 	p = &x->pend[(x->head + x->npend) % V_PIPE];
-	gen = x->wgen;
-	for (j = 0; j < x->o->nqi; j++) {
-		if ((r = v_cell(x, j, &f[x->col[j]], &p->id[j])) != DEID_OK)
+	id = p->id;
+	for (j = 0; j < nqi; j++) {	/* packed as read: exact if low */
+		if ((r = v_cell(x, j, &f[x->col[j]], &id[j])) != DEID_OK)
 			return r;
-		k0 |= j < x->low ? (uint64_t)p->id[j] << x->pos[j] : 0;
+		k0 |= (uint64_t)id[j] << (x->pos[j] & 63);
 	}
 	x->npend++;
 	p->gen = x->wgen;
-	if (gen != x->wgen || x->low < x->o->nqi)  /* packed as read: */
-		v_pack(x, p->id, p->key);	/* not when a width grew */
-	else {
+	if (gen != x->wgen || low < nqi)	/* a width grew: repack */
+		v_pack(x, id, p->key);
+	else {				/* every number in the first word */
 		p->key[0] = k0;
 		p->key[1] = 0;
 	}
+	p->h = v_key_hash(p->key);
 	if (x->nslot > 0)
-		__builtin_prefetch(&x->slot[v_slot_of(x, p->key)]);
+		__builtin_prefetch(&x->slot[p->h & (x->nslot - 1)]);
 	return DEID_OK;
 }
 
@@ -558,6 +582,8 @@ v_class_list(struct v_ctx *x)
 {
 	size_t i;
 
+	v_slots_free(x->spare, x->nslot);
+	x->spare = NULL;
 	if (x->ncls == 0)
 		return DEID_OK;
 	if ((x->ccount = malloc(x->ncls * sizeof(*x->ccount))) == NULL)
@@ -568,6 +594,34 @@ v_class_list(struct v_ctx *x)
 	if (x->o->population_table == NULL) {	/* else v_pop_count's */
 		v_slots_free(x->slot, x->nslot);
 		x->slot = NULL;
+	}
+	return DEID_OK;
+}
+
+/* Header: where each QI is; its values' first table. */
+static int
+v_header(struct v_ctx *x, const struct deid_csv_span *f, size_t nf,
+    struct deid_error *err)
+{
+	size_t i, j;
+	int r;
+
+	x->ncols = nf;
+	for (j = 0; j < x->o->nqi; j++) {
+		for (i = 0; i < nf && !v_is(&f[i], x->o->qi[j]); i++)
+			;
+		if (i == nf)
+			return deid_error_set(err, DEID_EINPUT, x->name, 1, 0,
+			    "no column named \"%s\" in the header",
+			    x->o->qi[j]);
+		x->col[j] = i;
+		while (++i < nf)
+			if (v_is(&f[i], x->o->qi[j]))
+				return deid_error_set(err, DEID_EINPUT, x->name,
+				    1, i + 1, "column \"%s\" appears twice in "
+				    "the header", x->o->qi[j]);
+		if ((r = v_values_grow(&x->val[j])) != DEID_OK)
+			return r;
 	}
 	return DEID_OK;
 }
@@ -1173,6 +1227,7 @@ out:
 	}
 	free(x->vid);
 	free(x->ccount);
+	v_slots_free(x->spare, x->nslot);
 	v_slots_free(x->slot, x->nslot);
 	return r;
 }
