@@ -5,11 +5,11 @@
  * options and --parsable/-o output are Slurm's stable interface across
  * versions (libslurm's ABI changes with every release; slurmrestd needs
  * its own daemon and JWT keys to run and guard); the helper runs only
- * the four fixed paths below with argv it builds itself.
+ * the fixed paths below with argv it builds itself.
  *
  * Root (sbatch --uid and scancel of that user's jobs need it), confined:
- * no new privileges, not dumpable, dies with the parent.  No seccomp
- * profile of its own yet (it needs exec, connect and a TCP listener).
+ * no new privileges, not dumpable, dies with the parent, under the SLURM
+ * deny-list (it execs Slurm's commands and munge, which inherit it).
  * Trust: the parent's messages are bounded and checked; a node's request
  * is MUNGE-checked (root's, in time, not replayed), then its job, node
  * and address are checked against what Slurm says before the parent
