@@ -49,7 +49,6 @@ enum csv_end { CSV_END_SEP, CSV_END_EOL, CSV_END_EOF };
 /* Internal status: the record runs past the end of a chunk that is not
  * the input's last; it is read again with the next chunk. */
 #define CSV_MORE	(-1)
-#define CSV_CHUNK	(1u << 20)	/* bytes read at a time from a file */
 
 struct csv {
 	struct buf	 in;
@@ -725,12 +724,12 @@ csv_fill(struct csv_file *f, const char *name, struct deid_error *err)
 
 	if (f->have == f->cap) {
 		if (f->cap > SIZE_MAX / 2 ||
-		    (d = realloc(f->d, f->cap ? 2 * f->cap : CSV_CHUNK)) ==
+		    (d = realloc(f->d, f->cap ? 2 * f->cap : DEID_CSV_CHUNK)) ==
 		    NULL)
 			return deid_error_set(err, DEID_ENOMEM, name, 0, 0,
 			    "out of memory");
 		f->d = d;
-		f->cap = f->cap ? 2 * f->cap : CSV_CHUNK;
+		f->cap = f->cap ? 2 * f->cap : DEID_CSV_CHUNK;
 	}
 	if ((got = read_full(f->fd, f->d + f->have, f->cap - f->have)) < 0)
 		return deid_error_set(err, DEID_EIO, name, 0, 0, "%s",

@@ -16,6 +16,9 @@
 
 #define DEID_CSV_MAX_FIELD_DEFAULT	(64u * 1024)	/* bytes */
 #define DEID_CSV_MAX_COLUMNS		4096
+#define DEID_CSV_CHUNK			(128u * 1024)	/* a file is read
+							   so many bytes at a
+							   time */
 
 struct deid_csv_opts {
 	char	separator;	/* ';' or ',' (or any byte); 0 = detect */
@@ -53,8 +56,8 @@ typedef int (*deid_csv_span_cb)(void *ctx, const struct deid_csv_span *f,
 int	deid_csv_scan(const void *data, size_t len, const char *name,
 	    const struct deid_csv_opts *opts, deid_csv_span_cb cb, void *ctx,
 	    char *sep_out, struct deid_error *err);
-/* A regular file streamed from fd's offset in chunks of 1 MiB or so (a
- * longer record, the length of the record), never held whole; the
+/* A regular file streamed from fd's offset in chunks of DEID_CSV_CHUNK
+ * (a longer record, the length of the record), never held whole; the
  * separator, when detected, is the first record's. */
 int	deid_csv_scan_fd(int fd, const char *name,
 	    const struct deid_csv_opts *opts, deid_csv_span_cb cb, void *ctx,

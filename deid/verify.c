@@ -67,7 +67,8 @@ struct v_values {
 /* A class while the release is read: its key is the tuple of its QI
  * values' numbers, packed exactly into key[] while their widths add up
  * to 128 bits at most; beyond, key[] is a hash of the tuple and the
- * tuple itself (vid) is compared. */
+ * tuple itself (vid) is compared.  32 bytes: no slot straddles two
+ * cache lines. */
 struct v_slot {
 	uint64_t	 key[2];
 	uint64_t	 count;		/* records; 0: empty */
@@ -389,25 +390,29 @@ v_slot_of(const struct v_ctx *x, const uint64_t key[2])
 	return (size_t)v_key_hash(key) & (x->nslot - 1);
 }
 
-#define V_HUGE	(2u << 20)	/* a table this large is mapped */
+#define V_HUGE	(2u << 20)	/* a table this large asks for huge pages */
 
-/* n empty slots.  A table of 2 MiB or more is mapped (its pages come
- * zeroed from the kernel, touched only where used: no memset) and asks
- * for huge pages (one TLB entry for what would take 512: every row's
- * lookup lands in a random place in it). */
+/* n empty slots, mapped and faulted in for writing at once: a slot is
+ * read before it is written, and a page read first faults twice (the
+ * shared zero page, then its copy); one call for all pages also costs
+ * less than a fault each.  A table of V_HUGE or more asks for huge
+ * pages (one TLB entry for what would take 512: every row's lookup
+ * lands in a random place in it).  Both are hints: without them pages
+ * fault in as touched. */
 static struct v_slot *
 v_slots_alloc(size_t n)
 {
 	size_t len = n * sizeof(struct v_slot);
-	void *p;
+	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE |
+	    MAP_ANONYMOUS, -1, 0);
 
-	if (len < V_HUGE)
-		return calloc(n, sizeof(struct v_slot));
-	p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
-	    -1, 0);
 	if (p == MAP_FAILED)
 		return NULL;
-	(void)madvise(p, len, MADV_HUGEPAGE);	/* a hint; fine without */
+	if (len >= V_HUGE)
+		(void)madvise(p, len, MADV_HUGEPAGE);
+#ifdef MADV_POPULATE_WRITE
+	(void)madvise(p, len, MADV_POPULATE_WRITE);
+#endif
 	return p;
 }
 
@@ -415,12 +420,8 @@ v_slots_alloc(size_t n)
 static void
 v_slots_free(struct v_slot *slot, size_t n)
 {
-	size_t len = n * sizeof(struct v_slot);
-
-	if (len < V_HUGE)
-		free(slot);
-	else if (slot != NULL)
-		(void)munmap(slot, len);
+	if (slot != NULL)
+		(void)munmap(slot, n * sizeof(struct v_slot));
 }
 
 /* n empty slots for a rehash: a repack (the same size; early in a

@@ -615,7 +615,7 @@ static void
 test_spans(void)
 {
 	char dir[] = "/tmp/test-csv.XXXXXX";
-	size_t n = 3u << 20, len, at, mib = 1u << 20;
+	size_t n = 3u << 20, len, at, chunk = DEID_CSV_CHUNK;
 	char *d = malloc(n + 64);
 	struct deid_error e;
 	unsigned long line;
@@ -639,11 +639,11 @@ test_spans(void)
 	three_ways(dir, d, len, "a quoted field longer than a chunk", &e);
 	/* the first chunk's last LF inside quotes: read again whole */
 	plain_rows(d, n);
-	at = mib - 8 - (mib - 8) % 5;
+	at = chunk - 8 - (chunk - 8) % 5;
 	d[at] = '"';
-	memset(d + at + 1, 'x', mib - 2 - at);
-	memcpy(d + mib - 1, "\nyy\"\n", 5);
-	for (at = mib + 4; at % 5 != 4; at++)
+	memset(d + at + 1, 'x', chunk - 2 - at);
+	memcpy(d + chunk - 1, "\nyy\"\n", 5);
+	for (at = chunk + 4; at % 5 != 4; at++)
 		d[at] = 'z';
 	d[at] = '\n';
 	r = three_ways(dir, d, n, "a quoted LF ends the first chunk", &e);
@@ -656,16 +656,17 @@ test_spans(void)
 	tap_ok(r == DEID_EINPUT && e.line == line / 2 + 3 && e.column == 3 &&
 	    strstr(e.msg, "quote") != NULL, "... at line %lu, column 3",
 	    line / 2 + 3);
-	/* a blank line as the last byte of the first chunk */
-	line = plain_rows(d, mib - 2);
-	plain_rows(d + mib, n - mib);
-	memcpy(d + mib - 2, "\n\n", 2);
+	/* a blank line as the last byte of the first chunk, after a row
+	 * of x's */
+	line = plain_rows(d, chunk - 4);
+	plain_rows(d + chunk, n - chunk);
+	memcpy(d + chunk - 4, "xx\n\n", 4);
 	r = three_ways(dir, d, n, "a blank line at a chunk's end", &e);
 	tap_ok(r == DEID_EINPUT && e.line == line + 2 &&
 	    strcmp(e.msg, "blank line") == 0, "... is refused at line %lu",
 	    line + 2);
-	d[mib - 1] = 'y';
-	memcpy(d + n - 1, "\n\n", 2);
+	d[chunk - 1] = 'y';
+	memcpy(d + n - 3, "xx\n\n", 4);	/* a row, then the blank line */
 	r = three_ways(dir, d, n + 1, "one blank line at the very end", &e);
 	tap_ok(r == DEID_OK, "... is allowed");
 	rmdir(dir);

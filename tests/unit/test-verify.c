@@ -6,8 +6,9 @@
  * against the limit, PU exactly 0 without sample uniques, the residual
  * check, the game, the information loss by hand; then a real release
  * from deid_anonymize, corrupted on purpose, which must be rejected;
- * and releases of several MiB streamed from a descriptor in chunks of
- * 1 MiB giving what one pass over the same bytes in memory gives,
+ * and releases of several MiB streamed from a descriptor in chunks
+ * (DEID_CSV_CHUNK) giving what one pass over the same bytes in memory
+ * gives,
  * errors and their lines included, whatever lies across a chunk's end.
  */
 #include "config.h"
@@ -293,7 +294,7 @@ test_corrupted(void)
 /* n rows of classes made of a short value and a long one (over 16
  * bytes, differing only in its middle): 37 * 101 classes; each row's c
  * its number; mid (may be NULL) across the
- * first MiB's end.  Malloc'd. */
+ * first chunk's end.  Malloc'd. */
 static char *
 big(size_t n, const char *mid, size_t *len)
 {
@@ -302,7 +303,7 @@ big(size_t n, const char *mid, size_t *len)
 
 	at = (size_t)snprintf(s, cap, "a,b,c\n");
 	for (i = 0; i < n; i++) {
-		if (mid != NULL && at + strlen(mid) / 2 >= (1u << 20)) {
+		if (mid != NULL && at + strlen(mid) / 2 >= DEID_CSV_CHUNK) {
 			at += (size_t)snprintf(s + at, cap - at, "%s", mid);
 			mid = NULL;
 		}
@@ -378,17 +379,17 @@ test_halves(void)
 		memcpy(blob + i, "x\nx,\n", 5);
 	memcpy(blob + i, "\"\n", 3);
 	s = big(60000, blob, &len);
-	same_as_one_pass("a quoted field of line ends across 1 MiB", s, len,
+	same_as_one_pass("a quoted field of line ends across a chunk's end", s, len,
 	    37 * 101 + 1);
 	free(s);
 	s = big(60000, "\n", &len);
-	same_as_one_pass("a blank line at 1 MiB", s, len, 0);
+	same_as_one_pass("a blank line at a chunk's end", s, len, 0);
 	free(s);
 	s = big(60000, "1,2\n", &len);
-	same_as_one_pass("a short row at 1 MiB", s, len, 0);
+	same_as_one_pass("a short row at a chunk's end", s, len, 0);
 	free(s);
 	s = big(60000, "*,*,x\n", &len);
-	same_as_one_pass("a suppressed row at 1 MiB", s, len, 37 * 101);
+	same_as_one_pass("a suppressed row at a chunk's end", s, len, 37 * 101);
 	free(s);
 }
 
