@@ -5,7 +5,7 @@
  * on raw input; it reads through typed getters that check bounds and
  * return a status.  A struct buf is a read cursor over bytes it does not
  * own; a struct wbuf is a growable output buffer with a hard maximum.
- * Used for CSV and hierarchy input now, RFB/HTTP/IPC later.
+ * Used for CSV, hierarchy, HTTP, recording and IPC input.
  */
 #ifndef COMMON_BUF_H
 #define COMMON_BUF_H
@@ -15,6 +15,10 @@
 #include <string.h>
 #ifdef __SSE2__
 #include <emmintrin.h>
+#endif
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#define BUF_AVX2	1	/* buf_cut_line_avx2, where the CPU has it */
 #endif
 
 enum buf_status {
@@ -125,47 +129,53 @@ buf_special(uint8_t c, uint8_t c0, uint8_t c1)
 	return c == c0 || c == c1 || c == 0 || c >= 0x80;
 }
 
-/* The unread bytes up to the first LF, cut at the byte sep (not c0, c1
- * or LF): the offsets of at most max seps in cut[], their count in
- * *ncut, and the LF's offset returned.  SIZE_MAX when there is no LF, a
- * byte before it is special (buf_special) or there are more seps.  One
- * pass, sixteen bytes a test where SSE2 is. */
-static inline size_t
-buf_cut_line(const struct buf *b, uint8_t sep, uint8_t c0, uint8_t c1,
-    size_t *cut, size_t max, size_t *ncut)
+/* A block of a line cutter's, at offset i: m has a bit for each sep in
+ * it, nl for each LF, bad for each special byte (all: every bit of the
+ * block).  1 when the cutter is done (*ret its answer), 0 to go on. */
+static inline int
+buf_cut_block(uint32_t m, uint32_t nl, uint32_t bad, uint32_t all, size_t i,
+    size_t *cut, size_t max, size_t *k, size_t *ncut, size_t *ret)
 {
-	size_t i = 0, k = 0, n = buf_remaining(b);
-	const uint8_t *d;
+	uint32_t lim = nl ? (nl & -nl) - 1 : all;	/* bytes before LF */
+
+	*ret = SIZE_MAX;
+	if ((bad & lim) != 0)
+		return 1;
+	for (m &= lim; m != 0; m &= m - 1) {
+		if (*k == max)
+			return 1;
+		cut[(*k)++] = i + (size_t)__builtin_ctz(m);
+	}
+	if (nl == 0)
+		return 0;
+	*ncut = *k;
+	*ret = i + (size_t)__builtin_ctz(nl);
+	return 1;
+}
+
+/* buf_cut_line from offset i of d[n] with k cuts made: sixteen bytes a
+ * test where SSE2 is, then one at a time. */
+static inline size_t
+buf_cut_from(const uint8_t *d, size_t n, size_t i, size_t k, uint8_t sep,
+    uint8_t c0, uint8_t c1, size_t *cut, size_t max, size_t *ncut)
+{
 #ifdef __SSE2__
 	__m128i w, vs = _mm_set1_epi8((char)sep), vn = _mm_set1_epi8('\n'),
 	    v0 = _mm_set1_epi8((char)c0), v1 = _mm_set1_epi8((char)c1),
 	    vz = _mm_setzero_si128();
-	unsigned nl, bad, m, lim;
-#endif
+	uint32_t nl, bad, m;
+	size_t ret;
 
-	if (n == 0)		/* b->d may be NULL */
-		return SIZE_MAX;
-	d = b->d + b->off;
-#ifdef __SSE2__
 	for (; i + 16 <= n; i += 16) {
 		w = _mm_loadu_si128((const void *)(d + i));
-		nl = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(w, vn));
-		bad = (unsigned)_mm_movemask_epi8(_mm_or_si128(w,
+		nl = (uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(w, vn));
+		bad = (uint32_t)_mm_movemask_epi8(_mm_or_si128(w,
 		    _mm_or_si128(_mm_cmpeq_epi8(w, vz), _mm_or_si128(
 		    _mm_cmpeq_epi8(w, v0), _mm_cmpeq_epi8(w, v1)))));
-		m = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(w, vs));
-		lim = nl ? (nl & -nl) - 1 : 0xffffu;	/* bytes before LF */
-		if ((bad & lim) != 0)
-			return SIZE_MAX;
-		for (m &= lim; m != 0; m &= m - 1) {
-			if (k == max)
-				return SIZE_MAX;
-			cut[k++] = i + (size_t)__builtin_ctz(m);
-		}
-		if (nl != 0) {
-			*ncut = k;
-			return i + (size_t)__builtin_ctz(nl);
-		}
+		m = (uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(w, vs));
+		if (buf_cut_block(m, nl, bad, 0xffffu, i, cut, max, &k, ncut,
+		    &ret))
+			return ret;
 	}
 #endif
 	for (; i < n && d[i] != '\n'; i++) {
@@ -177,6 +187,57 @@ buf_cut_line(const struct buf *b, uint8_t sep, uint8_t c0, uint8_t c1,
 	*ncut = k;
 	return i < n ? i : SIZE_MAX;
 }
+
+/* The unread bytes up to the first LF, cut at the byte sep (not c0, c1
+ * or LF): the offsets of at most max seps in cut[], their count in
+ * *ncut, and the LF's offset returned.  SIZE_MAX when there is no LF, a
+ * byte before it is special (buf_special) or there are more seps.  One
+ * pass. */
+static inline size_t
+buf_cut_line(const struct buf *b, uint8_t sep, uint8_t c0, uint8_t c1,
+    size_t *cut, size_t max, size_t *ncut)
+{
+	if (buf_remaining(b) == 0)	/* b->d may be NULL */
+		return SIZE_MAX;
+	return buf_cut_from(b->d + b->off, buf_remaining(b), 0, 0, sep, c0,
+	    c1, cut, max, ncut);
+}
+
+#ifdef BUF_AVX2
+/* buf_cut_line thirty-two bytes a test, for a caller that found AVX2
+ * (__builtin_cpu_supports); the last bytes as buf_cut_line does.  A
+ * block with no special byte, no sep and no LF (most of a long value)
+ * costs one test. */
+static inline __attribute__((target("avx2"))) size_t
+buf_cut_line_avx2(const struct buf *b, uint8_t sep, uint8_t c0, uint8_t c1,
+    size_t *cut, size_t max, size_t *ncut)
+{
+	size_t i = 0, k = 0, n = buf_remaining(b);
+	const uint8_t *d;
+	__m256i w, e, vs = _mm256_set1_epi8((char)sep),
+	    vn = _mm256_set1_epi8('\n'), v0 = _mm256_set1_epi8((char)c0),
+	    v1 = _mm256_set1_epi8((char)c1), vz = _mm256_setzero_si256();
+	uint32_t nl, bad, m;
+	size_t ret;
+
+	if (n == 0)		/* b->d may be NULL */
+		return SIZE_MAX;
+	d = b->d + b->off;
+	for (; i + 32 <= n; i += 32) {
+		w = _mm256_loadu_si256((const void *)(d + i));
+		e = _mm256_or_si256(_mm256_or_si256(_mm256_cmpeq_epi8(w, vz),
+		    _mm256_cmpeq_epi8(w, v0)), _mm256_cmpeq_epi8(w, v1));
+		m = (uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(w, vs));
+		nl = (uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(w, vn));
+		bad = (uint32_t)_mm256_movemask_epi8(_mm256_or_si256(w, e));
+		if ((m | nl | bad) != 0 && buf_cut_block(m, nl, bad,
+		    UINT32_MAX, i, cut, max, &k, ncut, &ret))
+			return ret;
+	}
+	_mm256_zeroupper();	/* SSE code follows: no stale upper halves */
+	return buf_cut_from(d, n, i, k, sep, c0, c1, cut, max, ncut);
+}
+#endif
 
 /* Is none of the unread bytes c0, c1, NUL or 0x80 and above (a text
  * parser's special bytes)?  Eight bytes a test where words are

@@ -64,6 +64,7 @@ struct csv {
 	int		 inplace;	/* the current field does (all, after
 					 * csv_fast_record) */
 	int		 more;		/* the input goes on past this chunk */
+	int		 avx2;		/* lines cut with buf_cut_line_avx2 */
 	size_t		 fin, fend;	/* its input offsets (inplace) */
 	unsigned long	 nrecords;
 	struct wbuf	 arena;		/* this record's fields, NUL-separated */
@@ -379,6 +380,28 @@ csv_cuts_fit(const size_t *off, size_t ncut, size_t max)
 	return 1;
 }
 
+#ifdef BUF_AVX2
+static __attribute__((target("avx2"), noinline)) size_t
+csv_cut_avx2(const struct csv *p, size_t *off, size_t *ncut)
+{
+	return buf_cut_line_avx2(&p->in, p->sep, '"', '\r', off,
+	    DEID_CSV_MAX_COLUMNS - 1, ncut);
+}
+#endif
+
+/* The line at the cursor cut at its separators (buf_cut_line), with
+ * AVX2 where the CPU has it. */
+static size_t
+csv_cut_line(struct csv *p, size_t *ncut)
+{
+#ifdef BUF_AVX2
+	if (p->avx2)
+		return csv_cut_avx2(p, p->off, ncut);
+#endif
+	return buf_cut_line(&p->in, p->sep, '"', '\r', p->off,
+	    DEID_CSV_MAX_COLUMNS - 1, ncut);
+}
+
 /* The common record of a span reader, at little cost: a line ending in
  * LF with no quote, CR, NUL or UTF-8 in it, cut at the separators in
  * one pass.  0 for anything else (nothing consumed), left to the
@@ -386,8 +409,7 @@ csv_cuts_fit(const size_t *off, size_t ncut, size_t max)
 static int
 csv_fast_record(struct csv *p)
 {
-	size_t ncut, i, e, s = 0, len = buf_cut_line(&p->in, p->sep, '"', '\r',
-	    p->off, DEID_CSV_MAX_COLUMNS - 1, &ncut);
+	size_t ncut, i, e, s = 0, len = csv_cut_line(p, &ncut);
 	const char *d = (const char *)buf_ptr(&p->in);
 
 	if (len == SIZE_MAX)
@@ -610,6 +632,9 @@ csv_alloc(const struct csv_cb *cb, const char *name, struct csv **pp,
 		    "out of memory");
 	wbuf_init(&(*pp)->arena, 0);
 	(*pp)->spans = cb->spans != NULL;
+#ifdef BUF_AVX2
+	(*pp)->avx2 = __builtin_cpu_supports("avx2");
+#endif
 	return DEID_OK;
 }
 

@@ -1,7 +1,9 @@
 /*
  * tests/unit/test-buf.c — the bounded read cursor and capped write
- * buffer (common/buf.c): bounds, byte order, caps, and the wrap-around
- * at max = SIZE_MAX that used to shrink the allocation to nothing.
+ * buffer (common/buf.c): bounds, byte order, caps, the wrap-around at
+ * max = SIZE_MAX that used to shrink the allocation to nothing, and the
+ * line cutter (SSE2 and AVX2) against a byte-at-a-time one written
+ * here.
  */
 #include "config.h"
 
@@ -181,6 +183,110 @@ test_put_buf(void)
 	wbuf_free(&w);
 }
 
+/* What buf_cut_line must give, one byte at a time. */
+static size_t
+cut_ref(const uint8_t *d, size_t n, uint8_t sep, size_t *cut, size_t max,
+    size_t *ncut)
+{
+	size_t i, k = 0;
+
+	for (i = 0; i < n; i++) {
+		if (d[i] == '\n') {
+			*ncut = k;
+			return i;
+		}
+		if (d[i] == '"' || d[i] == '\r' || d[i] == 0 || d[i] >= 0x80)
+			return SIZE_MAX;
+		if (d[i] == sep) {
+			if (k == max)
+				return SIZE_MAX;
+			cut[k++] = i;
+		}
+	}
+	return SIZE_MAX;
+}
+
+/* Does cutter f agree with cut_ref on d[n] (every cut, when cut)? */
+typedef size_t (*cutter)(const struct buf *, uint8_t, uint8_t, uint8_t,
+    size_t *, size_t, size_t *);
+
+static int
+cut_agrees(cutter f, const uint8_t *d, size_t n, size_t max)
+{
+	size_t a[80], b[80], na = 0, nb = 0, ra, rb;
+	struct buf in;
+
+	buf_init(&in, d, n);
+	ra = cut_ref(d, n, ';', a, max, &na);
+	rb = f(&in, ';', '"', '\r', b, max, &nb);
+	return ra == rb && (ra == SIZE_MAX || (na == nb &&
+	    memcmp(a, b, na * sizeof(*a)) == 0));
+}
+
+#ifdef BUF_AVX2
+static __attribute__((target("avx2"))) size_t
+cut_avx2(const struct buf *b, uint8_t sep, uint8_t c0, uint8_t c1,
+    size_t *cut, size_t max, size_t *ncut)
+{
+	return buf_cut_line_avx2(b, sep, c0, c1, cut, max, ncut);
+}
+#endif
+
+static size_t
+cut_plain(const struct buf *b, uint8_t sep, uint8_t c0, uint8_t c1,
+    size_t *cut, size_t max, size_t *ncut)
+{
+	return buf_cut_line(b, sep, c0, c1, cut, max, ncut);
+}
+
+/* Random lines of 0 to 199 bytes, mostly plain, now and then a special
+ * byte, a separator too many or no LF, at every alignment. */
+static void
+test_cut_line(void)
+{
+	static const uint8_t alpha[] = "abcdefgh;;;\n";
+	static const uint8_t rare[] = { '"', '\r', 0, 0x80, 0xc3, 0xff, '\n' };
+	uint8_t d[256 + 32];
+	uint64_t x = 42;
+	size_t i, j, n, bad[2] = { 0, 0 }, cut = 0;
+	struct buf in;
+	size_t c[4], nc;
+
+	buf_init(&in, (const uint8_t *)"a;bb;c\nzz", 9);
+	tap_ok(buf_cut_line(&in, ';', '"', '\r', c, 4, &nc) == 6 &&
+	    nc == 2 && c[0] == 1 && c[1] == 4, "cut: \"a;bb;c\" at 1 and 4");
+	buf_init(&in, (const uint8_t *)"a;b\"c\n", 6);
+	tap_ok(buf_cut_line(&in, ';', '"', '\r', c, 4, &nc) == SIZE_MAX,
+	    "cut: a quote before the LF is left to the caller");
+	for (i = 0; i < 20000; i++) {
+		x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+		n = (size_t)(x >> 33) % 200;
+		for (j = 0; j < n + 32; j++) {
+			x = x * 6364136223846793005ULL + 1;
+			d[(i % 32) + j] = (x >> 60) == 0 ? rare[(x >> 40) % 7] :
+			    alpha[(x >> 40) % (sizeof(alpha) - 1)];
+		}
+		cut += cut_ref(d + i % 32, n, ';', c, 4, &nc) != SIZE_MAX;
+		bad[0] += !cut_agrees(cut_plain, d + i % 32, n, 1 + i % 70);
+#ifdef BUF_AVX2
+		if (__builtin_cpu_supports("avx2"))
+			bad[1] += !cut_agrees(cut_avx2, d + i % 32, n,
+			    1 + i % 70);
+#endif
+	}
+	tap_ok(bad[0] == 0 && cut > 1000, "cut: buf_cut_line agrees on "
+	    "20,000 random lines (%zu cut, %zu differ)", cut, bad[0]);
+#ifdef BUF_AVX2
+	if (__builtin_cpu_supports("avx2"))
+		tap_ok(bad[1] == 0, "cut: buf_cut_line_avx2 agrees on the "
+		    "same lines (%zu differ)", bad[1]);
+	else
+		tap_skip("cut: this CPU has no AVX2");
+#else
+	tap_skip("cut: no AVX2 cutter on this architecture");
+#endif
+}
+
 int
 main(void)
 {
@@ -190,5 +296,6 @@ main(void)
 	test_wbuf();
 	test_wbuf_unbounded();
 	test_put_buf();
+	test_cut_line();
 	return tap_done();
 }
