@@ -454,6 +454,7 @@ anon_verify(const struct deid_job *job, struct deid_anon_report *rep,
 	o.adversary_seed = job->adversary_seed;
 	o.adversary_workers = job->sopts.threads;
 	o.max_adversarial_risk = job->max_adversarial_risk;
+	o.classes_hint = rep->after.classes;	/* the table's size only */
 	rep->has_verified = 1;
 	if (bytes != NULL)
 		r = deid_verify_release(bytes, len, name, &o, &rep->verified,

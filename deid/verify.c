@@ -13,8 +13,10 @@
  * row's class is the tuple of its numbers, packed exactly into 128 bits
  * while their widths allow (else hashed, and the tuple compared), and
  * counted in an open-addressing table whose slot is fetched a few rows
- * ahead.  Everything after the reading works on class sizes and the
- * distinct values alone.
+ * ahead.  Each QI's width starts at its hierarchy level's size and the
+ * table at the size the caller expects (a hint: more grows them), so a
+ * release that keeps to its hierarchy is hashed once.  Everything after
+ * the reading works on class sizes and the distinct values alone.
  */
 #include "config.h"
 
@@ -229,22 +231,36 @@ v_values_grow(struct v_values *vs)
 	return DEID_OK;
 }
 
-/* Room for vs's largest number: its width doubles (1, 2, 4, ... 32
- * bits: few repacks), and every QI's place in the key moves. */
+/* Width enough for numbers below n: 1, 2, 4, ... 32 bits (a width that
+ * has to grow doubles: few repacks). */
 static void
-v_widen(struct v_ctx *x, struct v_values *vs)
+v_width_for(struct v_values *vs, size_t n)
+{
+	while (n > 0 && (n - 1) >> vs->width != 0)
+		vs->width = vs->width ? 2 * vs->width : 1;
+}
+
+/* Every QI's place in the key, from their widths. */
+static void
+v_layout(struct v_ctx *x)
 {
 	size_t j;
 
-	while ((vs->n - 1) >> vs->width != 0)
-		vs->width = vs->width ? 2 * vs->width : 1;
-	x->wgen++;
 	for (x->bits = 0, x->low = 0, j = 0; j < x->o->nqi; j++) {
 		x->pos[j] = x->bits;
 		x->bits += x->val[j].width;
 		if (x->bits <= 64 && x->pos[j] < 64)
 			x->low = j + 1;
 	}
+}
+
+/* Room for vs's largest number: every QI's place in the key moves. */
+static void
+v_widen(struct v_ctx *x, struct v_values *vs)
+{
+	v_width_for(vs, vs->n);
+	x->wgen++;
+	v_layout(x);
 }
 
 /* A new value (key w) for QI j, numbered n, in slot k: its bytes to
@@ -472,6 +488,20 @@ v_rehash(struct v_ctx *x, size_t n)
 	return DEID_OK;
 }
 
+#define V_HINT_MAX	((size_t)1 << 22)	/* slots sized from a hint */
+
+/* The class table's first size: 4096 slots, or room for the classes
+ * hinted at (kept at most half full, as it grows). */
+static size_t
+v_first_slots(const struct v_ctx *x)
+{
+	size_t n = 1 << 12;
+
+	while (n < V_HINT_MAX && n < 2 * (x->o->classes_hint + 1))
+		n *= 2;
+	return n;
+}
+
 /* Count the pending row p into its class (a new one if new). */
 static int
 v_count(struct v_ctx *x, struct v_pending *p)
@@ -484,7 +514,7 @@ v_count(struct v_ctx *x, struct v_pending *p)
 
 	if ((x->tgen != x->wgen || 2 * (x->ncls + 1) > x->nslot) &&
 	    (r = v_rehash(x, 2 * (x->ncls + 1) > x->nslot ? (x->nslot ?
-	    2 * x->nslot : 1 << 12) : x->nslot)) != DEID_OK)
+	    2 * x->nslot : v_first_slots(x)) : x->nslot)) != DEID_OK)
 		return r;
 	if (p->gen != x->wgen) {	/* a width grew since it was packed */
 		v_pack(x, id, key);
@@ -599,6 +629,23 @@ v_class_list(struct v_ctx *x)
 	return DEID_OK;
 }
 
+/* How many values QI j can release: its level's (the leaves' when the
+ * level is not given) and the suppressed "*"; 0 without a hierarchy.
+ * Widths start there, so a release that keeps to its hierarchy is never
+ * repacked. */
+static size_t
+v_domain(const struct v_ctx *x, size_t j)
+{
+	const struct deid_hierarchy *h = x->o->h ? x->o->h[j] : NULL;
+	size_t l;
+
+	if (h == NULL)
+		return 0;
+	l = x->o->levels != NULL && x->o->levels[j] < h->nlevels ?
+	    x->o->levels[j] : 0;
+	return h->ndomain[l] + 1;
+}
+
 /* Header: where each QI is; its values' first table. */
 static int
 v_header(struct v_ctx *x, const struct deid_csv_span *f, size_t nf,
@@ -623,7 +670,9 @@ v_header(struct v_ctx *x, const struct deid_csv_span *f, size_t nf,
 				    "the header", x->o->qi[j]);
 		if ((r = v_values_grow(&x->val[j])) != DEID_OK)
 			return r;
+		v_width_for(&x->val[j], v_domain(x, j));
 	}
+	v_layout(x);
 	return DEID_OK;
 }
 

@@ -393,6 +393,42 @@ test_halves(void)
 	free(s);
 }
 
+/* The class table's size hint changes no figure: none, too small, the
+ * right one, far too large. */
+static void
+test_hint(void)
+{
+	static const size_t hint[] = { 0, 1, 37 * 101, 1000000 };
+	struct deid_verified v[4];
+	struct deid_verify_opts o;
+	struct deid_error e;
+	size_t len, i, same = 0;
+	char *s = big(20000, NULL, &len);
+	int r;
+
+	opts_init(&o, 2);
+	for (i = 0; i < 4; i++) {
+		o.classes_hint = hint[i];
+		if ((r = deid_verify_release(s, len, "hint.csv", &o, &v[i],
+		    &e)) != DEID_OK) {
+			tap_ok(0, "hint %zu: %s", hint[i], e.msg);
+			break;
+		}
+		same += v[i].records == v[0].records &&
+		    v[i].classes == v[0].classes &&
+		    v[i].sample_uniques == v[0].sample_uniques &&
+		    v[i].smallest_class == v[0].smallest_class &&
+		    v[i].pu.fraction == v[0].pu.fraction;
+	}
+	if (i == 4)
+		tap_ok(same == 4 && v[0].classes == 37 * 101, "a class table "
+		    "sized from hints 0, 1, 3737 and 10^6: the same figures "
+		    "(%llu classes)", (unsigned long long)v[0].classes);
+	while (i-- > 0)
+		deid_verified_free(&v[i]);
+	free(s);
+}
+
 int
 main(void)
 {
@@ -404,5 +440,6 @@ main(void)
 	test_bad();
 	test_corrupted();
 	test_halves();
+	test_hint();
 	return tap_done();
 }
