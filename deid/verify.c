@@ -629,21 +629,18 @@ v_class_list(struct v_ctx *x)
 	return DEID_OK;
 }
 
-/* How many values QI j can release: its level's (the leaves' when the
- * level is not given) and the suppressed "*"; 0 without a hierarchy.
- * Widths start there, so a release that keeps to its hierarchy is never
- * repacked. */
+/* How many values QI j can release at its given level: the level's and
+ * the suppressed "*" (0: no level or no hierarchy given).  Widths start
+ * there, so a release that keeps to its hierarchy is never repacked. */
 static size_t
 v_domain(const struct v_ctx *x, size_t j)
 {
 	const struct deid_hierarchy *h = x->o->h ? x->o->h[j] : NULL;
-	size_t l;
 
-	if (h == NULL)
+	if (h == NULL || x->o->levels == NULL ||
+	    x->o->levels[j] >= h->nlevels)
 		return 0;
-	l = x->o->levels != NULL && x->o->levels[j] < h->nlevels ?
-	    x->o->levels[j] : 0;
-	return h->ndomain[l] + 1;
+	return h->ndomain[x->o->levels[j]] + 1;
 }
 
 /* Header: where each QI is; its values' first table. */
