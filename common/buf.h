@@ -234,7 +234,8 @@ buf_cut_line_avx2(const struct buf *b, uint8_t sep, uint8_t c0, uint8_t c1,
 		    UINT32_MAX, i, cut, max, &k, ncut, &ret))
 			return ret;
 	}
-	_mm256_zeroupper();	/* SSE code follows: no stale upper halves */
+	_mm256_zeroupper();	/* the tail and the caller may be SSE code:
+				 * no stale upper halves to slow them */
 	return buf_cut_from(d, n, i, k, sep, c0, c1, cut, max, ncut);
 }
 #endif

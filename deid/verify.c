@@ -13,10 +13,11 @@
  * row's class is the tuple of its numbers, packed exactly into 128 bits
  * while their widths allow (else hashed, and the tuple compared), and
  * counted in an open-addressing table whose slot is fetched a few rows
- * ahead.  Each QI's width starts at its hierarchy level's size and the
- * table at the size the caller expects (a hint: more grows them), so a
- * release that keeps to its hierarchy is hashed once.  Everything after
- * the reading works on class sizes and the distinct values alone.
+ * ahead.  When the caller gives the levels, each QI's width starts at
+ * its level's size and the table at the size the caller expects (a
+ * hint: more grows them), so a release that keeps to its hierarchy is
+ * hashed once.  Everything after the reading works on class sizes and
+ * the distinct values alone.
  */
 #include "config.h"
 
@@ -231,15 +232,6 @@ v_values_grow(struct v_values *vs)
 	return DEID_OK;
 }
 
-/* Width enough for numbers below n: 1, 2, 4, ... 32 bits (a width that
- * has to grow doubles: few repacks). */
-static void
-v_width_for(struct v_values *vs, size_t n)
-{
-	while (n > 0 && (n - 1) >> vs->width != 0)
-		vs->width = vs->width ? 2 * vs->width : 1;
-}
-
 /* Every QI's place in the key, from their widths. */
 static void
 v_layout(struct v_ctx *x)
@@ -254,11 +246,13 @@ v_layout(struct v_ctx *x)
 	}
 }
 
-/* Room for vs's largest number: every QI's place in the key moves. */
+/* Room for vs's largest number: its width doubles (few repacks), and
+ * every QI's place in the key moves. */
 static void
 v_widen(struct v_ctx *x, struct v_values *vs)
 {
-	v_width_for(vs, vs->n);
+	while ((vs->n - 1) >> vs->width != 0)
+		vs->width = vs->width ? 2 * vs->width : 1;
 	x->wgen++;
 	v_layout(x);
 }
@@ -491,13 +485,15 @@ v_rehash(struct v_ctx *x, size_t n)
 #define V_HINT_MAX	((size_t)1 << 22)	/* slots sized from a hint */
 
 /* The class table's first size: 4096 slots, or room for the classes
- * hinted at (kept at most half full, as it grows). */
+ * hinted at (kept at most half full, as it grows) when the levels are
+ * given too (else a width that grows would rehash the whole of it). */
 static size_t
 v_first_slots(const struct v_ctx *x)
 {
 	size_t n = 1 << 12;
 
-	while (n < V_HINT_MAX && n < 2 * (x->o->classes_hint + 1))
+	while (x->o->levels != NULL && n < V_HINT_MAX &&
+	    n < 2 * (x->o->classes_hint + 1))
 		n *= 2;
 	return n;
 }
@@ -629,18 +625,23 @@ v_class_list(struct v_ctx *x)
 	return DEID_OK;
 }
 
-/* How many values QI j can release at its given level: the level's and
- * the suppressed "*" (0: no level or no hierarchy given).  Widths start
- * there, so a release that keeps to its hierarchy is never repacked. */
-static size_t
-v_domain(const struct v_ctx *x, size_t j)
+/* Bits for QI j's numbers at its given level: enough for the level's
+ * values and the suppressed "*" (0: no level or no hierarchy given).
+ * Widths start there, exactly, so a release that keeps to its
+ * hierarchy is never repacked. */
+static unsigned
+v_domain_bits(const struct v_ctx *x, size_t j)
 {
 	const struct deid_hierarchy *h = x->o->h ? x->o->h[j] : NULL;
+	size_t n;
+	unsigned b = 0;
 
 	if (h == NULL || x->o->levels == NULL ||
 	    x->o->levels[j] >= h->nlevels)
 		return 0;
-	return h->ndomain[x->o->levels[j]] + 1;
+	for (n = h->ndomain[x->o->levels[j]]; n >> b != 0; b++)
+		;		/* numbers 0 .. n: the level's and "*" */
+	return b;
 }
 
 /* Header: where each QI is; its values' first table. */
@@ -667,7 +668,7 @@ v_header(struct v_ctx *x, const struct deid_csv_span *f, size_t nf,
 				    "the header", x->o->qi[j]);
 		if ((r = v_values_grow(&x->val[j])) != DEID_OK)
 			return r;
-		v_width_for(&x->val[j], v_domain(x, j));
+		x->val[j].width = v_domain_bits(x, j);
 	}
 	v_layout(x);
 	return DEID_OK;

@@ -52,9 +52,10 @@ struct deid_verify_opts {
 	const struct deid_dataset *population_table;
 	uint64_t		 adversary_seed;
 	unsigned		 adversary_workers;	/* 0: 2 */
-	/* Optional: the classes the release is expected to hold (0: not
-	 * known), which sizes the class table at once.  A size only: a
-	 * release holding more grows the table, no figure depends on it. */
+	/* Optional, with levels: the classes the release is expected to
+	 * hold (0: not known), which sizes the class table at once (room
+	 * for 2^21 at most).  A size only: a release holding more grows
+	 * the table, no figure depends on it. */
 	size_t			 classes_hint;
 	double			 max_adversarial_risk;	/* 0: no bound */
 };

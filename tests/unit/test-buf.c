@@ -274,8 +274,22 @@ test_cut_line(void)
 			    1 + i % 70);
 #endif
 	}
+	/* long plain runs (whole blocks with nothing to cut), one byte of
+	 * each kind at each place of a block */
+	for (i = 0; i < 64 * 8; i++) {
+		memset(d, 'a', sizeof(d));
+		d[100] = '\n';
+		d[i % 64 + 20] = ";\n\"\r\x80\xff;x"[i / 64];
+		n = i % 3 == 0 ? 101 : 90 + i % 30;	/* no LF when short */
+		bad[0] += !cut_agrees(cut_plain, d + i % 5, n, 8);
+#ifdef BUF_AVX2
+		if (__builtin_cpu_supports("avx2"))
+			bad[1] += !cut_agrees(cut_avx2, d + i % 5, n, 8);
+#endif
+	}
 	tap_ok(bad[0] == 0 && cut > 1000, "cut: buf_cut_line agrees on "
-	    "20,000 random lines (%zu cut, %zu differ)", cut, bad[0]);
+	    "20,000 random lines and 512 long ones (%zu cut, %zu differ)",
+	    cut, bad[0]);
 #ifdef BUF_AVX2
 	if (__builtin_cpu_supports("avx2"))
 		tap_ok(bad[1] == 0, "cut: buf_cut_line_avx2 agrees on the "

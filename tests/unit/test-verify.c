@@ -8,8 +8,9 @@
  * from deid_anonymize, corrupted on purpose, which must be rejected;
  * and releases of several MiB streamed from a descriptor in chunks
  * (DEID_CSV_CHUNK) giving what one pass over the same bytes in memory
- * gives,
- * errors and their lines included, whatever lies across a chunk's end.
+ * gives, errors and their lines included, whatever lies across or at a
+ * chunk's end; the class table's size hint changing no figure; keys of
+ * over 64 and over 128 bits against a count made here.
  */
 #include "config.h"
 
@@ -293,17 +294,25 @@ test_corrupted(void)
 
 /* n rows of classes made of a short value and a long one (over 16
  * bytes, differing only in its middle): 37 * 101 classes; each row's c
- * its number; mid (may be NULL) across the
- * first chunk's end.  Malloc'd. */
+ * its number; mid (may be NULL) across the first chunk's end, or ending
+ * with its last byte (after a row of class 0 padded to fit).
+ * Malloc'd. */
 static char *
-big(size_t n, const char *mid, size_t *len)
+big(size_t n, const char *mid, int across, size_t *len)
 {
-	size_t i, cap = 64 * n + (mid ? strlen(mid) : 0) + 64, at;
+	size_t i, cap = 64 * n + (mid ? strlen(mid) : 0) + 128, at, end;
 	char *s = malloc(cap);
 
+	end = DEID_CSV_CHUNK - (mid ? strlen(mid) : 0);
 	at = (size_t)snprintf(s, cap, "a,b,c\n");
 	for (i = 0; i < n; i++) {
-		if (mid != NULL && at + strlen(mid) / 2 >= DEID_CSV_CHUNK) {
+		if (mid != NULL && across && at + strlen(mid) / 2 >=
+		    DEID_CSV_CHUNK) {
+			at += (size_t)snprintf(s + at, cap - at, "%s", mid);
+			mid = NULL;
+		} else if (mid != NULL && !across && at + 80 > end) {
+			at += (size_t)snprintf(s + at, cap - at, "0,aaaaaaaa-"
+			    "000-zzzzzzzz,%0*d\n", (int)(end - at - 25), 0);
 			at += (size_t)snprintf(s + at, cap - at, "%s", mid);
 			mid = NULL;
 		}
@@ -371,46 +380,83 @@ test_halves(void)
 	char blob[20000], *s;
 	size_t i, len;
 
-	s = big(60000, NULL, &len);
+	s = big(60000, NULL, 0, &len);
 	same_as_one_pass("plain, 3 MiB", s, len, 37 * 101);
 	free(s);
 	i = (size_t)snprintf(blob, sizeof(blob), "1,q,\"");
 	for (; i + 8 < sizeof(blob); i += 5)
 		memcpy(blob + i, "x\nx,\n", 5);
 	memcpy(blob + i, "\"\n", 3);
-	s = big(60000, blob, &len);
+	s = big(60000, blob, 1, &len);
 	same_as_one_pass("a quoted field of line ends across a chunk's end", s, len,
 	    37 * 101 + 1);
 	free(s);
-	s = big(60000, "\n", &len);
+	s = big(60000, "\n", 0, &len);
+	tap_ok(s[DEID_CSV_CHUNK - 1] == '\n' && s[DEID_CSV_CHUNK - 2] == '\n',
+	    "the blank line ends the first chunk");
 	same_as_one_pass("a blank line at a chunk's end", s, len, 0);
 	free(s);
-	s = big(60000, "1,2\n", &len);
+	s = big(60000, "1,2\n", 0, &len);
 	same_as_one_pass("a short row at a chunk's end", s, len, 0);
 	free(s);
-	s = big(60000, "*,*,x\n", &len);
+	s = big(60000, "*,*,x\n", 0, &len);
 	same_as_one_pass("a suppressed row at a chunk's end", s, len, 37 * 101);
 	free(s);
 }
 
+/* Flat hierarchies (value -> "*") of n values each, for QIs 0..nqi-1:
+ * value i is pre, i in at least w digits, post.  0 when one could not
+ * be built. */
+static int
+flat_hierarchies(size_t nqi, size_t n, const char *pre, int w,
+    const char *post, struct deid_hierarchy **h)
+{
+	char **v = calloc(n, sizeof(*v));
+	struct deid_error e;
+	size_t i, j;
+	int ok = v != NULL;
+
+	for (i = 0; ok && i < n; i++)
+		ok = asprintf(&v[i], "%s%0*zu%s", pre, w, i, post) > 0;
+	for (j = 0; ok && j < nqi; j++)
+		ok = deid_hierarchy_flat((const char *const *)v, n, &h[j],
+		    &e) == DEID_OK;
+	for (i = 0; v != NULL && i < n; i++)
+		free(v[i]);
+	free(v);
+	return ok;
+}
+
 /* The class table's size hint changes no figure: none, too small, the
- * right one, far too large. */
+ * right one, far too large, past the cap, and one that overflows. */
 static void
 test_hint(void)
 {
-	static const size_t hint[] = { 0, 1, 37 * 101, 1000000 };
-	struct deid_verified v[4];
+	static const size_t hint[] = { 0, 1, 37 * 101, 1000000, SIZE_MAX / 4,
+	    SIZE_MAX };
+	static const unsigned lv[] = { 0, 0 };
+	struct deid_hierarchy *h[2] = { NULL, NULL };
+	const struct deid_hierarchy *ch[2];
+	struct deid_verified v[6];
 	struct deid_verify_opts o;
 	struct deid_error e;
 	size_t len, i, same = 0;
-	char *s = big(20000, NULL, &len);
-	int r;
+	char *s = big(20000, NULL, 0, &len);
 
 	opts_init(&o, 2);
-	for (i = 0; i < 4; i++) {
+	if (!flat_hierarchies(1, 37, "", 0, "", &h[0]) ||
+	    !flat_hierarchies(1, 101, "aaaaaaaa-", 3, "-zzzzzzzz", &h[1])) {
+		tap_ok(0, "hint: flat hierarchies");
+		goto out;
+	}
+	ch[0] = h[0];
+	ch[1] = h[1];
+	o.h = ch;
+	o.levels = lv;
+	for (i = 0; i < 6; i++) {
 		o.classes_hint = hint[i];
-		if ((r = deid_verify_release(s, len, "hint.csv", &o, &v[i],
-		    &e)) != DEID_OK) {
+		if (deid_verify_release(s, len, "hint.csv", &o, &v[i], &e) !=
+		    DEID_OK) {
 			tap_ok(0, "hint %zu: %s", hint[i], e.msg);
 			break;
 		}
@@ -418,14 +464,112 @@ test_hint(void)
 		    v[i].classes == v[0].classes &&
 		    v[i].sample_uniques == v[0].sample_uniques &&
 		    v[i].smallest_class == v[0].smallest_class &&
-		    v[i].pu.fraction == v[0].pu.fraction;
+		    v[i].pu.fraction == v[0].pu.fraction &&
+		    v[i].loss == v[0].loss;
 	}
-	if (i == 4)
-		tap_ok(same == 4 && v[0].classes == 37 * 101, "a class table "
-		    "sized from hints 0, 1, 3737 and 10^6: the same figures "
-		    "(%llu classes)", (unsigned long long)v[0].classes);
+	if (i == 6)
+		tap_ok(same == 6 && v[0].classes == 37 * 101 &&
+		    v[0].has_quality, "a class table sized from hints 0, 1, "
+		    "3737, 10^6, past the cap and SIZE_MAX: the same figures "
+		    "(%llu classes, loss %.6f)",
+		    (unsigned long long)v[0].classes, v[0].loss);
 	while (i-- > 0)
 		deid_verified_free(&v[i]);
+out:
+	deid_hierarchy_free(h[0]);
+	deid_hierarchy_free(h[1]);
+	free(s);
+}
+
+static int
+cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Classes and sample uniques of rows[n], counted here (sorted). */
+static void
+count_rows(char **rows, size_t n, uint64_t *classes, uint64_t *uniques)
+{
+	size_t i, run;
+
+	qsort(rows, n, sizeof(*rows), cmp_str);
+	*classes = *uniques = 0;
+	for (i = 0; i < n; i += run) {
+		for (run = 1; i + run < n && strcmp(rows[i],
+		    rows[i + run]) == 0; run++)
+			;
+		(*classes)++;
+		*uniques += run == 1;
+	}
+}
+
+/* nqi QIs of 70,000 values each (17 bits a number at level 0): keys of
+ * 6 * 17 = 102 bits (two words) and 9 * 17 = 153 (hashed, the tuple
+ * compared), starting at those widths, against a count made here and
+ * against widths grown from 0 (no levels given). */
+static void
+test_wide_keys(size_t nqi)
+{
+	static const char *const names[] = { "q0", "q1", "q2", "q3", "q4",
+	    "q5", "q6", "q7", "q8" };
+	static const unsigned lv[9];
+	struct deid_hierarchy *h[9] = { NULL };
+	const struct deid_hierarchy *ch[9];
+	size_t i, j, n = 3000, len = 0, cap = n * 12 * 10 + 64;
+	char *s = malloc(cap), **rows = calloc(n, sizeof(*rows)), *p;
+	uint64_t classes, uniques;
+	struct deid_verified v[2];
+	struct deid_verify_opts o;
+	struct deid_error e;
+	int r[2];
+
+	opts_init(&o, 1);
+	if (s == NULL || rows == NULL || !flat_hierarchies(nqi, 70000, "v", 5,
+	    "", h)) {
+		tap_ok(0, "wide keys: memory or hierarchies");
+		goto out;
+	}
+	for (j = 0; j < nqi; j++)
+		len += (size_t)snprintf(s + len, cap - len, "%sq%zu",
+		    j ? "," : "", j);
+	s[len++] = '\n';
+	for (i = 0; i < n; i++) {	/* 97 classes and the uniques of i % 50 */
+		p = s + len;
+		for (j = 0; j < nqi; j++)
+			len += (size_t)snprintf(s + len, cap - len, "%sv%05zu",
+			    j ? "," : "", (i % 50 ? (i % 97) * 613 + j * 7919 :
+			    i * 23 + j * 7) % 70000);
+		rows[i] = strndup(p, (size_t)(s + len - p));
+		s[len++] = '\n';
+	}
+	count_rows(rows, n, &classes, &uniques);
+	for (j = 0; j < nqi; j++)
+		ch[j] = h[j];
+	o.qi = names;
+	o.nqi = nqi;
+	o.h = ch;
+	o.levels = lv;
+	o.classes_hint = 97;
+	r[0] = deid_verify_release(s, len, "wide.csv", &o, &v[0], &e);
+	o.levels = NULL;
+	r[1] = deid_verify_release(s, len, "wide.csv", &o, &v[1], &e);
+	tap_ok(r[0] == DEID_OK && r[1] == DEID_OK &&
+	    v[0].classes == classes && v[0].sample_uniques == uniques &&
+	    v[1].classes == classes && v[1].sample_uniques == uniques &&
+	    v[0].loss == v[1].loss, "%zu QIs of 17 bits (%zu-bit keys): %llu "
+	    "classes, %llu uniques, as counted here, with and without the "
+	    "levels", nqi, nqi * 17, (unsigned long long)classes,
+	    (unsigned long long)uniques);
+	for (j = 0; j < 2; j++)
+		if (r[j] == DEID_OK)
+			deid_verified_free(&v[j]);
+out:
+	for (i = 0; rows != NULL && i < n; i++)
+		free(rows[i]);
+	for (j = 0; j < nqi; j++)
+		deid_hierarchy_free(h[j]);
+	free(rows);
 	free(s);
 }
 
@@ -441,5 +585,7 @@ main(void)
 	test_corrupted();
 	test_halves();
 	test_hint();
+	test_wide_keys(6);
+	test_wide_keys(9);
 	return tap_done();
 }
