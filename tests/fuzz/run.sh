@@ -7,7 +7,9 @@
 # Each target starts from its seed corpus, SRCDIR/tests/fuzz/corpus/NAME
 # (read only), and grows a working corpus in fuzz-corpus/NAME; a crash,
 # leak, timeout or sanitizer report is kept in fuzz-crash/ and fails the
-# run.  One line per target: runs, seconds, working corpus size.
+# run.  SRCDIR/tests/fuzz/NAME.options, when there is one, adds libFuzzer
+# flags for that target (one per line, # comments).  One line per target:
+# runs, seconds, working corpus size.
 set -u
 src=$1 secs=$2
 shift 2
@@ -19,11 +21,14 @@ for t in "$@"; do
 	work=fuzz-corpus/$name
 	log=fuzz-crash/$name.log
 	mkdir -p "$work"
+	flags=
+	[ -f "$src/tests/fuzz/$name.options" ] &&
+		flags=$(sed 's/#.*//' "$src/tests/fuzz/$name.options")
 	set -- "$work"
 	[ -d "$seeds" ] && set -- "$work" "$seeds"
 	if "$t" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 \
 		-print_final_stats=1 -artifact_prefix="fuzz-crash/$name-" \
-		"$@" >"$log" 2>&1; then
+		$flags "$@" >"$log" 2>&1; then
 		status=ok
 	else
 		status="FAILED (fuzz-crash/$name.log)"
